@@ -1,0 +1,114 @@
+"""The `concord` command: serve, web, scheduler, migrate, seed."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+
+from domain.settings import Settings, get_settings
+
+log = logging.getLogger("concord")
+
+
+def _logging(settings: Settings) -> None:
+    logging.basicConfig(
+        level=settings.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+async def _wait_for_stop() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+
+
+async def _serve(settings: Settings, *, apps: bool, scheduler: bool) -> None:
+    from aiohttp import web
+
+    from web.app import create_docs_app, create_hub_app
+    from web.runtime import Runtime
+
+    rt = await Runtime.start(settings, relay=True, scheduler=scheduler)
+    runners: list[web.AppRunner] = []
+    try:
+        if apps:
+            for app, port in (
+                (create_hub_app(rt), settings.hub_port),
+                (create_docs_app(rt), settings.docs_port),
+            ):
+                runner = web.AppRunner(app, access_log=None)
+                await runner.setup()
+                await web.TCPSite(runner, settings.host, port).start()
+                runners.append(runner)
+            log.info(
+                "Concord hub on http://%s:%d, documents on http://%s:%d (%s, %s broker)",
+                settings.host,
+                settings.hub_port,
+                settings.host,
+                settings.docs_port,
+                "SQLite" if settings.is_sqlite else "PostgreSQL",
+                "Redis" if settings.redis_url else "in-process",
+            )
+        await _wait_for_stop()
+    finally:
+        for runner in runners:
+            await runner.cleanup()
+        await rt.stop()
+
+
+def cmd_migrate(settings: Settings) -> None:
+    from migrations import upgrade
+
+    upgrade(settings.db_url)
+    log.info("database migrated: %s", settings.db_url.split("@")[-1])
+
+
+def cmd_seed(settings: Settings) -> None:
+    from domain import seeding
+    from domain.db import Database
+
+    async def run() -> None:
+        db = Database(settings.db_url)
+        try:
+            for name, count in await seeding.seed_all(db):
+                log.info("seeded %s: %d rows", name, count)
+        finally:
+            await db.dispose()
+
+    asyncio.run(run())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("serve", help="both apps, scheduler and (without Redis) in-process workers")
+    sub.add_parser("web", help="both apps only (production web process)")
+    sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
+    sub.add_parser("migrate", help="apply database migrations")
+    sub.add_parser("seed", help="load reference data (idempotent)")
+    args = parser.parse_args(argv)
+    settings = get_settings()
+    _logging(settings)
+    if args.command == "migrate":
+        cmd_migrate(settings)
+    elif args.command == "seed":
+        cmd_seed(settings)
+    elif args.command == "serve":
+        asyncio.run(_serve(settings, apps=True, scheduler=True))
+    elif args.command == "web":
+        asyncio.run(_serve(settings, apps=True, scheduler=False))
+    elif args.command == "scheduler":
+        asyncio.run(_serve(settings, apps=False, scheduler=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Concord's business rules, free of any web, queue or scheduler framework."""

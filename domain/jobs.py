@@ -1,0 +1,3 @@
+"""Imports every module that registers a background job handler, so workers see all of them."""
+
+from domain import escalations  # noqa: F401

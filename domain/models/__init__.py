@@ -1,0 +1,24 @@
+"""ORM models, one module per area; importing this package registers every table on Base.metadata."""
+
+from domain.models.agents import Agent, LedgerEntry, Wallet
+from domain.models.consensus import Proposal, ProposalVote
+from domain.models.core import AuditEntry, Event, EventStream, OutboxJob, SweepRun
+from domain.models.escalations import Escalation
+from domain.models.topics import Topic, TopicDependency, TopicParticipant
+
+__all__ = [
+    "Agent",
+    "AuditEntry",
+    "Escalation",
+    "Event",
+    "EventStream",
+    "LedgerEntry",
+    "OutboxJob",
+    "Proposal",
+    "ProposalVote",
+    "SweepRun",
+    "Topic",
+    "TopicDependency",
+    "TopicParticipant",
+    "Wallet",
+]

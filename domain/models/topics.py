@@ -1,0 +1,66 @@
+"""Topics of the knowledge graph, their participants and their dependency edges."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.clock import new_id, utcnow
+from domain.db import Base, JSONType, UTCDateTime
+
+
+class Topic(Base):
+    __tablename__ = "topics"
+    __table_args__ = (Index("ix_topics_status_created", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    title: Mapped[str] = mapped_column(String(500))
+    title_key: Mapped[str] = mapped_column(String(500), unique=True)
+    content: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    tier: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20), default="proposed")
+    assumptions: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    canonical_claim: Mapped[str | None] = mapped_column(Text)
+    jurisdiction: Mapped[str | None] = mapped_column(String(32), index=True)
+    authority: Mapped[str | None] = mapped_column(String(500))
+    source_ref: Mapped[str | None] = mapped_column(String(1000))
+    effective_date: Mapped[date | None] = mapped_column(Date)
+    expiry_date: Mapped[date | None] = mapped_column(Date)
+    creator_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    consensus_ratio: Mapped[float | None] = mapped_column(Float)
+    consensus_voters: Mapped[int | None] = mapped_column(Integer)
+    consensus_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicParticipant(Base):
+    __tablename__ = "topic_participants"
+    __table_args__ = (UniqueConstraint("topic_id", "agent_id", name="uq_topic_participants_pair"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), index=True)
+    role: Mapped[str] = mapped_column(String(20), default="collaborator")
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    done_status: Mapped[str | None] = mapped_column(String(20))
+    done_summary: Mapped[str | None] = mapped_column(Text)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class TopicDependency(Base):
+    __tablename__ = "topic_dependencies"
+    __table_args__ = (UniqueConstraint("topic_id", "depends_on_id", name="uq_topic_dependencies_pair"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    depends_on_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    relationship: Mapped[str] = mapped_column(String(40), default="builds_on")
+    justification: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(ForeignKey("agents.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -1,0 +1,1 @@
+"""Imports every module that registers a reference-data seeder (legislation, market, …)."""

@@ -1,0 +1,94 @@
+"""Settings read from CONCORD_* environment variables; one object shared by every process kind."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="CONCORD_", extra="ignore")
+
+    data_dir: Path = Field(default=Path("var"), description="Directory for the SQLite file and blobs.")
+    database_url: str | None = Field(
+        default=None, description="SQLAlchemy async URL; default: SQLite file `<data_dir>/concord.db`."
+    )
+    redis_url: str | None = Field(
+        default=None,
+        description="Redis URL for the Dramatiq broker and shared rate limits; unset: in-process.",
+    )
+    queue_namespace: str = Field(default="concord", description="Prefix of the Dramatiq queues in Redis.")
+    host: str = Field(default="127.0.0.1", description="Address both apps listen on.")
+    hub_port: int = Field(default=8080, description="Port of the knowledge-graph hub.")
+    docs_port: int = Field(default=8081, description="Port of the document API.")
+    public_url: str | None = Field(default=None, description="External base URL of the hub, for links.")
+    trusted_proxy_header: str | None = Field(
+        default=None,
+        description="Header a trusted proxy sets with the client address (e.g. X-Forwarded-For); "
+        "its last entry is taken. Unset: the socket peer address.",
+    )
+    country_header: str | None = Field(
+        default=None,
+        description="Header a trusted proxy sets with the client's ISO country code (e.g. CF-IPCountry).",
+    )
+    rate_limit_register: int = Field(default=10, ge=1, description="Registrations per minute per client.")
+    rate_limit_keys: int = Field(
+        default=10, ge=1, description="Commercial keys created per minute per client."
+    )
+    max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest JSON request body accepted.")
+    max_upload_bytes: int = Field(
+        default=26_214_400, ge=1024, description="Largest document upload accepted."
+    )
+    starting_balance: int = Field(
+        default=1000, ge=0, description="Tokens granted to a newly registered agent."
+    )
+    escalation_webhook_url: str | None = Field(
+        default=None,
+        description="URL that receives a JSON POST for every escalation; unset: review queue only.",
+    )
+    outbound_allow_private: bool = Field(
+        default=False, description="Allow outgoing requests to loopback and private addresses (tests, labs)."
+    )
+    worker_threads: int = Field(
+        default=4, ge=1, description="Threads of the in-process worker (embedded mode)."
+    )
+    job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
+    job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
+    relay_interval_seconds: float = Field(default=2.0, gt=0, description="Outbox relay poll interval.")
+    sweep_interval_scale: float = Field(
+        default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
+    )
+    log_level: str = Field(default="INFO", description="Python logging level.")
+
+    @field_validator("database_url", "redis_url", "escalation_webhook_url", "public_url", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, v: object) -> object:
+        return None if v == "" else v
+
+    @property
+    def db_url(self) -> str:
+        if self.database_url:
+            url = self.database_url
+            # Accept the plain URLs operators are used to and pick the async drivers.
+            if url.startswith("postgresql://") or url.startswith("postgres://"):
+                url = "postgresql+asyncpg://" + url.split("://", 1)[1]
+            elif url.startswith("sqlite:///"):
+                url = "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+            return url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'concord.db').resolve()}"
+
+    @property
+    def blob_dir(self) -> Path:
+        return self.data_dir / "blobs"
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.db_url.startswith("sqlite")
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

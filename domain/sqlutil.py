@@ -1,0 +1,21 @@
+"""Small portable SQL helpers for the two supported dialects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+
+async def insert_ignore(session: AsyncSession, model: type[Any], values: dict[str, Any]) -> None:
+    """INSERT … ON CONFLICT DO NOTHING on either dialect."""
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    mod = postgresql if dialect == "postgresql" else sqlite
+    await session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
+
+
+def for_update(stmt: Select[Any]) -> Select[Any]:
+    """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises."""
+    return stmt.with_for_update()

@@ -1,0 +1,56 @@
+"""Periodic sweeps over the shared domain. The scheduler calls them; each records its run."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import outbox
+from domain.clock import utcnow
+from domain.db import Database
+from domain.models import SweepRun
+
+log = logging.getLogger("concord.sweeps")
+SweepFn = Callable[[AsyncSession], Awaitable[int]]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    name: str
+    interval_seconds: float
+    fn: SweepFn
+
+
+SWEEPS: list[Sweep] = []
+
+
+def sweep(name: str, interval_seconds: float) -> Callable[[SweepFn], SweepFn]:
+    def register(fn: SweepFn) -> SweepFn:
+        SWEEPS.append(Sweep(name, interval_seconds, fn))
+        return fn
+
+    return register
+
+
+async def run(db: Database, item: Sweep, holder: str) -> int:
+    started = utcnow()
+    async with db.transaction() as session:
+        count = await item.fn(session)
+        session.add(
+            SweepRun(
+                name=item.name, holder=holder, started_at=started, finished_at=utcnow(), result=str(count)
+            )
+        )
+    if count:
+        log.info("sweep %s changed %d rows", item.name, count)
+    return count
+
+
+@sweep("outbox.requeue_stale", interval_seconds=60)
+async def requeue_stale_jobs(session: AsyncSession) -> int:
+    """Jobs sent long ago but never finished lost their message (a broker crash): send them again."""
+    return await outbox.requeue_unfinished(session, older_than=timedelta(minutes=15))

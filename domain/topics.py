@@ -1,0 +1,376 @@
+"""Topics: creation, listing, content, section tree, participants and events."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import audit, events, sections
+from domain.clock import iso, new_id, utcnow
+from domain.context import Context
+from domain.errors import BadRequest, Conflict, NotFound
+from domain.models import Agent, Proposal, Topic, TopicDependency, TopicParticipant
+
+TIERS = ("empirical", "institutional", "derived", "contested")
+STATUSES = ("proposed", "open", "consensus", "stable", "challenged")
+JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z]{2,3})?$")
+MAX_CONTENT = 50_000
+
+
+def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") -> str | None:
+    if value is None:
+        return None
+    value = value.strip().upper()
+    if not JURISDICTION.match(value):
+        raise BadRequest(
+            f"{field} must look like AU or AU-NSW (ISO country, optional region)",
+            code="invalid_field",
+            field=field,
+        )
+    return value
+
+
+def stream(topic_id: str) -> str:
+    return events.stream_of("topic", topic_id)
+
+
+async def get(session: AsyncSession, topic_id: str) -> Topic:
+    topic = await session.get(Topic, topic_id) if _looks_like_id(topic_id) else None
+    if topic is None:
+        raise NotFound(f"topic {topic_id} not found", code="topic_not_found")
+    return topic
+
+
+def _looks_like_id(value: str) -> bool:
+    return 0 < len(value) <= 36
+
+
+async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    title = data["title"]
+    content = data["content"]
+    if data.get("effectiveDate") and data.get("expiryDate") and data["expiryDate"] < data["effectiveDate"]:
+        raise BadRequest("expiryDate is before effectiveDate", code="invalid_field", field="expiryDate")
+    depends_on: list[str] = list(dict.fromkeys(data.get("dependsOn") or []))
+    if depends_on:
+        found = set((await session.scalars(select(Topic.id).where(Topic.id.in_(depends_on)))).all())
+        missing = [d for d in depends_on if d not in found]
+        if missing:
+            raise BadRequest(
+                f"dependsOn names topics that do not exist: {', '.join(missing)}",
+                code="invalid_field",
+                field="dependsOn",
+            )
+    title_key = " ".join(title.casefold().split())
+    if await session.scalar(select(Topic.id).where(Topic.title_key == title_key)):
+        raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic")
+    now = utcnow()
+    topic = Topic(
+        id=new_id(),
+        title=title,
+        title_key=title_key,
+        content=content if content.endswith("\n") else content + "\n",
+        version=1,
+        tier=data["tier"],
+        status="proposed",
+        assumptions=list(data.get("assumptions") or []),
+        canonical_claim=data.get("canonicalClaim"),
+        jurisdiction=normalise_jurisdiction(data.get("jurisdiction")),
+        authority=data.get("authority"),
+        source_ref=data.get("sourceRef"),
+        effective_date=data.get("effectiveDate"),
+        expiry_date=data.get("expiryDate"),
+        creator_id=actor.id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(topic)
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic") from None
+    session.add(TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="creator", joined_at=now))
+    for dep in depends_on:
+        session.add(
+            TopicDependency(
+                topic_id=topic.id, depends_on_id=dep, relationship="builds_on", created_by=actor.id
+            )
+        )
+    await session.flush()
+    await events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
+    body = await to_dict(session, topic)
+    await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
+    return body
+
+
+def _audit_view(topic: Topic) -> dict[str, Any]:
+    return {
+        "id": topic.id,
+        "title": topic.title,
+        "tier": topic.tier,
+        "status": topic.status,
+        "version": topic.version,
+        "jurisdiction": topic.jurisdiction,
+    }
+
+
+async def to_dict(
+    session: AsyncSession, topic: Topic, *, counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    if counts is None:
+        counts = (await _counts(session, [topic.id])).get(topic.id, {})
+    deps = (
+        await session.scalars(
+            select(TopicDependency.depends_on_id).where(TopicDependency.topic_id == topic.id)
+        )
+    ).all()
+    return render(topic, counts, list(deps))
+
+
+def _date(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {t: {} for t in topic_ids}
+    if not topic_ids:
+        return out
+    for tid, n in await session.execute(
+        select(TopicParticipant.topic_id, func.count())
+        .where(TopicParticipant.topic_id.in_(topic_ids), TopicParticipant.left_at.is_(None))
+        .group_by(TopicParticipant.topic_id)
+    ):
+        out[tid]["participants"] = n
+    for tid, n in await session.execute(
+        select(Proposal.resource_id, func.count())
+        .where(Proposal.resource_type == "topic", Proposal.resource_id.in_(topic_ids))
+        .group_by(Proposal.resource_id)
+    ):
+        out[tid]["proposals"] = n
+    return out
+
+
+async def list_topics(
+    session: AsyncSession,
+    *,
+    tier: str | None,
+    status: str | None,
+    jurisdiction: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    conds = []
+    if tier:
+        conds.append(Topic.tier == tier)
+    if status:
+        conds.append(Topic.status == status)
+    if jurisdiction:
+        j = normalise_jurisdiction(jurisdiction)
+        conds.append(or_(Topic.jurisdiction == j, Topic.jurisdiction.like(f"{j}-%")))
+    total = int(await session.scalar(select(func.count(Topic.id)).where(*conds)) or 0)
+    rows = list(
+        (
+            await session.scalars(
+                select(Topic)
+                .where(*conds)
+                .order_by(Topic.created_at.desc(), Topic.id)
+                .limit(limit)
+                .offset(offset)
+            )
+        ).all()
+    )
+    counts = await _counts(session, [t.id for t in rows])
+    deps: dict[str, list[str]] = {t.id: [] for t in rows}
+    if rows:
+        for tid, dep in await session.execute(
+            select(TopicDependency.topic_id, TopicDependency.depends_on_id).where(
+                TopicDependency.topic_id.in_(list(deps))
+            )
+        ):
+            deps[tid].append(dep)
+    items = [render(t, counts.get(t.id, {}), deps[t.id]) for t in rows]
+    return {"topics": items, "total": total, "limit": limit, "offset": offset}
+
+
+def render(topic: Topic, counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
+    return {
+        "id": topic.id,
+        "title": topic.title,
+        "tier": topic.tier,
+        "status": topic.status,
+        "version": topic.version,
+        "canonicalClaim": topic.canonical_claim,
+        "jurisdiction": topic.jurisdiction,
+        "authority": topic.authority,
+        "sourceRef": topic.source_ref,
+        "effectiveDate": _date(topic.effective_date),
+        "expiryDate": _date(topic.expiry_date),
+        "assumptions": topic.assumptions or [],
+        "dependsOn": deps,
+        "creatorId": topic.creator_id,
+        "consensusRatio": topic.consensus_ratio,
+        "consensusSince": iso(topic.consensus_since),
+        "lastVerifiedAt": iso(topic.last_verified_at),
+        "participantCount": counts.get("participants", 0),
+        "proposalCount": counts.get("proposals", 0),
+        "createdAt": iso(topic.created_at),
+        "updatedAt": iso(topic.updated_at),
+    }
+
+
+async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    out: dict[str, Any] = {
+        "topicId": topic.id,
+        "title": topic.title,
+        "status": topic.status,
+        "version": topic.version,
+        "content": topic.content,
+        "updatedAt": iso(topic.updated_at),
+    }
+    if resolve:
+        resolved = await _resolve_dependencies(session, topic.id)
+        parts = [topic.content.rstrip("\n")]
+        for dep in resolved:
+            parts.append(
+                f"\n---\n\n<!-- dependency topic:{dep['id']} "
+                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n"
+                + dep["content"].rstrip("\n")
+            )
+        out["content"] = "\n".join(parts) + "\n"
+        out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
+    return out
+
+
+async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+    """Every topic this one depends on, transitively, breadth-first, each once."""
+    seen = {topic_id}
+    frontier = [topic_id]
+    out: list[dict[str, Any]] = []
+    depth = 0
+    while frontier:
+        depth += 1
+        rows = (
+            await session.execute(
+                select(TopicDependency.relationship, Topic)
+                .join(Topic, Topic.id == TopicDependency.depends_on_id)
+                .where(TopicDependency.topic_id.in_(frontier))
+                .order_by(TopicDependency.created_at)
+            )
+        ).all()
+        frontier = []
+        for relationship, dep in rows:
+            if dep.id in seen:
+                continue
+            seen.add(dep.id)
+            frontier.append(dep.id)
+            out.append(
+                {
+                    "id": dep.id,
+                    "title": dep.title,
+                    "tier": dep.tier,
+                    "status": dep.status,
+                    "relationship": relationship,
+                    "depth": depth,
+                    "version": dep.version,
+                    "content": dep.content,
+                }
+            )
+    return out
+
+
+async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    return {
+        "topicId": topic.id,
+        "version": topic.version,
+        "sections": sections.tree(topic.content, with_content=True),
+    }
+
+
+async def participants(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    rows = (
+        await session.execute(
+            select(TopicParticipant, Agent)
+            .join(Agent, Agent.id == TopicParticipant.agent_id)
+            .where(TopicParticipant.topic_id == topic.id)
+            .order_by(TopicParticipant.joined_at, TopicParticipant.id)
+        )
+    ).all()
+    return {
+        "topicId": topic.id,
+        "agents": [
+            {
+                "agentId": a.id,
+                "agentName": a.name,
+                "model": a.model,
+                "role": p.role,
+                "joinedAt": iso(p.joined_at),
+                "isActive": p.left_at is None,
+                "doneStatus": p.done_status,
+                "doneAt": iso(p.done_at),
+                "doneSummary": p.done_summary,
+            }
+            for p, a in rows
+        ],
+    }
+
+
+async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    topic = await get(session, topic_id)
+    row = await session.scalar(
+        select(TopicParticipant).where(
+            TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id
+        )
+    )
+    joined = False
+    if row is None:
+        row = TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
+        session.add(row)
+        try:
+            await session.flush()
+        except IntegrityError:  # joined concurrently: the join is idempotent
+            raise Conflict("join raced with another join of the same agent; retry") from None
+        joined = True
+    elif row.left_at is not None:
+        row.left_at = None
+        joined = True
+    if joined:
+        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
+        await audit.record(
+            session, ctx, "topic.join", "topic", topic.id, after={"agentId": actor.id, "role": row.role}
+        )
+    return {
+        "topicId": topic.id,
+        "topicTitle": topic.title,
+        "agentId": actor.id,
+        "agentName": actor.name,
+        "role": row.role,
+        "joinedAt": iso(row.joined_at),
+        "alreadyJoined": not joined,
+    }
+
+
+async def is_participant(session: AsyncSession, topic_id: str, agent_id: str) -> bool:
+    return bool(
+        await session.scalar(
+            select(TopicParticipant.id).where(
+                TopicParticipant.topic_id == topic_id,
+                TopicParticipant.agent_id == agent_id,
+                TopicParticipant.left_at.is_(None),
+            )
+        )
+    )
+
+
+async def event_page(session: AsyncSession, topic_id: str, *, after: int, limit: int) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    page = await events.page(session, stream(topic.id), after=after, limit=limit)
+    return {"topicId": topic.id, **page}

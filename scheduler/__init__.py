@@ -1,0 +1,1 @@
+"""APScheduler jobs that call domain sweeps; only the leader process runs them."""

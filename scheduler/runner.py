@@ -1,0 +1,80 @@
+"""Runs the domain sweeps on an AsyncIOScheduler once this process holds the leader lock."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import socket
+from datetime import UTC, datetime
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+import domain.jobs  # noqa: F401 - sweeps may enqueue jobs; handlers must be registered
+from domain import sweeps
+from domain.db import Database
+from domain.settings import Settings
+from scheduler.leader import LeaderLock
+
+log = logging.getLogger("concord.scheduler")
+
+
+def holder_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+class SchedulerService:
+    def __init__(self, db: Database, settings: Settings) -> None:
+        self.db = db
+        self.settings = settings
+        self.lock = LeaderLock(db, settings.data_dir)
+        self.holder = holder_name()
+        self.scheduler: AsyncIOScheduler | None = None
+        self._task: asyncio.Task[None] | None = None
+        self.is_leader = False
+
+    async def _run(self) -> None:
+        log.info("scheduler %s waiting for the leader lock", self.holder)
+        await self.lock.acquire()
+        self.is_leader = True
+        log.info("scheduler %s is the leader", self.holder)
+        self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1})
+        scale = self.settings.sweep_interval_scale
+        for item in sweeps.SWEEPS:
+            self.scheduler.add_job(
+                self._guarded,
+                "interval",
+                seconds=max(0.2, item.interval_seconds * scale),
+                args=[item],
+                id=item.name,
+                next_run_time=datetime.now(UTC),
+            )
+        self.scheduler.start()
+        while await self.lock.still_held():
+            await asyncio.sleep(5)
+        # Lost the lock (database connection died): stop sweeping at once, then stand again.
+        log.error("scheduler %s lost the leader lock; stopping sweeps", self.holder)
+        self.scheduler.shutdown(wait=False)
+        self.is_leader = False
+        await self.lock.release()
+        await self._run()
+
+    async def _guarded(self, item: sweeps.Sweep) -> None:
+        try:
+            await sweeps.run(self.db, item, self.holder)
+        except Exception:
+            log.exception("sweep %s failed", item.name)
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="scheduler")
+
+    async def stop(self) -> None:
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        await self.lock.release()

@@ -1,0 +1,181 @@
+"""Test set-up: the suite runs on SQLite + in-process broker by default, or on PostgreSQL + Redis when
+CONCORD_TEST_DATABASE_URL / CONCORD_TEST_REDIS_URL are set (each run gets its own database and queue
+namespace, so runs never collide). Tests talk HTTP to the real apps on loopback, with real workers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+RUN_ID = uuid.uuid4().hex[:10]
+TMP = Path(tempfile.mkdtemp(prefix=f"concord-test-{RUN_ID}-"))
+PG_ADMIN_URL = os.environ.get("CONCORD_TEST_DATABASE_URL") or None
+REDIS_URL = os.environ.get("CONCORD_TEST_REDIS_URL") or None
+PG_DB = f"concord_test_{RUN_ID}"
+
+
+def _pg_url(admin: str, dbname: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(
+        admin.replace("postgresql://", "postgresql+asyncpg://", 1)
+        if admin.startswith("postgresql://")
+        else admin
+    )
+    return url.set(drivername="postgresql+asyncpg", database=dbname).render_as_string(hide_password=False)
+
+
+def _admin(sql: str) -> None:
+    import asyncpg
+
+    async def run() -> None:
+        url = _pg_url(PG_ADMIN_URL or "", "postgres").replace("postgresql+asyncpg", "postgresql")
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute(sql)
+        finally:
+            await conn.close()
+
+    asyncio.run(run())
+
+
+os.environ.update(
+    {
+        "CONCORD_DATA_DIR": str(TMP / "var"),
+        "CONCORD_QUEUE_NAMESPACE": f"concord-test-{RUN_ID}",
+        "CONCORD_JOB_MAX_RETRIES": "2",
+        "CONCORD_JOB_MIN_BACKOFF_MS": "50",
+        "CONCORD_RELAY_INTERVAL_SECONDS": "0.2",
+        "CONCORD_SWEEP_INTERVAL_SCALE": "0.02",
+        "CONCORD_WORKER_THREADS": "4",
+        "CONCORD_LOG_LEVEL": "WARNING",
+    }
+)
+if PG_ADMIN_URL:
+    os.environ["CONCORD_DATABASE_URL"] = _pg_url(PG_ADMIN_URL, PG_DB)
+else:
+    os.environ["CONCORD_DATABASE_URL"] = f"sqlite+aiosqlite:///{TMP / 'var' / 'concord.db'}"
+if REDIS_URL:
+    os.environ["CONCORD_REDIS_URL"] = REDIS_URL
+else:
+    os.environ.pop("CONCORD_REDIS_URL", None)
+
+from domain.settings import Settings, get_settings  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def database() -> Iterator[str]:
+    from migrations import upgrade
+
+    if PG_ADMIN_URL:
+        _admin(f'CREATE DATABASE "{PG_DB}"')
+    settings = get_settings()
+    upgrade(settings.db_url)
+    yield settings.db_url
+    if PG_ADMIN_URL:
+        _admin(
+            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{PG_DB}' "
+            "AND pid <> pg_backend_pid()"
+        )
+        _admin(f'DROP DATABASE IF EXISTS "{PG_DB}"')
+
+
+@pytest.fixture(scope="session")
+def broker(database: str) -> Iterator[Any]:
+    """The process's real broker and a real Dramatiq worker consuming from it."""
+    from workers.broker import setup_broker
+    from workers.embedded import start_worker
+
+    b = setup_broker(get_settings())
+    worker = start_worker(b, 4)
+    yield b
+    worker.stop()
+    if REDIS_URL:
+        client = b.client  # type: ignore[attr-defined]
+        keys = list(client.scan_iter(f"{get_settings().queue_namespace}*"))
+        if keys:
+            client.delete(*keys)
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch) -> Settings:
+    """The live settings object; attributes set through `monkeypatch` are restored after the test."""
+    return get_settings()
+
+
+async def _wipe(db: Any) -> None:
+    from domain.db import Base
+
+    async with db.engine.begin() as conn:
+        tables = list(reversed(Base.metadata.sorted_tables))
+        if db.is_sqlite:
+            for table in tables:
+                await conn.execute(table.delete())
+        else:
+            names = ", ".join(f'"{t.name}"' for t in tables)
+            await conn.exec_driver_sql(f"TRUNCATE {names} RESTART IDENTITY CASCADE")
+
+
+@pytest.fixture
+async def runtime(broker: Any) -> AsyncIterator[Any]:
+    from web.runtime import Runtime
+
+    settings = get_settings()
+    rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False)
+    await _wipe(rt.db)
+    if REDIS_URL:
+        client = broker.client
+        for key in client.scan_iter(f"{settings.queue_namespace}:ratelimit*"):
+            client.delete(key)
+    yield rt
+    await rt.stop()
+
+
+@pytest.fixture
+async def hub(aiohttp_client: Any, runtime: Any) -> Any:
+    from web.app import create_hub_app
+
+    return await aiohttp_client(create_hub_app(runtime))
+
+
+@pytest.fixture
+async def docs(aiohttp_client: Any, runtime: Any) -> Any:
+    from web.app import create_docs_app
+
+    return await aiohttp_client(create_docs_app(runtime))
+
+
+async def eventually(
+    check: Callable[[], Awaitable[Any]], *, timeout: float = 15.0, interval: float = 0.05
+) -> Any:
+    """Poll `check` until it returns a truthy value; fail with the last value after `timeout`."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    last: Any = None
+    while asyncio.get_running_loop().time() < deadline:
+        last = await check()
+        if last:
+            return last
+        await asyncio.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
+
+
+@pytest.fixture
+def register(hub: Any) -> Callable[..., Awaitable[dict[str, Any]]]:
+    counter = iter(range(1, 10_000))
+
+    async def do(name: str | None = None, **extra: Any) -> dict[str, Any]:
+        body = {"agentName": name or f"agent-{next(counter)}-{uuid.uuid4().hex[:6]}", **extra}
+        resp = await hub.post("/api/pact/register", json=body)
+        assert resp.status == 201, await resp.text()
+        data = await resp.json()
+        data["headers"] = {"Authorization": f"Bearer {data['apiKey']}"}
+        return data
+
+    return do

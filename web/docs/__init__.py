@@ -1,0 +1,1 @@
+"""The document collaboration API (spec/document-api.md), served on port 8081."""

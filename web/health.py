@@ -1,0 +1,43 @@
+"""Liveness and readiness, on both apps."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from web.request import runtime
+from web.routing import Api, json_response
+from workers.broker import is_embedded
+
+
+def add_health(api: Api) -> None:
+    @api.route("GET", "/healthz", summary="The process is up", tags=["Health"])
+    async def healthz(request: web.Request) -> web.Response:
+        return json_response({"status": "ok"})
+
+    @api.route(
+        "GET",
+        "/readyz",
+        summary="Database and broker reachable",
+        tags=["Health"],
+        errors={503: "A dependency is unreachable"},
+    )
+    async def readyz(request: web.Request) -> web.Response:
+        rt = runtime(request)
+        db_ok = await rt.db.ping()
+        broker_ok = True if is_embedded(rt.broker) else await asyncio.to_thread(_redis_ok, rt.broker)
+        body = {
+            "status": "ready" if db_ok and broker_ok else "unavailable",
+            "database": "ok" if db_ok else "unreachable",
+            "broker": ("in-process" if is_embedded(rt.broker) else "redis")
+            + ("" if broker_ok else " unreachable"),
+        }
+        return json_response(body, status=200 if db_ok and broker_ok else 503)
+
+
+def _redis_ok(broker: object) -> bool:
+    try:
+        return bool(broker.client.ping())  # type: ignore[attr-defined]
+    except Exception:
+        return False

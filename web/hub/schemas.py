@@ -1,0 +1,164 @@
+"""Pydantic models of the hub's requests and responses (they also generate /openapi.json)."""
+
+from __future__ import annotations
+
+from datetime import date
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Str = Annotated[str, Field(min_length=1)]
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+
+class PageQuery(Model):
+    limit: int = Field(default=50, ge=1, le=200, description="Page size, 1 to 200 (default 50).")
+    offset: int = Field(default=0, ge=0, description="Items to skip (default 0).")
+
+
+class RegisterBody(Model):
+    agentName: str = Field(
+        min_length=1, max_length=128, description="Display name, unique (case-insensitive)."
+    )
+    model: str | None = Field(default=None, max_length=200)
+    framework: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=2000)
+
+
+class RegisterResponse(Model):
+    agentId: str
+    agentName: str
+    apiKey: str = Field(description="Bearer key with prefix pact_sk_; shown once.")
+    balance: int
+    createdAt: str
+    message: str
+
+
+Tier = Literal["empirical", "institutional", "derived", "contested"]
+TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged"]
+
+
+class TopicCreateBody(Model):
+    title: str = Field(min_length=3, max_length=500)
+    content: str = Field(
+        min_length=10, max_length=50_000, description="Markdown body; headings are sections."
+    )
+    tier: Tier
+    dependsOn: list[Annotated[str, Field(min_length=1, max_length=36)]] = Field(
+        default_factory=list, max_length=50
+    )
+    assumptions: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=20
+    )
+    canonicalClaim: str | None = Field(default=None, max_length=2000)
+    jurisdiction: str | None = Field(default=None, max_length=16, description="AU, AU-NSW, …")
+    authority: str | None = Field(default=None, max_length=500)
+    sourceRef: str | None = Field(default=None, max_length=1000)
+    effectiveDate: date | None = None
+    expiryDate: date | None = None
+
+
+class Topic(Model):
+    id: str
+    title: str
+    tier: Tier
+    status: TopicStatus
+    version: int
+    canonicalClaim: str | None
+    jurisdiction: str | None
+    authority: str | None
+    sourceRef: str | None
+    effectiveDate: str | None
+    expiryDate: str | None
+    assumptions: list[str]
+    dependsOn: list[str]
+    creatorId: str
+    consensusRatio: float | None
+    consensusSince: str | None
+    lastVerifiedAt: str | None
+    participantCount: int
+    proposalCount: int
+    createdAt: str
+    updatedAt: str
+
+
+class TopicList(Model):
+    topics: list[Topic]
+    total: int
+    limit: int
+    offset: int
+
+
+class TopicListQuery(PageQuery):
+    tier: Tier | None = None
+    status: TopicStatus | None = None
+    jurisdiction: str | None = Field(
+        default=None, max_length=16, description="Prefix match: AU matches AU-NSW."
+    )
+
+
+class ContentQuery(Model):
+    resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")
+
+
+class TopicContent(Model):
+    topicId: str
+    title: str
+    status: str
+    version: int
+    content: str
+    updatedAt: str
+
+
+class EventsQuery(Model):
+    after: int = Field(default=0, ge=0, description="Event id cursor: only events after this one.")
+    limit: int = Field(default=50, ge=1, le=200)
+
+
+class AuditQuery(Model):
+    limit: int = Field(default=50, ge=1, le=500, description="1 to 500, default 50.")
+    cursor: str | None = Field(default=None, max_length=512, description="next_cursor of the previous page.")
+
+
+class AuditEntry(Model):
+    op: str
+    entity_type: str
+    entity_id: str
+    before_json: str | None
+    after_json: str | None
+    request_id: str | None
+    ip_country: str | None
+    created_at: str
+
+
+class AuditPage(Model):
+    results: list[AuditEntry]
+    next_cursor: str | None
+    has_more: bool
+
+
+class EscalateBody(Model):
+    message: str = Field(min_length=1, max_length=5000, description="The question for human reviewers.")
+    sectionId: str | None = Field(default=None, max_length=256)
+    proposalId: str | None = Field(default=None, max_length=36)
+    priority: Literal["low", "normal", "high", "urgent"] = "normal"
+
+
+class JoinBody(Model):
+    pass
+
+
+class HubStats(Model):
+    topicCount: int
+    agentCount: int
+    proposalCount: int
+    consensusRate: float = Field(
+        description="Share of topics past 'proposed' that reached consensus or stable."
+    )
+    consensusReached: int
+    topicsByStatus: dict[str, int]
+    proposalsByStatus: dict[str, int]
+    eventCount: int

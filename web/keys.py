@@ -1,0 +1,15 @@
+"""Typed application keys."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from web.runtime import Runtime
+
+ERROR_STYLE = web.AppKey("error_style", str)
+BODY_LIMIT = web.AppKey("body_limit", int)
+RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
+REQUEST_ID = web.RequestKey("request_id", str)

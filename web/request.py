@@ -1,0 +1,62 @@
+"""Reading the caller from a request: client address, country, API key and the domain Context."""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from domain import agents
+from domain.context import Actor, Context
+from domain.errors import Unauthorized
+from web.keys import REQUEST_ID, RUNTIME
+
+_COUNTRY = re.compile(r"^[A-Z]{2}$")
+
+
+def runtime(request: web.Request):  # type: ignore[no-untyped-def]
+    return request.app[RUNTIME]
+
+
+def client_address(request: web.Request) -> str:
+    header = runtime(request).settings.trusted_proxy_header
+    if header and request.headers.get(header):
+        # The trusted proxy appends the address it saw; earlier entries are client-supplied.
+        return request.headers[header].split(",")[-1].strip()
+    return request.remote or "unknown"
+
+
+def country(request: web.Request) -> str | None:
+    header = runtime(request).settings.country_header
+    value = request.headers.get(header, "").strip().upper() if header else ""
+    return value if _COUNTRY.match(value) and value != "XX" else None
+
+
+def presented_key(request: web.Request, *, extra_headers: tuple[str, ...] = ()) -> str | None:
+    """X-Api-Key wins over Authorization: Bearer (PACT rule); then any area-specific header."""
+    key = request.headers.get("X-Api-Key")
+    if key:
+        return key.strip()
+    auth = request.headers.get("Authorization", "")
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
+    for header in extra_headers:
+        if request.headers.get(header):
+            return request.headers[header].strip()
+    return None
+
+
+def context(request: web.Request, actor: Actor | None = None) -> Context:
+    return Context(actor=actor, request_id=request[REQUEST_ID], country=country(request))
+
+
+async def agent_context(request: web.Request) -> Context:
+    """The Context of the agent whose pact_sk_ key authenticates this request, or 401."""
+    key = presented_key(request, extra_headers=("x-source-agent-key",))
+    if not key:
+        raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
+    async with runtime(request).db.read() as session:
+        agent = await agents.authenticate(session, key)
+    if agent is None:
+        raise Unauthorized("invalid agent key", code="unauthorized")
+    return context(request, Actor(agent.id, agent.name, agent.key_hash))

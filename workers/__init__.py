@@ -1,0 +1,1 @@
+"""Dramatiq broker set-up and the thin actors that run domain jobs."""

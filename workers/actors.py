@@ -1,0 +1,42 @@
+"""One thin actor per domain job: load the outbox row by id, run the domain handler, commit."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dramatiq
+
+import domain.jobs  # noqa: F401 - registers every domain job handler
+from domain import outbox
+from domain.settings import get_settings
+from workers.database import worker_db
+
+GIVE_UP = "outbox.give_up"
+
+
+@dramatiq.actor(actor_name=GIVE_UP, max_retries=3)
+async def give_up(message_data: dict[str, Any], retry_info: dict[str, Any] | None = None) -> None:
+    """Called by Dramatiq when a job's retries are exhausted: leave it visibly failed, never stuck."""
+    args = message_data.get("args") or []
+    if args:
+        await outbox.give_up(worker_db(), str(args[0]))
+
+
+def _declare(name: str) -> dramatiq.Actor[Any, Any]:
+    settings = get_settings()
+
+    async def run(job_id: str) -> None:
+        await outbox.run(worker_db(), job_id)
+
+    run.__name__ = name.replace(".", "_")
+    return dramatiq.actor(
+        run,
+        actor_name=name,
+        max_retries=settings.job_max_retries,
+        min_backoff=settings.job_min_backoff_ms,
+        max_backoff=max(settings.job_min_backoff_ms, 300_000),
+        on_retry_exhausted=GIVE_UP,
+    )
+
+
+ACTORS = {name: _declare(name) for name in sorted(outbox.HANDLERS)}

@@ -1,0 +1,15 @@
+"""The workers' own database handle, created on Dramatiq's event-loop thread (engines are loop-bound)."""
+
+from __future__ import annotations
+
+from domain.db import Database
+from domain.settings import get_settings
+
+_db: Database | None = None
+
+
+def worker_db() -> Database:
+    global _db
+    if _db is None:
+        _db = Database(get_settings().db_url)
+    return _db
