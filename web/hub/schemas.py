@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 Str = Annotated[str, Field(min_length=1)]
+# Offsets and cursors are bound by what both databases take as an integer parameter.
+MAX_INT = 2_147_483_647
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
 
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL cannot store NUL in text or JSONB: refuse it here as bad input, not a 500 later.
+        if _has_nul(value):
+            raise ValueError("must not contain NUL (\\u0000) characters")
+        return value
+
 
 class PageQuery(Model):
     limit: int = Field(default=50, ge=1, le=200, description="Page size, 1 to 200 (default 50).")
-    offset: int = Field(default=0, ge=0, description="Items to skip (default 0).")
+    offset: int = Field(default=0, ge=0, le=MAX_INT, description="Items to skip (default 0).")
 
 
 class RegisterBody(Model):
@@ -114,7 +134,9 @@ class TopicContent(Model):
 
 
 class EventsQuery(Model):
-    after: int = Field(default=0, ge=0, description="Event id cursor: only events after this one.")
+    after: int = Field(
+        default=0, ge=0, le=MAX_INT, description="Event id cursor: only events after this one (default 0)."
+    )
     limit: int = Field(default=50, ge=1, le=200)
 
 
