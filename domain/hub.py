@@ -60,7 +60,13 @@ async def graph(session: AsyncSession) -> dict[str, Any]:
     ]
     edges = [
         {"source": d.topic_id, "target": d.depends_on_id, "relationship": d.relationship}
-        for d in (await session.scalars(select(TopicDependency).order_by(TopicDependency.created_at))).all()
+        for d in (
+            await session.scalars(
+                select(TopicDependency).order_by(
+                    TopicDependency.created_at, TopicDependency.topic_id, TopicDependency.depends_on_id
+                )
+            )
+        ).all()
     ]
     return {"nodes": nodes, "edges": edges}
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
 from sqlalchemy import func, or_, select, update
@@ -21,7 +21,7 @@ TIERS = ("empirical", "institutional", "derived", "contested")
 STATUSES = ("proposed", "open", "consensus", "stable", "challenged")
 # ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
 JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
-MAX_CONTENT = 50_000
+DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
 
 
 def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") -> str | None:
@@ -86,10 +86,14 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     except IntegrityError:
         raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic") from None
     session.add(TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="creator", joined_at=now))
-    for dep in depends_on:
+    for n, dep in enumerate(depends_on):
         session.add(
             TopicDependency(
-                topic_id=topic.id, depends_on_id=dep, relationship="builds_on", created_by=actor.id
+                topic_id=topic.id,
+                depends_on_id=dep,
+                relationship="builds_on",
+                created_by=actor.id,
+                created_at=now + timedelta(microseconds=n),  # reads list them in the order given
             )
         )
     await session.flush()
@@ -133,7 +137,9 @@ async def to_dict(
         counts = (await _counts(session, [topic.id])).get(topic.id, {})
     deps = (
         await session.scalars(
-            select(TopicDependency.depends_on_id).where(TopicDependency.topic_id == topic.id)
+            select(TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id == topic.id)
+            .order_by(*DEPENDENCY_ORDER)
         )
     ).all()
     return render(topic, counts, list(deps))
@@ -195,9 +201,9 @@ async def list_topics(
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
         for tid, dep in await session.execute(
-            select(TopicDependency.topic_id, TopicDependency.depends_on_id).where(
-                TopicDependency.topic_id.in_(list(deps))
-            )
+            select(TopicDependency.topic_id, TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id.in_(list(deps)))
+            .order_by(*DEPENDENCY_ORDER)
         ):
             deps[tid].append(dep)
     items = [render(t, counts.get(t.id, {}), deps[t.id]) for t in rows]
@@ -266,7 +272,7 @@ async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[di
                 select(TopicDependency.relationship, Topic)
                 .join(Topic, Topic.id == TopicDependency.depends_on_id)
                 .where(TopicDependency.topic_id.in_(frontier))
-                .order_by(TopicDependency.created_at)
+                .order_by(*DEPENDENCY_ORDER)
             )
         ).all()
         frontier = []

@@ -83,6 +83,28 @@ async def test_minimal_create_defaults_optional_fields(hub, register):
         assert topic[field] is None
 
 
+async def test_depends_on_keeps_the_order_given(hub, register):
+    agent = await register()
+    made = [await create_topic(hub, agent) for _ in range(5)]
+    order = [made[3]["id"], made[0]["id"], made[4]["id"], made[1]["id"], made[2]["id"]]
+    topic = await create_topic(hub, agent, dependsOn=order)
+    assert topic["dependsOn"] == order
+    assert (await (await hub.get(f"/api/pact/{topic['id']}")).json())["dependsOn"] == order
+    listed = await (await hub.get("/api/pact/topics")).json()
+    assert next(t for t in listed["topics"] if t["id"] == topic["id"])["dependsOn"] == order
+    resolved = await (await hub.get(f"/api/pact/{topic['id']}/content", params={"resolve": "true"})).json()
+    assert [d["id"] for d in resolved["resolvedDependencies"]] == order
+
+
+async def test_content_is_stored_as_written(hub, register):
+    body = "    indented code block first\n\n# Heading\n\nHard break  \nnext line"
+    topic = await create_topic(hub, await register(), content=body)
+    content = await (await hub.get(f"/api/pact/{topic['id']}/content")).json()
+    assert content["content"] == body + "\n"
+    tree = (await (await hub.get(f"/api/pact/{topic['id']}/sections")).json())["sections"]
+    assert tree[0]["content"] == "    indented code block first"
+
+
 @pytest.mark.parametrize("tier", ["empirical", "institutional", "derived", "contested"])
 async def test_each_tier_is_accepted(hub, register, tier):
     assert (await create_topic(hub, await register(), tier=tier))["tier"] == tier
@@ -100,6 +122,7 @@ async def test_each_tier_is_accepted(hub, register, tier):
         ({"title": 12345}, "title"),
         ({"title": "t" * 501}, "title"),
         ({"content": "short"}, "content"),
+        ({"content": "  \n\n   x   \n\n     "}, "content"),
         ({"content": ["# A", "text text"]}, "content"),
         ({"content": "x" * 50_001}, "content"),
         ({"dependsOn": "not-a-list"}, "dependsOn"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 Str = Annotated[str, Field(min_length=1)]
 # Offsets and cursors are bound by what both databases take as an integer parameter.
@@ -63,7 +63,8 @@ TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged"]
 
 class TopicCreateBody(Model):
     title: str = Field(min_length=3, max_length=500)
-    content: str = Field(
+    # Kept as written: leading indentation and trailing spaces are Markdown (code blocks, hard breaks).
+    content: Annotated[str, StringConstraints(strip_whitespace=False)] = Field(
         min_length=10, max_length=50_000, description="Markdown body; headings are sections."
     )
     tier: Tier
@@ -79,6 +80,13 @@ class TopicCreateBody(Model):
     sourceRef: str | None = Field(default=None, max_length=1000)
     effectiveDate: date | None = None
     expiryDate: date | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content_has_text(cls, value: str) -> str:
+        if len(value.strip()) < 10:
+            raise ValueError("must have at least 10 characters besides white space")
+        return value
 
 
 class Topic(Model):
