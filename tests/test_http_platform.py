@@ -336,3 +336,26 @@ async def test_no_input_produces_a_500(hub, register, settings, monkeypatch):
                                 assert set(err) >= {"error", "detail"}
     assert failures == []
     assert sent > 500
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "/api/pact/topics?limit=%ff",
+        "/api/pact/topics?jurisdiction=%ff%fe",
+        "/api/pact/topics?tier=%00&status=%00",
+        "/api/pact/%ff/content",
+        "/api/pact/%ff%00/events?after=%ff",
+        "/api/pact/%2e%2e/sections",
+        "/api/hub/agents/%c3%28",
+        "/api/audit/me?cursor=%ff",
+        "/api/audit/me?limit=%00",
+    ],
+)
+async def test_undecodable_urls_are_4xx(hub, register, raw):
+    from yarl import URL
+
+    agent = await register()
+    resp = await hub.get(URL(raw, encoded=True), headers=agent["headers"])
+    assert 400 <= resp.status < 500, await resp.text()
+    assert set(await resp.json()) >= {"error", "detail"}
