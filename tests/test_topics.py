@@ -281,6 +281,22 @@ async def test_list_filters_by_tier_status_and_jurisdiction_prefix(hub, register
     assert await ids(status="consensus") == {"nz"}
     assert await ids(status="proposed", tier="derived") == {"fr"}
 
+    # Rows the API would refuse (written by an older import, say) never match a shorter prefix.
+    async with runtime.db.transaction() as session:
+        for code in ("AUS", "AUX-NSW", "AU_NSW"):
+            t = await session.get(Topic, made["none"]["id"])
+            session.add(
+                Topic(
+                    title=f"Legacy {code}",
+                    title_key=f"legacy {code.lower()}",
+                    content=BODY,
+                    tier="contested",
+                    jurisdiction=code,
+                    creator_id=t.creator_id,
+                )
+            )
+    assert await ids(jurisdiction="AU") == {"au", "nsw", "qld"}
+
 
 async def test_list_limit_defaults_to_50_and_pages_with_offset(hub, register):
     agent = await register()
