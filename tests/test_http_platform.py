@@ -359,3 +359,74 @@ async def test_undecodable_urls_are_4xx(hub, register, raw):
     resp = await hub.get(URL(raw, encoded=True), headers=agent["headers"])
     assert 400 <= resp.status < 500, await resp.text()
     assert set(await resp.json()) >= {"error", "detail"}
+
+
+# --- responses match the documented schemas ---------------------------------------------------------
+
+
+def _strict(node: Any) -> None:
+    """Forbid properties the document does not list, so an undocumented field fails the check."""
+    if isinstance(node, dict):
+        if node.get("type") == "object" and "properties" in node:
+            node.setdefault("additionalProperties", False)
+        for value in node.values():
+            _strict(value)
+    elif isinstance(node, list):
+        for value in node:
+            _strict(value)
+
+
+async def test_responses_match_the_openapi_document(hub, register):
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    from web.hub.api import api
+
+    spec = copy.deepcopy(await (await hub.get("/openapi.json")).json())
+    _strict(spec["components"])
+
+    def check(op_path: str, method: str, status: int, body: Any) -> None:
+        schema = spec["paths"][op_path][method]["responses"][str(status)]["content"]
+        ref = next(iter(schema.values()))["schema"]
+        errors = list(Draft202012Validator({**ref, "components": spec["components"]}).iter_errors(body))
+        assert errors == [], (op_path, [e.message for e in errors[:3]])
+
+    resp = await hub.post("/api/pact/register", json={"agentName": "Documented"})
+    check("/api/pact/register", "post", 201, await resp.json())
+    agent = await resp.json()
+    agent["headers"] = {"Authorization": f"Bearer {agent['apiKey']}"}
+    other = await register()
+    base = await create_topic(hub, other, content="Intro\n\n# A\n\ntext\n\n## B\n\nmore")
+    resp = await hub.post(
+        "/api/pact/topics",
+        headers=agent["headers"],
+        json={
+            "title": "Documented topic",
+            "content": "# A\n\nBody text",
+            "tier": "derived",
+            "dependsOn": [base["id"]],
+        },
+    )
+    topic = await resp.json()
+    check("/api/pact/topics", "post", 201, topic)
+    resp = await hub.post(f"/api/pact/{base['id']}/join", headers=agent["headers"])
+    check("/api/pact/{topicId}/join", "post", 200, await resp.json())
+    await hub.post(f"/api/pact/{base['id']}/escalate", headers=agent["headers"], json={"message": "why?"})
+
+    values = {"topicId": base["id"], "agentId": agent["agentId"]}
+    checked = 0
+    for op in api.operations:
+        if op.method != "GET" or op.response is None:
+            continue
+        path = re.sub(r"{(\w+)}", lambda m: values[m.group(1)], op.path)
+        variants = [{}]
+        if op.path.endswith("/content"):
+            variants.append({"resolve": "true"})
+            path = path.replace(base["id"], topic["id"])
+        for params in variants:
+            resp = await hub.get(path, params=params, headers=agent["headers"])
+            assert resp.status == op.status, (path, await resp.text())
+            check(op.path, "get", op.status, await resp.json())
+            checked += 1
+    assert checked >= 10

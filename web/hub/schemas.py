@@ -132,13 +132,26 @@ class ContentQuery(Model):
     resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")
 
 
+class ResolvedDependency(Model):
+    id: str
+    title: str
+    tier: Tier
+    status: TopicStatus
+    relationship: str
+    depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
+    version: int
+
+
 class TopicContent(Model):
     topicId: str
     title: str
     status: str
     version: int
-    content: str
+    content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
     updatedAt: str
+    resolvedDependencies: list[ResolvedDependency] | None = Field(
+        default=None, description="Only with resolve=true: every topic depended on, transitively, once"
+    )
 
 
 class EventsQuery(Model):
