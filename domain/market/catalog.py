@@ -89,6 +89,12 @@ def product_dict(product: Product, retailer: Retailer) -> dict[str, Any]:
         "observedAt": iso(product.observed_at),
         "stale": is_stale(product.observed_at),
         "demo": product.demo,
+        "scrape": {
+            "enabled": product.scrape_enabled,
+            "status": product.scrape_status,
+            "error": product.scrape_error,
+            "lastScrapedAt": iso(product.last_scraped_at),
+        },
     }
 
 
