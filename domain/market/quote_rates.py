@@ -3,8 +3,8 @@
 Each product mapped to an item key contributes its newest observation. The rate is the pack price
 divided by the pack size converted into the key's canonical unit (units.py); a product whose pack
 cannot be expressed in that unit contributes nothing. An observation older than 7 days is `stale`;
-`cheapest` is the lowest rate among current (not stale) in-stock observations, and `missing` lists
-the keys that have none.
+Out-of-stock products are left out; `cheapest` is the lowest rate among current (not stale)
+observations, and `missing` lists the keys that have none.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
     ).all()
     now = utcnow()
     observations: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
-    current_in_stock: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
+    current: dict[str, list[dict[str, Any]]] = {k: [] for k in keys}
     for product, retailer in rows:
         item = items[product.item_key or ""]
         try:
@@ -70,6 +70,8 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
             )
         except units.UnitError:
             continue  # never guess a rate across dimensions
+        if not product.in_stock:
+            continue  # an unavailable product is no rate anyone can buy at
         stale = is_stale(product.observed_at, now)
         obs = {
             "retailer": retailer.slug,
@@ -84,15 +86,14 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
             "tier": product.tier if product.tier in ("budget", "standard", "premium") else "standard",
         }
         observations[item.key].append(obs)
-        if not stale and product.in_stock:
-            current_in_stock[item.key].append(obs)
+        if not stale:
+            current[item.key].append(obs)
     rates: dict[str, Any] = {}
     missing: list[str] = []
     for key in keys:
         item = items[key]
-        obs_list = sorted(observations[key], key=lambda o: (o["rate_aud"], o["retailer"], o["product_id"]))
-        current = current_in_stock[key]
-        cheapest = min(current, key=lambda o: (o["rate_aud"], o["retailer"], o["product_id"]), default=None)
+        obs_list = sorted(observations[key], key=_order)
+        cheapest = min(current[key], key=_order, default=None)
         if cheapest is None:
             missing.append(key)
         rates[key] = {
@@ -103,6 +104,10 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
             "observations": obs_list,
         }
     return {"rates": rates, "missing": missing, "generated_at": iso(now)}
+
+
+def _order(obs: dict[str, Any]) -> tuple[float, str, str]:
+    return obs["rate_aud"], obs["retailer"], obs["product_id"]
 
 
 async def list_items(session: AsyncSession) -> list[dict[str, Any]]:
