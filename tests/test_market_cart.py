@@ -187,3 +187,13 @@ async def test_unknown_cart_is_404_and_empty_catalogue_matches_nothing(hub, runt
 async def _done(hub, url):
     r = await hub.get(url)
     return r.status == 200 and await r.json()
+
+
+async def test_cart_optimisation_is_rate_limited_per_client(hub, runtime, monkeypatch):
+    monkeypatch.setattr(get_market_settings(), "rate_limit_cart", 2)
+    body = {"items": [{"query": "salt", "quantity": 1}]}
+    for _ in range(2):
+        assert (await hub.post("/api/market/cart/optimise", json=body)).status in (200, 202)
+    resp = await hub.post("/api/market/cart/optimise", json=body)
+    assert resp.status == 429
+    assert int(resp.headers["Retry-After"]) >= 1

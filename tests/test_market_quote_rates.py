@@ -189,3 +189,25 @@ async def test_staleness_sweep_marks_stored_flags(rates_rt):
         obs = await session.scalar(select(PriceObservation).where(PriceObservation.product_id == pid))
         assert obs.stale is True
     assert await sweeps.run(rates_rt.db, sweep, "test") == 0
+
+
+async def test_openapi_lists_market_paths_and_quote_shapes(hub, runtime):
+    spec = await (await hub.get("/openapi.json")).json()
+    for path in (
+        "/api/market/products/search",
+        "/api/market/products/compare",
+        "/api/market/products/history",
+        "/api/market/cart/optimise",
+        "/api/market/catalog/stats",
+        "/api/market/fuel/near-me",
+        "/api/market/fuel/cheapest",
+        "/api/market/fuel/search",
+        "/api/market/fuel/summary",
+        "/api/market/fuel/history",
+        "/api/market/fuel/stations/{stationId}",
+        "/api/market/quote-rates",
+    ):
+        assert path in spec["paths"], path
+    obs = spec["components"]["schemas"]["QuoteRateObservation"]
+    assert set(obs["required"]) == OBS_FIELDS
+    assert obs["properties"]["product_url"]["format"] == "uri"

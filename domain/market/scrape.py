@@ -55,6 +55,8 @@ async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
     except NoPrice as exc:
         _set(product, "no_price", str(exc))
         return
+    # Lock the row only now (not across the fetch) so that concurrent price writers are ordered.
+    await session.refresh(product, with_for_update=True)
     await record_observation(
         session, product, price_cents=offer.price_cents, in_stock=offer.in_stock, source="scrape"
     )

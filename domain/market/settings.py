@@ -25,6 +25,9 @@ class MarketSettings(BaseSettings):
     cart_wait_seconds: float = Field(
         default=2.0, ge=0, le=10, description="How long POST /cart/optimise waits before answering 202."
     )
+    rate_limit_cart: int = Field(
+        default=60, ge=1, description="Cart optimisations per minute per client address."
+    )
     fuel_nsw_url: str | None = Field(default=None, description="NSW FuelCheck prices feed for the sweep.")
     fuel_wa_url: str | None = Field(default=None, description="WA FuelWatch RSS feed for the sweep.")
     fuel_ingest_minutes: float = Field(default=30.0, gt=0, description="Interval of the fuel sweep.")

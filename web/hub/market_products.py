@@ -16,7 +16,7 @@ from web.hub.market_schemas import (
     ProductHistoryQuery,
     ProductSearchQuery,
 )
-from web.request import agent_context, context, runtime
+from web.request import agent_context, client_address, context, runtime
 from web.routing import json_response
 
 TAGS = ["Market Products"]
@@ -95,14 +95,17 @@ def _cart_url(request: web.Request, cart_id: str) -> str:
 @api.route(
     "POST",
     "/api/market/cart/optimise",
-    summary="Cheapest way to buy a list of items across retailers (exact MILP); 202 if still running",
+    summary="Cheapest way to buy a list of items across retailers (exact MILP); 202 with `url` if "
+    "still running after a short wait",
     tags=TAGS,
     body=CartBody,
     response=CartResult,
-    errors={202: "Still running: fetch the result from `url`"},
+    errors={429: "Too many cart optimisations from this client"},
 )
 async def optimise(request: web.Request, body: CartBody) -> web.Response:
-    db = runtime(request).db
+    rt = runtime(request)
+    await rt.limits.hit("cart optimise", get_market_settings().rate_limit_cart, client_address(request))
+    db = rt.db
     async with db.transaction() as session:
         job = await cart.create(session, context(request), body.model_dump())
     cart_id = job.id
@@ -131,7 +134,7 @@ def _cart_response(request: web.Request, current: object) -> web.Response:
     summary="Result of a cart optimisation (202 while it runs)",
     tags=TAGS,
     response=CartResult,
-    errors={202: "Still running", 404: "Unknown cart optimisation"},
+    errors={404: "Unknown cart optimisation"},
 )
 async def optimise_result(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:

@@ -86,8 +86,8 @@ class QuoteRateObservation(BaseModel):
     price_aud: float = Field(description="Raw product price in AUD.")
     product_id: str
     product_name: str
-    product_url: str
-    observed_at: str
+    product_url: str = Field(json_schema_extra={"format": "uri"})
+    observed_at: str = Field(json_schema_extra={"format": "date-time"})
     stale: bool = Field(description="True when the observation is older than 7 days.")
     tier: Literal["budget", "standard", "premium"]
 
@@ -103,4 +103,4 @@ class QuoteRateEntry(BaseModel):
 class QuoteRatesResponse(BaseModel):
     rates: dict[str, QuoteRateEntry]
     missing: list[str] = Field(description="Item keys with no current observation.")
-    generated_at: str
+    generated_at: str = Field(json_schema_extra={"format": "date-time"})
