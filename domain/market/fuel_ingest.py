@@ -283,6 +283,8 @@ async def ingest(db: Any, kind: str, source: str, *, fuel_type: str | None = Non
 
 @outbox.handler(INGEST_JOB)
 async def ingest_job(session: AsyncSession, payload: dict[str, Any]) -> None:
+    # End the job's transaction before the download: no lock is held while the feed is fetched.
+    await session.commit()
     body = await read_source(payload["url"])  # a network failure raises: the job is retried
     await ingest_bytes(
         session, payload["kind"], body, source=payload["url"], fuel_type=payload.get("fuel_type")

@@ -5,7 +5,7 @@ cleanly: the product stays stale, so a later sweep tries again."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -17,12 +17,20 @@ from domain.context import Context
 from domain.errors import NotFound
 from domain.market import outbound
 from domain.market.catalog import record_observation
-from domain.market.extract import NoPrice, extract_offer
+from domain.market.extract import NoPrice, Offer, extract_offer
 from domain.market.settings import get_market_settings
 from domain.models import OutboxJob, Product
 from domain.sweeps import sweep
 
 SCRAPE_JOB = "market.scrape_price"
+
+
+async def _relock(session: AsyncSession, product_id: str, started: datetime) -> Product | None:
+    """The product, row-locked; None if it vanished or a duplicate delivery already recorded a result."""
+    product = await session.get(Product, product_id, with_for_update=True, populate_existing=True)
+    if product is None or (product.last_scraped_at is not None and product.last_scraped_at >= started):
+        return None
+    return product
 
 
 def _set(product: Product, status: str, error: str | None) -> None:
@@ -31,38 +39,44 @@ def _set(product: Product, status: str, error: str | None) -> None:
     product.scrape_error = error[:2000] if error else None
 
 
+async def _outcome(url: str) -> tuple[str, str | None, Offer | None]:
+    """Fetch and read one page: (status, reason, offer). Touches no database."""
+    try:
+        page = await outbound.fetch(url)
+    except outbound.FetchError as exc:
+        return exc.kind, exc.detail, None
+    if page.status != 200:
+        kind = "" if page.status >= 400 else ", not a page"
+        return f"http_{page.status}", f"{page.url} answered HTTP {page.status}{kind}", None
+    if page.content_type and "html" not in page.content_type.lower():
+        return "not_html", f"content type {page.content_type!r} is not a web page", None
+    try:
+        offer = extract_offer(page.body, page.url)
+    except NoPrice as exc:
+        return "no_price", str(exc), None
+    note = f"followed {page.redirects} redirect(s) to {page.url}" if page.redirects else None
+    return "ok", note, offer
+
+
 @outbox.handler(SCRAPE_JOB)
 async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
     product = await session.get(Product, payload.get("product_id"))
     if product is None:
         return
-    try:
-        page = await outbound.fetch(product.url)
-    except outbound.FetchError as exc:
-        _set(product, exc.kind, exc.detail)
+    product_id, url, started = product.id, product.url, utcnow()
+    # Nothing is written yet: end the job's transaction so that no lock (SQLite's single writer lock, or
+    # the job row's) is held across a fetch that may take the whole timeout. The result and the job's
+    # completion are then written together in the transaction that follows.
+    await session.commit()
+    status, reason, offer = await _outcome(url)
+    locked = await _relock(session, product_id, started)
+    if locked is None:
         return
-    if page.status >= 400:
-        _set(product, f"http_{page.status}", f"{page.url} answered HTTP {page.status}")
-        return
-    if page.status != 200:
-        _set(product, f"http_{page.status}", f"{page.url} answered HTTP {page.status}, not a page")
-        return
-    if "html" not in page.content_type.lower() and page.content_type:
-        _set(product, "not_html", f"content type {page.content_type!r} is not a web page")
-        return
-    try:
-        offer = extract_offer(page.body, page.url)
-    except NoPrice as exc:
-        _set(product, "no_price", str(exc))
-        return
-    # Lock the row only now (not across the fetch) so that concurrent price writers are ordered.
-    await session.refresh(product, with_for_update=True)
-    await record_observation(
-        session, product, price_cents=offer.price_cents, in_stock=offer.in_stock, source="scrape"
-    )
-    _set(
-        product, "ok", None if not page.redirects else f"followed {page.redirects} redirect(s) to {page.url}"
-    )
+    if offer is not None:
+        await record_observation(
+            session, locked, price_cents=offer.price_cents, in_stock=offer.in_stock, source="scrape"
+        )
+    _set(locked, status, reason)
 
 
 async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
