@@ -160,6 +160,7 @@ async def test_slow_answer_is_202_with_a_url(hub, shops, monkeypatch):
         ({"items": [{"query": "salt"}]}, "items.0.quantity"),
         ({"items": [{"query": "salt", "quantity": 0}]}, "items.0.quantity"),
         ({"items": [{"query": "", "quantity": 1}]}, "items.0.query"),
+        ({"items": [{"query": "salt", "quantity": 1}, {"query": "?!", "quantity": 1}]}, "items.1.query"),
         ({"items": [{"query": "salt", "quantity": 1}] * 101}, "items"),
         ({"items": [{"query": "salt", "quantity": 1}], "preferPickup": "perhaps"}, "preferPickup"),
         ({"items": "salt"}, "items"),

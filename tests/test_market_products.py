@@ -131,3 +131,21 @@ async def test_seeded_catalogue_and_stats(hub):
     assert all(r["demo"] for r in body["results"])
     prices = [r["price"] for r in body["results"]]
     assert prices == sorted(prices)
+
+
+async def test_seed_is_idempotent(hub, runtime):
+    from domain.market import seed
+
+    async with runtime.db.transaction() as session:
+        first = await seed.seed_catalogue(session)
+    async with runtime.db.transaction() as session:
+        assert await seed.seed_fuel(session) > 0
+    before = await (await hub.get("/api/market/catalog/stats")).json()
+    async with runtime.db.transaction() as session:
+        assert await seed.seed_catalogue(session) == 0
+    async with runtime.db.transaction() as session:
+        assert await seed.seed_fuel(session) == 0
+    after = await (await hub.get("/api/market/catalog/stats")).json()
+    assert first > 300
+    for key in ("retailers", "products", "observations", "quoteItemKeys"):
+        assert after[key] == before[key]

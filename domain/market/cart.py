@@ -19,9 +19,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain import audit, outbox
 from domain.clock import iso, utcnow
 from domain.context import Context
-from domain.errors import NotFound
+from domain.errors import BadRequest, NotFound
 from domain.market import cart_solver
-from domain.market.catalog import cents, is_stale, match_clause
+from domain.market.catalog import WORD, cents, is_stale, match_clause
 from domain.models import CartOptimisation, Product, Retailer
 
 CART_JOB = "market.cart_optimise"
@@ -29,6 +29,11 @@ MAX_ITEMS = 100
 
 
 async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -> CartOptimisation:
+    for n, item in enumerate(request["items"]):
+        if not WORD.search(item["query"].lower()):
+            raise BadRequest(
+                f"items.{n}.query: must contain at least one letter or digit", field=f"items.{n}.query"
+            )
     cart = CartOptimisation(request=request, status="pending", created_at=utcnow())
     session.add(cart)
     await session.flush()

@@ -16,16 +16,16 @@ from domain.market import units
 from domain.models import PriceObservation, Product, QuoteItem, Retailer
 
 STALE_AFTER = timedelta(days=7)
-_WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
+WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")
 
 
 def normalise(name: str) -> str:
     """Lower-case words only, so "Full Cream Milk 2L" and "full-cream milk 2 L" compare equal."""
-    return " ".join(_WORD.findall(name.lower()))
+    return " ".join(WORD.findall(name.lower()))
 
 
 def terms(query: str) -> list[str]:
-    found = _WORD.findall(query.lower())
+    found = WORD.findall(query.lower())
     if not found:
         raise BadRequest("query: must contain at least one letter or digit", field="query")
     return found[:12]
