@@ -287,3 +287,20 @@ async def test_seeded_reads(hub):
         ("/api/market/fuel/search?fuelType=jet", 400),
     ):
         assert (await hub.get(path)).status == status, path
+
+
+async def test_announced_future_price_is_history_not_current(hub, runtime):
+    now = utcnow()
+    async with runtime.db.transaction() as session:
+        await fuel.store(
+            session,
+            [fuel.StationRow("wa-x", "wa", "B", "X", None, "Perth", "WA", None, -31.95, 115.86)],
+            [
+                fuel.PriceRow("wa-x", "U91", 180.0, now - timedelta(hours=2)),
+                fuel.PriceRow("wa-x", "U91", 150.0, now + timedelta(hours=20)),
+            ],
+        )
+    station = await (await hub.get("/api/market/fuel/stations/wa-x")).json()
+    assert [p["price"] for p in station["prices"]] == [180.0]
+    history = await (await hub.get("/api/market/fuel/history?stationId=wa-x")).json()
+    assert [h["price"] for h in history["history"]] == [180.0, 150.0]

@@ -167,6 +167,14 @@ async def test_refresh_needs_a_key_and_a_product(hub, runtime, register):
     agent = await register()
     resp = await hub.post("/api/market/products/whatever/refresh", headers=agent["headers"])
     assert resp.status == 404
+    from domain.market import seed
+
+    async with runtime.db.transaction() as session:
+        await seed.seed_catalogue(session)
+    demo = (await (await hub.get("/api/market/products/search?query=milk&limit=1")).json())["results"][0]
+    resp = await hub.post(f"/api/market/products/{demo['id']}/refresh", headers=agent["headers"])
+    assert resp.status == 409
+    assert (await resp.json())["error"] == "not_scrapeable"
 
 
 async def test_sweep_refreshes_stale_products_only(hub, runtime, site, settings, monkeypatch):

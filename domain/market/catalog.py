@@ -172,21 +172,15 @@ async def compare(session: AsyncSession, product_id: str, *, include_delivery: b
     key = "totalWithDelivery" if include_delivery else "price"
     offers.sort(key=lambda o: (not o["inStock"], o[key], o["retailer"]))
     cheapest = next((o for o in offers if o["inStock"]), None)
+    mine = next(o for o in offers if o["id"] == product.id) if product.price_cents is not None else None
     return {
         "product": product_dict(product, retailer),
         "includeDelivery": include_delivery,
         "offers": offers,
         "cheapest": cheapest,
-        "saving": (
-            round(offers_price(offers, product.id, key) - cheapest[key], 2)
-            if cheapest and offers_price(offers, product.id, key) is not None
-            else None
-        ),
+        # What buying the cheapest offer saves against this product's own offer.
+        "saving": round(mine[key] - cheapest[key], 2) if mine and cheapest else None,
     }
-
-
-def offers_price(offers: list[dict[str, Any]], product_id: str, key: str) -> float | None:
-    return next((o[key] for o in offers if o["id"] == product_id), None)
 
 
 async def history(session: AsyncSession, product_id: str, *, days: int) -> dict[str, Any]:

@@ -109,7 +109,10 @@ async def store(
     ]
     await session.execute(_insert(session, FuelPrice).on_conflict_do_nothing(), rows)
     latest: dict[tuple[str, str], dict[str, Any]] = {}
+    horizon = now + timedelta(minutes=5)
     for row in rows:
+        if row["priced_at"] > horizon:
+            continue  # tomorrow's announced price (WA) is history now and current only once it applies
         key = (row["station_id"], row["fuel_type"])
         if key not in latest or row["priced_at"] > latest[key]["priced_at"]:
             latest[key] = row
@@ -123,7 +126,8 @@ async def store(
         },
         where=stmt.excluded.priced_at > FuelCurrentPrice.priced_at,
     )
-    await session.execute(stmt, list(latest.values()))
+    if latest:
+        await session.execute(stmt, list(latest.values()))
     return len(rows)
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain import audit, outbox
 from domain.clock import utcnow
 from domain.context import Context
-from domain.errors import NotFound
+from domain.errors import Conflict, NotFound
 from domain.market import outbound
 from domain.market.catalog import record_observation
 from domain.market.extract import NoPrice, Offer, extract_offer
@@ -83,6 +83,10 @@ async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -
     product = await session.get(Product, product_id)
     if product is None:
         raise NotFound(f"product {product_id} not found", code="product_not_found")
+    if not product.scrape_enabled:
+        raise Conflict(
+            f"product {product_id} has no page to scrape (demo data or disabled)", code="not_scrapeable"
+        )
     job_id = outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
     await audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
     return {"productId": product.id, "jobId": job_id, "status": "queued"}

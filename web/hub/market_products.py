@@ -77,7 +77,7 @@ async def stats(request: web.Request) -> web.Response:
     tags=TAGS,
     status=202,
     auth="agentBearer",
-    errors={401: "Missing or invalid agent key", **PRODUCT_404},
+    errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
 )
 async def refresh(request: web.Request) -> web.Response:
     ctx = await agent_context(request)
