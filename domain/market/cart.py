@@ -94,7 +94,11 @@ def _terms(retailer: Retailer, prefer_pickup: bool) -> tuple[str, cart_solver.Te
     )
 
 
-async def optimise(session: AsyncSession, request: dict[str, Any]) -> dict[str, Any]:
+async def optimise(
+    session: AsyncSession, request: dict[str, Any], *, release: bool = False
+) -> dict[str, Any]:
+    """Match, solve and describe the result. With `release`, the session's transaction is ended once the
+    catalogue has been read, so that no lock is held while the solver runs."""
     prefer_pickup = bool(request.get("preferPickup"))
     retailers = {r.slug: r for r in (await session.scalars(select(Retailer))).all()}
     modes = {slug: _terms(r, prefer_pickup) for slug, r in retailers.items()}
@@ -108,6 +112,8 @@ async def optimise(session: AsyncSession, request: dict[str, Any]) -> dict[str, 
             unmatched.append({"query": item["query"], "quantity": item["quantity"]})
     costs = [{r: p.price_cents * item["quantity"] for r, p in offers.items()} for item, offers in matched]
     terms = {slug: t for slug, (_mode, t) in modes.items()}
+    if release:
+        await session.commit()
     started = time.perf_counter()
     solution = await asyncio.to_thread(cart_solver.solve, costs, terms)
     single = cart_solver.best_single(costs, terms)
@@ -178,6 +184,10 @@ async def run_cart(session: AsyncSession, payload: dict[str, Any]) -> None:
     cart = await session.get(CartOptimisation, payload.get("cart_id"))
     if cart is None or cart.status != "pending":
         return
-    cart.result = await optimise(session, cart.request)
+    result = await optimise(session, dict(cart.request), release=True)
+    cart = await session.get(CartOptimisation, cart.id, with_for_update=True, populate_existing=True)
+    if cart is None or cart.status != "pending":
+        return  # a duplicate delivery finished first
+    cart.result = result
     cart.status = "done"
     cart.finished_at = utcnow()
