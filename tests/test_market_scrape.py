@@ -208,3 +208,36 @@ async def test_sweep_refreshes_stale_products_only(hub, runtime, site, settings,
     untouched = (await product_state(hub, fresh))["product"]
     assert untouched["price"] == 5.0
     assert untouched["scrape"]["status"] is None
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/x",
+        "http://localhost:8080/x",
+        "http://10.1.2.3/x",
+        "http://192.168.0.1/x",
+        "http://169.254.169.254/latest/meta-data",
+        "http://100.64.0.1/x",
+        "http://[::1]/x",
+        "http://[::ffff:127.0.0.1]/x",
+        "http://0.0.0.0/x",
+    ],
+)
+async def test_outbound_refuses_non_public_addresses(url):
+    from domain.market import outbound
+
+    with pytest.raises(outbound.FetchError) as info:
+        await outbound.fetch(url)
+    assert info.value.kind == "blocked_address"
+
+
+@pytest.mark.parametrize(
+    "url", ["ftp://example.com/x", "file:///etc/passwd", "http://user:pw@example.com/", "nope"]
+)
+async def test_outbound_refuses_other_urls(url):
+    from domain.market import outbound
+
+    with pytest.raises(outbound.FetchError) as info:
+        await outbound.fetch(url)
+    assert info.value.kind == "invalid_url"
