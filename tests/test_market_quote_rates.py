@@ -10,6 +10,7 @@ from domain.clock import utcnow
 from domain.market import seed
 from domain.models import PriceObservation
 from tests.market_fixtures import add_product, add_retailer, seeded  # noqa: F401 - fixture
+from web.hub.market_schemas import QuoteRatesResponse
 
 OBS_FIELDS = {
     "retailer",
@@ -66,6 +67,7 @@ async def test_exact_shapes_and_rates_from_pack_sizes(hub, rates_rt):
     )
     assert resp.status == 200, await resp.text()
     body = await resp.json()
+    QuoteRatesResponse.model_validate(body)  # the spec's shapes, no field more or less
     assert set(body) == {"rates", "missing", "generated_at"}
     assert body["missing"] == ["paint_ceiling_l"]
     assert set(body["rates"]) == {"plasterboard_10mm_m2", "paint_interior_wall_l", "paint_ceiling_l"}
@@ -163,6 +165,7 @@ async def test_seeded_keys_cover_all_six_categories(hub):
     assert {i["unit"] for i in items} == {"m²", "lm", "L", "item", "kg"}
     keys = ",".join(i["key"] for i in items)
     body = await (await hub.get(f"/api/market/quote-rates?items={keys}")).json()
+    QuoteRatesResponse.model_validate(body)
     assert set(body["rates"]) == {i["key"] for i in items}
     assert len(body["missing"]) < len(items) / 2
     for key, entry in body["rates"].items():
@@ -208,6 +211,6 @@ async def test_openapi_lists_market_paths_and_quote_shapes(hub, runtime):
         "/api/market/quote-rates",
     ):
         assert path in spec["paths"], path
-    obs = spec["components"]["schemas"]["QuoteRateObservation"]
+    obs = QuoteRatesResponse.model_json_schema()["$defs"]["QuoteRateObservation"]
     assert set(obs["required"]) == OBS_FIELDS
     assert obs["properties"]["product_url"]["format"] == "uri"

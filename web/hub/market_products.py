@@ -133,7 +133,6 @@ def _cart_response(request: web.Request, current: object) -> web.Response:
     "/api/market/cart/optimise/{cartId}",
     summary="Result of a cart optimisation (202 while it runs)",
     tags=TAGS,
-    response=CartResult,
     errors={404: "Unknown cart optimisation"},
 )
 async def optimise_result(request: web.Request) -> web.Response:

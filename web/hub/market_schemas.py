@@ -80,6 +80,7 @@ class QuoteRatesQuery(Model):
 
 
 class QuoteRateObservation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     retailer: str
     retailer_name: str
     rate_aud: float = Field(description="Per-unit rate in AUD for the item key's canonical unit.")
@@ -93,6 +94,7 @@ class QuoteRateObservation(BaseModel):
 
 
 class QuoteRateEntry(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     unit: Literal["m²", "lm", "L", "item", "kg"]
     description: str
     category: Literal["tiling", "paint", "timber", "roofing", "plaster", "finishing"]
@@ -101,6 +103,7 @@ class QuoteRateEntry(BaseModel):
 
 
 class QuoteRatesResponse(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     rates: dict[str, QuoteRateEntry]
     missing: list[str] = Field(description="Item keys with no current observation.")
     generated_at: str = Field(json_schema_extra={"format": "date-time"})
