@@ -149,3 +149,26 @@ async def test_seed_is_idempotent(hub, runtime):
     assert first > 300
     for key in ("retailers", "products", "observations", "quoteItemKeys"):
         assert after[key] == before[key]
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [
+        ("/api/market/products/search?query=milk%00", 400),
+        ("/api/market/products/search?query=milk&category=%00", 400),
+        ("/api/market/products/compare?productId=%00", 400),
+        ("/api/market/products/compare?productId=not-a-uuid", 404),
+        ("/api/market/products/history?productId=00000000-0000-0000-0000-00000000000x", 404),
+        ("/api/market/cart/optimise/%00", 404),
+        ("/api/market/cart/optimise/nope", 404),
+        ("/api/market/fuel/stations/%00", 404),
+        ("/api/market/fuel/search?suburb=%00", 400),
+        ("/api/market/fuel/history?stationId=%00", 400),
+        ("/api/market/quote-rates?items=a%00b", 400),
+    ],
+)
+async def test_odd_identifiers_are_4xx_on_both_databases(hub, runtime, path, status):
+    from yarl import URL
+
+    resp = await hub.get(URL(path, encoded=True))
+    assert resp.status == status, await resp.text()

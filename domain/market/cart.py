@@ -21,7 +21,7 @@ from domain.clock import iso, utcnow
 from domain.context import Context
 from domain.errors import BadRequest, NotFound
 from domain.market import cart_solver
-from domain.market.catalog import WORD, cents, is_stale, match_clause
+from domain.market.catalog import WORD, cents, is_stale, match_clause, uuid_key
 from domain.models import CartOptimisation, Product, Retailer
 
 CART_JOB = "market.cart_optimise"
@@ -43,9 +43,10 @@ async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -
 
 
 async def get(session: AsyncSession, cart_id: str) -> CartOptimisation:
-    cart = await session.get(CartOptimisation, cart_id)
+    key = uuid_key(cart_id)
+    cart = await session.get(CartOptimisation, key) if key else None
     if cart is None:
-        raise NotFound(f"cart optimisation {cart_id} not found", code="cart_not_found")
+        raise NotFound(f"cart optimisation {cart_id!r} not found", code="cart_not_found")
     return cart
 
 

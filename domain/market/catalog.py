@@ -4,6 +4,7 @@ price observation (the one write every price source goes through)."""
 from __future__ import annotations
 
 import re
+import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -118,16 +119,29 @@ async def search(session: AsyncSession, *, query: str, category: str | None, lim
     }
 
 
+def uuid_key(value: str) -> str | None:
+    """The canonical form of a UUID id, or None when the value cannot be one (never reaches SQL)."""
+    try:
+        return str(uuid.UUID(value))
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
 async def _load(session: AsyncSession, product_id: str) -> tuple[Product, Retailer]:
+    key = uuid_key(product_id)
     row = (
-        await session.execute(
-            select(Product, Retailer)
-            .join(Retailer, Retailer.slug == Product.retailer_slug)
-            .where(Product.id == product_id)
-        )
-    ).first()
+        (
+            await session.execute(
+                select(Product, Retailer)
+                .join(Retailer, Retailer.slug == Product.retailer_slug)
+                .where(Product.id == key)
+            )
+        ).first()
+        if key
+        else None
+    )
     if row is None:
-        raise NotFound(f"product {product_id} not found", code="product_not_found")
+        raise NotFound(f"product {product_id!r} not found", code="product_not_found")
     return row[0], row[1]
 
 

@@ -311,9 +311,10 @@ def _aware(value: Any) -> datetime | None:
 
 
 async def _station(session: AsyncSession, station_id: str) -> FuelStation:
-    station = await session.get(FuelStation, station_id)
+    valid = 0 < len(station_id) <= 80 and station_id.isprintable()
+    station = await session.get(FuelStation, station_id) if valid else None
     if station is None:
-        raise NotFound(f"fuel station {station_id} not found", code="station_not_found")
+        raise NotFound(f"fuel station {station_id!r} not found", code="station_not_found")
     return station
 
 

@@ -16,7 +16,7 @@ from domain.clock import utcnow
 from domain.context import Context
 from domain.errors import Conflict, NotFound
 from domain.market import outbound
-from domain.market.catalog import record_observation
+from domain.market.catalog import record_observation, uuid_key
 from domain.market.extract import NoPrice, Offer, extract_offer
 from domain.market.settings import get_market_settings
 from domain.models import OutboxJob, Product
@@ -80,9 +80,10 @@ async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
 
 
 async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
-    product = await session.get(Product, product_id)
+    key = uuid_key(product_id)
+    product = await session.get(Product, key) if key else None
     if product is None:
-        raise NotFound(f"product {product_id} not found", code="product_not_found")
+        raise NotFound(f"product {product_id!r} not found", code="product_not_found")
     if not product.scrape_enabled:
         raise Conflict(
             f"product {product_id} has no page to scrape (demo data or disabled)", code="not_scrapeable"

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from web.hub.schemas import Model
+from web.hub.schemas import Model as HubModel
+
+
+class Model(HubModel):
+    @field_validator("*", mode="after")
+    @classmethod
+    def _printable(cls, value: Any) -> Any:
+        # PostgreSQL cannot store or compare NUL in text: refuse it as bad input, never a 500 later.
+        if isinstance(value, str) and "\x00" in value:
+            raise ValueError("must not contain NUL (\\u0000) characters")
+        if isinstance(value, list) and any(isinstance(v, str) and "\x00" in v for v in value):
+            raise ValueError("must not contain NUL (\\u0000) characters")
+        return value
 
 
 class ProductSearchQuery(Model):
