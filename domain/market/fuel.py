@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -164,7 +164,7 @@ def _priced(s: FuelStation, c: FuelCurrentPrice, **extra: Any) -> dict[str, Any]
     }
 
 
-def _base():  # type: ignore[no-untyped-def]
+def _base() -> Select[tuple[FuelStation, FuelCurrentPrice]]:
     return select(FuelStation, FuelCurrentPrice).join(
         FuelCurrentPrice, FuelCurrentPrice.station_id == FuelStation.id
     )

@@ -8,6 +8,7 @@ from aiohttp import web
 
 from domain.market import cart, catalog, scrape
 from domain.market.settings import get_market_settings
+from domain.models import CartOptimisation
 from web.hub.api import api
 from web.hub.market_schemas import (
     CartBody,
@@ -120,9 +121,9 @@ async def optimise(request: web.Request, body: CartBody) -> web.Response:
     return _cart_response(request, current)
 
 
-def _cart_response(request: web.Request, current: object) -> web.Response:
-    url = _cart_url(request, current.id)  # type: ignore[attr-defined]
-    body = cart.to_dict(current, url)  # type: ignore[arg-type]
+def _cart_response(request: web.Request, current: CartOptimisation) -> web.Response:
+    url = _cart_url(request, current.id)
+    body = cart.to_dict(current, url)
     if body["status"] == "pending":
         return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
     return json_response(body)
