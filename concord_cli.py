@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 
+from domain.market import commands as market_commands
 from domain.settings import Settings, get_settings
 
 log = logging.getLogger("concord")
@@ -94,6 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
+    market_commands.add_parser(sub)
     args = parser.parse_args(argv)
     settings = get_settings()
     _logging(settings)
@@ -101,6 +103,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd_migrate(settings)
     elif args.command == "seed":
         cmd_seed(settings)
+    elif args.command == "fuel":
+        return market_commands.run(settings, args)
     elif args.command == "serve":
         asyncio.run(_serve(settings, apps=True, scheduler=True))
     elif args.command == "web":

@@ -4,10 +4,28 @@ from domain.models.agents import Agent, LedgerEntry, Wallet
 from domain.models.consensus import Proposal, ProposalVote
 from domain.models.core import AuditEntry, Event, EventStream, OutboxJob, SweepRun
 from domain.models.escalations import Escalation
+from domain.models.market import (
+    CartOptimisation,
+    FuelCurrentPrice,
+    FuelPrice,
+    FuelStation,
+    PriceObservation,
+    Product,
+    QuoteItem,
+    Retailer,
+)
 from domain.models.topics import Topic, TopicDependency, TopicParticipant
 
 __all__ = [
     "Agent",
+    "CartOptimisation",
+    "FuelCurrentPrice",
+    "FuelPrice",
+    "FuelStation",
+    "PriceObservation",
+    "Product",
+    "QuoteItem",
+    "Retailer",
     "AuditEntry",
     "Escalation",
     "Event",
