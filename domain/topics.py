@@ -239,8 +239,7 @@ async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dic
         for dep in resolved:
             parts.append(
                 f"\n---\n\n<!-- dependency topic:{dep['id']} "
-                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n"
-                + dep["content"].rstrip("\n")
+                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n" + dep["content"].rstrip("\n")
             )
         out["content"] = "\n".join(parts) + "\n"
         out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
