@@ -53,7 +53,7 @@ _PINPOINT_KINDS = {
 }
 _PINPOINT = re.compile(
     r"(?:^|[\s,]+)(?P<kind>section|sec\.?|s\.?|regulation|reg\.?|rule|r\.?|clause|cl\.?)\s*"
-    r"(?P<num>\d+(?:\.\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*[.,;]?\s*$",
+    r"(?P<num>\d+(?:[.\-]\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*[.,;]?\s*$",
     re.IGNORECASE,
 )
 _JURISDICTION = re.compile(r"[\s,]+\(\s*(?P<j>[A-Za-z][A-Za-z.\-]{0,12})\s*\)\s*[.,;]?\s*$")
@@ -67,7 +67,7 @@ _STANDARD = re.compile(
 )
 _SECTION_KEY = re.compile(
     r"^\s*(?P<kind>section|sec\.?|s\.?|regulation|reg\.?|rule|r\.?|clause|cl\.?)?\s*"
-    r"(?P<num>\d+(?:\.\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*$",
+    r"(?P<num>\d+(?:[.\-]\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*$",
     re.IGNORECASE,
 )
 
@@ -157,7 +157,8 @@ def _strip_emphasis(text: str) -> str:
 
 
 def parse(citation: str) -> Parsed:
-    text = " ".join(_strip_emphasis(unicodedata.normalize("NFKC", citation)).split())
+    # Internal spacing is kept: an exact match is literal; extra spaces only match near-exactly.
+    text = _strip_emphasis(unicodedata.normalize("NFKC", citation)).strip()
     std = _parse_standard(text)
     if std is not None:
         designation, rest, written = std

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import uuid
 from datetime import date
@@ -112,7 +113,7 @@ class InstrumentIn(BaseModel):
 
 
 class IngestBody(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="ignore")  # a file may carry source/attribution notes
     documents: list[InstrumentIn] = Field(min_length=1, max_length=1000)
 
 
@@ -159,10 +160,20 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
     """Upsert instruments (their sections and amendments are replaced). The doc row is written first
     with INSERT … ON CONFLICT DO UPDATE, which locks it, so concurrent ingests of one id serialise."""
     now = utcnow()
-    created, updated = [], []
+    created: list[str] = []
+    updated: list[str] = []
+    unchanged: list[str] = []
     for doc in docs:
         doc_id = doc.id or default_id(doc)
-        existed = await session.scalar(select(LegislationDoc.id).where(LegislationDoc.id == doc_id))
+        fingerprint = hashlib.sha256(doc.model_dump_json(exclude={"id"}).encode()).hexdigest()
+        existed = (
+            await session.execute(
+                select(LegislationDoc.id, LegislationDoc.fingerprint).where(LegislationDoc.id == doc_id)
+            )
+        ).first()
+        if existed is not None and existed[1] == fingerprint:
+            unchanged.append(doc_id)  # re-ingesting the same JSON writes nothing (seeding is idempotent)
+            continue
         values = {
             "jurisdiction": doc.jurisdiction,
             "type": doc.type,
@@ -178,6 +189,7 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             "repealed_date": doc.repealedDate,
             "administered_by": doc.administeredBy,
             "url": doc.url,
+            "fingerprint": fingerprint,
             "updated_at": now,
         }
         stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, **values)
@@ -228,8 +240,14 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
         )
         (updated if existed else created).append(doc_id)
     await session.flush()
-    await bump_generation(session)
-    return {"created": created, "updated": updated, "count": len(created) + len(updated)}
+    if created or updated:
+        await bump_generation(session)
+    return {
+        "created": created,
+        "updated": updated,
+        "unchanged": unchanged,
+        "count": len(created) + len(updated),
+    }
 
 
 # ---------------------------------------------------------------------------------------------- reads

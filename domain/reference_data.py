@@ -1,1 +1,3 @@
 """Imports every module that registers a reference-data seeder (legislation, market, …)."""
+
+import domain.legislation_seed  # noqa: F401 - legislation sample

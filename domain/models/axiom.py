@@ -77,6 +77,7 @@ class LegislationDoc(Base):
     repealed_date: Mapped[date | None] = mapped_column(Date)
     administered_by: Mapped[str | None] = mapped_column(String(300))
     url: Mapped[str | None] = mapped_column(String(1000))
+    fingerprint: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of the ingested JSON
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

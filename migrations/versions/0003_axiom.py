@@ -51,6 +51,7 @@ def upgrade() -> None:
         sa.Column("repealed_date", sa.Date(), nullable=True),
         sa.Column("administered_by", sa.String(length=300), nullable=True),
         sa.Column("url", sa.String(length=1000), nullable=True),
+        sa.Column("fingerprint", sa.String(length=64), nullable=True),
         sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
         sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_legislation_docs")),
