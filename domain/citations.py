@@ -257,7 +257,7 @@ class CitationIndex:
         return idx
 
 
-def _section_map(section_ids: list[str]) -> dict[str, str]:
+def section_map(section_ids: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for sid in section_ids:
         out.setdefault(normalise_section(sid) or sid.strip().casefold(), sid)
@@ -283,7 +283,7 @@ async def load_entries(session: AsyncSession) -> list[Entry]:
             LegislationDoc.repealed_date,
         )
     )
-    return [Entry(*row, sections=_section_map(sections.get(row[0], []))) for row in rows]
+    return [Entry(*row, sections=section_map(sections.get(row[0], []))) for row in rows]
 
 
 class IndexHolder:
