@@ -80,6 +80,14 @@ async def _citations(session: AsyncSession, topic_ids: list[str]) -> dict[str, l
     return out
 
 
+def check_filters(*, tier: str | None, q: str | None) -> None:
+    """Reject bad filters before a credit is spent."""
+    if tier is not None and tier not in TIERS:
+        raise BadRequest(f"tier must be one of {', '.join(TIERS)}", code="invalid_field", field="tier")
+    if q is not None and q.strip() and not fulltext.searchable(q):
+        raise BadRequest("q has no searchable words", code="invalid_field", field="q")
+
+
 async def list_facts(
     session: AsyncSession,
     *,
@@ -89,8 +97,7 @@ async def list_facts(
     limit: int,
     offset: int,
 ) -> dict[str, Any]:
-    if tier is not None and tier not in TIERS:
-        raise BadRequest(f"tier must be one of {', '.join(TIERS)}", code="invalid_field", field="tier")
+    check_filters(tier=tier, q=q)
     stmt = select(Topic).where(Topic.status.in_(FACT_STATUSES))
     if tier:
         stmt = stmt.where(Topic.tier == tier)

@@ -51,6 +51,10 @@ def fts5_query(q: str) -> str | None:
     return expr
 
 
+def searchable(q: str) -> bool:
+    return fts5_query(q) is not None
+
+
 def topic_matches(session: AsyncSession, q: str) -> Select | None:
     """A subquery of (topic_id, relevance) for topics matching `q`, higher relevance first; None
     when the query has no searchable words (callers then match nothing)."""

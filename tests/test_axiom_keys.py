@@ -135,3 +135,36 @@ async def test_resolve_and_discovery_need_no_key(hub):
     assert (await hub.get("/api/axiom/keys")).status == 200
     resp = await hub.get("/api/axiom/resolve", params={"citation": "Nothing Act 1999"})
     assert resp.status == 404
+
+
+async def test_bad_filters_cost_no_credit_and_x_api_key_is_accepted(hub):
+    key = await axiom_key(hub)
+    headers = {"X-Api-Key": key["apiKey"]}
+    assert (await hub.get("/api/axiom/facts", params={"tier": "axiom"}, headers=headers)).status == 400
+    assert (await hub.get("/api/axiom/facts", params={"q": "!!!"}, headers=headers)).status == 400
+    assert (await hub.get("/api/axiom/legislation/search", params={"q": "an"}, headers=headers)).status == 400
+    usage = await (await hub.get("/api/axiom/usage", headers=headers)).json()
+    assert usage["queries"] == 0
+
+
+async def test_openapi_documents_the_axiom_operations(hub):
+    spec = await (await hub.get("/openapi.json")).json()
+    paths = spec["paths"]
+    for path in (
+        "/api/axiom/keys",
+        "/api/axiom/usage",
+        "/api/axiom/facts",
+        "/api/axiom/facts/{factId}",
+        "/api/axiom/legislation",
+        "/api/axiom/legislation/search",
+        "/api/axiom/legislation/{docId}",
+        "/api/axiom/legislation/ingest",
+        "/api/axiom/resolve",
+    ):
+        assert path in paths, path
+    search = paths["/api/axiom/legislation/search"]["get"]
+    names = {p["name"] for p in search["parameters"]}
+    assert names == {"q", "jurisdiction", "type", "status", "limit", "offset"}
+    assert search["security"] == [{"commercialBearer": []}]
+    assert paths["/api/axiom/resolve"]["get"].get("security") is None
+    assert "staffBearer" in spec["components"]["securitySchemes"]

@@ -39,6 +39,7 @@ class FactsQuery(BaseModel):
     errors=METERED,
 )
 async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
+    facts.check_filters(tier=query.tier, q=query.q)
     meter = await metered(request)
     async with runtime(request).db.read() as session:
         result = await facts.list_facts(
