@@ -137,6 +137,13 @@ async def ingest(request: web.Request) -> web.Response:
     return json_response(result)
 
 
+# The ingest handler authenticates before it parses the body (401 before 400), so the body model is
+# attached for the OpenAPI document only.
+for _op in api.operations:
+    if _op.path == "/api/axiom/legislation/ingest":
+        _op.body = legislation.IngestBody
+
+
 @api.route(
     "GET",
     "/api/axiom/legislation/{docId}",
