@@ -374,6 +374,12 @@ def _choose(parsed: Parsed, tiers: list[tuple[str, list[Entry]]]) -> tuple[str, 
     return None
 
 
+def _standard_titles(title: str) -> set[str]:
+    """A designation may be followed by the standard's title, in full or without its parenthetical
+    ('Electrical installations' for 'Electrical installations (known as the … Wiring Rules)')."""
+    return {near_key(title), near_key(title.split(" (", 1)[0])}
+
+
 def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] | None:
     """The result for a legislation/standard match, None when the store has no such title; raises
     citation_ambiguous when several instruments share the title and the citation names no jurisdiction."""
@@ -387,7 +393,7 @@ def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] 
         near = [
             e
             for e in index.std_near.get(parsed.designation.key, [])
-            if not parsed.title or near_key(e.title) == near_key(parsed.title)
+            if not parsed.title or near_key(parsed.title) in _standard_titles(e.title)
         ]
         tiers = [("exact", exact), ("near-exact", near)]
     else:

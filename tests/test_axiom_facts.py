@@ -130,6 +130,7 @@ async def test_filters_tier_and_jurisdiction_prefix(hub, runtime, register):
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="AU-NSW"))["facts"]} == {nsw}
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="AU"))["facts"]} == {nsw, cth}
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="au-n"))["facts"]} == {nsw}
+    assert {f["id"] for f in (await facts(hub, key, jurisdiction="NSW"))["facts"]} == {nsw}
     bad = await facts(hub, key, status=400, tier="axiom")
     assert bad["field"] == "tier"
     for params in ({"limit": "0"}, {"limit": "101"}, {"offset": "-3"}, {"limit": "x"}):

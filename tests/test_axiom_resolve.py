@@ -144,6 +144,15 @@ async def test_standards_designations(hub, seeded, citation, designation, tier):
     assert r["inForce"] is None
 
 
+async def test_standard_with_its_title(hub, seeded):
+    r = await resolve(hub, "AS/NZS 3000:2018 Electrical installations")
+    assert r["matchTier"] == "near-exact"
+    assert r["docId"] == "std-as-nzs-3000-2018"
+    # a designation with another standard's title is not this standard
+    r = await resolve(hub, "AS 3600:2018 Steel structures", status=404)
+    assert r["error"] == "citation_not_resolved"
+
+
 async def test_standard_clause_pinpoint(hub, seeded):
     r = await resolve(hub, "AS/NZS 3000:2018 cl 1.4")
     assert r["sectionRef"] == "cl 1.4"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain import facts
+from domain import facts, jurisdictions
 from web.hub.api import api
 from web.hub.axiom_keys import METERED, metered
 from web.request import runtime
@@ -40,12 +40,13 @@ class FactsQuery(BaseModel):
 )
 async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     facts.check_filters(tier=query.tier, q=query.q)
+    jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     meter = await metered(request)
     async with runtime(request).db.read() as session:
         result = await facts.list_facts(
             session,
             tier=query.tier,
-            jurisdiction=query.jurisdiction,
+            jurisdiction=jurisdiction,
             q=query.q,
             limit=query.limit,
             offset=query.offset,
