@@ -7,7 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain import facts, jurisdictions
 from web.hub.api import api
-from web.hub.axiom_keys import METERED, metered
+from web.hub.axiom_keys import METERED, metered, page_links
 from web.request import runtime
 from web.routing import json_response
 
@@ -52,20 +52,8 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
             offset=query.offset,
         )
     result["creditsRemaining"] = meter["creditsRemaining"]
-    base = "/api/axiom/facts"
-    result["_links"] = {
-        "self": f"{base}?{request.query_string}" if request.query_string else base,
-        "next": f"{base}?{_with_offset(request, query.offset + query.limit)}" if result["hasMore"] else None,
-    }
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
     return json_response(result)
-
-
-def _with_offset(request: web.Request, offset: int) -> str:
-    from urllib.parse import urlencode
-
-    params = dict(request.query)
-    params["offset"] = str(offset)
-    return urlencode(params)
 
 
 @api.route(

@@ -4,6 +4,7 @@ Axiom route modules use."""
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,14 @@ async def metered(request: web.Request) -> dict[str, Any]:
     """Authenticate the commercial key and spend one credit (its own small write transaction)."""
     async with runtime(request).db.transaction() as session:
         return await axiom_keys.meter(session, presented_key(request))
+
+
+def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:
+    """self and next links of an offset-paginated listing (same query, next offset)."""
+    params = dict(request.query)
+    self_link = f"{request.path}?{urlencode(params)}" if params else request.path
+    params["offset"] = str(offset + limit)
+    return {"self": self_link, "next": f"{request.path}?{urlencode(params)}" if has_more else None}
 
 
 def citation_index(request: web.Request) -> citations.IndexHolder:

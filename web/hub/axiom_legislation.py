@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain import jurisdictions, legislation, staff
 from web.hub.api import api
-from web.hub.axiom_keys import METERED, citation_index, metered
+from web.hub.axiom_keys import METERED, citation_index, metered, page_links
 from web.request import context, presented_key, runtime
 from web.routing import json_response, read_json
 
@@ -87,6 +87,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
     if query.format == "markdown":
         return _markdown(legislation.to_markdown(result["legislation"]), meter["creditsRemaining"])
     result["creditsRemaining"] = meter["creditsRemaining"]
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
     return json_response(result)
 
 
@@ -114,6 +115,8 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
             offset=query.offset,
         )
     result["creditsRemaining"] = meter["creditsRemaining"]
+    more = query.offset + len(result["results"]) < result["total"]
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=more)
     return json_response(result)
 
 
