@@ -86,6 +86,11 @@ def cmd_seed(settings: Settings) -> None:
     asyncio.run(run())
 
 
+def _add_staff_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    staff_cmd = keys_sub.add_parser("create-staff", help="create a staff key (printed once, stored hashed)")
+    staff_cmd.add_argument("--name", required=True, help="who the key is for")
+
+
 def cmd_create_staff_key(settings: Settings, name: str) -> None:
     from domain import staff
     from domain.db import Database
@@ -99,8 +104,11 @@ def cmd_create_staff_key(settings: Settings, name: str) -> None:
             await db.dispose()
 
     created = asyncio.run(run())
-    print(f"staff key for {created['name']} (id {created['id']}); shown once, store it now:")
     print(created["apiKey"])
+    print(
+        f"id {created['id']} · staff {created['name']} · store the key now: it is shown once",
+        file=sys.stderr,
+    )
 
 
 def cmd_ingest_legislation(settings: Settings, path: str) -> None:
@@ -140,11 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
-    keys_cmd = sub.add_parser("keys", help="operator-issued keys").add_subparsers(
-        dest="keys_command", required=True
-    )
-    staff_cmd = keys_cmd.add_parser("create-staff", help="create a staff key (printed once, stored hashed)")
-    staff_cmd.add_argument("--name", required=True, help="who the key is for")
+    keys_parser = sub.add_parser("keys", help="service keys (document API) and staff keys")
+    keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
+    _add_staff_key_commands(keys_sub)
     leg_cmd = sub.add_parser("legislation", help="legislation store").add_subparsers(
         dest="leg_command", required=True
     )
