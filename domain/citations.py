@@ -407,8 +407,12 @@ def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] 
     tier, entries = chosen
     unique = {e.doc_id: e for e in entries}
     if len(unique) > 1:
-        cands = sorted(unique.values(), key=lambda e: (e.jurisdiction != "AU", e.jurisdiction, e.doc_id))
-        where = sorted({jurisdictions.abbreviation(e.jurisdiction) for e in cands})
+        cands = sorted(
+            unique.values(),
+            key=lambda e: (e.jurisdiction != "AU", jurisdictions.abbreviation(e.jurisdiction), e.doc_id),
+        )
+        # AGLC order for parallel citations: Cth first, then the others alphabetically
+        where = list(dict.fromkeys(jurisdictions.abbreviation(e.jurisdiction) for e in cands))
         raise NotFound(
             f"{len(cands)} instruments are titled {cands[0].canonical_title!r} ({', '.join(where)}); "
             "name the jurisdiction, e.g. '(" + where[0] + ")'",

@@ -343,6 +343,12 @@ async def test_same_title_in_several_jurisdictions_is_ambiguous(hub, seeded, cit
     assert r["detail"]
 
 
+async def test_candidates_follow_aglc_order(hub, seeded):
+    r = await resolve(hub, "Work Health and Safety Act 2011", status=404)
+    assert [c["jurisdictionAbbreviation"] for c in r["candidates"]] == ["Cth", "ACT", "NSW", "Qld"]
+    assert "(Cth, ACT, NSW, Qld)" in r["detail"]
+
+
 async def test_naming_the_jurisdiction_removes_the_ambiguity(hub, seeded):
     for abbrev, code in (("Cth", "AU"), ("NSW", "AU-NSW"), ("Qld", "AU-QLD"), ("ACT", "AU-ACT")):
         r = await resolve(hub, f"Work Health and Safety Act 2011 ({abbrev}) s 19")
