@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import socket
 import statistics
 import tempfile
@@ -150,6 +151,7 @@ async def over_http(docs: list[dict], sample: list[dict], queries: list[str]) ->
         return latencies
     finally:
         await rt.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def main() -> None:
