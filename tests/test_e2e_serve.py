@@ -33,7 +33,7 @@ async def _wait_ready(base: str, proc: Any, log: Path) -> None:
     async with aiohttp.ClientSession() as http:
         for _ in range(300):
             if proc.poll() is not None:
-                raise AssertionError(f"server exited early:\n{log.read_text()}")
+                raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
             try:
                 async with http.get(f"{base}/readyz") as resp:
                     if resp.status == 200:
@@ -41,7 +41,7 @@ async def _wait_ready(base: str, proc: Any, log: Path) -> None:
             except aiohttp.ClientError:
                 pass
             await asyncio.sleep(0.1)
-    raise AssertionError(f"server never became ready:\n{log.read_text()}")
+    raise AssertionError(f"server never became ready:\n{await asyncio.to_thread(log.read_text)}")
 
 
 async def _journey(base: str, calls: list[dict[str, Any]]) -> None:

@@ -66,10 +66,14 @@ async def _ctx(runtime: Any, agent: dict[str, Any]) -> Context:
         return Context(actor=Actor(row.id, row.name, row.key_hash), request_id="test")
 
 
-async def test_escalation_is_delivered_once_by_the_worker(hub: Any, register: Any, runtime: Any, webhook: Webhook):
+async def test_escalation_is_delivered_once_by_the_worker(
+    hub: Any, register: Any, runtime: Any, webhook: Webhook
+):
     agent, topic_id = await _topic(hub, register)
     resp = await hub.post(
-        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "Is s 19 still in force?"}
+        f"/api/pact/{topic_id}/escalate",
+        headers=agent["headers"],
+        json={"message": "Is s 19 still in force?"},
     )
     assert resp.status == 201
     esc_id = (await resp.json())["escalationId"]
@@ -83,21 +87,29 @@ async def _delivered(runtime: Any, esc_id: str) -> bool:
     return (await _escalation(runtime, esc_id)).delivery_status == "delivered"
 
 
-async def test_job_of_a_rolled_back_transaction_never_runs(hub: Any, register: Any, runtime: Any, webhook: Webhook):
+async def test_job_of_a_rolled_back_transaction_never_runs(
+    hub: Any, register: Any, runtime: Any, webhook: Webhook
+):
     agent, topic_id = await _topic(hub, register)
     ctx = await _ctx(runtime, agent)
-    with pytest.raises(RuntimeError, match="abort"):
+
+    async def create_then_fail() -> None:
         async with runtime.db.transaction() as session:
             await escalations.create(
                 session, ctx, resource_type="topic", resource_id=topic_id, message="never sent"
             )
             raise RuntimeError("abort")
+
+    with pytest.raises(RuntimeError, match="abort"):
+        await create_then_fail()
     await runtime.relay.run_once()
     async with runtime.db.read() as session:
         assert (await session.scalars(select(OutboxJob))).all() == []
         assert (await session.scalars(select(Escalation))).all() == []
     # Prove the pipeline is live: a committed escalation after it is delivered, and only that one.
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "sent"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "sent"}
+    )
     sent_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, sent_id))
     assert [c["escalation"]["message"] for c in webhook.calls] == ["sent"]
@@ -108,7 +120,9 @@ async def test_job_whose_send_was_interrupted_runs_after_restart(
 ):
     agent, topic_id = await _topic(hub, register)
     await runtime.relay.stop()  # the process "crashes" after commit, before the relay sends
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "later"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "later"}
+    )
     esc_id = (await resp.json())["escalationId"]
     await asyncio.sleep(0.5)
     async with runtime.db.read() as session:
@@ -132,7 +146,9 @@ async def test_sent_jobs_lost_with_the_in_memory_broker_are_requeued_at_start(
 ):
     agent, topic_id = await _topic(hub, register)
     await runtime.relay.stop()
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "lost"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "lost"}
+    )
     esc_id = (await resp.json())["escalationId"]
     async with runtime.db.transaction() as session:  # marked sent, but the broker died with the message
         job = (await session.scalars(select(OutboxJob))).one()
@@ -147,9 +163,13 @@ async def test_sent_jobs_lost_with_the_in_memory_broker_are_requeued_at_start(
     assert len(webhook.calls) == 1
 
 
-async def test_a_job_delivered_twice_takes_effect_once(hub: Any, register: Any, runtime: Any, webhook: Webhook):
+async def test_a_job_delivered_twice_takes_effect_once(
+    hub: Any, register: Any, runtime: Any, webhook: Webhook
+):
     agent, topic_id = await _topic(hub, register)
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "once"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "once"}
+    )
     esc_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, esc_id))
     async with runtime.db.read() as session:
@@ -169,7 +189,9 @@ async def test_a_failing_webhook_is_retried_until_it_answers(
 ):
     webhook.fail_next = 1
     agent, topic_id = await _topic(hub, register)
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "retry"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "retry"}
+    )
     esc_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, esc_id))
     assert len(webhook.calls) == 2  # one failure, one success
@@ -179,10 +201,14 @@ async def test_a_failing_webhook_is_retried_until_it_answers(
         assert job.attempts == 2
 
 
-async def test_retries_exhausted_leave_a_visible_failure(hub: Any, register: Any, runtime: Any, webhook: Webhook):
+async def test_retries_exhausted_leave_a_visible_failure(
+    hub: Any, register: Any, runtime: Any, webhook: Webhook
+):
     webhook.fail_next = 100
     agent, topic_id = await _topic(hub, register)
-    resp = await hub.post(f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "doomed"})
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "doomed"}
+    )
     esc_id = (await resp.json())["escalationId"]
 
     async def failed() -> bool:

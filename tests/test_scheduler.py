@@ -18,7 +18,10 @@ from tests.processes import command, start, stop
 
 async def test_a_second_lock_waits_until_the_first_is_released(runtime: Any):
     other = Database(runtime.settings.db_url)
-    first, second = LeaderLock(runtime.db, runtime.settings.data_dir), LeaderLock(other, runtime.settings.data_dir)
+    first, second = (
+        LeaderLock(runtime.db, runtime.settings.data_dir),
+        LeaderLock(other, runtime.settings.data_dir),
+    )
     try:
         assert await first.try_acquire()
         assert not await second.try_acquire()
@@ -61,4 +64,5 @@ async def test_two_scheduler_processes_never_sweep_at_once(runtime: Any, tmp_pat
         for proc in procs:
             stop(proc)
     logs = "".join((tmp_path / f"scheduler-{n}.log").read_text() for n in range(2))
-    assert "is the leader" in logs and "waiting for the leader lock" in logs
+    assert "is the leader" in logs
+    assert "waiting for the leader lock" in logs
