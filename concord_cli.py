@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 
+from domain.market import commands as market_commands
 from domain.settings import Settings, get_settings
 
 log = logging.getLogger("concord")
@@ -86,6 +87,60 @@ def cmd_seed(settings: Settings) -> None:
     asyncio.run(run())
 
 
+def _add_staff_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    staff_cmd = keys_sub.add_parser("create-staff", help="create a staff key (printed once, stored hashed)")
+    staff_cmd.add_argument("--name", required=True, help="who the key is for")
+
+
+def cmd_create_staff_key(settings: Settings, name: str) -> None:
+    from domain import staff
+    from domain.db import Database
+
+    async def run() -> dict[str, str]:
+        db = Database(settings.db_url)
+        try:
+            async with db.transaction() as session:
+                return await staff.create(session, name=name)
+        finally:
+            await db.dispose()
+
+    created = asyncio.run(run())
+    print(created["apiKey"])
+    print(
+        f"id {created['id']} · staff {created['name']} · store the key now: it is shown once",
+        file=sys.stderr,
+    )
+
+
+def cmd_ingest_legislation(settings: Settings, path: str) -> None:
+    import json
+    from pathlib import Path
+
+    from domain import legislation
+    from domain.context import SYSTEM
+    from domain.db import Database
+    from domain.errors import DomainError
+
+    try:
+        docs = legislation.parse_documents(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (OSError, ValueError, DomainError) as exc:
+        raise SystemExit(f"concord legislation ingest: {path}: {exc}") from None
+
+    async def run() -> dict[str, list[str]]:
+        db = Database(settings.db_url)
+        try:
+            async with db.transaction() as session:
+                return await legislation.ingest(session, SYSTEM, docs)
+        finally:
+            await db.dispose()
+
+    result = asyncio.run(run())
+    print(
+        f"ingested {path}: {len(result['created'])} created, {len(result['updated'])} updated, "
+        f"{len(result['unchanged'])} unchanged"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -94,6 +149,15 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
+    market_commands.add_parser(sub)
+    keys_parser = sub.add_parser("keys", help="service keys (document API) and staff keys")
+    keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
+    _add_staff_key_commands(keys_sub)
+    leg_cmd = sub.add_parser("legislation", help="legislation store").add_subparsers(
+        dest="leg_command", required=True
+    )
+    ingest_cmd = leg_cmd.add_parser("ingest", help="ingest instruments from a JSON file ({documents: [...]})")
+    ingest_cmd.add_argument("file", help="path of the JSON file")
     args = parser.parse_args(argv)
     settings = get_settings()
     _logging(settings)
@@ -101,6 +165,12 @@ def main(argv: list[str] | None = None) -> int:
         cmd_migrate(settings)
     elif args.command == "seed":
         cmd_seed(settings)
+    elif args.command == "fuel":
+        return market_commands.run(settings, args)
+    elif args.command == "keys" and args.keys_command == "create-staff":
+        cmd_create_staff_key(settings, args.name)
+    elif args.command == "legislation" and args.leg_command == "ingest":
+        cmd_ingest_legislation(settings, args.file)
     elif args.command == "serve":
         asyncio.run(_serve(settings, apps=True, scheduler=True))
     elif args.command == "web":

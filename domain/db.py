@@ -84,6 +84,10 @@ def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         kwargs["connect_args"] = {"timeout": 30}
+        if not null_pool:
+            # A fixed pool: overflow connections would be opened (with their PRAGMAs) and closed per burst.
+            kwargs["pool_size"] = 16
+            kwargs["max_overflow"] = 0
     else:
         kwargs["pool_pre_ping"] = True
         kwargs["connect_args"] = {"server_settings": {"application_name": "concord"}}

@@ -417,8 +417,12 @@ async def test_responses_match_the_openapi_document(hub, register):
     values = {"topicId": base["id"], "agentId": agent["agentId"]}
     checked = 0
     for op in api.operations:
-        if op.method != "GET" or op.response is None:
+        if op.method != "GET" or op.response is None or op.auth not in (None, "agentBearer"):
             continue
+        if op.query is not None and op.query.model_json_schema().get("required"):
+            continue  # needs area-specific input; that area's tests check its bodies
+        if op.path == "/api/axiom/resolve":
+            continue  # citation is optional in the model so that its absence gets the spec's own 400
         path = re.sub(r"{(\w+)}", lambda m: values[m.group(1)], op.path)
         variants = [{}]
         if op.path.endswith("/content"):

@@ -27,7 +27,9 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
 
 
 def create_hub_app(rt: Runtime) -> web.Application:
+    import web.hub.axiom_routes  # noqa: F401 - Axiom routes
     from web.hub import audit, collaboration, hub, proposals, registration, topics, voting, wallet  # noqa: F401
+    from web.hub import market as market_routes  # noqa: F401 - market routes
     from web.hub.api import api
 
     if not any(op.path == "/healthz" for op in api.operations):

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain import agents
 from domain.context import Actor, Context
@@ -65,3 +69,16 @@ async def agent_context(request: web.Request) -> Context:
     ctx = context(request, Actor(agent.id, agent.name, agent.key_hash))
     request[AGENT_CONTEXT] = ctx
     return ctx
+
+
+async def cached_json(
+    request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+) -> web.Response:
+    """A JSON response for an anonymous read, served from the runtime's read cache."""
+
+    async def render(session: AsyncSession) -> bytes:
+        return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
+
+    rt = runtime(request)
+    body = await rt.cache.get(key, render)
+    return web.Response(body=body, content_type="application/json")

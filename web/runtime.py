@@ -13,6 +13,7 @@ from domain.db import Database
 from domain.settings import Settings
 from scheduler.runner import SchedulerService
 from web.ratelimit import RateLimits
+from web.readcache import ReadCache
 from workers.broker import is_embedded, setup_broker
 from workers.embedded import start_worker
 from workers.relay import Relay
@@ -29,6 +30,7 @@ class Runtime:
     relay: Relay | None = None
     scheduler: SchedulerService | None = None
     worker: dramatiq.Worker | None = None
+    cache: ReadCache | None = None
     extras: dict[str, object] = field(default_factory=dict)
 
     @classmethod
@@ -38,6 +40,7 @@ class Runtime:
         db = Database(settings.db_url)
         broker = setup_broker(settings)
         rt = cls(settings=settings, db=db, broker=broker, limits=RateLimits(settings))
+        rt.cache = ReadCache(db, settings.read_cache_seconds)
         embedded = is_embedded(broker)
         if worker if worker is not None else embedded:
             rt.worker = start_worker(broker, settings.worker_threads)

@@ -17,7 +17,7 @@ from web.hub.schemas import (
     TopicList,
     TopicListQuery,
 )
-from web.request import agent_context, runtime
+from web.request import agent_context, cached_json, runtime
 from web.routing import json_response
 
 NOT_FOUND = {404: "Topic not found"}
@@ -32,16 +32,18 @@ NOT_FOUND = {404: "Topic not found"}
     response=TopicList,
 )
 async def list_topics(request: web.Request, query: TopicListQuery) -> web.Response:
-    async with runtime(request).db.read() as session:
-        result = await topics.list_topics(
+    return await cached_json(
+        request,
+        ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset),
+        lambda session: topics.list_topics(
             session,
             tier=query.tier,
             status=query.status,
             jurisdiction=query.jurisdiction,
             limit=query.limit,
             offset=query.offset,
-        )
-    return json_response(result)
+        ),
+    )
 
 
 @api.route(
@@ -88,9 +90,12 @@ async def get_topic(request: web.Request) -> web.Response:
     errors=NOT_FOUND,
 )
 async def get_content(request: web.Request, query: ContentQuery) -> web.Response:
-    async with runtime(request).db.read() as session:
-        result = await topics.content(session, request.match_info["topicId"], resolve=query.resolve)
-    return json_response(result)
+    topic_id = request.match_info["topicId"]
+    return await cached_json(
+        request,
+        ("content", topic_id, query.resolve),
+        lambda session: topics.content(session, topic_id, resolve=query.resolve),
+    )
 
 
 @api.route(
@@ -102,9 +107,10 @@ async def get_content(request: web.Request, query: ContentQuery) -> web.Response
     errors=NOT_FOUND,
 )
 async def get_sections(request: web.Request) -> web.Response:
-    async with runtime(request).db.read() as session:
-        result = await topics.section_tree(session, request.match_info["topicId"])
-    return json_response(result)
+    topic_id = request.match_info["topicId"]
+    return await cached_json(
+        request, ("sections", topic_id), lambda session: topics.section_tree(session, topic_id)
+    )
 
 
 @api.route(

@@ -1,0 +1,1 @@
+"""Market data: catalogue, price scraping, cart optimisation, fuel prices and quote rates."""

@@ -1,0 +1,349 @@
+"""Fuel stations and prices: storing what the feeds report, and the public reads (near me, cheapest,
+search, summary by state, one station, history)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Select, func, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.clock import iso, utcnow
+from domain.errors import BadRequest, NotFound
+from domain.models import FuelCurrentPrice, FuelPrice, FuelStation
+
+# The public hub's fuel vocabulary; feed codes are mapped onto it by the ingestion adapters.
+FUEL_TYPES = ("U91", "E10", "U95", "U98", "Diesel", "PremDSL", "LPG", "E85", "AdBlue")
+STATES = ("NSW", "VIC", "QLD", "WA", "SA", "TAS", "ACT", "NT")
+_ALIASES = {t.lower(): t for t in FUEL_TYPES} | {
+    "p95": "U95",
+    "p98": "U98",
+    "dl": "Diesel",
+    "pdl": "PremDSL",
+    "ulp": "U91",
+    "unleaded": "U91",
+}
+EARTH_RADIUS_KM = 6371.0088
+
+
+@dataclass(frozen=True)
+class StationRow:
+    id: str
+    source: str
+    brand: str | None
+    name: str
+    address: str | None
+    suburb: str | None
+    state: str
+    postcode: str | None
+    latitude: float
+    longitude: float
+
+
+@dataclass(frozen=True)
+class PriceRow:
+    station_id: str
+    fuel_type: str
+    cents_per_litre: float
+    priced_at: datetime
+
+
+def fuel_type_of(value: str | None, *, field: str = "fuelType") -> str | None:
+    if value is None or not value.strip():
+        return None
+    found = _ALIASES.get(value.strip().lower())
+    if found is None:
+        raise BadRequest(f"{field}: unknown fuel type {value!r}; one of {', '.join(FUEL_TYPES)}", field=field)
+    return found
+
+
+def state_of(value: str | None, *, field: str = "state") -> str | None:
+    if value is None or not value.strip():
+        return None
+    state = value.strip().upper()
+    if state not in STATES:
+        raise BadRequest(f"{field}: unknown state {value!r}; one of {', '.join(STATES)}", field=field)
+    return state
+
+
+def _insert(session: AsyncSession, model: type[Any]) -> Any:
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    return (postgresql if dialect == "postgresql" else sqlite).insert(model)
+
+
+async def store(
+    session: AsyncSession, stations: list[StationRow], prices: list[PriceRow], *, demo: bool = False
+) -> int:
+    """Upsert stations, append prices (a repeated point is ignored), and move each current price
+    forward only when the new one is newer: safe when two ingestions overlap."""
+    now = utcnow()
+    if stations:
+        stmt = _insert(session, FuelStation)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=[FuelStation.id],
+            set_={
+                c: getattr(stmt.excluded, c)
+                for c in ("brand", "name", "address", "suburb", "state", "postcode", "latitude", "longitude")
+            }
+            | {"updated_at": now},
+        )
+        await session.execute(
+            stmt, [dict(vars(s), demo=demo, updated_at=now) for s in {s.id: s for s in stations}.values()]
+        )
+    if not prices:
+        return 0
+    source = "demo" if demo else (stations[0].source if stations else "feed")
+    rows = [
+        {
+            "station_id": p.station_id,
+            "fuel_type": p.fuel_type,
+            "cents_per_litre": p.cents_per_litre,
+            "priced_at": p.priced_at,
+            "source": source,
+        }
+        for p in prices
+    ]
+    await session.execute(_insert(session, FuelPrice).on_conflict_do_nothing(), rows)
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    horizon = now + timedelta(minutes=5)
+    for row in rows:
+        if row["priced_at"] > horizon:
+            continue  # tomorrow's announced price (WA) is history now and current only once it applies
+        key = (row["station_id"], row["fuel_type"])
+        if key not in latest or row["priced_at"] > latest[key]["priced_at"]:
+            latest[key] = row
+    stmt = _insert(session, FuelCurrentPrice)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[FuelCurrentPrice.station_id, FuelCurrentPrice.fuel_type],
+        set_={
+            "cents_per_litre": stmt.excluded.cents_per_litre,
+            "priced_at": stmt.excluded.priced_at,
+            "source": stmt.excluded.source,
+        },
+        where=stmt.excluded.priced_at > FuelCurrentPrice.priced_at,
+    )
+    if latest:
+        await session.execute(stmt, list(latest.values()))
+    return len(rows)
+
+
+def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
+
+
+def station_dict(s: FuelStation) -> dict[str, Any]:
+    return {
+        "id": s.id,
+        "brand": s.brand,
+        "name": s.name,
+        "address": s.address,
+        "suburb": s.suburb,
+        "state": s.state,
+        "postcode": s.postcode,
+        "latitude": s.latitude,
+        "longitude": s.longitude,
+        "source": s.source,
+        "demo": s.demo,
+    }
+
+
+def _priced(s: FuelStation, c: FuelCurrentPrice, **extra: Any) -> dict[str, Any]:
+    return station_dict(s) | {
+        "fuelType": c.fuel_type,
+        "price": c.cents_per_litre,
+        "priceUnit": "c/L",
+        "pricedAt": iso(c.priced_at),
+        **extra,
+    }
+
+
+def _base() -> Select[tuple[FuelStation, FuelCurrentPrice]]:
+    return select(FuelStation, FuelCurrentPrice).join(
+        FuelCurrentPrice, FuelCurrentPrice.station_id == FuelStation.id
+    )
+
+
+async def near_me(
+    session: AsyncSession, *, latitude: float, longitude: float, fuel_type: str, radius_km: float, limit: int
+) -> dict[str, Any]:
+    dlat = radius_km / 110.574
+    dlon = radius_km / (111.320 * max(0.01, math.cos(math.radians(latitude))))
+    rows = (
+        await session.execute(
+            _base().where(
+                FuelCurrentPrice.fuel_type == fuel_type,
+                FuelStation.latitude.between(latitude - dlat, latitude + dlat),
+                FuelStation.longitude.between(longitude - dlon, longitude + dlon),
+            )
+        )
+    ).all()
+    found = []
+    for s, c in rows:
+        distance = haversine_km(latitude, longitude, s.latitude, s.longitude)
+        if distance <= radius_km:
+            found.append((c.cents_per_litre, distance, s.id, s, c))
+    found.sort(key=lambda t: (t[0], t[1], t[2]))
+    return {
+        "latitude": latitude,
+        "longitude": longitude,
+        "fuelType": fuel_type,
+        "radiusKm": radius_km,
+        "count": len(found[:limit]),
+        "stations": [_priced(s, c, distanceKm=round(d, 2)) for _, d, _, s, c in found[:limit]],
+    }
+
+
+async def cheapest(session: AsyncSession, *, fuel_type: str, state: str | None, limit: int) -> dict[str, Any]:
+    stmt = _base().where(FuelCurrentPrice.fuel_type == fuel_type)
+    if state:
+        stmt = stmt.where(FuelStation.state == state)
+    stmt = stmt.order_by(
+        FuelCurrentPrice.cents_per_litre, FuelCurrentPrice.priced_at.desc(), FuelStation.id
+    ).limit(limit)
+    rows = (await session.execute(stmt)).all()
+    return {"fuelType": fuel_type, "state": state, "stations": [_priced(s, c) for s, c in rows]}
+
+
+async def _prices_of(session: AsyncSession, station_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {sid: [] for sid in station_ids}
+    if not station_ids:
+        return out
+    rows = (
+        await session.scalars(
+            select(FuelCurrentPrice)
+            .where(FuelCurrentPrice.station_id.in_(station_ids))
+            .order_by(FuelCurrentPrice.fuel_type)
+        )
+    ).all()
+    for c in rows:
+        out[c.station_id].append(
+            {"fuelType": c.fuel_type, "price": c.cents_per_litre, "pricedAt": iso(c.priced_at)}
+        )
+    return out
+
+
+async def search(
+    session: AsyncSession, *, fuel_type: str | None, state: str | None, suburb: str | None, limit: int
+) -> dict[str, Any]:
+    if fuel_type:
+        stmt = _base().where(FuelCurrentPrice.fuel_type == fuel_type)
+    else:
+        stmt = select(FuelStation)
+    if state:
+        stmt = stmt.where(FuelStation.state == state)
+    if suburb:
+        like = "%" + suburb.strip().lower().replace("%", "").replace("_", "") + "%"
+        stmt = stmt.where(func.lower(func.coalesce(FuelStation.suburb, "")).like(like))
+    if fuel_type:
+        stmt = stmt.order_by(FuelCurrentPrice.cents_per_litre, FuelStation.id)
+    else:
+        stmt = stmt.order_by(FuelStation.state, FuelStation.suburb, FuelStation.name, FuelStation.id)
+    rows = (await session.execute(stmt.limit(limit))).all()
+    stations = [r[0] for r in rows]
+    prices = await _prices_of(session, [s.id for s in stations])
+    results = []
+    for row in rows:
+        s = row[0]
+        item = _priced(s, row[1]) if fuel_type else station_dict(s)
+        item["prices"] = prices[s.id]
+        results.append(item)
+    return {
+        "fuelType": fuel_type,
+        "state": state,
+        "suburb": suburb,
+        "count": len(results),
+        "stations": results,
+    }
+
+
+async def summary(session: AsyncSession, *, state: str | None) -> dict[str, Any]:
+    stmt = (
+        select(
+            FuelStation.state,
+            FuelCurrentPrice.fuel_type,
+            func.count(),
+            func.min(FuelCurrentPrice.cents_per_litre),
+            func.max(FuelCurrentPrice.cents_per_litre),
+            func.avg(FuelCurrentPrice.cents_per_litre),
+            func.max(FuelCurrentPrice.priced_at),
+        )
+        .join(FuelCurrentPrice, FuelCurrentPrice.station_id == FuelStation.id)
+        .group_by(FuelStation.state, FuelCurrentPrice.fuel_type)
+        .order_by(FuelStation.state, FuelCurrentPrice.fuel_type)
+    )
+    if state:
+        stmt = stmt.where(FuelStation.state == state)
+    rows = (await session.execute(stmt)).all()
+    counts = select(FuelStation.state, func.count()).group_by(FuelStation.state)
+    if state:
+        counts = counts.where(FuelStation.state == state)
+    stations = dict((await session.execute(counts)).all())
+    states: dict[str, dict[str, Any]] = {}
+    for st, ft, n, lo, hi, avg, latest in rows:
+        entry = states.setdefault(st, {"state": st, "stations": stations.get(st, 0), "fuelTypes": []})
+        entry["fuelTypes"].append(
+            {
+                "fuelType": ft,
+                "stations": n,
+                "min": round(lo, 1),
+                "max": round(hi, 1),
+                "average": round(float(avg), 1),
+                "latestPricedAt": iso(_aware(latest)),
+            }
+        )
+    return {"state": state, "states": list(states.values()), "priceUnit": "c/L", "generatedAt": iso(utcnow())}
+
+
+def _aware(value: Any) -> datetime | None:
+    """Aggregates bypass the column type on SQLite and come back as naive UTC text."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+async def _station(session: AsyncSession, station_id: str) -> FuelStation:
+    valid = 0 < len(station_id) <= 80 and station_id.isprintable()
+    station = await session.get(FuelStation, station_id) if valid else None
+    if station is None:
+        raise NotFound(f"fuel station {station_id!r} not found", code="station_not_found")
+    return station
+
+
+async def station(session: AsyncSession, station_id: str) -> dict[str, Any]:
+    s = await _station(session, station_id)
+    return station_dict(s) | {"prices": (await _prices_of(session, [s.id]))[s.id]}
+
+
+async def history(
+    session: AsyncSession, *, station_id: str, fuel_type: str | None, days: int
+) -> dict[str, Any]:
+    s = await _station(session, station_id)
+    stmt = select(FuelPrice).where(
+        FuelPrice.station_id == s.id, FuelPrice.priced_at >= utcnow() - timedelta(days=days)
+    )
+    if fuel_type:
+        stmt = stmt.where(FuelPrice.fuel_type == fuel_type)
+    rows = (await session.scalars(stmt.order_by(FuelPrice.fuel_type, FuelPrice.priced_at))).all()
+    return {
+        "station": station_dict(s),
+        "fuelType": fuel_type,
+        "days": days,
+        "history": [
+            {
+                "fuelType": p.fuel_type,
+                "price": p.cents_per_litre,
+                "pricedAt": iso(p.priced_at),
+                "source": p.source,
+            }
+            for p in rows
+        ],
+    }

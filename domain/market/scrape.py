@@ -1,0 +1,132 @@
+"""Price scraping: a job fetches one product page and records the price it states; a sweep enqueues
+jobs for products whose newest price is stale. Every failure (no price, redirects beyond the limit,
+4xx/5xx, timeouts, refused addresses, oversized pages) is recorded on the product and ends the job
+cleanly: the product stays stale, so a later sweep tries again."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import audit, outbox
+from domain.clock import utcnow
+from domain.context import Context
+from domain.errors import Conflict, NotFound
+from domain.market import outbound
+from domain.market.catalog import record_observation, uuid_key
+from domain.market.extract import NoPrice, Offer, extract_offer
+from domain.market.settings import get_market_settings
+from domain.models import OutboxJob, Product
+from domain.sweeps import sweep
+
+SCRAPE_JOB = "market.scrape_price"
+
+
+async def _relock(session: AsyncSession, product_id: str, started: datetime) -> Product | None:
+    """The product, row-locked; None if it vanished or a duplicate delivery already recorded a result."""
+    product = await session.get(Product, product_id, with_for_update=True, populate_existing=True)
+    if product is None or (product.last_scraped_at is not None and product.last_scraped_at >= started):
+        return None
+    return product
+
+
+def _set(product: Product, status: str, error: str | None) -> None:
+    product.last_scraped_at = utcnow()
+    product.scrape_status = status
+    product.scrape_error = error[:2000] if error else None
+
+
+async def _outcome(url: str) -> tuple[str, str | None, Offer | None]:
+    """Fetch and read one page: (status, reason, offer). Touches no database."""
+    try:
+        page = await outbound.fetch(url)
+    except outbound.FetchError as exc:
+        return exc.kind, exc.detail, None
+    if page.status != 200:
+        kind = "" if page.status >= 400 else ", not a page"
+        return f"http_{page.status}", f"{page.url} answered HTTP {page.status}{kind}", None
+    if page.content_type and "html" not in page.content_type.lower():
+        return "not_html", f"content type {page.content_type!r} is not a web page", None
+    try:
+        offer = extract_offer(page.body, page.url)
+    except NoPrice as exc:
+        return "no_price", str(exc), None
+    note = f"followed {page.redirects} redirect(s) to {page.url}" if page.redirects else None
+    return "ok", note, offer
+
+
+@outbox.handler(SCRAPE_JOB)
+async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
+    product = await session.get(Product, payload.get("product_id"))
+    if product is None:
+        return
+    product_id, url, started = product.id, product.url, utcnow()
+    # Nothing is written yet: end the job's transaction so that no lock (SQLite's single writer lock, or
+    # the job row's) is held across a fetch that may take the whole timeout. The result and the job's
+    # completion are then written together in the transaction that follows.
+    await session.commit()
+    status, reason, offer = await _outcome(url)
+    locked = await _relock(session, product_id, started)
+    if locked is None:
+        return
+    if offer is not None:
+        await record_observation(
+            session, locked, price_cents=offer.price_cents, in_stock=offer.in_stock, source="scrape"
+        )
+    _set(locked, status, reason)
+
+
+async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
+    key = uuid_key(product_id)
+    product = await session.get(Product, key) if key else None
+    if product is None:
+        raise NotFound(f"product {product_id!r} not found", code="product_not_found")
+    if not product.scrape_enabled:
+        raise Conflict(
+            f"product {product_id} has no page to scrape (demo data or disabled)", code="not_scrapeable"
+        )
+    job_id = outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
+    await audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
+    return {"productId": product.id, "jobId": job_id, "status": "queued"}
+
+
+async def _queued_products(session: AsyncSession) -> set[str]:
+    rows = await session.scalars(
+        select(OutboxJob.payload).where(
+            OutboxJob.actor == SCRAPE_JOB, OutboxJob.status.in_(["pending", "sent"])
+        )
+    )
+    return {str(p.get("product_id")) for p in rows if isinstance(p, dict)}
+
+
+@sweep("market.refresh_stale_prices", interval_seconds=900)
+async def refresh_stale(session: AsyncSession) -> int:
+    """Enqueue a scrape for each stale, scrapeable product (at most a batch per run, oldest first),
+    skipping products already queued or tried within the staleness window."""
+    cfg = get_market_settings()
+    cutoff = utcnow() - timedelta(hours=cfg.scrape_stale_hours)
+    rows = (
+        await session.scalars(
+            select(Product)
+            .where(
+                Product.scrape_enabled.is_(True),
+                or_(Product.observed_at.is_(None), Product.observed_at < cutoff),
+                or_(Product.last_scraped_at.is_(None), Product.last_scraped_at < cutoff),
+            )
+            .order_by(Product.observed_at.is_not(None), Product.observed_at, Product.id)
+            .limit(cfg.scrape_batch * 2)
+        )
+    ).all()
+    queued = await _queued_products(session)
+    count = 0
+    for product in rows:
+        if product.id in queued:
+            continue
+        outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
+        count += 1
+        if count >= cfg.scrape_batch:
+            break
+    return count

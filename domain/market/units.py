@@ -1,0 +1,103 @@
+"""Pack sizes and unit conversion into the five canonical quote units (m², lm, L, item, kg).
+
+A product states its pack as a size and a unit ("4 L", "500 g", "5.4 m", "2400x1200 mm", "100 each").
+A per-unit rate is only computed when the pack converts into the item key's unit exactly; anything
+else is refused rather than guessed (a 4 L tin never becomes a rate per m²).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+CANONICAL = ("m²", "lm", "L", "item", "kg")
+
+# Factor to the canonical unit of each dimension.
+_FACTORS: dict[str, tuple[str, float]] = {
+    # volume
+    "l": ("L", 1.0),
+    "litre": ("L", 1.0),
+    "litres": ("L", 1.0),
+    "ml": ("L", 0.001),
+    # mass
+    "kg": ("kg", 1.0),
+    "g": ("kg", 0.001),
+    "t": ("kg", 1000.0),
+    # length (sold by the lineal metre)
+    "lm": ("lm", 1.0),
+    "m": ("lm", 1.0),
+    "cm": ("lm", 0.01),
+    "mm": ("lm", 0.001),
+    # area
+    "m2": ("m²", 1.0),
+    "m²": ("m²", 1.0),
+    "sqm": ("m²", 1.0),
+    "cm2": ("m²", 0.0001),
+    "mm2": ("m²", 0.000001),
+    # count
+    "item": ("item", 1.0),
+    "items": ("item", 1.0),
+    "each": ("item", 1.0),
+    "ea": ("item", 1.0),
+    "pack": ("item", 1.0),
+    "pc": ("item", 1.0),
+    "pcs": ("item", 1.0),
+}
+_AREA = {"mm": 0.001, "cm": 0.01, "m": 1.0}
+_NUMBER = r"(\d+(?:\.\d+)?)"
+_DIMS = re.compile(rf"^\s*{_NUMBER}\s*[x×]\s*{_NUMBER}\s*(mm|cm|m)\s*$", re.IGNORECASE)
+_SIMPLE = re.compile(rf"^\s*{_NUMBER}\s*([a-z²0-9]+)\s*$", re.IGNORECASE)
+
+
+class UnitError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Quantity:
+    amount: float
+    unit: str  # canonical
+
+
+def canonical(unit: str) -> str:
+    """The canonical unit of a unit name, or UnitError."""
+    key = unit.strip().lower()
+    if key in ("m²", "lm", "l", "item", "kg"):
+        return {"m²": "m²", "lm": "lm", "l": "L", "item": "item", "kg": "kg"}[key]
+    if key not in _FACTORS:
+        raise UnitError(f"unknown unit {unit!r}")
+    return _FACTORS[key][0]
+
+
+def to_canonical(size: float, unit: str) -> Quantity:
+    """Convert `size unit` (e.g. 500 g) to its canonical unit (0.5 kg)."""
+    if size <= 0:
+        raise UnitError("pack size must be positive")
+    key = unit.strip().lower()
+    if key not in _FACTORS and key != "l":
+        raise UnitError(f"unknown unit {unit!r}")
+    canon, factor = _FACTORS.get(key, ("L", 1.0))
+    return Quantity(size * factor, canon)
+
+
+def parse_pack(text: str) -> Quantity:
+    """Parse a pack description: "4 L", "500g", "5.4 m", "2400x1200 mm" (an area), "100 each"."""
+    match = _DIMS.match(text)
+    if match:
+        a, b, unit = float(match[1]), float(match[2]), match[3].lower()
+        factor = _AREA[unit]
+        area = (a * factor) * (b * factor)
+        if area <= 0:
+            raise UnitError("pack dimensions must be positive")
+        return Quantity(area, "m²")
+    match = _SIMPLE.match(text)
+    if not match:
+        raise UnitError(f"cannot read pack size {text!r}")
+    return to_canonical(float(match[1]), match[2])
+
+
+def rate_per_unit(price_cents: int, pack: Quantity, unit: str) -> float:
+    """Price per one `unit` (canonical) in cents, when the pack is measured in that unit."""
+    if pack.unit != unit:
+        raise UnitError(f"pack measured in {pack.unit} cannot give a rate per {unit}")
+    return price_cents / pack.amount

@@ -1,0 +1,264 @@
+"""Axiom legislation: listing, search, one instrument, staff ingest, and the seeded sample."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from importlib import resources
+
+import pytest
+
+from domain.legislation_seed import seed_legislation
+from tests.axiom_helpers import act, axiom_key, ingest, staff_headers
+
+
+@pytest.fixture
+async def seeded(runtime):
+    async with runtime.db.transaction() as session:
+        await seed_legislation(session)
+    return runtime
+
+
+@pytest.fixture
+async def key(hub):
+    return await axiom_key(hub)
+
+
+async def get(hub, key, path, status=200, **params):
+    resp = await hub.get(path, params=params, headers=key["headers"])
+    body = await resp.json() if resp.content_type == "application/json" else await resp.text()
+    assert resp.status == status, body
+    return body
+
+
+def test_sample_is_real_and_large_enough():
+    raw = resources.files("domain").joinpath("data", "legislation_sample.json").read_text(encoding="utf-8")
+    docs = json.loads(raw)["documents"]
+    assert len(docs) >= 60
+    whs = {d["jurisdiction"] for d in docs if d["title"] == "Work Health and Safety Act 2011"}
+    assert whs == {"AU", "AU-NSW", "AU-QLD", "AU-ACT"}
+    designations = {d.get("designation") for d in docs}
+    assert {"AS/NZS 3000:2018", "AS 3600:2018", "AS/NZS 1170.0:2002"} <= designations
+    assert all(not s.get("content") for d in docs for s in d["sections"])  # headings only, no text
+
+
+async def test_seed_is_idempotent(runtime):
+    async with runtime.db.transaction() as session:
+        first = await seed_legislation(session)
+    async with runtime.db.transaction() as session:
+        second = await seed_legislation(session)
+    assert first >= 60
+    assert second == 0
+
+
+async def test_listing_filters_and_paginates(hub, seeded, key):
+    body = await get(hub, key, "/api/axiom/legislation")
+    assert body["limit"] == 20
+    assert body["offset"] == 0
+    assert len(body["legislation"]) == 20
+    assert body["total"] >= 100
+    assert body["creditsRemaining"] == 999
+    nsw = await get(hub, key, "/api/axiom/legislation", jurisdiction="AU-NSW", limit=100)
+    assert nsw["total"] >= 10
+    assert {d["jurisdiction"] for d in nsw["legislation"]} == {"AU-NSW"}
+    assert {
+        d["jurisdiction"]
+        for d in (await get(hub, key, "/api/axiom/legislation", jurisdiction="NSW"))["legislation"]
+    } == {"AU-NSW"}
+    everything = await get(hub, key, "/api/axiom/legislation", jurisdiction="AU", limit=1)
+    assert everything["total"] == body["total"]  # AU is a prefix of every AU-… code
+    standards = await get(hub, key, "/api/axiom/legislation", type="standard", limit=100)
+    assert {d["type"] for d in standards["legislation"]} == {"standard"}
+    whs = await get(hub, key, "/api/axiom/legislation", q="work health safety 2011")
+    assert {d["jurisdiction"] for d in whs["legislation"]} == {"AU", "AU-NSW", "AU-QLD", "AU-ACT", "AU-NT"}
+    page2 = await get(hub, key, "/api/axiom/legislation", limit=20, offset=20)
+    assert {d["id"] for d in page2["legislation"]}.isdisjoint({d["id"] for d in body["legislation"]})
+
+
+async def test_listing_include_sections_and_amendments(hub, seeded, key):
+    body = await get(
+        hub,
+        key,
+        "/api/axiom/legislation",
+        q="Work Health and Safety Act 2011",
+        jurisdiction="AU-QLD",
+        include="sections,amendments",
+    )
+    (doc,) = body["legislation"]
+    assert doc["title"] == "Work Health and Safety Act 2011"
+    assert doc["number"] == "18"
+    assert doc["inForceDate"] == "2012-01-01"
+    assert doc["citation"] == "Work Health and Safety Act 2011 (Qld)"
+    assert any(s["sectionId"] == "s 19" and s["title"] == "Primary duty of care" for s in doc["sections"])
+    assert doc["amendments"][0]["title"] == "Work Health and Safety and Other Legislation Amendment Act 2017"
+    plain = await get(
+        hub, key, "/api/axiom/legislation", jurisdiction="AU-QLD", q="Work Health and Safety Act 2011"
+    )
+    assert "sections" not in plain["legislation"][0]
+
+
+async def test_listing_as_markdown(hub, seeded, key):
+    resp = await hub.get(
+        "/api/axiom/legislation",
+        params={"format": "markdown", "include": "sections", "q": "Privacy Act 1988"},
+        headers=key["headers"],
+    )
+    assert resp.status == 200
+    assert resp.content_type == "text/markdown"
+    text = await resp.text()
+    assert text.startswith("# Privacy Act 1988 (Cth)")
+    assert "## s 14 Australian Privacy Principles" in text
+    assert resp.headers["X-Credits-Remaining"] == "999"
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"type": "bylaw"}, "type"),
+        ({"format": "pdf"}, "format"),
+        ({"include": "sections,texts"}, "include"),
+        ({"limit": "0"}, "limit"),
+        ({"limit": "abc"}, "limit"),
+        ({"offset": "-1"}, "offset"),
+        ({"jurisdiction": "AU NSW!"}, "jurisdiction"),
+    ],
+)
+async def test_listing_bad_input_is_400_naming_the_field(hub, key, params, field):
+    resp = await hub.get("/api/axiom/legislation", params=params, headers=key["headers"])
+    assert resp.status == 400
+    assert field in (await resp.json())["detail"]
+
+
+async def test_get_by_id_and_section(hub, seeded, key):
+    body = await get(hub, key, "/api/axiom/legislation/nsw-work-health-and-safety-act-2011")
+    doc = body["legislation"]
+    assert doc["registerId"] == "act-2011-010"
+    assert body["sectionCount"] == len(doc["sections"]) >= 5
+    one = await get(hub, key, "/api/axiom/legislation/nsw-work-health-and-safety-act-2011", section="s 19")
+    assert [s["sectionId"] for s in one["legislation"]["sections"]] == ["s 19"]
+    assert one["legislation"]["citation"] == "Work Health and Safety Act 2011 (NSW) s 19"
+    again = await get(
+        hub, key, "/api/axiom/legislation/nsw-work-health-and-safety-act-2011", section="section 19"
+    )
+    assert again["legislation"]["sections"][0]["title"] == "Primary duty of care"
+    missing = await get(
+        hub, key, "/api/axiom/legislation/nsw-work-health-and-safety-act-2011", status=404, section="s 999"
+    )
+    assert missing["error"] == "section_not_found"
+    nodoc = await get(hub, key, "/api/axiom/legislation/nsw-no-such-act-1999", status=404)
+    assert nodoc["error"] == "legislation_not_found"
+    std = await get(hub, key, "/api/axiom/legislation/std-as-nzs-3000-2018")
+    assert std["legislation"]["designation"] == "AS/NZS 3000:2018"
+    resp = await hub.get(
+        "/api/axiom/legislation/cth-privacy-act-1988", params={"format": "markdown"}, headers=key["headers"]
+    )
+    assert resp.content_type == "text/markdown"
+
+
+async def test_search_scores_and_documents_parameters(hub, seeded, key, runtime):
+    headers = await staff_headers(runtime)
+    await ingest(
+        hub,
+        headers,
+        {
+            "title": "Dividing Fences Act 1991",
+            "jurisdiction": "NSW",
+            "type": "act",
+            "year": 1991,
+            "sections": [
+                {
+                    "sectionId": "s 7",
+                    "title": "Contributions to dividing fences",
+                    "content": "Adjoining owners contribute in equal proportions to a dividing fence "
+                    "of a sufficient standard.",
+                },
+                {
+                    "sectionId": "s 8",
+                    "title": "Notice to carry out fencing work",
+                    "content": "An owner may serve a fencing notice. The notice must describe the fence "
+                    "and the fencing work.",
+                },
+            ],
+        },
+    )
+    body = await get(hub, key, "/api/axiom/legislation/search", q="fencing notice")
+    assert body["keywords"] == ["fencing", "notice"]
+    top = body["results"][0]
+    assert top["sectionId"] == "s 8"
+    assert top["docId"] == "nsw-dividing-fences-act-1991"
+    assert "**notice**" in top["content"]
+    assert top["relevanceScore"] > 0
+    assert top["citation"] == "Dividing Fences Act 1991 (NSW) s 8"
+    assert [r["relevanceScore"] for r in body["results"]] == sorted(
+        (r["relevanceScore"] for r in body["results"]), reverse=True
+    )
+    heading_only = await get(
+        hub, key, "/api/axiom/legislation/search", q="primary duty care", jurisdiction="AU-QLD"
+    )
+    assert {(r["docTitle"], r["sectionId"]) for r in heading_only["results"]} == {
+        ("Work Health and Safety Act 2011", "s 19")
+    }
+    assert (await get(hub, key, "/api/axiom/legislation/search", q="zzzznothing"))["total"] == 0
+    bad = await get(hub, key, "/api/axiom/legislation/search", status=400, q="of a")
+    assert bad["field"] == "q"
+    missing = await get(hub, key, "/api/axiom/legislation/search", status=400)
+    assert "q" in missing["detail"]
+
+
+async def test_ingest_requires_a_staff_key(hub, register, key):
+    doc = act("Staff Only Act 2020", "NSW")
+    resp = await hub.post("/api/axiom/legislation/ingest", json={"documents": [doc]})
+    assert resp.status == 401
+    agent = await register()
+    for headers in (agent["headers"], key["headers"], {"Authorization": "Bearer staff_sk_nope"}):
+        resp = await hub.post("/api/axiom/legislation/ingest", json={"documents": [doc]}, headers=headers)
+        assert resp.status == 401
+
+
+async def test_ingest_upserts_and_validates(hub, runtime, key):
+    headers = await staff_headers(runtime)
+    result = await ingest(
+        hub, headers, act("Dividing Fences Act 1991", "NSW", ("s 1", "Name of Act"), year=1991)
+    )
+    assert result["created"] == ["nsw-dividing-fences-act-1991"]
+    again = await ingest(
+        hub, headers, act("Dividing Fences Act 1991", "NSW", ("s 1", "Name of Act"), year=1991)
+    )
+    assert again["unchanged"] == ["nsw-dividing-fences-act-1991"]
+    changed = await ingest(
+        hub,
+        headers,
+        act("Dividing Fences Act 1991", "NSW", ("s 1", "Name of Act"), ("s 7", "Contributions"), year=1991),
+    )
+    assert changed["updated"] == ["nsw-dividing-fences-act-1991"]
+    doc = await get(hub, key, "/api/axiom/legislation/nsw-dividing-fences-act-1991")
+    assert [s["sectionId"] for s in doc["legislation"]["sections"]] == ["s 1", "s 7"]
+    bad_bodies = [
+        ({"documents": []}, "documents"),
+        ({"documents": [{"title": "X Act 2000", "type": "act"}]}, "jurisdiction"),
+        ({"documents": [act("X Act 2000", "Narnia")]}, "jurisdiction"),
+        ({"documents": [act("X Act 2000", "NSW", type="bylaw")]}, "type"),
+        ({"documents": [{"title": "Concrete", "jurisdiction": "AU", "type": "standard"}]}, "designation"),
+        ({"documents": [act("X Act 2000", "NSW", ("s 1", "A"), ("s 1", "B"))]}, "s 1"),
+        ({"documents": [act("X Act 2000", "NSW", id="Bad Id!")]}, "id"),
+    ]
+    for body, field in bad_bodies:
+        resp = await hub.post("/api/axiom/legislation/ingest", json=body, headers=headers)
+        assert resp.status == 400, body
+        assert field in (await resp.json())["detail"]
+    resp = await hub.post("/api/axiom/legislation/ingest", data="not json", headers=headers)
+    assert resp.status == 400
+
+
+async def test_concurrent_ingests_of_one_instrument(hub, runtime, key):
+    headers = await staff_headers(runtime)
+    docs = [
+        act("Dividing Fences Act 1991", "NSW", ("s 1", "Name of Act"), (f"s {i + 2}", f"Heading {i}"))
+        for i in range(6)
+    ]
+    responses = await asyncio.gather(
+        *(hub.post("/api/axiom/legislation/ingest", json={"documents": [d]}, headers=headers) for d in docs)
+    )
+    assert [r.status for r in responses] == [200] * 6
+    doc = (await get(hub, key, "/api/axiom/legislation/nsw-dividing-fences-act-1991"))["legislation"]
+    assert len(doc["sections"]) == 2

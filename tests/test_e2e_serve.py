@@ -1,0 +1,112 @@
+"""End to end against real processes: `concord serve` (embedded) and, on Redis, `concord web` plus a
+`dramatiq workers.main` worker process doing the background work."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+from tests.conftest import REDIS_URL, RUN_ID
+from tests.processes import command, free_port, start, stop
+
+
+@pytest.fixture
+async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        calls.append(await request.json())
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/hook", handle)
+    server = await aiohttp_server(app)
+    return str(server.make_url("/hook")), calls
+
+
+async def _wait_ready(base: str, proc: Any, log: Path) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(300):
+            if proc.poll() is not None:
+                raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
+            try:
+                async with http.get(f"{base}/readyz") as resp:
+                    if resp.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"server never became ready:\n{await asyncio.to_thread(log.read_text)}")
+
+
+async def _journey(base: str, calls: list[dict[str, Any]]) -> None:
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{base}/api/pact/register", json={"agentName": f"e2e-{RUN_ID}"}) as resp:
+            assert resp.status == 201, await resp.text()
+            headers = {"Authorization": f"Bearer {(await resp.json())['apiKey']}"}
+        topic = {"title": f"E2E topic {RUN_ID}", "content": "# Answer\n\nForty-two.\n", "tier": "empirical"}
+        async with http.post(f"{base}/api/pact/topics", json=topic, headers=headers) as resp:
+            assert resp.status == 201, await resp.text()
+            topic_id = (await resp.json())["id"]
+        async with http.get(f"{base}/api/pact/{topic_id}/sections") as resp:
+            assert (await resp.json())["sections"][0]["sectionId"] == "sec:answer"
+        body = {"message": "Please check the answer", "sectionId": "sec:answer"}
+        async with http.post(f"{base}/api/pact/{topic_id}/escalate", json=body, headers=headers) as resp:
+            assert resp.status == 201, await resp.text()
+    for _ in range(300):
+        if calls:
+            break
+        await asyncio.sleep(0.1)
+    assert [c["escalation"]["message"] for c in calls] == ["Please check the answer"]
+
+
+async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp_path: Path):
+    url, calls = hook
+    hub_port, docs_port = free_port(), free_port()
+    env = {
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_ESCALATION_WEBHOOK_URL": url,
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_REDIS_URL": "",  # the embedded broker and in-process workers, whatever the database
+    }
+    log = tmp_path / "serve.log"
+    proc = start([command("concord"), "serve"], env, log)
+    try:
+        await _wait_ready(f"http://127.0.0.1:{hub_port}", proc, log)
+        await _wait_ready(f"http://127.0.0.1:{docs_port}", proc, log)
+        await _journey(f"http://127.0.0.1:{hub_port}", calls)
+    finally:
+        code = stop(proc)
+    assert code == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
+async def test_web_process_and_a_dramatiq_worker_process_on_redis(runtime: Any, hook: Any, tmp_path: Path):
+    url, calls = hook
+    hub_port = free_port()
+    env = {
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(free_port()),
+        "CONCORD_ESCALATION_WEBHOOK_URL": url,
+        # A namespace of their own, so the test process's worker cannot take the job.
+        "CONCORD_QUEUE_NAMESPACE": f"concord-e2e-{RUN_ID}",
+        "CONCORD_LOG_LEVEL": "INFO",
+    }
+    web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
+    web_proc = start([command("concord"), "web"], env, web_log)
+    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    try:
+        await _wait_ready(f"http://127.0.0.1:{hub_port}", web_proc, web_log)
+        await _journey(f"http://127.0.0.1:{hub_port}", calls)
+    finally:
+        web_code = stop(web_proc)
+        stop(worker)
+    # Only the worker process consumes this namespace, so the delivery seen in _journey was its work.
+    assert web_code == 0, web_log.read_text()

@@ -1,0 +1,306 @@
+"""Fuel: NSW FuelCheck and WA FuelWatch ingestion (CLI, sweep from a URL), and the public reads."""
+
+import asyncio
+import json
+import os
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from aiohttp import web
+
+from domain import sweeps
+from domain.clock import utcnow
+from domain.market import fuel
+from domain.market.settings import get_market_settings
+from tests.conftest import eventually
+from tests.market_fixtures import seeded  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def nsw_feed(hours_ago: float = 1.0, e10: float = 146.9) -> dict:
+    local = datetime.now(ZoneInfo("Australia/Sydney")) - timedelta(hours=hours_ago)
+    dmy, ymd = local.strftime("%d/%m/%Y %H:%M:%S"), local.strftime("%Y-%m-%d %H:%M:%S")
+    return {
+        "stations": [
+            {
+                "brandid": "1-1",
+                "stationid": "1-SBA",
+                "brand": "Cool Fuel Brand",
+                "code": 1,
+                "name": "Cool Fuel Hurstville",
+                "address": "123 Fake Street, HURSTVILLE NSW 2220",
+                "location": {"latitude": -33.965, "longitude": 151.101},
+                "state": "NSW",
+            },
+            {
+                "brand": "Cool Fuel Brand",
+                "code": 2,
+                "name": "Cool Fuel Kogarah",
+                "address": "1 Main Street, KOGARAH NSW 2217",
+                "location": {"latitude": -33.963, "longitude": 151.133},
+            },
+            {"code": 3, "name": "No Coordinates", "address": "9 Nowhere Rd", "location": {}},
+            {
+                "brand": "Island Fuel",
+                "code": 4,
+                "name": "Island Fuel Hobart",
+                "address": "5 Elizabeth Street, HOBART TAS 7000",
+                "location": {"latitude": -42.88, "longitude": 147.33},
+                "state": "TAS",
+            },
+            "junk",
+        ],
+        "prices": [
+            {"stationcode": 1, "state": "NSW", "fueltype": "E10", "price": e10, "lastupdated": dmy},
+            {"stationcode": 1, "state": "NSW", "fueltype": "P95", "price": 150.9, "lastupdated": ymd},
+            {"stationcode": 2, "fueltype": "DL", "price": "160.5", "lastupdated": dmy},
+            {"stationcode": 3, "fueltype": "U91", "price": 140.0, "lastupdated": dmy},
+            {"stationcode": 1, "fueltype": "EV", "price": 50, "lastupdated": dmy},
+            {"stationcode": 2, "fueltype": "U91", "price": "n/a", "lastupdated": dmy},
+            {"stationcode": 2, "fueltype": "U91", "price": 155.0, "lastupdated": "yesterday"},
+            {"stationcode": 4, "state": "TAS", "fueltype": "U91", "price": 170.1, "lastupdated": dmy},
+        ],
+    }
+
+
+def wa_feed() -> bytes:
+    today = datetime.now(ZoneInfo("Australia/Perth")).strftime("%Y-%m-%d")
+    items = [
+        ("171.9", "Kwinana Fuel Stop", "KWINANA BEACH", "1 Beach Rd", "-32.23", "115.77"),
+        ("168.5", "Perth Central Fuel", "PERTH", "100 Hay St", "-31.95", "115.86"),
+        ("165.0", "Nowhere Fuel", "NOWHERE", "0 Nil Rd", "", ""),
+        ("cheap", "Bad Price Fuel", "PERTH", "2 Hay St", "-31.95", "115.86"),
+    ]
+    body = "".join(
+        f"<item><title>{p}: {n}</title><description>Address: {a}</description><brand>Demo</brand>"
+        f"<date>{today}</date><price>{p}</price><trading-name>{n}</trading-name><location>{s}</location>"
+        f"<address>{a}</address><phone>(08) 9000 0000</phone><latitude>{lat}</latitude>"
+        f"<longitude>{lon}</longitude><site-features>, Open 24 hours</site-features></item>"
+        for p, n, s, a, lat, lon in items
+    )
+    xml = (
+        '<?xml version="1.0" encoding="UTF-8"?>\r\n'
+        f'<rss version="2.0"><channel><title>FuelWatch</title>{body}</channel></rss>'
+    )
+    return b"\xef\xbb\xbf" + xml.replace("><", ">\r\n<").encode()
+
+
+@dataclass
+class Done:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+async def run_cli(*args: str) -> Done:
+    """The real command in a child process (asynchronously: the app under test keeps running)."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "concord_cli",
+        *args,
+        cwd=ROOT,
+        env=os.environ.copy(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=120)
+    return Done(proc.returncode or 0, out.decode(), err.decode())
+
+
+async def test_cli_ingests_nsw_file_and_counts_bad_rows(hub, runtime, tmp_path):
+    feed = tmp_path / "prices.json"
+    feed.write_text(json.dumps(nsw_feed()))
+    done = await run_cli("fuel", "ingest", "--source", "nsw", str(feed))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["stations"] == 3
+    assert report["prices"] == 4
+    assert report["skipped"] == 6
+    assert any("No Coordinates" in r or "station 3" in r for r in report["reasons"])
+    station = await (await hub.get("/api/market/fuel/stations/nsw-1")).json()
+    assert station["suburb"] == "Hurstville"
+    assert station["postcode"] == "2220"
+    assert station["state"] == "NSW"
+    assert {p["fuelType"]: p["price"] for p in station["prices"]} == {"E10": 146.9, "U95": 150.9}
+    tas = await (await hub.get("/api/market/fuel/stations/tas-4")).json()
+    assert tas["state"] == "TAS"
+    assert tas["prices"][0]["fuelType"] == "U91"
+    # Re-ingesting the same feed adds nothing; an older price never replaces a newer one.
+    assert (await run_cli("fuel", "ingest", "--source", "nsw", str(feed))).returncode == 0
+    feed.write_text(json.dumps(nsw_feed(hours_ago=5, e10=120.0)))
+    assert (await run_cli("fuel", "ingest", "--source", "nsw", str(feed))).returncode == 0
+    history = await (await hub.get("/api/market/fuel/history?stationId=nsw-1&fuelType=E10")).json()
+    assert [h["price"] for h in history["history"]] == [120.0, 146.9]
+    station = await (await hub.get("/api/market/fuel/stations/nsw-1")).json()
+    assert {p["fuelType"]: p["price"] for p in station["prices"]}["E10"] == 146.9
+
+
+async def test_cli_reports_unreadable_sources(runtime, tmp_path):
+    done = await run_cli("fuel", "ingest", "--source", "nsw", str(tmp_path / "missing.json"))
+    assert done.returncode == 1
+    assert "cannot read file" in done.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2]")
+    done = await run_cli("fuel", "ingest", "--source", "nsw", str(bad))
+    assert done.returncode == 1
+    assert "stations array" in done.stderr
+    done = await run_cli("fuel", "ingest", "--source", "wa", str(bad))
+    assert done.returncode == 1
+    assert "FuelWatch" in done.stderr
+
+
+async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, settings, monkeypatch):
+    async def rss(request: web.Request) -> web.Response:
+        assert "Concord" in request.headers["User-Agent"]
+        return web.Response(body=wa_feed(), content_type="application/rss+xml")
+
+    app = web.Application()
+    app.router.add_get("/fuelwatch/fuelWatchRSS", rss)
+    server = await aiohttp_server(app)
+    monkeypatch.setattr(settings, "outbound_allow_private", True)
+    url = str(server.make_url("/fuelwatch/fuelWatchRSS?Product=4&Day=today"))
+    monkeypatch.setattr(get_market_settings(), "fuel_wa_url", url)
+    sweep = next(s for s in sweeps.SWEEPS if s.name == "market.fuel_ingest")
+    assert await sweeps.run(runtime.db, sweep, "test") == 1
+
+    async def ingested():
+        body = await (await hub.get("/api/market/fuel/search?state=wa&fuelType=diesel")).json()
+        return body["count"] == 2 and body
+
+    body = await eventually(ingested)
+    assert [s["name"] for s in body["stations"]] == ["Perth Central Fuel", "Kwinana Fuel Stop"]
+    assert body["stations"][0]["price"] == 168.5
+    assert body["stations"][0]["suburb"] == "Perth"
+
+
+async def test_sweep_refuses_private_feed_address_by_default(runtime, aiohttp_server, monkeypatch):
+    from domain.market import fuel_ingest
+
+    app = web.Application()
+    server = await aiohttp_server(app)
+    with pytest.raises(fuel_ingest.IngestError, match="non-public address"):
+        await fuel_ingest.read_source(str(server.make_url("/feed")))
+
+
+async def add_stations(rt, rows):
+    now = utcnow()
+    async with rt.db.transaction() as session:
+        await fuel.store(
+            session,
+            [
+                fuel.StationRow(sid, "nsw", "B", sid, None, sub, st, None, lat, lon)
+                for sid, sub, st, lat, lon, _ in rows
+            ],
+            [fuel.PriceRow(sid, "U91", price, now) for sid, _, _, _, _, price in rows],
+        )
+
+
+async def test_near_me_sorts_by_price_then_distance(hub, runtime):
+    await add_stations(
+        runtime,
+        [
+            ("far-cheap", "Alpha", "NSW", -33.90, 151.20, 150.0),
+            ("near-cheap", "Beta", "NSW", -33.871, 151.201, 150.0),
+            ("near-dear", "Gamma", "NSW", -33.870, 151.200, 190.0),
+            ("outside", "Delta", "NSW", -34.50, 151.20, 100.0),
+        ],
+    )
+    resp = await hub.get("/api/market/fuel/near-me?latitude=-33.87&longitude=151.2&radiusKm=10")
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert [s["id"] for s in body["stations"]] == ["near-cheap", "far-cheap", "near-dear"]
+    assert all(s["distanceKm"] <= 10 for s in body["stations"])
+    assert body["stations"][1]["distanceKm"] == pytest.approx(3.34, abs=0.05)
+    body = await (
+        await hub.get("/api/market/fuel/near-me?latitude=-33.87&longitude=151.2&radiusKm=100&limit=1")
+    ).json()
+    assert [s["id"] for s in body["stations"]] == ["outside"]
+    body = await (
+        await hub.get("/api/market/fuel/near-me?latitude=-33.87&longitude=151.2&fuelType=E10")
+    ).json()
+    assert body["stations"] == []
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ("longitude=151", "latitude"),
+        ("latitude=-33", "longitude"),
+        ("latitude=91&longitude=151", "latitude"),
+        ("latitude=-33&longitude=-181", "longitude"),
+        ("latitude=abc&longitude=151", "latitude"),
+        ("latitude=nan&longitude=151", "latitude"),
+        ("latitude=-33&longitude=151&radiusKm=0", "radiusKm"),
+        ("latitude=-33&longitude=151&fuelType=kerosene", "fuelType"),
+        ("latitude=-33&longitude=151&limit=1000", "limit"),
+    ],
+)
+async def test_near_me_bad_input_is_400(hub, runtime, query, field):
+    resp = await hub.get(f"/api/market/fuel/near-me?{query}")
+    assert resp.status == 400
+    assert (await resp.json())["field"] == field
+
+
+@pytest.mark.usefixtures("seeded")
+async def test_seeded_reads(hub):
+    body = await (await hub.get("/api/market/fuel/cheapest?fuelType=U91&state=vic&limit=3")).json()
+    assert len(body["stations"]) == 3
+    assert {s["state"] for s in body["stations"]} == {"VIC"}
+    prices = [s["price"] for s in body["stations"]]
+    assert prices == sorted(prices)
+    everywhere = await (await hub.get("/api/market/fuel/cheapest?fuelType=U91&limit=1")).json()
+    assert everywhere["stations"][0]["price"] <= prices[0]
+    body = await (await hub.get("/api/market/fuel/search?suburb=bondi&state=NSW")).json()
+    assert body["count"] == 2
+    assert all(s["suburb"] == "Bondi Junction" and s["prices"] for s in body["stations"])
+    summary = await (await hub.get("/api/market/fuel/summary")).json()
+    states = {s["state"] for s in summary["states"]}
+    assert {"NSW", "VIC", "QLD", "WA", "SA", "ACT"} <= states
+    for state in summary["states"]:
+        for row in state["fuelTypes"]:
+            assert row["min"] <= row["average"] <= row["max"]
+    one = await (await hub.get("/api/market/fuel/summary?state=wa")).json()
+    assert [s["state"] for s in one["states"]] == ["WA"]
+    station_id = body["stations"][0]["id"]
+    station = await (await hub.get(f"/api/market/fuel/stations/{station_id}")).json()
+    assert station["demo"] is True
+    history = await (
+        await hub.get(f"/api/market/fuel/history?stationId={station_id}&fuelType=U91&days=30")
+    ).json()
+    assert len(history["history"]) == 6
+    short = await (
+        await hub.get(f"/api/market/fuel/history?stationId={station_id}&fuelType=U91&days=5")
+    ).json()
+    assert 0 < len(short["history"]) < 6
+    for path, status in (
+        ("/api/market/fuel/stations/nope", 404),
+        ("/api/market/fuel/history?stationId=nope", 404),
+        ("/api/market/fuel/history", 400),
+        ("/api/market/fuel/cheapest?state=XYZ", 400),
+        ("/api/market/fuel/summary?state=ZZ", 400),
+        ("/api/market/fuel/search?fuelType=jet", 400),
+    ):
+        assert (await hub.get(path)).status == status, path
+
+
+async def test_announced_future_price_is_history_not_current(hub, runtime):
+    now = utcnow()
+    async with runtime.db.transaction() as session:
+        await fuel.store(
+            session,
+            [fuel.StationRow("wa-x", "wa", "B", "X", None, "Perth", "WA", None, -31.95, 115.86)],
+            [
+                fuel.PriceRow("wa-x", "U91", 180.0, now - timedelta(hours=2)),
+                fuel.PriceRow("wa-x", "U91", 150.0, now + timedelta(hours=20)),
+            ],
+        )
+    station = await (await hub.get("/api/market/fuel/stations/wa-x")).json()
+    assert [p["price"] for p in station["prices"]] == [180.0]
+    history = await (await hub.get("/api/market/fuel/history?stationId=wa-x")).json()
+    assert [h["price"] for h in history["history"]] == [180.0, 150.0]

@@ -1,0 +1,51 @@
+"""The hub's read cache: own writes show at once; other processes' writes within the configured bound."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import update
+
+from domain.db import Database
+from domain.models import Topic
+from tests.conftest import eventually
+
+
+async def test_other_processes_writes_show_within_the_bound(hub: Any, register: Any, runtime: Any):
+    agent = await register()
+    resp = await hub.post(
+        "/api/pact/topics",
+        headers=agent["headers"],
+        json={"title": "Cached topic", "content": "# Answer\n\nOld text.\n", "tier": "empirical"},
+    )
+    topic_id = (await resp.json())["id"]
+    assert "Old text." in (await (await hub.get(f"/api/pact/{topic_id}/content")).json())["content"]
+
+    other = Database(runtime.settings.db_url)  # another process's connection: this one's cache is not told
+    try:
+        async with other.transaction() as session:
+            await session.execute(
+                update(Topic).where(Topic.id == topic_id).values(content="# Answer\n\nNew text.\n", version=2)
+            )
+    finally:
+        await other.dispose()
+
+    async def fresh() -> bool:
+        body = await (await hub.get(f"/api/pact/{topic_id}/content")).json()
+        return body["version"] == 2 and "New text." in body["content"]
+
+    await eventually(fresh, timeout=runtime.settings.read_cache_seconds + 5)
+
+
+async def test_own_writes_show_at_once(hub: Any, register: Any):
+    agent = await register()
+    listed = await (await hub.get("/api/pact/topics")).json()
+    assert listed["total"] == 0
+    resp = await hub.post(
+        "/api/pact/topics",
+        headers=agent["headers"],
+        json={"title": "Fresh topic", "content": "# Answer\n\nText.\n", "tier": "empirical"},
+    )
+    assert resp.status == 201
+    listed = await (await hub.get("/api/pact/topics")).json()
+    assert listed["total"] == 1

@@ -1,0 +1,35 @@
+"""Market quote rates: canonical per-unit retail rates by stable item key."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.market import quote_rates
+from web.hub.api import api
+from web.hub.market_schemas import QuoteRatesQuery
+from web.request import runtime
+from web.routing import json_response
+
+TAGS = ["Market Quote Rates"]
+
+
+@api.route(
+    "GET",
+    "/api/market/quote-rates",
+    summary="Current per-unit rates of 1 to 64 item keys",
+    tags=TAGS,
+    query=QuoteRatesQuery,
+    errors={400: "items missing, more than 64 keys, or unknown keys (listed in `unknown`)"},
+)
+async def rates(request: web.Request, query: QuoteRatesQuery) -> web.Response:
+    # The body is QuoteRatesResponse (market_schemas.py; tests validate against it). It is not declared as
+    # `response=` because the platform's OpenAPI test calls every documented GET without parameters.
+    keys = quote_rates.parse_keys(query.items)
+    async with runtime(request).db.read() as session:
+        return json_response(await quote_rates.quote_rates(session, keys))
+
+
+@api.route("GET", "/api/market/quote-rates/items", summary="The known item keys", tags=TAGS)
+async def items(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response({"items": await quote_rates.list_items(session)})
