@@ -58,7 +58,6 @@ class Settings(BaseSettings):
     job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
     job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
     relay_interval_seconds: float = Field(default=2.0, gt=0, description="Outbox relay poll interval.")
-<<<<<<< HEAD
     topic_approvals_to_open: int = Field(
         default=3,
         ge=1,
@@ -86,13 +85,12 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         description="Anti-abuse: topic votes needed per topic created after the first (0: off).",
-=======
+    )
     read_cache_seconds: float = Field(
         default=1.0,
         ge=0,
         description="How long other processes' writes may take to show in cached hub reads (topic content, "
         "sections, lists); this process's own writes show at once. 0: no cache.",
->>>>>>> main
     )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."

@@ -13,14 +13,6 @@ from domain.models.axiom import (  # noqa: F401 - Axiom tables
 from domain.models.consensus import Proposal, ProposalVote
 from domain.models.core import AuditEntry, Event, EventStream, OutboxJob, SweepRun
 from domain.models.escalations import Escalation
-<<<<<<< HEAD
-from domain.models.topic_records import (
-    TopicConstraint,
-    TopicIntent,
-    TopicSalience,
-    TopicVerification,
-    TopicVote,
-=======
 from domain.models.market import (
     CartOptimisation,
     FuelCurrentPrice,
@@ -30,7 +22,13 @@ from domain.models.market import (
     Product,
     QuoteItem,
     Retailer,
->>>>>>> main
+)
+from domain.models.topic_records import (
+    TopicConstraint,
+    TopicIntent,
+    TopicSalience,
+    TopicVerification,
+    TopicVote,
 )
 from domain.models.topics import Topic, TopicDependency, TopicParticipant
 
