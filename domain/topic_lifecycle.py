@@ -319,17 +319,18 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
         return topic.status if topic else "missing"
     aligned, dissenting = await _signals(session, topic.id)
     ratio = aligned / (aligned + dissenting) if aligned + dissenting else 0.0
-    pending, merged = (
-        int(
-            await session.scalar(
-                select(func.count(Proposal.id)).where(
-                    Proposal.resource_type == "topic", Proposal.resource_id == topic.id, Proposal.status == s
-                )
+    by_status = dict(
+        (
+            await session.execute(
+                select(Proposal.status, func.count())
+                .where(Proposal.resource_type == "topic", Proposal.resource_id == topic.id)
+                .group_by(Proposal.status)
             )
-            or 0
         )
-        for s in ("pending", "merged")
+        .tuples()
+        .all()
     )
+    pending, merged = int(by_status.get("pending", 0)), int(by_status.get("merged", 0))
     needed = await required_aligned(session, topic)
     reached = pending == 0 and merged >= 1 and aligned >= needed and ratio >= CONSENSUS_RATIO
     stream = topics.stream(topic.id)

@@ -1,0 +1,216 @@
+"""Proposals on topic sections: creation rules, votes, outcomes, supersession and the TTL sweep."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.consensus_helpers import (
+    balance,
+    content,
+    event_types,
+    expire_now,
+    open_topic,
+    propose,
+    run_sweep,
+    vote,
+)
+
+
+async def test_a_proposed_topic_takes_no_proposals(hub: Any, register: Any):
+    agent = await register()
+    resp = await hub.post(
+        "/api/pact/topics",
+        headers=agent["headers"],
+        json={"title": "Not yet open", "content": "# Answer\n\nText.\n", "tier": "empirical"},
+    )
+    topic_id = (await resp.json())["id"]
+    body = await propose(hub, topic_id, agent, expect=403)
+    assert body["error"] == "topic_not_open"
+
+
+async def test_create_validates_section_membership_and_limits(hub: Any, register: Any):
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    outsider = await register()
+    assert (await propose(hub, topic_id, author, expect=404, sectionId="sec:nope"))[
+        "error"
+    ] == "section_not_found"
+    assert (await propose(hub, topic_id, outsider, expect=403))["error"] == "not_joined"
+    for bad in ({"ttl": 29}, {"ttl": 86_401}, {"newContent": ""}, {"summary": ""}, {"citations": ["x"] * 11}):
+        body = await propose(hub, topic_id, author, expect=400, **bad)
+        assert body["field"] == next(iter(bad))
+    resp = await hub.post(f"/api/pact/{topic_id}/proposals", headers=author["headers"], json={"summary": "x"})
+    assert resp.status == 400
+    assert "sectionId" in (await resp.json())["detail"]
+    resp = await hub.post(f"/api/pact/{topic_id}/proposals", json={"sectionId": "sec:answer"})
+    assert resp.status == 401
+
+
+async def test_create_defaults_stake_and_event(hub: Any, register: Any):
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    before = await balance(hub, author)
+    proposal = await propose(hub, topic_id, author, citations=["AS/NZS 3000:2018"], proposalType="edit")
+    assert proposal["status"] == "pending"
+    assert proposal["ttl"] == 300
+    assert proposal["citations"] == ["AS/NZS 3000:2018"]
+    assert proposal["approveCount"] == proposal["rejectCount"] == proposal["objectCount"] == 0
+    assert await balance(hub, author) == before - 5  # the stake
+    assert "pact.proposal.created" in await event_types(hub, topic_id)
+
+
+async def test_two_approvals_merge_and_pay(hub: Any, register: Any):
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    proposal = await propose(hub, topic_id, author, newContent="Forty-two, as measured.")
+    before = await balance(hub, author)
+    first = await vote(hub, topic_id, proposal["id"], b, "approve")
+    assert first["status"] == "pending"
+    assert first["requiredApprovals"] == 2
+    assert first["remainingApprovals"] == 1
+    second = await vote(hub, topic_id, proposal["id"], c, "approve")
+    assert second["status"] == "merged"
+    assert second["approveCount"] == 2
+    body = await content(hub, topic_id)
+    assert body["version"] == 2
+    assert "Forty-two, as measured." in body["content"]
+    assert "Some evidence." in body["content"]  # the child section is untouched
+    assert "The first answer." not in body["content"]
+    assert await balance(hub, author) == before + 10
+    types = await event_types(hub, topic_id)
+    assert types[-3:] == ["pact.proposal.approved", "pact.proposal.approved", "pact.proposal.merged"]
+
+
+async def test_vote_rules(hub: Any, register: Any):
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    outsider = await register()
+    proposal = await propose(hub, topic_id, author)
+    assert (await vote(hub, topic_id, proposal["id"], author, "approve", expect=403))["error"] == "self_vote"
+    assert (await vote(hub, topic_id, proposal["id"], outsider, "approve", expect=403))[
+        "error"
+    ] == "not_eligible"
+    await vote(hub, topic_id, proposal["id"], b, "approve")
+    assert (await vote(hub, topic_id, proposal["id"], b, "reject", expect=409))["error"] == "already_voted"
+    await vote(hub, topic_id, proposal["id"], c, "approve")
+    assert (await vote(hub, topic_id, proposal["id"], outsider, "reject", expect=409))["error"] in (
+        "proposal_not_pending",
+        "not_eligible",
+    )
+    missing = "00000000-0000-4000-8000-000000000000"
+    assert (await vote(hub, topic_id, missing, b, "approve", expect=404))["error"] == "proposal_not_found"
+    assert (await vote(hub, topic_id, "garbage", b, "approve", expect=404))["error"] == "proposal_not_found"
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/proposals/{proposal['id']}/object", headers=c["headers"], json={}
+    )
+    assert resp.status == 400  # an objection needs its reason
+
+
+async def test_objections_must_be_outweighed(hub: Any, register: Any):
+    topic_id, (author, b, c, d) = await open_topic(hub, register, n_agents=4)
+    proposal = await propose(hub, topic_id, author)
+    await vote(hub, topic_id, proposal["id"], b, "object", reason="Misreads the source")
+    await vote(hub, topic_id, proposal["id"], c, "approve")
+    still = await vote(hub, topic_id, proposal["id"], d, "approve")
+    assert still["status"] == "pending"  # 2 approvals − 1 objection < 2
+    late = await register()
+    await hub.post(f"/api/pact/{topic_id}/join", headers=late["headers"])
+    merged = await vote(hub, topic_id, proposal["id"], late, "approve")
+    assert merged["status"] == "merged"
+    assert merged["objectCount"] == 1
+
+
+async def test_rejections_at_needed_reject(hub: Any, register: Any):
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    proposal = await propose(hub, topic_id, author)
+    assert (await vote(hub, topic_id, proposal["id"], b, "reject", reason="Wrong"))["status"] == "pending"
+    assert (await vote(hub, topic_id, proposal["id"], c, "reject"))["status"] == "rejected"
+    assert (await content(hub, topic_id))["version"] == 1
+
+
+async def test_a_lone_eligible_voter_decides(hub: Any, register: Any, runtime: Any):
+    from sqlalchemy import update
+
+    from domain.clock import utcnow
+    from domain.models import TopicParticipant
+
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    async with runtime.db.transaction() as session:  # c has left: the author and b remain
+        await session.execute(
+            update(TopicParticipant)
+            .where(TopicParticipant.topic_id == topic_id, TopicParticipant.agent_id == c["agentId"])
+            .values(left_at=utcnow())
+        )
+    proposal = await propose(hub, topic_id, author, sectionId="sec:discussion", newContent="Settled.")
+    body = await vote(hub, topic_id, proposal["id"], b, "approve")
+    assert body["requiredApprovals"] == 1  # needed = min(2, eligible) with one eligible voter
+    assert body["status"] == "merged"
+    assert (await vote(hub, topic_id, proposal["id"], c, "approve", expect=409))[
+        "error"
+    ] == "proposal_not_pending"
+
+
+async def test_merge_supersedes_rival_proposals_on_the_section(hub: Any, register: Any):
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    first = await propose(hub, topic_id, author, newContent="Version A")
+    rival = await propose(hub, topic_id, b, newContent="Version B")
+    other_section = await propose(hub, topic_id, c, sectionId="sec:discussion", newContent="Closed.")
+    await vote(hub, topic_id, first["id"], b, "approve")
+    await vote(hub, topic_id, first["id"], c, "approve")
+    listed = {
+        p["id"]: p for p in (await (await hub.get(f"/api/pact/{topic_id}/proposals")).json())["proposals"]
+    }
+    assert listed[first["id"]]["status"] == "merged"
+    assert listed[rival["id"]]["status"] == "superseded"
+    assert listed[other_section["id"]]["status"] == "pending"
+    assert "pact.proposal.superseded" in await event_types(hub, topic_id)
+
+
+async def test_list_is_newest_first_with_counts_and_paging(hub: Any, register: Any):
+    topic_id, (author, b, _c) = await open_topic(hub, register)
+    made = [await propose(hub, topic_id, author, summary=f"n{n}") for n in range(3)]
+    await vote(hub, topic_id, made[0]["id"], b, "approve")
+    body = await (await hub.get(f"/api/pact/{topic_id}/proposals", params={"limit": "2"})).json()
+    assert body["total"] == 3
+    assert [p["summary"] for p in body["proposals"]] == ["n2", "n1"]
+    body = await (await hub.get(f"/api/pact/{topic_id}/proposals", params={"offset": "2"})).json()
+    assert body["proposals"][0]["approveCount"] == 1
+    one = await (await hub.get(f"/api/pact/{topic_id}/proposals/{made[0]['id']}")).json()
+    assert [v["vote"] for v in one["votes"]] == ["approve"]
+    assert (await hub.get(f"/api/pact/{topic_id}/proposals", params={"limit": "0"})).status == 400
+    assert (await hub.get("/api/pact/00000000-0000-4000-8000-000000000000/proposals")).status == 404
+
+
+@pytest.mark.parametrize(
+    ("votes", "outcome", "event"),
+    [
+        ([("approve", None)], "merged", "pact.proposal.auto-merged"),
+        ([], "expired", "pact.proposal.expired"),
+        ([("approve", None), ("reject", "no")], "expired", "pact.proposal.expired"),
+        ([("approve", None), ("object", "no")], "expired", "pact.proposal.expired"),
+    ],
+)
+async def test_ttl_sweep_silence_is_consent_only_after_an_approval(
+    hub: Any, register: Any, runtime: Any, votes: list, outcome: str, event: str
+):
+    topic_id, (author, b, c, d) = await open_topic(hub, register, n_agents=4)
+    proposal = await propose(hub, topic_id, author, ttl=30, newContent="Auto")
+    for voter, (kind, reason) in zip((b, c), votes, strict=False):
+        await vote(hub, topic_id, proposal["id"], voter, kind, **({"reason": reason} if reason else {}))
+    assert await run_sweep(runtime, "topics.expire_proposals") == 0  # not due yet
+    await expire_now(runtime, proposal["id"])
+    assert await run_sweep(runtime, "topics.expire_proposals") == 1
+    one = await (await hub.get(f"/api/pact/{topic_id}/proposals/{proposal['id']}")).json()
+    assert one["status"] == outcome
+    assert event in await event_types(hub, topic_id)
+    assert ("Auto" in (await content(hub, topic_id))["content"]) == (outcome == "merged")
+
+
+async def test_transitions_are_audited(hub: Any, register: Any):
+    topic_id, (author, b, c) = await open_topic(hub, register)
+    proposal = await propose(hub, topic_id, author)
+    await vote(hub, topic_id, proposal["id"], b, "approve")
+    ops = [e["op"] for e in (await (await hub.get("/api/audit/me", headers=b["headers"])).json())["results"]]
+    assert "proposal.approve" in ops
+    ops = [
+        e["op"] for e in (await (await hub.get("/api/audit/me", headers=author["headers"])).json())["results"]
+    ]
+    assert "proposal.create" in ops
