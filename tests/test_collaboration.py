@@ -1,0 +1,140 @@
+"""Collaboration records on topics: intents, constraints, salience, dependencies, verification, escalation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.consensus_helpers import balance, event_types, open_topic
+
+
+async def _post(hub: Any, path: str, agent: dict, body: dict, expect: int) -> dict[str, Any]:
+    resp = await hub.post(path, headers=agent["headers"], json=body)
+    assert resp.status == expect, await resp.text()
+    return await resp.json()
+
+
+async def test_intents_and_constraints_with_section_filter(hub: Any, register: Any):
+    topic_id, (a, b, _c) = await open_topic(hub, register)
+    outsider = await register()
+    base = f"/api/pact/{topic_id}"
+    await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer", "goal": "Cite the Act"}, 201)
+    await _post(
+        hub,
+        f"{base}/intents",
+        b,
+        {"sectionId": "sec:answer:evidence", "goal": "Add data", "category": "data"},
+        201,
+    )
+    assert (await _post(hub, f"{base}/intents", outsider, {"sectionId": "sec:answer", "goal": "x"}, 403))[
+        "error"
+    ] == "not_joined"
+    assert (await _post(hub, f"{base}/intents", a, {"sectionId": "sec:nope", "goal": "x"}, 404))[
+        "error"
+    ] == "section_not_found"
+    assert (await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer"}, 400))["field"] == "goal"
+    all_intents = (await (await hub.get(f"{base}/intents")).json())["intents"]
+    assert [i["goal"] for i in all_intents] == ["Cite the Act", "Add data"]
+    only = (await (await hub.get(f"{base}/intents", params={"sectionId": "sec:answer:evidence"})).json())[
+        "intents"
+    ]
+    assert [(i["goal"], i["category"], i["agentName"]) for i in only] == [
+        ("Add data", "data", b["agentName"])
+    ]
+
+    await _post(hub, f"{base}/constraints", a, {"sectionId": "sec:answer", "boundary": "No speculation"}, 201)
+    await _post(hub, f"{base}/constraints", b, {"sectionId": "sec:discussion", "boundary": "Be brief"}, 201)
+    only = (await (await hub.get(f"{base}/constraints", params={"sectionId": "sec:discussion"})).json())[
+        "constraints"
+    ]
+    assert [c["boundary"] for c in only] == ["Be brief"]
+    assert (await _post(hub, f"{base}/constraints", a, {"sectionId": "sec:answer", "boundary": ""}, 400))[
+        "field"
+    ] == "boundary"
+    types = await event_types(hub, topic_id)
+    assert "pact.intent.declared" in types
+    assert "pact.constraint.published" in types
+
+
+async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
+    topic_id, (a, b, _c) = await open_topic(hub, register)
+    base = f"/api/pact/{topic_id}/salience"
+    for score in (-1, 11, 2.5, "high"):
+        assert (await _post(hub, base, a, {"sectionId": "sec:answer", "score": score}, 400))[
+            "field"
+        ] == "score"
+    await _post(hub, base, a, {"sectionId": "sec:answer", "score": 0}, 200)
+    again = await _post(hub, base, a, {"sectionId": "sec:answer", "score": 10}, 200)
+    assert again["previousScore"] == 0
+    await _post(hub, base, b, {"sectionId": "sec:answer", "score": 5}, 200)
+    body = await (await hub.get(base)).json()
+    by_id = {s["sectionId"]: s for s in body["sections"]}
+    assert list(by_id) == ["sec:answer", "sec:answer:evidence", "sec:discussion"]
+    assert by_id["sec:answer"]["average"] == 7.5
+    assert sorted(s["score"] for s in by_id["sec:answer"]["scores"]) == [5, 10]
+    assert by_id["sec:discussion"] == {
+        "sectionId": "sec:discussion",
+        "title": "Discussion",
+        "scores": [],
+        "average": None,
+    }
+
+
+async def test_dependencies_stay_acyclic(hub: Any, register: Any):
+    t1, (a, *_r1) = await open_topic(hub, register)
+    t2, _ = await open_topic(hub, register)
+    t3, _ = await open_topic(hub, register)
+    for tid in (t2, t3):
+        await hub.post(f"/api/pact/{tid}/join", headers=a["headers"])
+    body = {"relationship": "builds_on", "justification": "Uses its definitions"}
+    await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t2}, 201)
+    await _post(hub, f"/api/pact/{t2}/dependencies", a, {**body, "dependsOn": t3}, 201)
+    cycle = await _post(hub, f"/api/pact/{t3}/dependencies", a, {**body, "dependsOn": t1}, 409)
+    assert cycle["error"] == "dependency_cycle"
+    assert cycle["cycle"][0] == cycle["cycle"][-1] == t3
+    assert (await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t2}, 409))[
+        "error"
+    ] == "dependency_exists"
+    assert (await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t1}, 400))[
+        "field"
+    ] == "dependsOn"
+    missing = "00000000-0000-4000-8000-000000000000"
+    assert (await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": missing}, 404))[
+        "error"
+    ] == "topic_not_found"
+    assert (await _post(hub, f"/api/pact/{t1}/dependencies", a, {"dependsOn": t3}, 400))[
+        "field"
+    ] == "justification"
+    assert (
+        await _post(
+            hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t3, "relationship": "likes"}, 400
+        )
+    )["field"] == "relationship"
+    deps = await (await hub.get(f"/api/pact/{t2}/dependencies")).json()
+    assert [d["dependsOn"] for d in deps["dependsOn"]] == [t3]
+    assert [d["topicId"] for d in deps["dependedOnBy"]] == [t1]
+    graph = await (await hub.get("/api/hub/graph")).json()
+    assert {(e["source"], e["target"]) for e in graph["edges"]} >= {(t1, t2), (t2, t3)}
+
+
+async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
+    topic_id, (a, b, _c) = await open_topic(hub, register, tier="institutional", jurisdiction="AU")
+    before = await balance(hub, b)
+    first = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current"}, 200)
+    assert first["rewarded"] is True
+    second = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current", "notes": "again"}, 200)
+    assert second["rewarded"] is False
+    assert await balance(hub, b) == before + 10
+    assert (await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "stale"}, 400))[
+        "field"
+    ] == "status"
+    topic = await (await hub.get(f"/api/pact/{topic_id}")).json()
+    assert topic["lastVerifiedAt"] is not None
+    esc = await _post(
+        hub,
+        f"/api/pact/{topic_id}/escalate",
+        a,
+        {"message": "Human check please", "sectionId": "sec:answer"},
+        201,
+    )
+    assert esc["status"] == "open"
+    assert "pact.escalation.created" in await event_types(hub, topic_id)
