@@ -1,0 +1,24 @@
+"""README documents every setting (both settings classes), so operators can find each knob."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from domain.market.settings import MarketSettings
+from domain.settings import Settings
+
+README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+
+
+def test_every_setting_is_in_the_readme():
+    names = [f"CONCORD_{n.upper()}" for n in Settings.model_fields] + [
+        f"CONCORD_MARKET_{n.upper()}" for n in MarketSettings.model_fields
+    ]
+    missing = [n for n in names if f"`{n}`" not in README]
+    assert missing == []
+
+
+def test_readme_opens_with_the_two_commands():
+    head = README[:400]
+    assert "make run" in head
+    assert "make test" in head
