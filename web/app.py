@@ -36,6 +36,7 @@ def create_hub_app(rt: Runtime) -> web.Application:
 
 
 def create_docs_app(rt: Runtime) -> web.Application:
+    from web.docs import routes  # noqa: F401 - document API routes
     from web.docs.api import api
 
     if not any(op.path == "/healthz" for op in api.operations):
