@@ -83,3 +83,35 @@ def test_cli_creates_lists_and_revokes_keys(capsys, database):
     assert concord_cli.main(["keys", "revoke", row["id"]]) == 0
     assert json.loads(capsys.readouterr().out)["revokedAt"]
     assert concord_cli.main(["keys", "create", "--org", "Initech", "--scopes", "bogus"]) == 2
+
+
+async def test_openapi_and_malformed_requests_never_500(docs, runtime):
+    resp = await docs.get("/openapi.json")
+    spec = await resp.json()
+    assert spec["openapi"] == "3.1.0"
+    assert "multipart/form-data" in spec["paths"]["/api/documents"]["post"]["requestBody"]["content"]
+    for path in (
+        "/api/tap/{docId}/join",
+        "/api/tap/{docId}/sections/{sectionId}/lock",
+        "/api/comments/search",
+    ):
+        assert path in spec["paths"]
+    key = await make_key(runtime)
+    h = key["headers"]
+    cases = [
+        ("POST", "/api/documents", {"Content-Type": "multipart/form-data"}, b"garbage"),
+        ("POST", "/api/documents", {"Content-Type": "multipart/form-data; boundary=xx"}, b"--xx\r\nbroken"),
+        ("POST", "/api/comments", {"Content-Type": "application/json"}, b"[1,2]"),
+        ("POST", "/api/comments", {"Content-Type": "application/json"}, b"{not json"),
+        (
+            "POST",
+            "/api/tap/" + "x" * 300 + "/join",
+            {"Content-Type": "application/json"},
+            b'{"agentName":"a"}',
+        ),
+        ("GET", "/api/tap/nope/sections", {}, b""),
+        ("PUT", "/api/comments/" + "y" * 100 + "/resolve", {}, b""),
+    ]
+    for method, path, headers, body in cases:
+        resp = await docs.request(method, path, headers={**h, **headers}, data=body)
+        assert 400 <= resp.status < 500, (path, resp.status, await resp.text())

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 
 from domain.documents import blobs, library
 from domain.documents.detect import Unsupported, detect
@@ -56,35 +57,29 @@ async def upload(request: web.Request) -> web.Response:
         raise blobs.UnsupportedMediaType(
             "upload as multipart/form-data with the file in a field named 'file'", field="file"
         )
-    try:
-        reader = await request.multipart()
-    except (ValueError, AssertionError) as exc:
-        raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
     writer: blobs.BlobWriter | None = None
     filename: str | None = None
     fields: dict[str, str] = {}
     try:
-        while True:
-            try:
-                part = await reader.next()
-            except ValueError as exc:
-                raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
-            if part is None:
-                break
-            if not isinstance(part, BodyPartReader):
-                continue
-            if part.name == "file":
-                if writer is not None:
-                    raise BadRequest("send exactly one file", field="file")
-                filename = part.filename
-                writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
-                while chunk := await part.read_chunk(65536):
-                    writer.write(chunk)
-                writer.close()
-            elif part.name in ("title", "tags"):
-                fields[part.name] = await _small_field(part, part.name)
-            else:
-                await part.release()
+        try:
+            reader = await request.multipart()
+            while (part := await reader.next()) is not None:
+                if not isinstance(part, BodyPartReader):
+                    continue
+                if part.name == "file":
+                    if writer is not None:
+                        raise BadRequest("send exactly one file", field="file")
+                    filename = part.filename
+                    writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
+                    while chunk := await part.read_chunk(65536):
+                        writer.write(chunk)
+                    writer.close()
+                elif part.name in ("title", "tags"):
+                    fields[part.name] = await _small_field(part, part.name)
+                else:
+                    await part.release()
+        except (ValueError, AssertionError, HttpProcessingError) as exc:
+            raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
         if writer is None:
             raise BadRequest("the form has no 'file' field", field="file")
         try:
