@@ -19,6 +19,8 @@ from pypdf.errors import FileNotDecryptedError, PdfReadError
 from domain.documents.errors import ConversionError
 
 MAX_PAGES = 2_000
+_BULLET = re.compile(r"^([•▪●◦‣·∙\-–*])\s+(.*)$")
+_NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(.*[A-Za-z].*)$")
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|medi|,b$", re.I)
 
 
@@ -167,19 +169,23 @@ def _render(lines: list[Line], body: float, levels: dict[float, int]) -> list[st
                 i = j
                 continue
         text = ln.text
+        bullet, numbered = _BULLET.match(text), _NUMBERED.match(text)
         level = levels.get(ln.size)
         if (
             level is None
+            and not numbered
             and ln.bold
             and ln.size >= body * 0.95
             and len(text) <= 80
             and not text.endswith((".", ","))
         ):
-            level = (max(levels.values()) + 1) if levels else 2
-            level = min(level, 4)
+            level = min((max(levels.values()) + 1) if levels else 2, 4)
         if level is not None and re.search(r"[A-Za-z]", text):
             flush()
             blocks.append("#" * level + " " + text)
+        elif bullet or numbered:
+            flush()
+            para.append(f"- {bullet.group(2)}" if bullet else f"{numbered.group(1)}. {numbered.group(2)}")
         else:
             gap = (prev.y - ln.y) if prev is not None else 0
             if para and (gap > ln.size * 1.9 or gap < 0):
