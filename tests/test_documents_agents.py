@@ -277,3 +277,22 @@ async def test_escalation_events_poll_and_audit(docs, runtime):
     async with runtime.db.read() as session:
         ops = set((await session.scalars(select(AuditEntry.op))).all())
     assert {"document.upload", "document.convert", "document.join", "escalation.create"} <= ops
+
+
+async def test_concurrent_joins_and_locks_have_one_winner(docs, runtime):
+    import asyncio
+
+    alice, bob, doc = await _setup(docs, runtime)
+    base = f"/api/tap/{doc['id']}"
+    joins = await asyncio.gather(
+        *(docs.post(f"{base}/join", headers=alice["headers"], json={"agentName": f"A{i}"}) for i in range(4))
+    )
+    assert sorted(r.status for r in joins) == [201, 409, 409, 409]
+    await docs.post(f"{base}/join", headers=bob["headers"], json={"agentName": "Bob"})
+    locks = await asyncio.gather(
+        *(docs.post(f"{base}/sections/sec:plan/lock", headers=k["headers"]) for k in (alice, bob, alice, bob))
+    )
+    statuses = sorted(r.status for r in locks)
+    assert statuses.count(409) >= 1
+    holders = {(await r.json())["lockedBy"] for r in locks if r.status == 200}
+    assert len(holders) == 1
