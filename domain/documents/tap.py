@@ -225,6 +225,7 @@ async def declare_intent(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
+    _writer(agent, "declare intents")
     _section(doc, body["sectionId"])
     intent = DocumentIntent(
         id=new_id(),
@@ -292,6 +293,7 @@ async def publish_constraint(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
+    _writer(agent, "publish constraints")
     _section(doc, body["sectionId"])
     c = DocumentConstraint(
         id=new_id(),
