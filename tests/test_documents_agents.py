@@ -112,9 +112,11 @@ async def test_intents_constraints_and_salience(docs, runtime):
         f"{base}/intents", headers=alice["headers"], json={"sectionId": "sec:nope", "goal": "x"}
     )
     assert resp.status == 404
-    await docs.post(
+    resp = await docs.post(
         f"{base}/intents", headers=bob["headers"], json={"sectionId": "sec:plan:risks", "goal": "y"}
     )
+    assert resp.status == 403  # observers read, score salience and comment, nothing more
+    assert (await resp.json())["code"] == "role.insufficient"
     resp = await docs.get(f"{base}/intents?sectionId=sec:plan:budget", headers=bob["headers"])
     assert [i["goal"] for i in (await resp.json())["intents"]] == ["Add a contingency line"]
 
