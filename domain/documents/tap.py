@@ -72,7 +72,7 @@ async def member(session: AsyncSession, caller: Caller, doc: Document) -> Docume
     return agent
 
 
-def _writer(agent: DocumentAgent, what: str) -> None:
+def require_writer(agent: DocumentAgent, what: str) -> None:
     if agent.role not in WRITER_ROLES:
         raise Forbidden(f"observers cannot {what}", code="role.insufficient", role=agent.role)
 
@@ -225,7 +225,7 @@ async def declare_intent(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    _writer(agent, "declare intents")
+    require_writer(agent, "declare intents")
     _section(doc, body["sectionId"])
     intent = DocumentIntent(
         id=new_id(),
@@ -293,7 +293,7 @@ async def publish_constraint(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    _writer(agent, "publish constraints")
+    require_writer(agent, "publish constraints")
     _section(doc, body["sectionId"])
     c = DocumentConstraint(
         id=new_id(),
@@ -449,7 +449,7 @@ async def lock_section(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    _writer(agent, "lock sections")
+    require_writer(agent, "lock sections")
     _section(doc, section_id)
     now = utcnow()
     lock = await session.scalar(
