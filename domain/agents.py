@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 from sqlalchemy import select
@@ -26,6 +27,12 @@ def clean_name(name: str) -> str:
     return name
 
 
+def name_key_of(name: str) -> str:
+    """What two names must not share: case-folded after Unicode compatibility normalisation, so that
+    'Alice', 'ALICE' and 'Ａｌｉｃｅ' are one name."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
 async def register(
     session: AsyncSession,
     ctx: Context,
@@ -37,7 +44,7 @@ async def register(
     starting_balance: int,
 ) -> dict[str, Any]:
     name = clean_name(agent_name)
-    name_key = name.casefold()
+    name_key = name_key_of(name)
     if await session.scalar(select(Agent.id).where(Agent.name_key == name_key)):
         raise Conflict(f"an agent named {name!r} is already registered", code="agent_name_taken")
     api_key = keys.generate(AGENT_KEY_PREFIX)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import base64
 import binascii
+import hashlib
+import hmac
 import json
+import re
 from datetime import datetime
 from typing import Any
 
@@ -15,6 +18,8 @@ from domain.clock import iso, utcnow
 from domain.context import Context
 from domain.errors import BadRequest
 from domain.models import AuditEntry
+
+_OP = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
 
 
 def _dump(value: Any) -> str | None:
@@ -34,10 +39,18 @@ async def record(
     after: Any = None,
     key_hash: str | None = None,
 ) -> None:
+    """Add one entry to the caller's transaction: it commits (or rolls back) with the write it describes.
+
+    The entry belongs to `key_hash` (default: the acting key's) and keeps the request id and the coarse
+    country from the Context; the client address is never stored."""
+    if not _OP.match(op):
+        raise ValueError(f"audit op {op!r} is not in dot notation (area.action)")
     actor = ctx.actor
+    if key_hash is None and actor is not None:
+        key_hash = actor.key_hash or None  # the system actor has no key
     session.add(
         AuditEntry(
-            key_hash=key_hash if key_hash is not None else (actor.key_hash or None) if actor else None,
+            key_hash=key_hash,
             actor_id=actor.id if actor else None,
             op=op,
             entity_type=entity_type,
@@ -51,21 +64,39 @@ async def record(
     )
 
 
-def encode_cursor(created_at: datetime, entry_id: int) -> str:
-    raw = json.dumps([iso(created_at), entry_id], separators=(",", ":")).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+# A cursor is base64url(JSON [created_at, id, check]); `check` binds the position to the caller's key
+# hash, so an edited, truncated or another agent's cursor is refused (400) instead of silently seeking.
+_MAX_ID = 2**63 - 1
 
 
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
+def _check(key_hash: str, created: str, entry_id: int) -> str:
+    return hmac.new(key_hash.encode(), f"{created}|{entry_id}".encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def encode_cursor(key_hash: str, created_at: datetime, entry_id: int) -> str:
+    created = iso(created_at) or ""
+    raw = json.dumps([created, entry_id, _check(key_hash, created, entry_id)], separators=(",", ":"))
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(key_hash: str, cursor: str) -> tuple[datetime, int]:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
-        created, entry_id = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        created, entry_id, check = json.loads(base64.urlsafe_b64decode(padded.encode("ascii")))
+        if not isinstance(created, str) or not isinstance(check, str):
+            raise ValueError
+        if not isinstance(entry_id, int) or isinstance(entry_id, bool) or not 0 < entry_id <= _MAX_ID:
+            raise ValueError
+        if not hmac.compare_digest(check, _check(key_hash, created, entry_id)):
+            raise ValueError
         when = datetime.fromisoformat(created)
-        if when.tzinfo is None or not isinstance(entry_id, int) or isinstance(entry_id, bool):
+        if when.tzinfo is None:
             raise ValueError
         return when, entry_id
-    except (ValueError, TypeError, UnicodeError, binascii.Error):
-        raise BadRequest("cursor is not a valid audit cursor", code="invalid_cursor") from None
+    except (ValueError, TypeError, UnicodeError, binascii.Error, RecursionError):
+        raise BadRequest(
+            "cursor is not a next_cursor this endpoint gave you", code="invalid_cursor", field="cursor"
+        ) from None
 
 
 def to_dict(entry: AuditEntry) -> dict[str, Any]:
@@ -86,7 +117,7 @@ async def list_for_key(
 ) -> dict[str, Any]:
     stmt = select(AuditEntry).where(AuditEntry.key_hash == key_hash)
     if cursor:
-        when, entry_id = decode_cursor(cursor)
+        when, entry_id = decode_cursor(key_hash, cursor)
         stmt = stmt.where(
             or_(
                 AuditEntry.created_at < when,
@@ -97,5 +128,5 @@ async def list_for_key(
     rows = list((await session.scalars(stmt)).all())
     has_more = len(rows) > limit
     rows = rows[:limit]
-    next_cursor = encode_cursor(rows[-1].created_at, rows[-1].id) if has_more else None
+    next_cursor = encode_cursor(key_hash, rows[-1].created_at, rows[-1].id) if has_more else None
     return {"results": [to_dict(r) for r in rows], "next_cursor": next_cursor, "has_more": has_more}

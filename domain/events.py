@@ -93,5 +93,9 @@ async def page(session: AsyncSession, stream: str, *, after: int, limit: int) ->
     }
 
 
-async def count_all(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.count(Event.id))) or 0)
+async def count_all(session: AsyncSession, resource_type: str | None = None) -> int:
+    """Events of every stream, or only of the streams of one resource type ("topic", "document")."""
+    stmt = select(func.count(Event.id))
+    if resource_type is not None:
+        stmt = stmt.where(Event.stream.like(stream_of(resource_type, "%")))
+    return int(await session.scalar(stmt) or 0)

@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain import events, ledger
-from domain.clock import iso
+from domain.clock import canonical_id, iso
 from domain.errors import NotFound
 from domain.models import Agent, Event, Proposal, ProposalVote, Topic, TopicDependency, TopicParticipant
 
@@ -45,7 +45,7 @@ async def stats(session: AsyncSession) -> dict[str, Any]:
             s: by_status.get(s, 0) for s in ("proposed", "open", "consensus", "stable", "challenged")
         },
         "proposalsByStatus": proposals,
-        "eventCount": await events.count_all(session),
+        "eventCount": await events.count_all(session, "topic"),  # the document API's are not the hub's
     }
 
 
@@ -60,7 +60,13 @@ async def graph(session: AsyncSession) -> dict[str, Any]:
     ]
     edges = [
         {"source": d.topic_id, "target": d.depends_on_id, "relationship": d.relationship}
-        for d in (await session.scalars(select(TopicDependency).order_by(TopicDependency.created_at))).all()
+        for d in (
+            await session.scalars(
+                select(TopicDependency).order_by(
+                    TopicDependency.created_at, TopicDependency.topic_id, TopicDependency.depends_on_id
+                )
+            )
+        ).all()
     ]
     return {"nodes": nodes, "edges": edges}
 
@@ -133,9 +139,10 @@ async def agent_directory(session: AsyncSession, *, limit: int, offset: int) -> 
 
 
 async def agent_profile(session: AsyncSession, agent_id: str) -> dict[str, Any]:
-    agent = await session.get(Agent, agent_id) if len(agent_id) <= 36 else None
+    key = canonical_id(agent_id)
+    agent = await session.get(Agent, key) if key else None
     if agent is None:
-        raise NotFound(f"agent {agent_id} not found", code="agent_not_found")
+        raise NotFound(f"agent {agent_id!r} not found", code="agent_not_found")
     reps = await _reputation(session, [agent.id])
     participation = (
         await session.execute(

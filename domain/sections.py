@@ -48,6 +48,17 @@ def _heading_text(inline: Any) -> str:
     return "".join(parts).strip() or inline.content.strip()
 
 
+def _unique(base: str, taken: set[str]) -> str:
+    """`base`, or `base-2`, `base-3`… in document order; a heading literally titled 'Summary 2' after
+    two 'Summary' headings still gets an id of its own."""
+    slug, n = base, 1
+    while slug in taken:
+        n += 1
+        slug = f"{base}-{n}"
+    taken.add(slug)
+    return slug
+
+
 def parse(markdown: str) -> list[Section]:
     """All sections in document order (the root preamble first when it has text)."""
     lines = markdown.splitlines()
@@ -61,16 +72,12 @@ def parse(markdown: str) -> list[Section]:
     if any(line.strip() for line in lines[:first]):
         sections.append(Section(ROOT_ID, "", 0, 0, 0, 0, first))
     stack: list[Section] = []  # open ancestors
-    siblings: dict[str | None, dict[str, int]] = {}
+    siblings: dict[str | None, set[str]] = {}  # slugs taken under each parent
     for n, (level, start, end, text) in enumerate(headings):
         while stack and stack[-1].heading_level >= level:
             stack.pop()
         parent = stack[-1] if stack else None
-        base = slugify(text)
-        used = siblings.setdefault(parent.id if parent else None, {})
-        count = used.get(base, 0) + 1
-        used[base] = count
-        slug = base if count == 1 else f"{base}-{count}"
+        slug = _unique(slugify(text), siblings.setdefault(parent.id if parent else None, set()))
         sid = f"{parent.id}:{slug}" if parent else f"sec:{slug}"
         body_end = headings[n + 1][1] if n + 1 < len(headings) else len(lines)
         sec = Section(

@@ -3,23 +3,25 @@
 from __future__ import annotations
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain import audit, events, sections
-from domain.clock import iso, new_id, utcnow
+from domain.clock import canonical_id, iso, new_id, utcnow
 from domain.context import Context
 from domain.errors import BadRequest, Conflict, NotFound
 from domain.models import Agent, Proposal, Topic, TopicDependency, TopicParticipant
 
 TIERS = ("empirical", "institutional", "derived", "contested")
 STATUSES = ("proposed", "open", "consensus", "stable", "challenged")
-JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z]{2,3})?$")
-MAX_CONTENT = 50_000
+# ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
+JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
+DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
 
 
 def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") -> str | None:
@@ -28,7 +30,7 @@ def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") ->
     value = value.strip().upper()
     if not JURISDICTION.match(value):
         raise BadRequest(
-            f"{field} must look like AU or AU-NSW (ISO country, optional region)",
+            f"{field} must look like AU or AU-NSW (ISO country code, optional region code)",
             code="invalid_field",
             field=field,
         )
@@ -40,32 +42,21 @@ def stream(topic_id: str) -> str:
 
 
 async def get(session: AsyncSession, topic_id: str) -> Topic:
-    topic = await session.get(Topic, topic_id) if _looks_like_id(topic_id) else None
+    key = canonical_id(topic_id)
+    topic = await session.get(Topic, key) if key else None
     if topic is None:
-        raise NotFound(f"topic {topic_id} not found", code="topic_not_found")
+        raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     return topic
-
-
-def _looks_like_id(value: str) -> bool:
-    return 0 < len(value) <= 36
 
 
 async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
     actor = ctx.require_actor()
     title = data["title"]
     content = data["content"]
+    jurisdiction = normalise_jurisdiction(data.get("jurisdiction"))
     if data.get("effectiveDate") and data.get("expiryDate") and data["expiryDate"] < data["effectiveDate"]:
         raise BadRequest("expiryDate is before effectiveDate", code="invalid_field", field="expiryDate")
-    depends_on: list[str] = list(dict.fromkeys(data.get("dependsOn") or []))
-    if depends_on:
-        found = set((await session.scalars(select(Topic.id).where(Topic.id.in_(depends_on)))).all())
-        missing = [d for d in depends_on if d not in found]
-        if missing:
-            raise BadRequest(
-                f"dependsOn names topics that do not exist: {', '.join(missing)}",
-                code="invalid_field",
-                field="dependsOn",
-            )
+    depends_on = await _existing_dependencies(session, data.get("dependsOn") or [])
     title_key = " ".join(title.casefold().split())
     if await session.scalar(select(Topic.id).where(Topic.title_key == title_key)):
         raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic")
@@ -80,7 +71,7 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
         status="proposed",
         assumptions=list(data.get("assumptions") or []),
         canonical_claim=data.get("canonicalClaim"),
-        jurisdiction=normalise_jurisdiction(data.get("jurisdiction")),
+        jurisdiction=jurisdiction,
         authority=data.get("authority"),
         source_ref=data.get("sourceRef"),
         effective_date=data.get("effectiveDate"),
@@ -95,10 +86,14 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     except IntegrityError:
         raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic") from None
     session.add(TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="creator", joined_at=now))
-    for dep in depends_on:
+    for n, dep in enumerate(depends_on):
         session.add(
             TopicDependency(
-                topic_id=topic.id, depends_on_id=dep, relationship="builds_on", created_by=actor.id
+                topic_id=topic.id,
+                depends_on_id=dep,
+                relationship="builds_on",
+                created_by=actor.id,
+                created_at=now + timedelta(microseconds=n),  # reads list them in the order given
             )
         )
     await session.flush()
@@ -106,6 +101,22 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     body = await to_dict(session, topic)
     await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
     return body
+
+
+async def _existing_dependencies(session: AsyncSession, given: list[str]) -> list[str]:
+    """The canonical ids of `given` (order kept, repeats dropped), or 400 naming those not found."""
+    wanted = list(dict.fromkeys(canonical_id(d) or d for d in given))
+    ids = [d for d in wanted if canonical_id(d)]
+    found = set((await session.scalars(select(Topic.id).where(Topic.id.in_(ids)))).all()) if ids else set()
+    missing = [d for d in wanted if d not in found]
+    if missing:
+        raise BadRequest(
+            f"dependsOn names topics that do not exist: {', '.join(missing)}",
+            code="invalid_field",
+            field="dependsOn",
+            missing=missing,
+        )
+    return wanted
 
 
 def _audit_view(topic: Topic) -> dict[str, Any]:
@@ -126,7 +137,9 @@ async def to_dict(
         counts = (await _counts(session, [topic.id])).get(topic.id, {})
     deps = (
         await session.scalars(
-            select(TopicDependency.depends_on_id).where(TopicDependency.topic_id == topic.id)
+            select(TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id == topic.id)
+            .order_by(*DEPENDENCY_ORDER)
         )
     ).all()
     return render(topic, counts, list(deps))
@@ -188,9 +201,9 @@ async def list_topics(
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
         for tid, dep in await session.execute(
-            select(TopicDependency.topic_id, TopicDependency.depends_on_id).where(
-                TopicDependency.topic_id.in_(list(deps))
-            )
+            select(TopicDependency.topic_id, TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id.in_(list(deps)))
+            .order_by(*DEPENDENCY_ORDER)
         ):
             deps[tid].append(dep)
     items = [render(t, counts.get(t.id, {}), deps[t.id]) for t in rows]
@@ -239,8 +252,7 @@ async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dic
         for dep in resolved:
             parts.append(
                 f"\n---\n\n<!-- dependency topic:{dep['id']} "
-                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n"
-                + dep["content"].rstrip("\n")
+                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n" + dep["content"].rstrip("\n")
             )
         out["content"] = "\n".join(parts) + "\n"
         out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
@@ -260,7 +272,7 @@ async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[di
                 select(TopicDependency.relationship, Topic)
                 .join(Topic, Topic.id == TopicDependency.depends_on_id)
                 .where(TopicDependency.topic_id.in_(frontier))
-                .order_by(TopicDependency.created_at)
+                .order_by(*DEPENDENCY_ORDER)
             )
         ).all()
         frontier = []
@@ -323,25 +335,29 @@ async def participants(session: AsyncSession, topic_id: str) -> dict[str, Any]:
 
 
 async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:
+    """Idempotent: the first join (or a re-join after leaving) records one event; repeats change nothing.
+
+    Both steps are single conditional statements, so concurrent joins of one agent cannot both count."""
     actor = ctx.require_actor()
     topic = await get(session, topic_id)
-    row = await session.scalar(
-        select(TopicParticipant).where(
-            TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id
-        )
+    mine = (TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id)
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    inserted = await session.scalar(
+        dialect.insert(TopicParticipant)
+        .values(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
+        .on_conflict_do_nothing()
+        .returning(TopicParticipant.id)
     )
-    joined = False
-    if row is None:
-        row = TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
-        session.add(row)
-        try:
-            await session.flush()
-        except IntegrityError:  # joined concurrently: the join is idempotent
-            raise Conflict("join raced with another join of the same agent; retry") from None
-        joined = True
-    elif row.left_at is not None:
-        row.left_at = None
-        joined = True
+    rejoined = None
+    if inserted is None:
+        rejoined = await session.scalar(
+            update(TopicParticipant)
+            .where(*mine, TopicParticipant.left_at.is_not(None))
+            .values(left_at=None)
+            .returning(TopicParticipant.id)
+        )
+    row = (await session.execute(select(TopicParticipant).where(*mine))).scalar_one()
+    joined = inserted is not None or rejoined is not None
     if joined:
         await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
         await audit.record(

@@ -13,3 +13,5 @@ ERROR_STYLE = web.AppKey("error_style", str)
 BODY_LIMIT = web.AppKey("body_limit", int)
 RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
 REQUEST_ID = web.RequestKey("request_id", str)
+# The authenticated agent's Context, cached so a request looks its key up once.
+AGENT_CONTEXT = web.RequestKey("agent_context", object)

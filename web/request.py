@@ -9,7 +9,7 @@ from aiohttp import web
 from domain import agents
 from domain.context import Actor, Context
 from domain.errors import Unauthorized
-from web.keys import REQUEST_ID, RUNTIME
+from web.keys import AGENT_CONTEXT, REQUEST_ID, RUNTIME
 
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 
@@ -52,6 +52,9 @@ def context(request: web.Request, actor: Actor | None = None) -> Context:
 
 async def agent_context(request: web.Request) -> Context:
     """The Context of the agent whose pact_sk_ key authenticates this request, or 401."""
+    cached = request.get(AGENT_CONTEXT)
+    if isinstance(cached, Context):
+        return cached
     key = presented_key(request, extra_headers=("x-source-agent-key",))
     if not key:
         raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
@@ -59,4 +62,6 @@ async def agent_context(request: web.Request) -> Context:
         agent = await agents.authenticate(session, key)
     if agent is None:
         raise Unauthorized("invalid agent key", code="unauthorized")
-    return context(request, Actor(agent.id, agent.name, agent.key_hash))
+    ctx = context(request, Actor(agent.id, agent.name, agent.key_hash))
+    request[AGENT_CONTEXT] = ctx
+    return ctx

@@ -16,6 +16,8 @@ from pydantic.json_schema import models_json_schema
 from domain.errors import BadRequest
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
+# Checks the credential of an operation's security scheme; raises (401) before the input is parsed.
+Authenticator = Callable[[web.Request, str], Awaitable[None]]
 
 
 def validation_message(exc: ValidationError, where: str) -> str:
@@ -54,6 +56,8 @@ async def read_json(request: web.Request, *, optional: bool = False) -> Any:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
         raise BadRequest(f"request body is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise BadRequest("request body is nested too deeply", code="invalid_json") from None
     if not isinstance(data, dict):
         raise BadRequest("request body must be a JSON object", code="invalid_json")
     return data
@@ -87,6 +91,7 @@ class Api:
         self.error_model = error_model
         self.operations: list[Operation] = []
         self.security_schemes: dict[str, dict[str, Any]] = {}
+        self.authenticator: Authenticator | None = None
 
     def route(
         self,
@@ -107,6 +112,8 @@ class Api:
         def register(fn: Handler) -> Handler:
             async def handler(request: web.Request) -> web.StreamResponse:
                 kwargs: dict[str, Any] = {}
+                if auth is not None and self.authenticator is not None:
+                    await self.authenticator(request, auth)  # 401 comes before any 400
                 if query is not None:
                     kwargs["query"] = parse_model(query, dict(request.query), "query")
                 if body is not None:

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from domain import hub
 from web.hub.api import api
+from web.hub.read_models import AgentDirectory, AgentProfile, HubGraph
 from web.hub.schemas import HubStats, PageQuery
 from web.request import runtime
 from web.routing import json_response
@@ -23,13 +24,26 @@ async def stats(request: web.Request) -> web.Response:
         return json_response(await hub.stats(session))
 
 
-@api.route("GET", "/api/hub/graph", summary="Topic dependency graph (nodes, edges)", tags=["Hub"])
+@api.route(
+    "GET",
+    "/api/hub/graph",
+    summary="Topic dependency graph (nodes, edges)",
+    tags=["Hub"],
+    response=HubGraph,
+)
 async def graph(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         return json_response(await hub.graph(session))
 
 
-@api.route("GET", "/api/hub/agents", summary="Paginated agent directory", tags=["Hub"], query=PageQuery)
+@api.route(
+    "GET",
+    "/api/hub/agents",
+    summary="Paginated agent directory",
+    tags=["Hub"],
+    query=PageQuery,
+    response=AgentDirectory,
+)
 async def agents(request: web.Request, query: PageQuery) -> web.Response:
     async with runtime(request).db.read() as session:
         return json_response(await hub.agent_directory(session, limit=query.limit, offset=query.offset))
@@ -40,6 +54,7 @@ async def agents(request: web.Request, query: PageQuery) -> web.Response:
     "/api/hub/agents/{agentId}",
     summary="Agent profile with reputation and participation",
     tags=["Hub"],
+    response=AgentProfile,
     errors={404: "Agent not found"},
 )
 async def agent(request: web.Request) -> web.Response:

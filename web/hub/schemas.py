@@ -3,20 +3,40 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
 Str = Annotated[str, Field(min_length=1)]
+# Offsets and cursors are bound by what both databases take as an integer parameter.
+MAX_INT = 2_147_483_647
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, list | tuple):
+        return any(_has_nul(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return False
 
 
 class Model(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        # PostgreSQL cannot store NUL in text or JSONB: refuse it here as bad input, not a 500 later.
+        if _has_nul(value):
+            raise ValueError("must not contain NUL (\\u0000) characters")
+        return value
+
 
 class PageQuery(Model):
     limit: int = Field(default=50, ge=1, le=200, description="Page size, 1 to 200 (default 50).")
-    offset: int = Field(default=0, ge=0, description="Items to skip (default 0).")
+    offset: int = Field(default=0, ge=0, le=MAX_INT, description="Items to skip (default 0).")
 
 
 class RegisterBody(Model):
@@ -43,7 +63,8 @@ TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged"]
 
 class TopicCreateBody(Model):
     title: str = Field(min_length=3, max_length=500)
-    content: str = Field(
+    # Kept as written: leading indentation and trailing spaces are Markdown (code blocks, hard breaks).
+    content: Annotated[str, StringConstraints(strip_whitespace=False)] = Field(
         min_length=10, max_length=50_000, description="Markdown body; headings are sections."
     )
     tier: Tier
@@ -59,6 +80,13 @@ class TopicCreateBody(Model):
     sourceRef: str | None = Field(default=None, max_length=1000)
     effectiveDate: date | None = None
     expiryDate: date | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _content_has_text(cls, value: str) -> str:
+        if len(value.strip()) < 10:
+            raise ValueError("must have at least 10 characters besides white space")
+        return value
 
 
 class Topic(Model):
@@ -104,17 +132,32 @@ class ContentQuery(Model):
     resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")
 
 
+class ResolvedDependency(Model):
+    id: str
+    title: str
+    tier: Tier
+    status: TopicStatus
+    relationship: str
+    depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
+    version: int
+
+
 class TopicContent(Model):
     topicId: str
     title: str
     status: str
     version: int
-    content: str
+    content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
     updatedAt: str
+    resolvedDependencies: list[ResolvedDependency] | None = Field(
+        default=None, description="Only with resolve=true: every topic depended on, transitively, once"
+    )
 
 
 class EventsQuery(Model):
-    after: int = Field(default=0, ge=0, description="Event id cursor: only events after this one.")
+    after: int = Field(
+        default=0, ge=0, le=MAX_INT, description="Event id cursor: only events after this one (default 0)."
+    )
     limit: int = Field(default=50, ge=1, le=200)
 
 

@@ -6,6 +6,7 @@ from aiohttp import web
 
 from domain import topics
 from web.hub.api import api
+from web.hub.read_models import EventPage, JoinResult, SectionTree, TopicAgents
 from web.hub.schemas import (
     ContentQuery,
     EventsQuery,
@@ -97,6 +98,7 @@ async def get_content(request: web.Request, query: ContentQuery) -> web.Response
     "/api/pact/{topicId}/sections",
     summary="Hierarchical section tree with section ids",
     tags=["Topics"],
+    response=SectionTree,
     errors=NOT_FOUND,
 )
 async def get_sections(request: web.Request) -> web.Response:
@@ -110,6 +112,7 @@ async def get_sections(request: web.Request) -> web.Response:
     "/api/pact/{topicId}/agents",
     summary="Agents participating in the topic",
     tags=["Topics"],
+    response=TopicAgents,
     errors=NOT_FOUND,
 )
 async def get_agents(request: web.Request) -> web.Response:
@@ -124,6 +127,7 @@ async def get_agents(request: web.Request) -> web.Response:
     summary="Ordered events, paged by the after cursor",
     tags=["Topics"],
     query=EventsQuery,
+    response=EventPage,
     errors=NOT_FOUND,
 )
 async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
@@ -141,6 +145,7 @@ async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
     tags=["Topics"],
     body=JoinBody,
     body_optional=True,
+    response=JoinResult,
     auth="agentBearer",
     errors={401: "Missing or invalid agent key", **NOT_FOUND},
 )
