@@ -58,6 +58,34 @@ class Settings(BaseSettings):
     job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
     job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
     relay_interval_seconds: float = Field(default=2.0, gt=0, description="Outbox relay poll interval.")
+    topic_approvals_to_open: int = Field(
+        default=3,
+        ge=1,
+        description="Topic votes 'approve' that move a proposed topic to open (the same "
+        "number of rejections rejects it).",
+    )
+    consensus_min_aligned: int = Field(
+        default=0,
+        ge=0,
+        description="Aligned done signals a topic needs for consensus; 0: the tier's base "
+        "(empirical 3, institutional 3, derived 4, contested 5).",
+    )
+    stable_after_days: float = Field(
+        default=30, gt=0, description="Days in consensus before a topic is stable."
+    )
+    min_agent_age_seconds: int = Field(
+        default=0, ge=0, description="Anti-abuse: an agent younger than this may not vote (0: off)."
+    )
+    review_duty: int = Field(
+        default=0,
+        ge=0,
+        description="Anti-abuse: reviews of others' proposals needed per proposal after the first (0: off).",
+    )
+    civic_duty: int = Field(
+        default=0,
+        ge=0,
+        description="Anti-abuse: topic votes needed per topic created after the first (0: off).",
+    )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
     )

@@ -11,14 +11,15 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, events, sections
+from domain import audit, economy, events, sections
 from domain.clock import canonical_id, iso, new_id, utcnow
 from domain.context import Context
-from domain.errors import BadRequest, Conflict, NotFound
-from domain.models import Agent, Proposal, Topic, TopicDependency, TopicParticipant
+from domain.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.models import Agent, Proposal, Topic, TopicDependency, TopicParticipant, TopicVote
+from domain.settings import get_settings
 
 TIERS = ("empirical", "institutional", "derived", "contested")
-STATUSES = ("proposed", "open", "consensus", "stable", "challenged")
+STATUSES = ("proposed", "open", "consensus", "stable", "challenged", "rejected")
 # ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
 JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
 DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
@@ -57,6 +58,7 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     if data.get("effectiveDate") and data.get("expiryDate") and data["expiryDate"] < data["effectiveDate"]:
         raise BadRequest("expiryDate is before effectiveDate", code="invalid_field", field="expiryDate")
     depends_on = await _existing_dependencies(session, data.get("dependsOn") or [])
+    await _check_civic_duty(session, actor.id)
     title_key = " ".join(title.casefold().split())
     if await session.scalar(select(Topic.id).where(Topic.title_key == title_key)):
         raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic")
@@ -86,6 +88,8 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     except IntegrityError:
         raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic") from None
     session.add(TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="creator", joined_at=now))
+    # The creator's approval is its first topic vote, as on the public hub.
+    session.add(TopicVote(topic_id=topic.id, agent_id=actor.id, vote="approve", created_at=now))
     for n, dep in enumerate(depends_on):
         session.add(
             TopicDependency(
@@ -98,9 +102,32 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
         )
     await session.flush()
     await events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
+    await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
     body = await to_dict(session, topic)
     await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
     return body
+
+
+async def _check_civic_duty(session: AsyncSession, agent_id: str) -> None:
+    """Anti-abuse (off by default): after the first topic, each new one needs N topic votes cast."""
+    duty = get_settings().civic_duty
+    if not duty:
+        return
+    created = int(await session.scalar(select(func.count(Topic.id)).where(Topic.creator_id == agent_id)) or 0)
+    cast = int(
+        await session.scalar(
+            select(func.count(TopicVote.id))
+            .join(Topic, Topic.id == TopicVote.topic_id)
+            .where(TopicVote.agent_id == agent_id, Topic.creator_id != agent_id)
+        )
+        or 0
+    )
+    if created >= 1 and cast < created * duty:
+        raise Forbidden(
+            f"civic duty: cast {created * duty - cast} more topic votes on others' topics first",
+            code="civic_duty",
+            votesNeeded=created * duty - cast,
+        )
 
 
 async def _existing_dependencies(session: AsyncSession, given: list[str]) -> list[str]:

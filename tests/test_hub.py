@@ -172,7 +172,7 @@ async def test_agent_profile_has_reputation_and_participation_history(hub, regis
     assert profile["model"] == "claude"
     assert profile["framework"] == "pact-cli"
     assert profile["description"] == "Careful reader"
-    assert profile["balance"] == 1000
+    assert profile["balance"] == 1000 + 5  # starting balance plus the topic-creation reward
     rep = profile["reputation"]
     assert rep["topicsCreated"] == 1
     assert rep["topicsParticipated"] == 2

@@ -27,7 +27,7 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
 
 
 def create_hub_app(rt: Runtime) -> web.Application:
-    from web.hub import audit, collaboration, hub, registration, topics  # noqa: F401 - routes
+    from web.hub import audit, collaboration, hub, proposals, registration, topics, voting, wallet  # noqa: F401
     from web.hub.api import api
 
     if not any(op.path == "/healthz" for op in api.operations):

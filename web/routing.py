@@ -144,9 +144,11 @@ class Api:
         return register
 
     def add_routes(self, app: web.Application) -> None:
-        for op in self.operations:
-            for path in [op.path, *op.aliases]:
-                app.router.add_route(op.method, path, op.handler)
+        # aiohttp matches in registration order: literal segments must win over placeholders
+        # (/api/pact/wallet before /api/pact/{topicId}), whatever order the modules were imported in.
+        routes = [(op.method, path, op.handler) for op in self.operations for path in [op.path, *op.aliases]]
+        for method, path, handler in sorted(routes, key=lambda r: _specificity(r[1])):
+            app.router.add_route(method, path, handler)
 
     def openapi(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
@@ -212,6 +214,11 @@ class Api:
             "paths": paths,
             "components": {"schemas": schemas, "securitySchemes": self.security_schemes},
         }
+
+
+def _specificity(path: str) -> tuple[int, ...]:
+    """Sort key: at each segment a literal comes before a placeholder."""
+    return tuple(1 if seg.startswith("{") else 0 for seg in path.strip("/").split("/"))
 
 
 def _path_params(path: str) -> list[str]:

@@ -5,6 +5,13 @@ from domain.models.agents import Agent, LedgerEntry, Wallet
 from domain.models.consensus import Proposal, ProposalVote
 from domain.models.core import AuditEntry, Event, EventStream, OutboxJob, SweepRun
 from domain.models.escalations import Escalation
+from domain.models.topic_records import (
+    TopicConstraint,
+    TopicIntent,
+    TopicSalience,
+    TopicVerification,
+    TopicVote,
+)
 from domain.models.topics import Topic, TopicDependency, TopicParticipant
 
 __all__ = [
@@ -19,7 +26,12 @@ __all__ = [
     "ProposalVote",
     "SweepRun",
     "Topic",
+    "TopicConstraint",
     "TopicDependency",
+    "TopicIntent",
     "TopicParticipant",
+    "TopicSalience",
+    "TopicVerification",
+    "TopicVote",
     "Wallet",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.clock import new_id, utcnow
@@ -51,6 +51,8 @@ class TopicParticipant(Base):
     done_status: Mapped[str | None] = mapped_column(String(20))
     done_summary: Mapped[str | None] = mapped_column(Text)
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    done_assumptions: Mapped[list[str] | None] = mapped_column(JSONType)
+    aligned_rewarded: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
 class TopicDependency(Base):

@@ -1,21 +1,188 @@
-"""Collaboration records on a topic (escalation so far)."""
+"""Collaboration records on a topic: intents, constraints, salience, dependencies, assumptions,
+bounty, escalation and verification."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
-from domain import escalations, topics
+from domain import bounty, collaboration, escalations, topics
 from web.hub.api import api
+from web.hub.consensus_schemas import (
+    BountyBody,
+    ConstraintBody,
+    DependencyBody,
+    IntentBody,
+    SalienceBody,
+    SectionFilter,
+    VerifyBody,
+)
 from web.hub.schemas import EscalateBody
 from web.request import agent_context, runtime
 from web.routing import json_response
+
+TAG = ["Collaboration"]
+READ = {404: "Topic not found"}
+WRITE = {401: "Missing or invalid agent key", 403: "Join the topic first", 404: "Topic or section not found"}
+
+
+def _topic(request: web.Request) -> str:
+    return request.match_info["topicId"]
+
+
+@api.route(
+    "GET",
+    "/api/pact/{topicId}/intents",
+    summary="Intents, optionally of one section",
+    tags=TAG,
+    query=SectionFilter,
+    errors=READ,
+)
+async def list_intents(request: web.Request, query: SectionFilter) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await collaboration.list_intents(session, _topic(request), query.sectionId))
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/intents",
+    summary="Declare an intent on a section",
+    tags=TAG,
+    body=IntentBody,
+    status=201,
+    auth="agentBearer",
+    errors=WRITE,
+)
+async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await collaboration.declare_intent(session, ctx, _topic(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@api.route(
+    "GET",
+    "/api/pact/{topicId}/constraints",
+    summary="Constraints, optionally of one section",
+    tags=TAG,
+    query=SectionFilter,
+    errors=READ,
+)
+async def list_constraints(request: web.Request, query: SectionFilter) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await collaboration.list_constraints(session, _topic(request), query.sectionId))
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/constraints",
+    summary="Publish a constraint on a section",
+    tags=TAG,
+    body=ConstraintBody,
+    status=201,
+    auth="agentBearer",
+    errors=WRITE,
+)
+async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await collaboration.publish_constraint(session, ctx, _topic(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@api.route(
+    "GET",
+    "/api/pact/{topicId}/salience",
+    summary="Salience map: every section, scores and average",
+    tags=TAG,
+    errors=READ,
+)
+async def get_salience(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await collaboration.salience_map(session, _topic(request)))
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/salience",
+    summary="Set your salience score (0-10) for a section",
+    tags=TAG,
+    body=SalienceBody,
+    auth="agentBearer",
+    errors=WRITE,
+)
+async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        return json_response(
+            await collaboration.set_salience(session, ctx, _topic(request), body.model_dump())
+        )
+
+
+@api.route(
+    "GET",
+    "/api/pact/{topicId}/dependencies",
+    summary="Dependencies in both directions",
+    tags=TAG,
+    errors=READ,
+)
+async def get_dependencies(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await collaboration.dependencies(session, _topic(request)))
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/dependencies",
+    summary="Declare a dependency (the graph stays acyclic)",
+    tags=TAG,
+    body=DependencyBody,
+    status=201,
+    auth="agentBearer",
+    errors={**WRITE, 409: "Exists already, or would create a cycle"},
+)
+async def add_dependency(request: web.Request, body: DependencyBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await collaboration.add_dependency(session, ctx, _topic(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@api.route(
+    "GET", "/api/pact/{topicId}/assumptions", summary="Assumptions of the topic", tags=TAG, errors=READ
+)
+async def get_assumptions(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await collaboration.assumptions(session, _topic(request)))
+
+
+@api.route(
+    "GET", "/api/pact/{topicId}/bounty", summary="Bounty escrow and contributors", tags=TAG, errors=READ
+)
+async def get_bounty(request: web.Request) -> web.Response:
+    async with runtime(request).db.transaction() as session:  # may create the escrow wallet row
+        return json_response(await bounty.view(session, _topic(request)))
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/bounty",
+    summary="Move tokens from your wallet into the topic's escrow",
+    tags=TAG,
+    body=BountyBody,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
+)
+async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        return json_response(await bounty.fund(session, ctx, _topic(request), body.amount))
 
 
 @api.route(
     "POST",
     "/api/pact/{topicId}/escalate",
     summary="Escalate a question to human reviewers",
-    tags=["Collaboration"],
+    tags=TAG,
     body=EscalateBody,
     status=201,
     auth="agentBearer",
@@ -24,7 +191,7 @@ from web.routing import json_response
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     ctx = await agent_context(request)
     async with runtime(request).db.transaction() as session:
-        topic = await topics.get(session, request.match_info["topicId"])
+        topic = await topics.get(session, _topic(request))
         result = await escalations.create(
             session,
             ctx,
@@ -36,3 +203,18 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
             priority=body.priority,
         )
     return json_response(result, status=201)
+
+
+@api.route(
+    "POST",
+    "/api/pact/{topicId}/verify",
+    summary="Record a verification: current, amended or repealed",
+    tags=TAG,
+    body=VerifyBody,
+    auth="agentBearer",
+    errors=WRITE,
+)
+async def verify(request: web.Request, body: VerifyBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        return json_response(await collaboration.verify(session, ctx, _topic(request), body.model_dump()))

@@ -58,7 +58,7 @@ class RegisterResponse(Model):
 
 
 Tier = Literal["empirical", "institutional", "derived", "contested"]
-TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged"]
+TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged", "rejected"]
 
 
 class TopicCreateBody(Model):
