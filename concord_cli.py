@@ -141,6 +141,61 @@ def cmd_ingest_legislation(settings: Settings, path: str) -> None:
     )
 
 
+def _add_service_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    create = keys_sub.add_parser("create", help="create a svc_sk_ service key (printed once)")
+    create.add_argument("--org", required=True, help="organisation the key belongs to (created if new)")
+    create.add_argument(
+        "--scopes",
+        default="documents:read,documents:write,comments:read,comments:write,tap:read,tap:write",
+        help="comma-separated scopes (spec §5); default: all",
+    )
+    create.add_argument("--name", default=None, help="a label for the key")
+    keys_sub.add_parser("list", help="list service keys (never the secrets)")
+    revoke = keys_sub.add_parser("revoke", help="revoke a service key by id")
+    revoke.add_argument("id")
+
+
+def cmd_service_keys(settings: Settings, args: argparse.Namespace) -> int:
+    import json
+
+    from domain.context import SYSTEM
+    from domain.db import Database
+    from domain.documents import servicekeys
+    from domain.errors import DomainError
+
+    async def run() -> int:
+        db = Database(settings.db_url)
+        try:
+            if args.keys_command == "create":
+                scopes = servicekeys.parse_scopes(args.scopes)
+                async with db.transaction() as session:
+                    made = await servicekeys.create(
+                        session, SYSTEM, org_name=args.org, scopes=scopes, name=args.name
+                    )
+                print(made["apiKey"])
+                print(
+                    f"id {made['id']} · organisation {made['organisation']} · scopes "
+                    f"{','.join(made['scopes'])} · store the key now: it is shown once",
+                    file=sys.stderr,
+                )
+            elif args.keys_command == "list":
+                async with db.read() as session:
+                    for row in await servicekeys.list_keys(session):
+                        print(json.dumps(row))
+            elif args.keys_command == "revoke":
+                async with db.transaction() as session:
+                    row = await servicekeys.revoke(session, SYSTEM, args.id)
+                print(json.dumps(row))
+            return 0
+        except DomainError as exc:
+            print(f"error: {exc.detail}", file=sys.stderr)
+            return 2
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -153,6 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     keys_parser = sub.add_parser("keys", help="service keys (document API) and staff keys")
     keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
     _add_staff_key_commands(keys_sub)
+    _add_service_key_commands(keys_sub)
     leg_cmd = sub.add_parser("legislation", help="legislation store").add_subparsers(
         dest="leg_command", required=True
     )
@@ -177,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(_serve(settings, apps=True, scheduler=False))
     elif args.command == "scheduler":
         asyncio.run(_serve(settings, apps=False, scheduler=True))
+    elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):
+        return cmd_service_keys(settings, args)
     return 0
 
 

@@ -38,8 +38,12 @@ def create_hub_app(rt: Runtime) -> web.Application:
 
 
 def create_docs_app(rt: Runtime) -> web.Application:
+    from web.docs import mcp as mcp_server
+    from web.docs import routes  # noqa: F401 - document API routes
     from web.docs.api import api
 
     if not any(op.path == "/healthz" for op in api.operations):
         add_health(api)
-    return _base_app(rt, api, "problem", rt.settings.max_upload_bytes)
+    app = _base_app(rt, api, "problem", rt.settings.max_upload_bytes)
+    mcp_server.add_routes(app)
+    return app

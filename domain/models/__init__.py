@@ -1,5 +1,6 @@
 """ORM models, one module per area; importing this package registers every table on Base.metadata."""
 
+from domain.models import documents  # noqa: F401 - document API tables
 from domain.models.agents import Agent, LedgerEntry, Wallet
 from domain.models.axiom import (  # noqa: F401 - Axiom tables
     AxiomKey,

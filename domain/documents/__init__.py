@@ -1,0 +1,2 @@
+"""The document API's domain: service keys, documents and their conversion, sharing, comments and the
+agents working on a document."""

@@ -1,0 +1,15 @@
+"""Who is calling the document API: a live service key of one organisation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from domain.context import Context
+
+
+@dataclass(frozen=True)
+class Caller:
+    ctx: Context
+    org_id: str
+    key_id: str
+    name: str

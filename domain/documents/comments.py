@@ -1,0 +1,119 @@
+"""Comments on documents: create, search, resolve (by the document's owner or the comment's author)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import audit, events
+from domain.clock import iso, new_id, utcnow
+from domain.documents import library
+from domain.documents.access import Caller
+from domain.errors import Forbidden, NotFound, Unprocessable
+from domain.models.documents import Comment, Document
+
+
+def to_dict(c: Comment) -> dict[str, Any]:
+    return {
+        "id": c.id,
+        "documentId": c.document_id,
+        "text": c.text,
+        "author": c.author,
+        "paragraphId": c.paragraph_id,
+        "resolved": c.resolved,
+        "createdAt": iso(c.created_at),
+        "resolvedAt": iso(c.resolved_at),
+    }
+
+
+async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+    doc = await library.get(session, caller, body["documentId"])
+    paragraph = body.get("paragraphId")
+    if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
+        from domain import sections
+
+        if paragraph not in {s.id for s in sections.parse(doc.content or "")}:
+            raise Unprocessable(
+                f"paragraphId {paragraph} is not a section of the document", field="paragraphId"
+            )
+    comment = Comment(
+        id=new_id(),
+        document_id=doc.id,
+        org_id=doc.org_id,
+        text=body["text"],
+        author=(body.get("author") or caller.name)[:200],
+        author_key_id=caller.key_id,
+        paragraph_id=paragraph,
+        resolved=False,
+        created_at=utcnow(),
+    )
+    session.add(comment)
+    await session.flush()
+    view = to_dict(comment)
+    await events.append(
+        session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=view
+    )
+    await audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
+    return view
+
+
+async def search(
+    session: AsyncSession,
+    caller: Caller,
+    *,
+    document_id: str | None,
+    resolved: bool | None,
+    author: str | None,
+    page: int,
+    page_size: int,
+) -> dict[str, Any]:
+    stmt = select(Comment).where(Comment.org_id == caller.org_id)
+    if document_id:
+        await library.get(session, caller, document_id)
+        stmt = stmt.where(Comment.document_id == document_id)
+    if resolved is not None:
+        stmt = stmt.where(Comment.resolved.is_(resolved))
+    if author:
+        stmt = stmt.where(Comment.author == author)
+    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    rows = (
+        await session.scalars(
+            stmt.order_by(Comment.created_at, Comment.id).offset((page - 1) * page_size).limit(page_size)
+        )
+    ).all()
+    return {"data": [to_dict(c) for c in rows], "total": total, "page": page, "pageSize": page_size}
+
+
+async def resolve(session: AsyncSession, caller: Caller, comment_id: str) -> dict[str, Any]:
+    comment = (
+        await session.scalar(select(Comment).where(Comment.id == comment_id).with_for_update())
+        if 0 < len(comment_id) <= 36
+        else None
+    )
+    if comment is None or comment.org_id != caller.org_id:
+        raise NotFound(f"comment {comment_id} not found", code="comment_not_found")
+    doc = await session.get(Document, comment.document_id)
+    if caller.key_id not in (comment.author_key_id, doc.owner_key_id if doc else None):
+        raise Forbidden(
+            "only the document's owner or the comment's author may resolve it", code="not_owner_or_author"
+        )
+    before = to_dict(comment)
+    if not comment.resolved:
+        comment.resolved = True
+        comment.resolved_at = utcnow()
+        comment.resolved_by = caller.key_id
+        await events.append(
+            session,
+            library.stream(comment.document_id),
+            "pact.comment.resolved",
+            caller.ctx,
+            section_id=comment.paragraph_id,
+            data={"commentId": comment.id},
+        )
+    view = to_dict(comment)
+    await audit.record(
+        session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view
+    )
+    return view

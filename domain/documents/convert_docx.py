@@ -1,0 +1,173 @@
+"""DOCX → Markdown: mammoth (DOCX → semantic HTML) then htmlmd (HTML → Markdown).
+
+Before mammoth runs, the package is checked for zip bombs and lightly rewritten in memory:
+- paragraph styles and paragraphs with an outline level become headings of that level;
+- Office Math becomes inline `$…$` text (mammoth would drop it);
+- images are referenced by their name in the package (or their external http(s) link), never inlined,
+  and a linked image's target is never opened (a `file://` link must not leak a server file).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import zipfile
+
+import mammoth
+from lxml import etree
+
+from domain.documents import htmlmd
+from domain.documents.errors import ConversionError
+from domain.documents.safety import check_zip, read_member
+
+REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
+_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _w_ns(root: etree._Element) -> str:
+    return root.tag[1:].split("}", 1)[0]
+
+
+def _outline_styles(styles_xml: bytes | None) -> dict[str, int]:
+    """Style ids whose definition carries an outline level (0-based) → heading level 1-6."""
+    if not styles_xml:
+        return {}
+    root = etree.fromstring(styles_xml, _XML_PARSER)
+    out: dict[str, int] = {}
+    for style in root:
+        if _local(style.tag) != "style":
+            continue
+        attrs = {_local(k): v for k, v in style.attrib.items()}
+        if attrs.get("type") != "paragraph":
+            continue
+        name = next((c for c in style if _local(c.tag) == "name"), None)
+        name_val = (
+            next((v for k, v in name.attrib.items() if _local(k) == "val"), "") if name is not None else ""
+        )
+        lvl = style.xpath(".//*[local-name()='pPr']/*[local-name()='outlineLvl']/@*[local-name()='val']")
+        if name_val.lower() == "title":
+            out[attrs.get("styleId", "")] = 1
+        elif lvl and str(lvl[0]).isdigit() and int(lvl[0]) < 9:
+            out[attrs.get("styleId", "")] = min(int(lvl[0]) + 1, 6)
+    return out
+
+
+def _rels(zf: zipfile.ZipFile) -> dict[str, tuple[str, bool]]:
+    name = "word/_rels/document.xml.rels"
+    if name not in zf.namelist():
+        return {}
+    root = etree.fromstring(read_member(zf, name), _XML_PARSER)
+    return {
+        r.get("Id", ""): (r.get("Target", ""), r.get("TargetMode") == "External")
+        for r in root
+        if _local(r.tag) == "Relationship"
+    }
+
+
+def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[tuple[str, str]]]:
+    """Headings by outline level, math as text; returns the new XML and the image refs in order."""
+    root = etree.fromstring(xml, _XML_PARSER)
+    w = _w_ns(root)
+    q = lambda n: f"{{{w}}}{n}"  # noqa: E731
+    images: list[tuple[str, str]] = []
+    for blip in root.iter():
+        if _local(blip.tag) == "blip":
+            attrs = {_local(k): v for k, v in blip.attrib.items()}
+            if "embed" in attrs:
+                images.append(("embed", attrs["embed"]))
+            elif "link" in attrs:
+                images.append(("link", attrs["link"]))
+    for p in root.iter(q("p")):
+        ppr = p.find(q("pPr"))
+        style_id = None
+        if ppr is not None:
+            ps = ppr.find(q("pStyle"))
+            style_id = ps.get(q("val")) if ps is not None else None
+            lvl_el = ppr.find(q("outlineLvl"))
+            level = None
+            if style_id in outline:
+                level = outline[style_id]
+            elif (
+                lvl_el is not None
+                and (lvl_el.get(q("val")) or "").isdigit()
+                and int(lvl_el.get(q("val"))) < 9
+            ):
+                level = min(int(lvl_el.get(q("val"))) + 1, 6)
+            if level is not None and not (style_id or "").lower().startswith("heading"):
+                if ps is None:
+                    ps = etree.SubElement(ppr, q("pStyle"))
+                    ppr.insert(0, ps)
+                ps.set(q("val"), f"ConcordHeading{level}")
+    # Office Math: replace each outermost math element with a run holding its text as $…$.
+    for math in list(root.iter()):
+        if _local(math.tag) not in ("oMathPara", "oMath"):
+            continue
+        parent = math.getparent()
+        if parent is None or any(_local(a.tag) in ("oMathPara", "oMath") for a in math.iterancestors()):
+            continue
+        text = "".join(t.text or "" for t in math.iter() if _local(t.tag) == "t").strip()
+        run = etree.Element(q("r"))
+        t = etree.SubElement(run, q("t"))
+        t.text = f" ${text}$ " if text else ""
+        t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+        if _local(parent.tag) == "body":  # a display equation outside a paragraph
+            para = etree.Element(q("p"))
+            para.append(run)
+            parent.replace(math, para)
+        else:
+            parent.replace(math, run)
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), images
+
+
+def _prepare(data: bytes) -> tuple[bytes, list[str]]:
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile as exc:
+        raise ConversionError(f"corrupt DOCX: {exc}") from None
+    with zf:
+        check_zip(zf)
+        names = zf.namelist()
+        if "word/document.xml" not in names:
+            raise ConversionError("corrupt DOCX: word/document.xml is missing")
+        outline = _outline_styles(read_member(zf, "word/styles.xml") if "word/styles.xml" in names else None)
+        try:
+            doc_xml, blips = _rewrite_document(read_member(zf, "word/document.xml"), outline)
+        except etree.XMLSyntaxError as exc:
+            raise ConversionError(f"corrupt DOCX: word/document.xml is not well-formed XML ({exc})") from None
+        rels = _rels(zf)
+        refs: list[str] = []
+        for kind, rid in blips:
+            target, external = rels.get(rid, ("", False))
+            if kind == "link" or external:
+                refs.append(target if re.match(r"^https?://", target) else "")
+            else:
+                refs.append(target.lstrip("/").removeprefix("word/"))
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
+            for info in zf.infolist():
+                body = doc_xml if info.filename == "word/document.xml" else read_member(zf, info.filename)
+                new.writestr(info.filename, body)
+    return out.getvalue(), refs
+
+
+def convert(data: bytes) -> str:
+    prepared, refs = _prepare(data)
+    counter = iter(range(len(refs) + 10_000))
+
+    def image(img: object) -> dict[str, str]:
+        n = next(counter)
+        return {"src": refs[n] if n < len(refs) else f"media/image{n + 1}"}
+
+    style_map = "\n".join(f"p.ConcordHeading{n} => h{n}:fresh" for n in range(1, 7))
+    style_map += "\np[style-name='Title'] => h1:fresh"
+    try:
+        result = mammoth.convert_to_html(
+            io.BytesIO(prepared), convert_image=mammoth.images.img_element(image), style_map=style_map
+        )
+    except (KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as exc:
+        raise ConversionError(f"corrupt DOCX: {exc}") from None
+    return htmlmd.to_markdown(result.value)

@@ -1,0 +1,265 @@
+"""Documents of an organisation: upload, conversion job, list, metadata and DOCX download."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import audit, events, outbox
+from domain.clock import iso, new_id, utcnow
+from domain.context import SYSTEM
+from domain.documents import blobs, convert, export_docx
+from domain.documents.access import Caller
+from domain.documents.errors import ConversionError
+from domain.errors import BadRequest, Conflict, NotFound, Unprocessable
+from domain.models.documents import Comment, Document, DocumentAgent, ShareLink
+from domain.settings import get_settings
+
+log = logging.getLogger("concord.documents")
+CONVERT_JOB = "documents.convert"
+MAX_TAGS = 20
+_TAG = re.compile(r"^[\w .:/+-]{1,64}$")
+
+
+def stream(document_id: str) -> str:
+    return events.stream_of("document", document_id)
+
+
+def parse_tags(raw: str | list[str] | None) -> list[str]:
+    if not raw:
+        return []
+    items = raw if isinstance(raw, list) else raw.split(",")
+    tags = list(dict.fromkeys(t.strip() for t in items if t and t.strip()))
+    if len(tags) > MAX_TAGS:
+        raise BadRequest(f"at most {MAX_TAGS} tags", field="tags")
+    for t in tags:
+        if not _TAG.match(t):
+            raise BadRequest(f"tag {t!r} must be 1-64 letters, digits, spaces or .:/+-_", field="tags")
+    return tags
+
+
+def title_from(filename: str | None) -> str:
+    stem = Path(filename or "").stem
+    title = " ".join(re.sub(r"[_]+", " ", stem).split())
+    return title[:500] or "Untitled document"
+
+
+async def get(
+    session: AsyncSession, caller: Caller, document_id: str, *, for_update: bool = False
+) -> Document:
+    """The caller's organisation's document, or 404 (another organisation's looks the same as none)."""
+    doc = None
+    if 0 < len(document_id) <= 36:
+        stmt = select(Document).where(Document.id == document_id)
+        if for_update:
+            stmt = stmt.with_for_update()
+        doc = await session.scalar(stmt)
+    if doc is None or doc.org_id != caller.org_id:
+        raise NotFound(f"document {document_id} not found", code="document_not_found")
+    return doc
+
+
+def summary(doc: Document) -> dict[str, Any]:
+    out = {
+        "id": doc.id,
+        "title": doc.title,
+        "status": doc.status,
+        "createdAt": iso(doc.created_at),
+        "updatedAt": iso(doc.updated_at),
+        "tags": list(doc.tags or []),
+        "format": doc.kind,
+        "mediaType": doc.media_type,
+        "sizeBytes": doc.size_bytes,
+        "version": doc.version,
+    }
+    if doc.status == "failed":
+        out["error"] = doc.error
+    return out
+
+
+async def create(
+    session: AsyncSession,
+    caller: Caller,
+    *,
+    document_id: str,
+    blob_path: str,
+    size: int,
+    sha256: str,
+    kind: str,
+    media_type: str,
+    filename: str | None,
+    title: str | None,
+    tags: list[str],
+) -> dict[str, Any]:
+    now = utcnow()
+    doc = Document(
+        id=document_id,
+        org_id=caller.org_id,
+        owner_key_id=caller.key_id,
+        title=(title or "").strip()[:500] or title_from(filename),
+        filename=(filename or "")[:500] or None,
+        kind=kind,
+        media_type=media_type,
+        size_bytes=size,
+        sha256=sha256,
+        blob_path=blob_path,
+        tags=tags,
+        status="processing",
+        version=0,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(doc)
+    await session.flush()
+    await events.append(
+        session,
+        stream(doc.id),
+        "pact.document.uploaded",
+        caller.ctx,
+        data={"title": doc.title, "format": kind},
+    )
+    await audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
+    outbox.enqueue(session, CONVERT_JOB, {"document_id": doc.id})
+    return summary(doc)
+
+
+def new_document_id() -> str:
+    return new_id()
+
+
+def _convert_sync(kind: str, rel: str) -> tuple[str, int]:
+    started = time.perf_counter()
+    data = blobs.read(get_settings().blob_dir, rel)
+    markdown = convert.to_markdown(kind, data)
+    return markdown, int((time.perf_counter() - started) * 1000)
+
+
+async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None, error: str | None) -> None:
+    before = {"status": doc.status}
+    doc.updated_at = utcnow()
+    if error is None:
+        doc.status = "ready"
+        doc.content = markdown or ""
+        doc.version = 1
+        doc.error = None
+        event = "pact.document.ready"
+    else:
+        doc.status = "failed"
+        doc.error = error[:2000]
+        event = "pact.document.failed"
+    await events.append(session, stream(doc.id), event, None, data={"status": doc.status, "error": doc.error})
+    await audit.record(
+        session, SYSTEM, "document.convert", "document", doc.id, before=before, after={"status": doc.status}
+    )
+
+
+async def _give_up(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+    doc = await session.get(Document, payload.get("document_id", ""))
+    if doc is not None and doc.status == "processing":
+        await _finish(session, doc, markdown=None, error=f"conversion kept failing: {reason}")
+
+
+@outbox.handler(CONVERT_JOB, on_failure=_give_up)
+async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
+    """Convert the upload to Markdown; any failure of the input marks the document failed, never the
+    worker (a missing blob or a broken database still raise, so the job is retried)."""
+    doc = await session.get(Document, payload["document_id"])
+    if doc is None or doc.status != "processing":
+        return
+    try:
+        markdown, elapsed = await asyncio.to_thread(_convert_sync, doc.kind, doc.blob_path)
+    except FileNotFoundError:
+        raise
+    except ConversionError as exc:
+        await _finish(session, doc, markdown=None, error=exc.reason)
+        return
+    except RecursionError:
+        await _finish(session, doc, markdown=None, error="the document is nested too deeply to convert")
+        return
+    except MemoryError:
+        await _finish(session, doc, markdown=None, error="the document needs too much memory to convert")
+        return
+    except Exception as exc:  # the worker survives any input: the reason is kept on the document
+        log.warning("conversion of %s failed: %r", doc.id, exc)
+        await _finish(
+            session, doc, markdown=None, error=f"could not convert the file: {type(exc).__name__}: {exc}"
+        )
+        return
+    doc.conversion_ms = elapsed
+    await _finish(session, doc, markdown=markdown, error=None)
+
+
+async def list_documents(
+    session: AsyncSession, caller: Caller, *, tag: str | None, page: int, page_size: int
+) -> dict[str, Any]:
+    stmt = select(Document).where(Document.org_id == caller.org_id)
+    rows = list((await session.scalars(stmt.order_by(Document.created_at.desc(), Document.id))).all())
+    if tag:
+        # JSON array membership is filtered here to stay portable between SQLite and PostgreSQL.
+        wanted = tag.casefold()
+        rows = [d for d in rows if any(t.casefold() == wanted for t in d.tags or [])]
+    total = len(rows)
+    start = (page - 1) * page_size
+    return {
+        "data": [summary(d) for d in rows[start : start + page_size]],
+        "total": total,
+        "page": page,
+        "pageSize": page_size,
+    }
+
+
+async def reviewers_count(session: AsyncSession, doc: Document) -> int:
+    agents = (
+        await session.scalars(
+            select(DocumentAgent.agent_name).where(
+                DocumentAgent.document_id == doc.id,
+                DocumentAgent.status == "active",
+                DocumentAgent.role == "reviewer",
+            )
+        )
+    ).all()
+    emails: set[str] = set()
+    now = utcnow()
+    for link in (await session.scalars(select(ShareLink).where(ShareLink.document_id == doc.id))).all():
+        if link.expires_at > now:
+            emails.update(e.casefold() for e in link.reviewer_emails or [])
+    return len(agents) + len(emails)
+
+
+async def metadata(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+    doc = await get(session, caller, document_id)
+    total, resolved = (
+        await session.execute(
+            select(func.count(Comment.id), func.count(Comment.id).filter(Comment.resolved.is_(True))).where(
+                Comment.document_id == doc.id
+            )
+        )
+    ).one()
+    return {
+        **summary(doc),
+        "reviewers": await reviewers_count(session, doc),
+        "comments": {"total": int(total or 0), "resolved": int(resolved or 0)},
+    }
+
+
+def require_ready(doc: Document) -> str:
+    if doc.status == "processing":
+        raise Conflict("the document is still being converted; try again shortly", code="document_processing")
+    if doc.status != "ready" or doc.content is None:
+        raise Unprocessable(f"the document could not be converted: {doc.error}", code="document_failed")
+    return doc.content
+
+
+async def download(session: AsyncSession, caller: Caller, document_id: str) -> tuple[bytes, str]:
+    doc = await get(session, caller, document_id)
+    markdown = require_ready(doc)
+    data = await asyncio.to_thread(export_docx.to_docx, markdown, title=doc.title)
+    safe = re.sub(r"[^\w .-]+", "", doc.title).strip()[:100] or "document"
+    return data, f"{safe}.docx"

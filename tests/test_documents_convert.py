@@ -1,0 +1,51 @@
+"""Converter details beyond the shared fixtures: HTML main content, nested lists, outline levels."""
+
+from __future__ import annotations
+
+import io
+
+import docx
+from docx.oxml import OxmlElement
+from docx.oxml.ns import qn
+
+from domain.documents import convert_docx, convert_html
+
+
+def test_html_keeps_main_content_lists_tables_and_links():
+    html = b"""<!doctype html><html><head><title>T</title><script>var x=1</script></head><body>
+    <nav><a href="/home">Home</a></nav>
+    <main><h1>Guide</h1><p>See <a href="https://example.com/a">the docs</a>.</p>
+    <ol><li>one<ul><li>inner</li></ul></li><li>two</li></ol>
+    <table><thead><tr><th>Name</th><th>Qty</th></tr></thead><tbody><tr><td>Pens</td><td>3</td></tr></tbody></table>
+    <img src="data:image/png;base64,AAAA" alt="pic"></main>
+    <footer>Copyright</footer></body></html>"""
+    md = convert_html.convert(html)
+    assert md.startswith("# Guide")
+    assert "[the docs](https://example.com/a)" in md
+    assert "1. one" in md
+    assert "    - inner" in md or "   - inner" in md
+    assert "2. two" in md
+    assert "| Name | Qty |" in md
+    assert "| Pens | 3 |" in md
+    assert "Home" not in md
+    assert "Copyright" not in md
+    assert "var x" not in md
+    assert "base64" not in md
+    assert "![pic]()" in md
+
+
+def test_docx_outline_level_paragraphs_and_hyperlinks_become_markdown():
+    word = docx.Document()
+    para = word.add_paragraph("Custom heading")
+    ppr = para._p.get_or_add_pPr()
+    lvl = OxmlElement("w:outlineLvl")
+    lvl.set(qn("w:val"), "1")
+    ppr.append(lvl)
+    word.add_heading("Real heading", level=1)
+    word.add_paragraph("Body text.")
+    out = io.BytesIO()
+    word.save(out)
+    md = convert_docx.convert(out.getvalue())
+    assert "## Custom heading" in md
+    assert "# Real heading" in md
+    assert "Body text." in md

@@ -1,0 +1,110 @@
+"""End to end, as a new user would: keys from the command line, upload every shared fixture, wait for
+ready, read content and sections, join with two agents, propose, vote, lock, escalate, download the
+DOCX and open it with python-docx."""
+
+from __future__ import annotations
+
+import io
+
+import docx
+import pytest
+
+from tests.documents_support import FIXTURES, make_key, upload, wait_status
+
+
+def _first_section(tree: list[dict]) -> dict | None:
+    for node in tree:
+        if node["sectionId"] != "sec:_root":
+            return node
+    return None
+
+
+@pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared fixtures not found at {FIXTURES}")
+async def test_agent_journey_over_every_fixture(docs, runtime):
+    alice = await make_key(runtime, org="Acme", name="alice-key")
+    bob = await make_key(runtime, org="Acme", name="bob-key")
+    names = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
+    assert len(names) >= 10
+    for name in names:
+        data = (FIXTURES / name).read_bytes()
+        resp = await upload(docs, alice, data, name, tags="e2e")
+        assert resp.status == 202, (name, await resp.text())
+        doc = await wait_status(docs, alice, (await resp.json())["id"], "ready")
+        p = f"/api/pact/{doc['id']}"
+
+        resp = await docs.get(f"{p}/content", headers=bob["headers"])
+        assert resp.status == 200, name
+        body = await resp.json()
+        assert body["format"] == "markdown"
+        markdown = body["content"]
+        resp = await docs.get(f"{p}/sections", headers=bob["headers"])
+        tree = (await resp.json())["sections"]
+
+        for key, agent, role in ((alice, "drafter", "editor"), (bob, "checker", "reviewer")):
+            resp = await docs.post(
+                f"{p}/join", headers=key["headers"], json={"agentName": agent, "role": role}
+            )
+            assert resp.status == 201, (name, await resp.text())
+
+        section = _first_section(tree)
+        if section is not None:
+            sid = section["sectionId"]
+            # Propose and vote: the reviewer's approval is enough (needed = min(2, eligible) = 1).
+            resp = await docs.post(
+                f"{p}/proposals",
+                headers=alice["headers"],
+                json={"sectionId": sid, "content": "Rewritten by the drafter.", "summary": "tighten"},
+            )
+            assert resp.status == 201, (name, await resp.text())
+            proposal = await resp.json()
+            assert proposal["status"] == "pending"
+            resp = await docs.post(
+                f"{p}/proposals/{proposal['proposalId']}/approve", headers=bob["headers"], json={}
+            )
+            assert resp.status == 200, (name, await resp.text())
+            assert (await resp.json())["vote"] == "approve"
+            resp = await docs.get(f"{p}/proposals?sectionId={sid}", headers=bob["headers"])
+            listed = (await resp.json())["proposals"]
+            assert listed[0]["status"] == "approved"
+            assert listed[0]["votes"]["approve"] == 1
+            resp = await docs.get(f"{p}/content", headers=bob["headers"])
+            assert "Rewritten by the drafter." in (await resp.json())["content"]
+
+            # Lock: the other agent's proposal on the locked section is refused.
+            resp = await docs.post(
+                f"{p}/sections/{sid}/lock", headers=bob["headers"], json={"ttlSeconds": 120}
+            )
+            assert resp.status == 200, (name, await resp.text())
+            resp = await docs.post(
+                f"{p}/proposals",
+                headers=alice["headers"],
+                json={"sectionId": sid, "content": "x", "summary": "while locked"},
+            )
+            assert resp.status == 409
+            resp = await docs.post(
+                f"{p}/escalate",
+                headers=alice["headers"],
+                json={"question": f"Who owns {section['title']}?", "sectionId": sid, "priority": "high"},
+            )
+            assert resp.status == 201
+            assert (await resp.json())["status"] == "open"
+        else:
+            assert markdown.strip() == "" or not tree, name
+
+        resp = await docs.get(f"/api/documents/{doc['id']}/download", headers=bob["headers"])
+        assert resp.status == 200, name
+        assert resp.content_type == "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        word = docx.Document(io.BytesIO(await resp.read()))
+        text = "\n".join(p.text for p in word.paragraphs)
+        if section is not None:
+            headings = [p.text for p in word.paragraphs if p.style.name.startswith("Heading")]
+            assert section["title"] in headings, name
+            assert "Rewritten by the drafter." in text, name
+        for key in (alice, bob):
+            resp = await docs.delete(f"{p}/leave", headers=key["headers"])
+            assert resp.status == 200
+
+    resp = await docs.get("/api/documents?tag=e2e&pageSize=100", headers=alice["headers"])
+    listing = await resp.json()
+    assert listing["total"] == len(names)
+    assert {d["status"] for d in listing["data"]} == {"ready"}

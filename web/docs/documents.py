@@ -1,0 +1,169 @@
+"""Documents: multipart upload (streamed to the blob store), list, metadata and DOCX download."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
+
+from domain.documents import blobs, library
+from domain.documents.detect import Unsupported, detect
+from domain.errors import BadRequest, Unprocessable
+from web.docs.api import api
+from web.docs.auth import caller
+from web.docs.schemas import DocumentList, DocumentListQuery, DocumentMetadata, DocumentSummary
+from web.request import runtime
+from web.routing import json_response
+
+AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope"}
+NOT_FOUND = {404: "No such document in the key's organisation"}
+MAX_FIELD = 4096
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+
+
+async def _small_field(part: BodyPartReader, name: str) -> str:
+    data = bytearray()
+    while chunk := await part.read_chunk(1024):
+        data += chunk
+        if len(data) > MAX_FIELD:
+            raise BadRequest(f"form field {name} is longer than {MAX_FIELD} bytes", field=name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(f"form field {name} is not UTF-8 text", field=name) from None
+
+
+@api.route(
+    "POST",
+    "/api/documents",
+    summary="Upload a document (multipart form: file, optional title and tags); converted in the background",
+    tags=["Documents"],
+    response=DocumentSummary,
+    status=202,
+    auth="apiKey",
+    errors={
+        **AUTH,
+        413: "The file is larger than the upload limit",
+        415: "Not multipart, or a file type that is not supported",
+        422: "The file is empty or unusable",
+    },
+    aliases=["/api/masterdocuments/upload", "/api/masterdocuments"],
+)
+async def upload(request: web.Request) -> web.Response:
+    who = await caller(request, "documents:write")
+    rt = runtime(request)
+    if not request.content_type.startswith("multipart/form-data"):
+        raise blobs.UnsupportedMediaType(
+            "upload as multipart/form-data with the file in a field named 'file'", field="file"
+        )
+    writer: blobs.BlobWriter | None = None
+    filename: str | None = None
+    fields: dict[str, str] = {}
+    try:
+        try:
+            reader = await request.multipart()
+            while (part := await reader.next()) is not None:
+                if not isinstance(part, BodyPartReader):
+                    continue
+                if part.name == "file":
+                    if writer is not None:
+                        raise BadRequest("send exactly one file", field="file")
+                    filename = part.filename
+                    writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
+                    while chunk := await part.read_chunk(65536):
+                        writer.write(chunk)
+                    writer.close()
+                elif part.name in ("title", "tags"):
+                    fields[part.name] = await _small_field(part, part.name)
+                else:
+                    await part.release()
+        except (ValueError, AssertionError, HttpProcessingError) as exc:
+            raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
+        if writer is None:
+            raise BadRequest("the form has no 'file' field", field="file")
+        try:
+            kind = await asyncio.to_thread(detect, writer.path, filename)
+        except Unsupported as exc:
+            if exc.status == 415:
+                raise blobs.UnsupportedMediaType(exc.reason, field="file") from None
+            raise Unprocessable(exc.reason, field="file") from None
+        tags = library.parse_tags(fields.get("tags"))
+        document_id = library.new_document_id()
+        rel = writer.commit(document_id)
+    except BaseException:
+        if writer is not None:
+            writer.discard()
+        raise
+    async with rt.db.transaction() as session:
+        result = await library.create(
+            session,
+            who,
+            document_id=document_id,
+            blob_path=rel,
+            size=writer.size,
+            sha256=writer.sha256,
+            kind=kind.kind,
+            media_type=kind.media_type,
+            filename=filename,
+            title=fields.get("title"),
+            tags=tags,
+        )
+    return json_response(result, status=202, headers={"Location": f"/api/documents/{document_id}"})
+
+
+@api.route(
+    "GET",
+    "/api/documents",
+    summary="List the organisation's documents (tag filter, paging)",
+    tags=["Documents"],
+    query=DocumentListQuery,
+    response=DocumentList,
+    auth="apiKey",
+    errors=AUTH,
+    aliases=["/api/masterdocuments"],
+)
+async def list_documents(request: web.Request, query: DocumentListQuery) -> web.Response:
+    who = await caller(request, "documents:read")
+    async with runtime(request).db.read() as session:
+        result = await library.list_documents(
+            session, who, tag=query.tag, page=query.page, page_size=query.pageSize
+        )
+    return json_response(result)
+
+
+@api.route(
+    "GET",
+    "/api/documents/{id}",
+    summary="Document metadata: status, reviewers, comment counts",
+    tags=["Documents"],
+    response=DocumentMetadata,
+    auth="apiKey",
+    errors={**AUTH, **NOT_FOUND},
+    aliases=["/api/masterdocuments/{id}"],
+)
+async def get_document(request: web.Request) -> web.Response:
+    who = await caller(request, "documents:read")
+    async with runtime(request).db.read() as session:
+        result = await library.metadata(session, who, request.match_info["id"])
+    return json_response(result)
+
+
+@api.route(
+    "GET",
+    "/api/documents/{id}/download",
+    summary="The current content as a DOCX file",
+    tags=["Documents"],
+    auth="apiKey",
+    errors={**AUTH, **NOT_FOUND, 409: "Still converting", 422: "Conversion failed"},
+    aliases=["/api/masterdocuments/{id}/binary"],
+)
+async def download(request: web.Request) -> web.Response:
+    who = await caller(request, "documents:read")
+    async with runtime(request).db.read() as session:
+        data, name = await library.download(session, who, request.match_info["id"])
+    return web.Response(
+        body=data,
+        content_type=DOCX,
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

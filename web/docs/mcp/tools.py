@@ -1,0 +1,307 @@
+"""MCP tools: each one validates its arguments with a pydantic model (which also gives its JSON Schema),
+checks the key's scope, and calls the same domain services as the REST handlers."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.documents import blobs, library, tap
+from domain.documents.access import Caller
+from domain.documents.detect import Unsupported, detect
+from domain.errors import BadRequest, Unprocessable
+from web.docs import schemas
+from web.runtime import Runtime
+
+Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
+
+
+class DocArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    documentId: str = Field(min_length=1, max_length=36, description="The document's id.")
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    description: str
+    args: type[BaseModel]
+    scope: str
+    handler: Handler
+    writes: bool
+
+    def schema(self) -> dict[str, Any]:
+        schema = self.args.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+
+TOOLS: dict[str, Tool] = {}
+
+
+def tool(name: str, description: str, args: type[BaseModel], scope: str, *, writes: bool = False):  # type: ignore[no-untyped-def]
+    def register(fn: Callable[[AsyncSession, Caller, Any], Awaitable[dict[str, Any]]]) -> Handler:
+        async def run(rt: Runtime, who: Caller, parsed: Any) -> dict[str, Any]:
+            unit = rt.db.transaction() if writes else rt.db.read()
+            async with unit as session:
+                return await fn(session, who, parsed)
+
+        TOOLS[name] = Tool(name, description, args, scope, run, writes)
+        return run
+
+    return register
+
+
+def _with_doc(model: type[BaseModel], name: str) -> type[BaseModel]:
+    """The REST body model plus documentId, so both interfaces validate the same fields."""
+    return type(
+        name, (DocArgs, model), {"model_config": ConfigDict(extra="forbid", str_strip_whitespace=True)}
+    )
+
+
+def _body(args: BaseModel) -> dict[str, Any]:
+    return args.model_dump(exclude={"documentId"})
+
+
+# ---- documents -------------------------------------------------------------------------------------
+
+
+class ListArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tag: str | None = Field(default=None, max_length=64, description="Only documents with this tag.")
+    page: int = Field(default=1, ge=1)
+    pageSize: int = Field(default=20, ge=1, le=100)
+
+
+@tool(
+    "pact_list_documents",
+    "List the documents of your organisation (newest first), optionally by tag.",
+    ListArgs,
+    "documents:read",
+)
+async def list_documents(session: AsyncSession, who: Caller, a: ListArgs) -> dict[str, Any]:
+    return await library.list_documents(session, who, tag=a.tag, page=a.page, page_size=a.pageSize)
+
+
+class UploadArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    filename: str = Field(min_length=1, max_length=255, description="Name with extension, e.g. brief.docx")
+    contentBase64: str = Field(min_length=1, description="The file's bytes, base64-encoded.")
+    title: str | None = Field(default=None, max_length=500)
+    tags: list[str] = Field(default_factory=list, max_length=20)
+
+
+async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
+    """Store, type-check and queue conversion exactly as the REST upload does."""
+    try:
+        data = base64.b64decode(a.contentBase64, validate=True)
+    except (binascii.Error, ValueError):
+        raise BadRequest("contentBase64 is not valid base64", field="contentBase64") from None
+    writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
+    try:
+        writer.write(data)
+        writer.close()
+        try:
+            kind = await asyncio.to_thread(detect, writer.path, a.filename)
+        except Unsupported as exc:
+            raise (blobs.UnsupportedMediaType if exc.status == 415 else Unprocessable)(
+                exc.reason, field="contentBase64"
+            ) from None
+        document_id = library.new_document_id()
+        rel = writer.commit(document_id)
+    except BaseException:
+        writer.discard()
+        raise
+    async with rt.db.transaction() as session:
+        return await library.create(
+            session,
+            who,
+            document_id=document_id,
+            blob_path=rel,
+            size=writer.size,
+            sha256=writer.sha256,
+            kind=kind.kind,
+            media_type=kind.media_type,
+            filename=a.filename,
+            title=a.title,
+            tags=library.parse_tags(a.tags),
+        )
+
+
+TOOLS["pact_upload_document"] = Tool(
+    "pact_upload_document",
+    "Upload a document (DOCX, PDF, Markdown, TXT or HTML) as base64. It converts in the background: poll "
+    "pact_get_document until status is 'ready' before reading content or sections.",
+    UploadArgs,
+    "documents:write",
+    upload,
+    True,
+)
+
+
+@tool(
+    "pact_get_document",
+    "A document's metadata: title, status (processing, ready, failed), version, counts.",
+    DocArgs,
+    "documents:read",
+)
+async def get_document(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await library.metadata(session, who, a.documentId)
+
+
+# ---- reading and membership -------------------------------------------------------------------------
+
+
+@tool("pact_get", "The document's current Markdown content and version.", DocArgs, "tap:read")
+async def get(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await tap.content(session, who, a.documentId)
+
+
+@tool(
+    "pact_sections",
+    "The document's section tree: sectionId (use it in every section tool), title, level.",
+    DocArgs,
+    "tap:read",
+)
+async def sections(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await tap.section_tree(session, who, a.documentId)
+
+
+JoinArgs = _with_doc(schemas.JoinBody, "JoinArgs")
+
+
+@tool(
+    "pact_join",
+    "Join the document as an agent (role editor, reviewer or observer) before acting on it.",
+    JoinArgs,
+    "tap:write",
+    writes=True,
+)
+async def join(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.join(session, who, a.documentId, _body(a))
+
+
+@tool("pact_leave", "Leave the document; your section locks are released.", DocArgs, "tap:write", writes=True)
+async def leave(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await tap.leave(session, who, a.documentId, None)
+
+
+@tool("pact_agents", "The agents on the document with their roles.", DocArgs, "tap:read")
+async def agents(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await tap.agents(session, who, a.documentId)
+
+
+# ---- coordination ------------------------------------------------------------------------------------
+
+
+IntentArgs = _with_doc(schemas.IntentBody, "IntentArgs")
+ConstraintArgs = _with_doc(schemas.ConstraintBody, "ConstraintArgs")
+SalienceArgs = _with_doc(schemas.SalienceBody, "SalienceArgs")
+SectionFilterArgs = _with_doc(schemas.SectionQuery, "SectionFilterArgs")
+
+
+@tool(
+    "pact_intent_declare",
+    "Declare what you intend to change in a section and why.",
+    IntentArgs,
+    "tap:write",
+    writes=True,
+)
+async def intent_declare(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.declare_intent(session, who, a.documentId, _body(a))
+
+
+@tool("pact_intents", "Declared intents, optionally of one section.", SectionFilterArgs, "tap:read")
+async def intents(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.list_intents(session, who, a.documentId, a.sectionId)
+
+
+@tool(
+    "pact_constraint_publish",
+    "Publish a boundary for a section (type must, must_not, should, should_not, prefer).",
+    ConstraintArgs,
+    "tap:write",
+    writes=True,
+)
+async def constraint_publish(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.publish_constraint(session, who, a.documentId, _body(a))
+
+
+@tool("pact_constraints", "Published constraints, optionally of one section.", SectionFilterArgs, "tap:read")
+async def constraints(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.list_constraints(session, who, a.documentId, a.sectionId)
+
+
+@tool(
+    "pact_salience_set",
+    "Score how much a section matters to you, 0 (not at all) to 10 (must review).",
+    SalienceArgs,
+    "tap:write",
+    writes=True,
+)
+async def salience_set(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.set_salience(session, who, a.documentId, _body(a))
+
+
+@tool("pact_salience_map", "Salience of every section across agents, with the average.", DocArgs, "tap:read")
+async def salience_map(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    return await tap.salience(session, who, a.documentId)
+
+
+class LockArgs(DocArgs):
+    sectionId: str = Field(min_length=1, max_length=256)
+    ttlSeconds: int = Field(default=300, ge=1, le=3600, description="Lock lifetime (default 300 s).")
+
+
+class SectionArgs(DocArgs):
+    sectionId: str = Field(min_length=1, max_length=256)
+
+
+@tool(
+    "pact_lock",
+    "Lock a section while you edit it; others' proposals on it are refused until it expires.",
+    LockArgs,
+    "tap:write",
+    writes=True,
+)
+async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any]:
+    return await tap.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+
+
+@tool("pact_unlock", "Release your lock on a section.", SectionArgs, "tap:write", writes=True)
+async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str, Any]:
+    return await tap.unlock_section(session, who, a.documentId, a.sectionId)
+
+
+EscalateArgs = _with_doc(schemas.EscalateBody, "EscalateArgs")
+
+
+@tool(
+    "pact_escalate",
+    "Ask the human reviewers a question (about a section or a proposal).",
+    EscalateArgs,
+    "tap:write",
+    writes=True,
+)
+async def escalate(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.escalate(session, who, a.documentId, _body(a))
+
+
+PollArgs = _with_doc(schemas.PollQuery, "PollArgs")
+
+
+@tool(
+    "pact_poll",
+    "Changes on the document since your last cursor (start without one); returns the next cursor.",
+    PollArgs,
+    "tap:read",
+)
+async def poll(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)

@@ -1,0 +1,185 @@
+"""Pydantic models of the document API's requests and responses (they also build /openapi.json)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+
+class Out(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class DocumentListQuery(Model):
+    tag: str | None = Field(default=None, max_length=64, description="Only documents with this tag.")
+    page: int = Field(default=1, ge=1, le=100_000, description="Page number, from 1.")
+    pageSize: int = Field(default=20, ge=1, le=100, description="Documents per page, 1 to 100 (default 20).")
+
+
+class DocumentSummary(Out):
+    id: str
+    title: str
+    status: Literal["processing", "ready", "failed"]
+    createdAt: str
+    tags: list[str] = []
+
+
+class DocumentList(Out):
+    data: list[DocumentSummary]
+    total: int
+    page: int
+    pageSize: int
+
+
+class CommentCounts(Out):
+    total: int
+    resolved: int
+
+
+class DocumentMetadata(DocumentSummary):
+    reviewers: int
+    comments: CommentCounts
+
+
+Permission = Literal["ReadOnly", "CommentOnly", "FullReview"]
+AccessMode = Literal["open", "closed-individual", "closed-org"]
+
+
+class ShareLinkBody(Model):
+    permission: Permission = "ReadOnly"
+    accessMode: AccessMode = "open"
+    public: bool = False
+    reviewerEmails: list[str] = Field(default_factory=list, max_length=200)
+    allowedDomain: str | None = Field(default=None, max_length=253)
+    expiresInHours: int = Field(
+        default=168, ge=1, le=24 * 365, description="Lifetime of the link in hours (default 7 days)."
+    )
+
+
+class ShareLinkOut(Out):
+    token: str
+    url: str
+    expiresAt: str
+
+
+class ShareLinkLookup(Out):
+    documentId: str
+    title: str
+    permission: Permission
+    accessMode: AccessMode
+
+
+class CommentBody(Model):
+    documentId: str = Field(min_length=1, max_length=36)
+    text: str = Field(min_length=1, max_length=10_000)
+    paragraphId: str | None = Field(default=None, max_length=256)
+    author: str | None = Field(default=None, max_length=200, description="Display name; default: the key's.")
+
+
+class CommentSearchQuery(Model):
+    documentId: str | None = Field(default=None, max_length=36)
+    resolved: bool | None = None
+    author: str | None = Field(default=None, max_length=200, description="Exact author name.")
+    page: int = Field(default=1, ge=1, le=100_000)
+    pageSize: int = Field(default=50, ge=1, le=200)
+
+
+class CommentOut(Out):
+    id: str
+    documentId: str
+    text: str
+    author: str
+    resolved: bool
+    createdAt: str
+
+
+class CommentList(Out):
+    data: list[CommentOut]
+    total: int
+
+
+Role = Literal["editor", "reviewer", "observer"]
+
+
+class JoinBody(Model):
+    agentName: str = Field(min_length=1, max_length=128)
+    role: Role = "editor"
+    capabilities: list[str] = Field(default_factory=lambda: ["propose", "vote"], max_length=20)
+    inviteToken: str | None = Field(default=None, max_length=200)
+
+
+class LeaveBody(Model):
+    agentId: str | None = Field(default=None, max_length=36)
+
+
+class ProposalBody(Model):
+    sectionId: str = Field(min_length=1, max_length=256)
+    content: str = Field(max_length=50_000)
+    summary: str = Field(min_length=1, max_length=2_000)
+    ttlSeconds: int | None = Field(default=None, ge=30, le=86_400)
+
+
+class ProposalQuery(Model):
+    sectionId: str | None = Field(default=None, max_length=256)
+    status: str | None = Field(default=None, max_length=16)
+
+
+class ApproveBody(Model):
+    reason: str | None = Field(default=None, max_length=1_000)
+
+
+class RejectBody(Model):
+    reason: str = Field(min_length=1, max_length=1_000)
+
+
+class ObjectBody(Model):
+    reason: str | None = Field(default=None, max_length=1_000)
+
+
+class IntentBody(Model):
+    sectionId: str = Field(min_length=1, max_length=256)
+    goal: str = Field(min_length=1, max_length=2_000)
+    category: str = Field(default="general", min_length=1, max_length=64)
+
+
+class ConstraintBody(Model):
+    sectionId: str = Field(min_length=1, max_length=256)
+    boundary: str = Field(min_length=1, max_length=2_000)
+    type: Literal["must", "must_not", "should", "should_not", "prefer"] = "must_not"
+
+
+class SectionQuery(Model):
+    sectionId: str | None = Field(default=None, max_length=256)
+
+
+class SalienceBody(Model):
+    sectionId: str = Field(min_length=1, max_length=256)
+    score: int = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
+
+
+class LockBody(Model):
+    ttlSeconds: int = Field(default=300, ge=1, le=3_600, description="Lock lifetime (default 300 s).")
+
+
+class EscalateBody(Model):
+    question: str | None = Field(default=None, min_length=1, max_length=5_000)
+    message: str | None = Field(default=None, min_length=1, max_length=5_000, description="PACT CLI alias.")
+    sectionId: str | None = Field(default=None, max_length=256)
+    proposalId: str | None = Field(default=None, max_length=36)
+    priority: Literal["low", "medium", "high"] = "medium"
+
+
+class EventsQuery(Model):
+    after: int = Field(default=0, ge=0, description="Return events after this sequence number.")
+    limit: int = Field(default=50, ge=1, le=200)
+
+
+class PollQuery(Model):
+    since: str | None = Field(default=None, max_length=40, description="Cursor from the last poll.")
+    sectionId: str | None = Field(default=None, max_length=256)
+    limit: int = Field(default=50, ge=1, le=200)
