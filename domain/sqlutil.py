@@ -17,5 +17,10 @@ async def insert_ignore(session: AsyncSession, model: type[Any], values: dict[st
 
 
 def for_update(stmt: Select[Any]) -> Select[Any]:
-    """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises."""
-    return stmt.with_for_update()
+    """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises.
+
+    populate_existing: a row already in the session (loaded before the lock was granted) is refreshed
+    with the committed values the lock sees; without it the identity map keeps the stale attributes and
+    a read-modify-write (a section merge) would silently undo another transaction's commit.
+    """
+    return stmt.with_for_update().execution_options(populate_existing=True)

@@ -7,7 +7,16 @@ from collections import Counter
 from typing import Any
 
 from domain import ledger
-from tests.consensus_helpers import balance, content, open_topic, propose
+from tests.consensus_helpers import (
+    CONTENT,
+    balance,
+    content,
+    expire_now,
+    open_topic,
+    propose,
+    run_sweep,
+    vote,
+)
 
 
 async def _vote(hub: Any, topic_id: str, proposal_id: str, agent: dict, kind: str) -> int:
@@ -107,5 +116,100 @@ async def test_concurrent_spending_never_overdraws(hub: Any, register: Any, runt
     assert final >= 0
     assert funded == 3  # 3 × 300 fit in 1005, a fourth never does
     assert (await (await hub.get(url)).json())["escrow"] == 300 * funded
+    async with runtime.db.read() as session:
+        assert await ledger.total_supply(session) == 0
+
+
+async def _shared_topics(hub: Any, agents: list[dict], n: int) -> list[str]:
+    """`n` open topics, each created by a different agent, with every agent joined to every topic."""
+    made = []
+    for i in range(n):
+        resp = await hub.post(
+            "/api/pact/topics",
+            headers=agents[i]["headers"],
+            json={
+                "title": f"Shared topic {i} {agents[i]['agentId'][:8]}",
+                "content": CONTENT,
+                "tier": "empirical",
+            },
+        )
+        assert resp.status == 201, await resp.text()
+        topic_id = (await resp.json())["id"]
+        for other in agents:
+            if other is not agents[i]:
+                await hub.post(
+                    f"/api/pact/{topic_id}/vote", headers=other["headers"], json={"vote": "approve"}
+                )
+            await hub.post(f"/api/pact/{topic_id}/join", headers=other["headers"])
+        made.append(topic_id)
+    return made
+
+
+async def test_ledger_traffic_across_topics_never_deadlocks(hub: Any, register: Any, runtime: Any):
+    """Merges (review and merge rewards), stakes, bounties and done signals on several topics at once,
+    by agents who are authors on one topic and voters on another: no deadlock (no 500), supply kept."""
+    agents = [await register() for _ in range(6)]
+    topic_ids = await _shared_topics(hub, agents, 4)
+    seen: Counter = Counter()
+
+    async def call(path: str, agent: dict, body: dict | None = None) -> None:
+        resp = await hub.post(path, headers=agent["headers"], json=body)
+        seen[resp.status] += 1
+        assert resp.status < 500, await resp.text()
+
+    for rnd in range(4):
+        ready = []
+        for i, topic_id in enumerate(topic_ids):
+            author = agents[(i + rnd) % 6]
+            made = await propose(hub, topic_id, author, newContent=f"Round {rnd}.")
+            await call(f"/api/pact/{topic_id}/proposals/{made['id']}/approve", agents[(i + rnd + 1) % 6])
+            ready.append((topic_id, made["id"], agents[(i + rnd + 2) % 6]))
+        jobs = [call(f"/api/pact/{t}/proposals/{p}/approve", v) for t, p, v in ready]
+        jobs += [
+            call(
+                f"/api/pact/{topic_ids[(k + 1) % 4]}/proposals",
+                agents[k],
+                {"sectionId": "sec:discussion", "newContent": "x", "summary": "y"},
+            )
+            for k in range(6)
+        ]
+        jobs += [call(f"/api/pact/{topic_ids[k % 4]}/bounty", agents[k], {"amount": 10}) for k in range(6)]
+        signal = "aligned" if rnd % 2 else "dissenting"
+        jobs += [call(f"/api/pact/{topic_ids[k % 4]}/done", agents[k], {"status": signal}) for k in range(6)]
+        await asyncio.gather(*jobs)
+    assert seen[200] + seen[201] == sum(seen.values())
+    async with runtime.db.read() as session:
+        assert await ledger.total_supply(session) == 0
+    for topic_id in topic_ids:
+        assert (await content(hub, topic_id))["version"] == 5  # one merge per round
+
+
+async def test_ttl_sweep_across_topics_while_agents_vote(hub: Any, register: Any, runtime: Any):
+    """The TTL sweep locks every topic it touches before its first change, so it never deadlocks with
+    votes (which lock their topic, then wallets) on the same topics."""
+    agents = [await register() for _ in range(5)]
+    topic_ids = await _shared_topics(hub, agents, 4)
+    due, live = [], []
+    for i, topic_id in enumerate(topic_ids):
+        author, voter, last = agents[i], agents[(i + 1) % 5], agents[(i + 2) % 5]
+        expiring = await propose(hub, topic_id, author, sectionId="sec:answer", ttl=30, newContent="Auto.")
+        await vote(hub, topic_id, expiring["id"], voter, "approve")
+        await expire_now(runtime, expiring["id"])
+        due.append((topic_id, expiring["id"]))
+        other = await propose(hub, topic_id, voter, sectionId="sec:discussion", newContent="Voted.")
+        await vote(hub, topic_id, other["id"], author, "approve")
+        live.append((topic_id, other["id"], last))
+    results = await asyncio.gather(
+        run_sweep(runtime, "topics.expire_proposals"),
+        *(_vote(hub, t, p, v, "approve") for t, p, v in reversed(live)),
+    )
+    assert results[0] == 4
+    assert results[1:] == [200] * 4
+    for topic_id, proposal_id in due:
+        one = await (await hub.get(f"/api/pact/{topic_id}/proposals/{proposal_id}")).json()
+        assert one["status"] == "merged"
+        text = (await content(hub, topic_id))["content"]
+        assert "Auto." in text
+        assert "Voted." in text
     async with runtime.db.read() as session:
         assert await ledger.total_supply(session) == 0
