@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, economy, events, sections, topics
+from domain import audit, consensus, economy, escalations, events, sections, topic_consensus, topics
 from domain.clock import canonical_id, iso, utcnow
 from domain.context import Context
 from domain.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -450,3 +450,30 @@ async def verify(session: AsyncSession, ctx: Context, topic_id: str, data: dict[
         "lastVerifiedAt": iso(now),
         "rewarded": first,
     }
+
+
+async def escalate(
+    session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]
+) -> dict[str, Any]:
+    """Raise a question for human reviewers; a named section or proposal must belong to this topic."""
+    topic = await topics.get(session, topic_id)
+    if data.get("sectionId") and sections.find(topic.content, data["sectionId"]) is None:
+        raise NotFound(
+            f"section {data['sectionId']} does not exist on this topic",
+            code="section_not_found",
+            field="sectionId",
+        )
+    if data.get("proposalId"):
+        await consensus.get_proposal(
+            session, topic_consensus.TopicResource(topic), data["proposalId"], lock=False
+        )
+    return await escalations.create(
+        session,
+        ctx,
+        resource_type="topic",
+        resource_id=topic.id,
+        message=data["message"],
+        section_id=data.get("sectionId"),
+        proposal_id=data.get("proposalId"),
+        priority=data.get("priority") or "normal",
+    )
