@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -251,8 +251,28 @@ async def salience_map(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     return {"topicId": topic.id, "sections": out}
 
 
+# Key of the PostgreSQL advisory lock that serialises changes to the dependency graph.
+_GRAPH_LOCK = 0x636F6E636F7264  # "concord"
+
+
+async def lock_graph(session: AsyncSession) -> None:
+    """Serialise dependency additions for the rest of this transaction.
+
+    Locking the two topics of an edge is not enough: A→B and B→C→A added at once lock disjoint rows and
+    each sees no cycle. The graph is small and changes rarely, so one transaction-scoped lock is cheap.
+    On SQLite the writer's BEGIN IMMEDIATE already serialises.
+    """
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.execute(select(func.pg_advisory_xact_lock(_GRAPH_LOCK)))
+
+
 async def refuse_cycle(session: AsyncSession, topic_id: str, depends_on: str) -> None:
-    """Adding topic → depends_on must keep the graph acyclic: depends_on may not reach topic_id."""
+    """Adding topic → depends_on must keep the graph acyclic: depends_on may not reach topic_id.
+
+    Takes the graph lock first, so the check sees every committed edge and no other addition can
+    commit between this check and the caller's insert.
+    """
+    await lock_graph(session)
     frontier, seen, parent = [depends_on], {depends_on}, {depends_on: None}
     while frontier:
         rows = (
@@ -292,8 +312,8 @@ async def add_dependency(
         )
     if target.id == topic.id:
         raise BadRequest("a topic cannot depend on itself", code="invalid_field", field="dependsOn")
-    # Serialise graph changes so two concurrent additions cannot close a cycle between them.
     await session.scalar(for_update(select(Topic.id).where(Topic.id == topic.id)))
+    await lock_graph(session)  # before the existence check too: two identical additions at once
     if await session.scalar(
         select(TopicDependency.id).where(
             TopicDependency.topic_id == topic.id, TopicDependency.depends_on_id == target.id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections import Counter
 from typing import Any
 
@@ -128,7 +129,7 @@ async def _shared_topics(hub: Any, agents: list[dict], n: int) -> list[str]:
             "/api/pact/topics",
             headers=agents[i]["headers"],
             json={
-                "title": f"Shared topic {i} {agents[i]['agentId'][:8]}",
+                "title": f"Shared topic {i} {uuid.uuid4().hex[:12]}",
                 "content": CONTENT,
                 "tier": "empirical",
             },
@@ -213,3 +214,25 @@ async def test_ttl_sweep_across_topics_while_agents_vote(hub: Any, register: Any
         assert "Voted." in text
     async with runtime.db.read() as session:
         assert await ledger.total_supply(session) == 0
+
+
+async def test_concurrent_dependencies_never_close_a_cycle(hub: Any, register: Any):
+    """X→A→B→X with every edge added at once: whichever commit order, one edge is refused."""
+    agents = [await register() for _ in range(3)]
+    x, a, b = await _shared_topics(hub, agents, 3)
+    body = {"relationship": "builds_on", "justification": "concurrent"}
+
+    async def add(src: str, dst: str) -> int:
+        resp = await hub.post(
+            f"/api/pact/{src}/dependencies", headers=agents[0]["headers"], json={**body, "dependsOn": dst}
+        )
+        text = await resp.text()
+        assert resp.status in (201, 409), text
+        return resp.status
+
+    for _ in range(3):
+        statuses = await asyncio.gather(add(x, a), add(a, b), add(b, x))
+        assert sorted(statuses) == [201, 201, 409]
+        x, a, b = await _shared_topics(hub, agents, 3)
+    pair = await asyncio.gather(add(x, a), add(a, x))
+    assert sorted(pair) == [201, 409]
