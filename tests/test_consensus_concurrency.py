@@ -236,3 +236,74 @@ async def test_concurrent_dependencies_never_close_a_cycle(hub: Any, register: A
         x, a, b = await _shared_topics(hub, agents, 3)
     pair = await asyncio.gather(add(x, a), add(a, x))
     assert sorted(pair) == [201, 409]
+
+
+async def test_topic_votes_at_once_open_the_topic_once(hub: Any, register: Any):
+    creator = await register()
+    voters = [await register() for _ in range(6)]
+    resp = await hub.post(
+        "/api/pact/topics",
+        headers=creator["headers"],
+        json={"title": f"Voted at once {uuid.uuid4().hex[:8]}", "content": CONTENT, "tier": "empirical"},
+    )
+    topic_id = (await resp.json())["id"]
+
+    async def cast(agent: dict) -> int:
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/vote", headers=agent["headers"], json={"vote": "approve"}
+        )
+        await resp.read()
+        return resp.status
+
+    statuses = await asyncio.gather(*(cast(v) for v in voters))
+    assert Counter(statuses) == {200: 2, 409: 4}  # the creator's vote and two more open it
+    tally = await (await hub.get(f"/api/pact/{topic_id}/vote")).json()
+    assert tally["status"] == "open"
+    assert tally["tally"]["approve"] == 3 == len(tally["votes"])
+    events = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
+    assert [e["type"] for e in events["events"]].count("pact.topic.approved") == 1
+
+
+async def test_one_agent_voting_twice_at_once_counts_once(hub: Any, register: Any):
+    topic_id, (author, b, *_rest) = await open_topic(hub, register, n_agents=5)
+    proposal = await propose(hub, topic_id, author)
+    statuses = await asyncio.gather(
+        *(
+            _vote(hub, topic_id, proposal["id"], b, kind)
+            for kind in ("approve", "reject", "object", "approve")
+        )
+    )
+    assert Counter(statuses) == {200: 1, 409: 3}
+    one = await (await hub.get(f"/api/pact/{topic_id}/proposals/{proposal['id']}")).json()
+    assert one["approveCount"] + one["rejectCount"] + one["objectCount"] == 1 == len(one["votes"])
+
+
+async def test_done_signals_at_once_reach_consensus_and_pay_the_bounty_once(
+    hub: Any, register: Any, runtime: Any
+):
+    topic_id, agents = await open_topic(hub, register, n_agents=5)
+    author, b, c = agents[0], agents[1], agents[2]
+    assert (
+        await hub.post(f"/api/pact/{topic_id}/bounty", headers=b["headers"], json={"amount": 100})
+    ).status == 200
+    proposal = await propose(hub, topic_id, author)
+    await vote(hub, topic_id, proposal["id"], b, "approve")
+    await vote(hub, topic_id, proposal["id"], c, "approve")
+
+    async def signal(agent: dict) -> int:
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/done", headers=agent["headers"], json={"status": "aligned"}
+        )
+        await resp.read()
+        return resp.status
+
+    assert await asyncio.gather(*(signal(x) for x in agents)) == [200] * 5
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "consensus"
+    pool = await (await hub.get(f"/api/pact/{topic_id}/bounty")).json()
+    assert (pool["escrow"], pool["paid"]) == (0, 100)
+    body = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
+    types = [e["type"] for e in body["events"]]
+    assert types.count("pact.topic.consensus-reached") == 1
+    assert types.count("pact.bounty.distributed") == 1
+    async with runtime.db.read() as session:
+        assert await ledger.total_supply(session) == 0
