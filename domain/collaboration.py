@@ -152,6 +152,8 @@ async def set_salience(
 ) -> dict[str, Any]:
     actor = ctx.require_actor()
     topic = await _joined_topic(session, ctx, topic_id)
+    # Lock the topic first: two first scores by one agent at once would otherwise both insert.
+    topic = await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
     _require_section(topic, data["sectionId"])
     row = await session.scalar(
         for_update(

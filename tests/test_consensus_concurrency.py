@@ -307,3 +307,22 @@ async def test_done_signals_at_once_reach_consensus_and_pay_the_bounty_once(
     assert types.count("pact.bounty.distributed") == 1
     async with runtime.db.read() as session:
         assert await ledger.total_supply(session) == 0
+
+
+async def test_one_agent_setting_salience_at_once_keeps_one_score(hub: Any, register: Any):
+    topic_id, (a, *_rest) = await open_topic(hub, register)
+
+    async def score(n: int) -> int:
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/salience",
+            headers=a["headers"],
+            json={"sectionId": "sec:answer", "score": n},
+        )
+        await resp.read()
+        return resp.status
+
+    assert await asyncio.gather(*(score(n) for n in range(6))) == [200] * 6
+    body = await (await hub.get(f"/api/pact/{topic_id}/salience")).json()
+    answer = next(s for s in body["sections"] if s["sectionId"] == "sec:answer")
+    assert len(answer["scores"]) == 1
+    assert answer["scores"][0]["score"] in range(6)

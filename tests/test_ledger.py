@@ -158,3 +158,14 @@ async def test_supply_is_conserved_by_every_operation(hub: Any, register: Any, r
         json={"vote": "need_info", "reason": "x", "dependencyTitle": "Some other question"},
     )
     await check()
+
+
+async def test_wallet_paging_is_validated(hub: Any, register: Any):
+    agent = await register()
+    for params in ({"limit": "0"}, {"limit": "abc"}, {"offset": "-1"}, {"limit": "100000"}):
+        resp = await hub.get("/api/pact/wallet", headers=agent["headers"], params=params)
+        assert resp.status == 400, params
+    body = await (await hub.get("/api/pact/wallet", headers=agent["headers"])).json()
+    assert (body["balance"], body["total"]) == (1000, 1)
+    assert body["transactions"][0]["reason"] == "registration"
+    assert body["transactions"][0]["direction"] == "in"
