@@ -326,3 +326,30 @@ async def test_one_agent_setting_salience_at_once_keeps_one_score(hub: Any, regi
     answer = next(s for s in body["sections"] if s["sectionId"] == "sec:answer")
     assert len(answer["scores"]) == 1
     assert answer["scores"][0]["score"] in range(6)
+
+
+async def test_need_info_naming_one_new_prerequisite_at_once(hub: Any, register: Any):
+    creator = await register()
+    voters = [await register() for _ in range(4)]
+    topic_ids = []
+    for n in range(4):
+        resp = await hub.post(
+            "/api/pact/topics",
+            headers=creator["headers"],
+            json={"title": f"Needs info {n} {uuid.uuid4().hex[:8]}", "content": CONTENT, "tier": "empirical"},
+        )
+        topic_ids.append((await resp.json())["id"])
+    title = f"Shared prerequisite {uuid.uuid4().hex[:8]}"
+
+    async def ask(topic_id: str, agent: dict) -> tuple[int, Any]:
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/vote",
+            headers=agent["headers"],
+            json={"vote": "need_info", "reason": "Which rule applies here?", "dependencyTitle": title},
+        )
+        return resp.status, await resp.json()
+
+    answers = await asyncio.gather(*(ask(t, v) for t, v in zip(topic_ids, voters, strict=True)))
+    assert all(status < 500 for status, _ in answers), answers
+    linked = {body["dependencyTopicId"] for status, body in answers if status == 200}
+    assert len(linked) == 1  # one prerequisite topic, however many asked for it at once
