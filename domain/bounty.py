@@ -18,11 +18,14 @@ from domain.clock import iso
 from domain.context import Context
 from domain.errors import BadRequest
 from domain.models import Agent, LedgerEntry, Proposal, Topic, TopicDependency, TopicParticipant, Wallet
+from domain.sqlutil import for_update
 
 
 async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) -> dict[str, Any]:
     actor = ctx.require_actor()
     topic = await topics.get(session, topic_id)
+    # Lock the topic as every other topic write does (payout reads the escrow under this lock).
+    topic = await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
     if isinstance(amount, bool) or not isinstance(amount, int | float) or amount != int(amount):
         raise BadRequest("amount must be a whole number of tokens", code="invalid_amount", field="amount")
     amount = int(amount)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, economy, events, sections, topics
+from domain import audit, consensus, economy, escalations, events, sections, topic_consensus, topics
 from domain.clock import canonical_id, iso, utcnow
 from domain.context import Context
 from domain.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -152,6 +152,8 @@ async def set_salience(
 ) -> dict[str, Any]:
     actor = ctx.require_actor()
     topic = await _joined_topic(session, ctx, topic_id)
+    # Lock the topic first: two first scores by one agent at once would otherwise both insert.
+    topic = await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
     _require_section(topic, data["sectionId"])
     row = await session.scalar(
         for_update(
@@ -251,8 +253,28 @@ async def salience_map(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     return {"topicId": topic.id, "sections": out}
 
 
+# Key of the PostgreSQL advisory lock that serialises changes to the dependency graph.
+_GRAPH_LOCK = 0x636F6E636F7264  # "concord"
+
+
+async def lock_graph(session: AsyncSession) -> None:
+    """Serialise dependency additions for the rest of this transaction.
+
+    Locking the two topics of an edge is not enough: A→B and B→C→A added at once lock disjoint rows and
+    each sees no cycle. The graph is small and changes rarely, so one transaction-scoped lock is cheap.
+    On SQLite the writer's BEGIN IMMEDIATE already serialises.
+    """
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        await session.execute(select(func.pg_advisory_xact_lock(_GRAPH_LOCK)))
+
+
 async def refuse_cycle(session: AsyncSession, topic_id: str, depends_on: str) -> None:
-    """Adding topic → depends_on must keep the graph acyclic: depends_on may not reach topic_id."""
+    """Adding topic → depends_on must keep the graph acyclic: depends_on may not reach topic_id.
+
+    Takes the graph lock first, so the check sees every committed edge and no other addition can
+    commit between this check and the caller's insert.
+    """
+    await lock_graph(session)
     frontier, seen, parent = [depends_on], {depends_on}, {depends_on: None}
     while frontier:
         rows = (
@@ -292,8 +314,8 @@ async def add_dependency(
         )
     if target.id == topic.id:
         raise BadRequest("a topic cannot depend on itself", code="invalid_field", field="dependsOn")
-    # Serialise graph changes so two concurrent additions cannot close a cycle between them.
     await session.scalar(for_update(select(Topic.id).where(Topic.id == topic.id)))
+    await lock_graph(session)  # before the existence check too: two identical additions at once
     if await session.scalar(
         select(TopicDependency.id).where(
             TopicDependency.topic_id == topic.id, TopicDependency.depends_on_id == target.id
@@ -450,3 +472,30 @@ async def verify(session: AsyncSession, ctx: Context, topic_id: str, data: dict[
         "lastVerifiedAt": iso(now),
         "rewarded": first,
     }
+
+
+async def escalate(
+    session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]
+) -> dict[str, Any]:
+    """Raise a question for human reviewers; a named section or proposal must belong to this topic."""
+    topic = await topics.get(session, topic_id)
+    if data.get("sectionId") and sections.find(topic.content, data["sectionId"]) is None:
+        raise NotFound(
+            f"section {data['sectionId']} does not exist on this topic",
+            code="section_not_found",
+            field="sectionId",
+        )
+    if data.get("proposalId"):
+        await consensus.get_proposal(
+            session, topic_consensus.TopicResource(topic), data["proposalId"], lock=False
+        )
+    return await escalations.create(
+        session,
+        ctx,
+        resource_type="topic",
+        resource_id=topic.id,
+        message=data["message"],
+        section_id=data.get("sectionId"),
+        proposal_id=data.get("proposalId"),
+        priority=data.get("priority") or "normal",
+    )

@@ -26,6 +26,7 @@ from domain.clock import canonical_id, iso, new_id, utcnow
 from domain.context import SYSTEM, Context
 from domain.errors import Conflict, Forbidden, NotFound
 from domain.models import Proposal, ProposalVote
+from domain.sqlutil import for_update
 
 VOTE_KINDS = ("approve", "reject", "object")
 
@@ -152,7 +153,7 @@ async def get_proposal(
         Proposal.resource_id == resource.resource_id,
     )
     if lock:
-        stmt = stmt.with_for_update()
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
     proposal = await session.scalar(stmt) if pid else None
     if proposal is None:
         raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")
@@ -335,14 +336,20 @@ async def expire_due(
             .limit(limit)
         )
     ).all()
+    # Lock every resource concerned, in one global order, before the first change: this unit of work
+    # spans resources, and taking a resource lock after a wallet lock could deadlock with a vote.
+    loaded_by_key: dict[tuple[str, str], tuple[Resource, Policy]] = {}
+    for key in sorted({(rt, rid) for rt, rid, _pid in due}):
+        loaded = await load(session, *key)
+        if loaded is not None:
+            await loaded[0].lock(session)
+            loaded_by_key[key] = loaded
     changed = 0
     for resource_type, resource_id, proposal_id in due:
-        loaded = await load(session, resource_type, resource_id)
-        if loaded is None:
+        if (resource_type, resource_id) not in loaded_by_key:
             continue
-        resource, policy = loaded
-        await resource.lock(session)
-        proposal = await session.scalar(select(Proposal).where(Proposal.id == proposal_id).with_for_update())
+        resource, policy = loaded_by_key[(resource_type, resource_id)]
+        proposal = await session.scalar(for_update(select(Proposal).where(Proposal.id == proposal_id)))
         if proposal is None or proposal.status != "pending":
             continue
         before = snapshot(proposal)

@@ -2,6 +2,13 @@
 
 Debits are a single conditional UPDATE (balance >= amount), so concurrent spends can never take a
 wallet below zero, and the sum over all wallets (the system mint included) never changes.
+
+Lock order: one unit of work may make several transfers (a review reward, then a merge reward, then a
+bounty payout), so sorting the two wallets of each transfer is not enough to rule out deadlocks between
+transactions on PostgreSQL. Every transfer therefore first locks the system mint's row: a transaction
+takes wallet row locks only while it holds that lock, which serialises ledger writes (cheap: they are a
+few single-row UPDATEs) and makes a wait cycle over wallets impossible. On SQLite BEGIN IMMEDIATE already
+serialises writers.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.clock import iso, new_id, utcnow
 from domain.errors import BadRequest, PaymentRequired
 from domain.models import LedgerEntry, Wallet
-from domain.sqlutil import insert_ignore
+from domain.sqlutil import for_update, insert_ignore
 
 SYSTEM_OWNER = "hub-protocol"
 
@@ -55,6 +62,9 @@ async def transfer(
         raise BadRequest("amount must be a positive whole number of tokens", code="invalid_amount")
     if from_wallet == to_wallet:
         raise BadRequest("cannot transfer to the same wallet", code="invalid_transfer")
+    await session.execute(
+        for_update(select(Wallet.id).where(Wallet.kind == "system", Wallet.owner_id == SYSTEM_OWNER))
+    )
     # Touch both rows in id order so two opposite transfers cannot deadlock.
     for wid in sorted((from_wallet, to_wallet)):
         if wid == from_wallet:

@@ -17,5 +17,14 @@ async def insert_ignore(session: AsyncSession, model: type[Any], values: dict[st
 
 
 def for_update(stmt: Select[Any]) -> Select[Any]:
-    """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises."""
-    return stmt.with_for_update()
+    """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises.
+
+    populate_existing: a row already in the session (loaded before the lock was granted) is refreshed
+    with the committed values the lock sees; without it the identity map keeps the stale attributes and
+    a read-modify-write (a section merge) would silently undo another transaction's commit.
+
+    FOR NO KEY UPDATE (key_share): lockers still exclude each other, but a foreign-key check from
+    another transaction (inserting a row that references the locked one) is not blocked, which would
+    otherwise let two writers each hold one row and wait on the other's.
+    """
+    return stmt.with_for_update(key_share=True).execution_options(populate_existing=True)

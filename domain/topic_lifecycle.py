@@ -395,9 +395,16 @@ async def _warn_dependants(session: AsyncSession, ctx: Context, topic_id: str) -
 async def stabilise(session: AsyncSession) -> int:
     """Consensus held long enough becomes stable."""
     cutoff = utcnow() - timedelta(days=get_settings().stable_after_days)
+    # Locked (in id order): a proposal committed meanwhile may have broken consensus; PostgreSQL re-checks
+    # the condition on the locked row, so such a topic is skipped instead of being marked stable.
     due = (
         await session.scalars(
-            select(Topic).where(Topic.status == "consensus", Topic.consensus_since <= cutoff).limit(200)
+            for_update(
+                select(Topic)
+                .where(Topic.status == "consensus", Topic.consensus_since <= cutoff)
+                .order_by(Topic.id)
+                .limit(200)
+            )
         )
     ).all()
     for topic in due:

@@ -138,3 +138,53 @@ async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
     )
     assert esc["status"] == "open"
     assert "pact.escalation.created" in await event_types(hub, topic_id)
+
+
+async def test_collaboration_edge_inputs(hub: Any, register: Any):
+    topic_id, (a, b, _c) = await open_topic(hub, register)
+    outsider = await register()
+    base = f"/api/pact/{topic_id}"
+    missing = "/api/pact/00000000-0000-4000-8000-000000000000"
+    assert (await _post(hub, f"{base}/salience", a, {"sectionId": "sec:nope", "score": 3}, 404))[
+        "error"
+    ] == "section_not_found"
+    assert (await _post(hub, f"{base}/salience", outsider, {"sectionId": "sec:answer", "score": 3}, 403))[
+        "error"
+    ] == "not_joined"
+    for path in ("intents", "constraints", "salience", "dependencies", "assumptions", "bounty"):
+        assert (await hub.get(f"{missing}/{path}")).status == 404, path
+    assert (await hub.get(f"{base}/intents", params={"sectionId": "s" * 257})).status == 400
+    dep = {"relationship": "builds_on", "justification": "j"}
+    assert (await _post(hub, f"{base}/dependencies", a, {**dep, "dependsOn": "not-a-topic"}, 404))[
+        "error"
+    ] == "topic_not_found"
+    other, _ = await open_topic(hub, register)
+    assert (await _post(hub, f"{base}/dependencies", outsider, {**dep, "dependsOn": other}, 403))[
+        "error"
+    ] == "not_joined"
+    assert (await _post(hub, f"{base}/escalate", a, {}, 400))["field"] == "message"
+    assert (await _post(hub, f"{base}/escalate", a, {"message": "x", "priority": "now"}, 400))[
+        "field"
+    ] == "priority"
+    bogus = {"message": "About a proposal", "proposalId": "00000000-0000-4000-8000-000000000000"}
+    assert (await _post(hub, f"{base}/escalate", a, bogus, 404))["error"] == "proposal_not_found"
+    assert (await _post(hub, f"{base}/escalate", a, {"message": "x", "sectionId": "sec:nope"}, 404))[
+        "error"
+    ] == "section_not_found"
+    made = await _post(
+        hub,
+        f"{base}/proposals",
+        a,
+        {"sectionId": "sec:answer", "newContent": "n", "summary": "s"},
+        201,
+    )
+    esc = await _post(
+        hub,
+        f"{base}/escalate",
+        b,
+        {"message": "Check this", "proposalId": made["id"], "priority": "high"},
+        201,
+    )
+    assert (esc["proposalId"], esc["priority"]) == (made["id"], "high")
+    assert (await hub.post(f"{base}/escalate", json={"message": "x"})).status == 401
+    assert (await _post(hub, f"{missing}/escalate", a, {"message": "x"}, 404))["error"] == "topic_not_found"

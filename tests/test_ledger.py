@@ -100,3 +100,72 @@ async def test_bounty_is_paid_out_on_consensus_by_the_split(hub: Any, register: 
     assert pool["escrow"] == 0
     assert pool["paid"] == 100
     assert await _supply(runtime) == 0
+
+
+async def test_odd_bounty_amounts_are_refused_cleanly(hub: Any, register: Any):
+    topic_id, (a, _b, _c) = await open_topic(hub, register)
+    url = f"/api/pact/{topic_id}/bounty"
+    for raw in ('{"amount": "50"}', '{"amount": 1e400}', '{"amount": NaN}', '{"amount": [50]}', "{}", "50"):
+        resp = await hub.post(url, headers={**a["headers"], "Content-Type": "application/json"}, data=raw)
+        assert resp.status == 400, (raw, resp.status, await resp.text())
+        body = await resp.json()
+        assert "amount" in (body.get("field") or "") + body["detail"] or raw == "50", body
+    assert await balance(hub, a) == 1005
+    assert (await hub.post(url, json={"amount": 50})).status == 401
+
+
+async def test_supply_is_conserved_by_every_operation(hub: Any, register: Any, runtime: Any):
+    """Every operation that moves tokens keeps the sum over all wallets and every agent balance >= 0,
+    including a payout whose dependency share lands in another topic's escrow."""
+
+    async def check() -> None:
+        assert await _supply(runtime) == 0
+        async with runtime.db.read() as session:
+            low = await session.scalar(select(func.min(Wallet.balance)).where(Wallet.kind != "system"))
+        assert low is None or low >= 0
+
+    t1, (a, b, c) = await open_topic(hub, register)
+    await check()
+    t2, _ = await open_topic(hub, register)
+    await check()
+    resp = await hub.post(
+        f"/api/pact/{t1}/dependencies",
+        headers=a["headers"],
+        json={"dependsOn": t2, "relationship": "assumes", "justification": "Uses its definition"},
+    )
+    assert resp.status == 201, await resp.text()
+    await hub.post(f"/api/pact/{t1}/bounty", headers=b["headers"], json={"amount": 100})
+    await check()
+    proposal = await propose(hub, t1, a)
+    await check()
+    await vote(hub, t1, proposal["id"], b, "approve")
+    await check()
+    await vote(hub, t1, proposal["id"], c, "approve")
+    await check()
+    before = {x["agentId"]: await balance(hub, x) for x in (a, b, c)}
+    for agent in (a, b, c):
+        await hub.post(f"/api/pact/{t1}/done", headers=agent["headers"], json={"status": "aligned"})
+        await check()
+    gained = {x["agentId"]: await balance(hub, x) - before[x["agentId"]] - 2 for x in (a, b, c)}
+    # 40 to the author, 20 to the assumed topic's escrow, 40 shared 21/10/7 + 2 dust to the first aligned
+    assert gained == {a["agentId"]: 40 + 23, b["agentId"]: 10, c["agentId"]: 7}
+    assert (await (await hub.get(f"/api/pact/{t2}/bounty")).json())["escrow"] == 20
+    await hub.post(f"/api/pact/{t1}/verify", headers=c["headers"], json={"status": "amended"})
+    await check()
+    await hub.post(
+        f"/api/pact/{t2}/vote",
+        headers=c["headers"],
+        json={"vote": "need_info", "reason": "x", "dependencyTitle": "Some other question"},
+    )
+    await check()
+
+
+async def test_wallet_paging_is_validated(hub: Any, register: Any):
+    agent = await register()
+    for params in ({"limit": "0"}, {"limit": "abc"}, {"offset": "-1"}, {"limit": "100000"}):
+        resp = await hub.get("/api/pact/wallet", headers=agent["headers"], params=params)
+        assert resp.status == 400, params
+    body = await (await hub.get("/api/pact/wallet", headers=agent["headers"])).json()
+    assert (body["balance"], body["total"]) == (1000, 1)
+    assert body["transactions"][0]["reason"] == "registration"
+    assert body["transactions"][0]["direction"] == "in"

@@ -214,3 +214,111 @@ async def test_transitions_are_audited(hub: Any, register: Any):
         e["op"] for e in (await (await hub.get("/api/audit/me", headers=author["headers"])).json())["results"]
     ]
     assert "proposal.create" in ops
+
+
+async def test_every_transition_has_its_event_and_audit_entry(hub: Any, register: Any, runtime: Any):
+    topic_id, (a, b, c, d) = await open_topic(hub, register, n_agents=4)
+
+    async def ops(agent: dict) -> list[tuple[str, str]]:
+        body = await (await hub.get("/api/audit/me", headers=agent["headers"])).json()
+        return [(e["op"], e["entity_id"]) for e in body["results"]]
+
+    mixed = await propose(hub, topic_id, a, summary="mixed")
+    await vote(hub, topic_id, mixed["id"], b, "approve")
+    await vote(hub, topic_id, mixed["id"], c, "object", reason="unsourced")
+    still = await vote(hub, topic_id, mixed["id"], d, "reject", reason="wrong")
+    assert (still["status"], still["approveCount"], still["objectCount"], still["rejectCount"]) == (
+        "pending",
+        1,
+        1,
+        1,
+    )
+    assert ("proposal.create", mixed["id"]) in await ops(a)
+    assert ("proposal.approve", mixed["id"]) in await ops(b)
+    assert ("proposal.object", mixed["id"]) in await ops(c)
+    assert ("proposal.reject", mixed["id"]) in await ops(d)
+
+    doomed = await propose(hub, topic_id, a, sectionId="sec:discussion", summary="doomed")
+    await vote(hub, topic_id, doomed["id"], b, "reject")
+    assert (await vote(hub, topic_id, doomed["id"], c, "reject"))["status"] == "rejected"
+
+    winner = await propose(hub, topic_id, b, sectionId="sec:answer:evidence", newContent="Data.")
+    loser = await propose(hub, topic_id, c, sectionId="sec:answer:evidence", newContent="Other data.")
+    await vote(hub, topic_id, winner["id"], a, "approve")
+    assert (await vote(hub, topic_id, winner["id"], d, "approve"))["status"] == "merged"
+    assert ("proposal.supersede", loser["id"]) in await ops(d)  # the merging vote superseded the rival
+
+    await expire_now(runtime, mixed["id"])
+    assert await run_sweep(runtime, "topics.expire_proposals") == 1
+
+    body = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
+    by_proposal: dict[str, list[str]] = {}
+    for event in body["events"]:
+        pid = (event.get("data") or {}).get("proposalId")
+        if pid:
+            by_proposal.setdefault(pid, []).append(event["type"])
+    assert by_proposal[mixed["id"]] == [
+        "pact.proposal.created",
+        "pact.proposal.approved",
+        "pact.proposal.objected",
+        "pact.proposal.rejected",
+        "pact.proposal.expired",
+    ]
+    assert by_proposal[doomed["id"]] == [
+        "pact.proposal.created",
+        "pact.proposal.rejected",
+        "pact.proposal.rejected",
+    ]
+    assert by_proposal[winner["id"]][-1] == "pact.proposal.merged"
+    assert by_proposal[loser["id"]] == ["pact.proposal.created", "pact.proposal.superseded"]
+    statuses = {
+        p["id"]: p["status"]
+        for p in (await (await hub.get(f"/api/pact/{topic_id}/proposals")).json())["proposals"]
+    }
+    assert statuses == {
+        mixed["id"]: "expired",
+        doomed["id"]: "rejected",
+        winner["id"]: "merged",
+        loser["id"]: "superseded",
+    }
+
+
+async def test_create_limits_and_bounds(hub: Any, register: Any):
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    for bad in (
+        {"newContent": "x" * 50_001},
+        {"summary": "s" * 2001},
+        {"ttl": "soon"},
+        {"ttl": 300.5},
+        {"citations": [""]},
+        {"citations": ["c" * 1001]},
+        {"citations": "one"},
+        {"proposalType": "t" * 41},
+        {"sectionId": ""},
+    ):
+        body = await propose(hub, topic_id, author, expect=400, **bad)
+        assert body["field"].split(".")[0] == next(iter(bad)), (bad, body)
+    assert (await propose(hub, topic_id, author, ttl=30))["ttl"] == 30
+    assert (await propose(hub, topic_id, author, ttl=86_400))["ttl"] == 86_400
+    big = await propose(hub, topic_id, author, newContent="y" * 50_000, summary="s" * 2000)
+    assert len(big["newContent"]) == 50_000
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/proposals", headers=author["headers"], data="not json", allow_redirects=False
+    )
+    assert resp.status == 400
+
+
+async def test_reviews_are_paid_rejections_are_not_and_a_rejected_stake_is_lost(hub: Any, register: Any):
+    topic_id, (a, b, c, d) = await open_topic(hub, register, n_agents=4)
+    start = {x["agentId"]: await balance(hub, x) for x in (a, b, c, d)}
+    proposal = await propose(hub, topic_id, a)
+    await vote(hub, topic_id, proposal["id"], b, "approve")
+    await vote(hub, topic_id, proposal["id"], c, "object", reason="needs a source")
+    await vote(hub, topic_id, proposal["id"], d, "reject")
+    assert await balance(hub, b) == start[b["agentId"]] + 1
+    assert await balance(hub, c) == start[c["agentId"]] + 1
+    assert await balance(hub, d) == start[d["agentId"]]
+    rejected = await propose(hub, topic_id, a, sectionId="sec:discussion")
+    await vote(hub, topic_id, rejected["id"], b, "reject")
+    assert (await vote(hub, topic_id, rejected["id"], c, "reject"))["status"] == "rejected"
+    assert await balance(hub, a) == start[a["agentId"]] - 5 - 5  # both stakes stay with the hub

@@ -188,3 +188,78 @@ async def test_dissent_blocks_consensus(hub: Any, register: Any):
     assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "consensus"
     await hub.post(f"/api/pact/{topic_id}/done", headers=d["headers"], json={"status": "dissenting"})
     assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "open"  # 3/4 < 0.90
+
+
+async def test_stable_breaks_back_to_open_and_returns(hub: Any, register: Any, runtime: Any):
+    topic_id, (a, b, c) = await open_topic(hub, register)
+    first = await propose(hub, topic_id, a)
+    await vote(hub, topic_id, first["id"], b, "approve")
+    await vote(hub, topic_id, first["id"], c, "approve")
+    for agent in (a, b, c):
+        await hub.post(f"/api/pact/{topic_id}/done", headers=agent["headers"], json={"status": "aligned"})
+    assert await run_sweep(runtime, "topics.stabilise") == 0  # consensus is too young
+    async with runtime.db.transaction() as session:
+        row = await session.get(Topic, topic_id)
+        row.consensus_since = utcnow() - timedelta(days=31)
+    assert await run_sweep(runtime, "topics.stabilise") == 1
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "stable"
+    second = await propose(hub, topic_id, c, sectionId="sec:discussion", newContent="Reopened.")
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "open"
+    assert "pact.stable.broken" in await event_types(hub, topic_id)
+    await vote(hub, topic_id, second["id"], a, "approve")
+    await vote(hub, topic_id, second["id"], b, "approve")
+    topic = await (await hub.get(f"/api/pact/{topic_id}")).json()
+    assert topic["status"] == "consensus"
+    assert (await hub.get(f"/api/pact/{topic_id}/vote")).status == 200
+
+
+async def test_repealed_verification_challenges_and_consensus_returns(hub: Any, register: Any):
+    topic_id, (a, b, c) = await open_topic(hub, register)
+    proposal = await propose(hub, topic_id, a)
+    await vote(hub, topic_id, proposal["id"], b, "approve")
+    await vote(hub, topic_id, proposal["id"], c, "approve")
+    for agent in (a, b, c):
+        await hub.post(f"/api/pact/{topic_id}/done", headers=agent["headers"], json={"status": "aligned"})
+    before = await balance(hub, c)
+    body = await (
+        await hub.post(f"/api/pact/{topic_id}/verify", headers=c["headers"], json={"status": "repealed"})
+    ).json()
+    assert body["topicStatus"] == "challenged"
+    assert await balance(hub, c) == before + 25  # a changed source pays more than a current one
+    fix = await propose(hub, topic_id, b, newContent="Repealed in 2025; see the new Act.")
+    await vote(hub, topic_id, fix["id"], a, "approve")
+    await vote(hub, topic_id, fix["id"], c, "approve")
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "consensus"
+
+
+async def test_topic_vote_validation(hub: Any, register: Any):
+    creator, voter = await register(), await register()
+    topic_id = await _new_topic(hub, creator)
+    url = f"/api/pact/{topic_id}/vote"
+    for bad in ({"vote": "maybe"}, {}, {"vote": "approve", "reason": "r" * 1001}):
+        resp = await hub.post(url, headers=voter["headers"], json=bad)
+        assert resp.status == 400, bad
+    assert (await hub.post(url, json={"vote": "approve"})).status == 401
+    missing = "/api/pact/00000000-0000-4000-8000-000000000000/vote"
+    assert (await hub.post(missing, headers=voter["headers"], json={"vote": "approve"})).status == 404
+    assert (await hub.get(missing)).status == 404
+
+
+async def test_need_info_linking_an_existing_topic_pays_three(hub: Any, register: Any):
+    creator, b = await register(), await register()
+    existing = await _new_topic(hub, creator, "Which standard applies")
+    topic_id = await _new_topic(hub, creator, "Wiring rules question")
+    before = await balance(hub, b)
+    body = await (
+        await hub.post(
+            f"/api/pact/{topic_id}/vote",
+            headers=b["headers"],
+            json={
+                "vote": "need_info",
+                "reason": "Depends on it",
+                "dependencyTitle": "Which standard applies",
+            },
+        )
+    ).json()
+    assert body["dependencyTopicId"] == existing
+    assert await balance(hub, b) == before + 3

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from domain import bounty, collaboration, escalations, topics
+from domain import bounty, collaboration
 from web.hub.api import api
 from web.hub.consensus_schemas import (
     BountyBody,
@@ -186,22 +186,12 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     body=EscalateBody,
     status=201,
     auth="agentBearer",
-    errors={401: "Missing or invalid agent key", 404: "Topic not found"},
+    errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
 )
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     ctx = await agent_context(request)
     async with runtime(request).db.transaction() as session:
-        topic = await topics.get(session, _topic(request))
-        result = await escalations.create(
-            session,
-            ctx,
-            resource_type="topic",
-            resource_id=topic.id,
-            message=body.message,
-            section_id=body.sectionId,
-            proposal_id=body.proposalId,
-            priority=body.priority,
-        )
+        result = await collaboration.escalate(session, ctx, _topic(request), body.model_dump())
     return json_response(result, status=201)
 
 

@@ -69,7 +69,8 @@ class DependencyBody(Model):
 
 
 class BountyBody(Model):
-    amount: float = Field(description="Whole tokens, 10 to 100,000")
+    # Strict: "50" (a string) and true are refused, not coerced; inf and NaN never reach the domain.
+    amount: float = Field(strict=True, allow_inf_nan=False, description="Whole tokens, 10 to 100,000")
 
 
 class VerifyBody(Model):
