@@ -5,4 +5,4 @@ from domain import (  # noqa: F401,E402 - proposal TTL and stability sweeps
     topic_consensus,
     topic_lifecycle,
 )
-from domain.documents import library, tap  # noqa: F401 - conversion job, lock sweep
+from domain.documents import library, proposals, tap  # noqa: F401 - conversion job, sweeps
