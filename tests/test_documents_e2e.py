@@ -4,25 +4,36 @@ DOCX and open it with python-docx."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 
 import docx
 import pytest
 
-from tests.documents_support import FIXTURES, make_key, upload, wait_status
+from tests.documents_support import FIXTURES, upload, wait_status
+
+
+async def _cli_key(capsys, name: str) -> dict:
+    """A key made the way an operator makes one: `concord keys create`."""
+    import concord_cli
+
+    code = await asyncio.to_thread(concord_cli.main, ["keys", "create", "--org", "Acme", "--name", name])
+    assert code == 0
+    secret = capsys.readouterr().out.strip().splitlines()[-1]
+    assert secret.startswith("svc_sk_")
+    return {"apiKey": secret, "headers": {"X-Api-Key": secret}}
 
 
 def _first_section(tree: list[dict]) -> dict | None:
-    for node in tree:
-        if node["sectionId"] != "sec:_root":
-            return node
-    return None
+    """The first headed section, else the text before any heading (sec:_root), else None."""
+    headed = [node for node in tree if node["sectionId"] != "sec:_root"]
+    return (headed or tree or [None])[0]
 
 
 @pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared fixtures not found at {FIXTURES}")
-async def test_agent_journey_over_every_fixture(docs, runtime):
-    alice = await make_key(runtime, org="Acme", name="alice-key")
-    bob = await make_key(runtime, org="Acme", name="bob-key")
+async def test_agent_journey_over_every_fixture(docs, runtime, capsys):
+    alice = await _cli_key(capsys, "alice-key")
+    bob = await _cli_key(capsys, "bob-key")
     names = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
     assert len(names) >= 10
     for name in names:
@@ -84,12 +95,12 @@ async def test_agent_journey_over_every_fixture(docs, runtime):
             resp = await docs.post(
                 f"{p}/escalate",
                 headers=alice["headers"],
-                json={"question": f"Who owns {section['title']}?", "sectionId": sid, "priority": "high"},
+                json={"question": f"Who owns {sid}?", "sectionId": sid, "priority": "high"},
             )
             assert resp.status == 201
             assert (await resp.json())["status"] == "open"
         else:
-            assert markdown.strip() == "" or not tree, name
+            assert markdown.strip() == "", name
 
         resp = await docs.get(f"/api/documents/{doc['id']}/download", headers=bob["headers"])
         assert resp.status == 200, name
@@ -97,9 +108,10 @@ async def test_agent_journey_over_every_fixture(docs, runtime):
         word = docx.Document(io.BytesIO(await resp.read()))
         text = "\n".join(p.text for p in word.paragraphs)
         if section is not None:
+            assert "Rewritten by the drafter." in text, name
+        if section is not None and section["sectionId"] != "sec:_root":
             headings = [p.text for p in word.paragraphs if p.style.name.startswith("Heading")]
             assert section["title"] in headings, name
-            assert "Rewritten by the drafter." in text, name
         for key in (alice, bob):
             resp = await docs.delete(f"{p}/leave", headers=key["headers"])
             assert resp.status == 200

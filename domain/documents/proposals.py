@@ -1,0 +1,155 @@
+"""Proposals on a document, through the shared consensus engine (domain/consensus.py) with the
+document policy of DESIGN.md: approved (merged) when approvals reach min(2, eligible) with no
+objection, rejected when rejections do, paused as `objected` by any objection until a human decides.
+Eligible voters are the document's active editors and reviewers except the author."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain import consensus
+from domain.clock import iso, utcnow
+from domain.documents import library, tap
+from domain.documents.access import Caller
+from domain.errors import BadRequest, Forbidden
+from domain.models import Proposal
+from domain.models.documents import Document, DocumentAgent
+from domain.sweeps import sweep
+
+DEFAULT_TTL = 300
+STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
+
+
+@dataclass
+class DocumentResource:
+    """The consensus engine's view of one document."""
+
+    doc: Document
+    resource_type: str = "document"
+
+    @property
+    def resource_id(self) -> str:
+        return self.doc.id
+
+    async def lock(self, session: AsyncSession) -> None:
+        await session.execute(select(Document.id).where(Document.id == self.doc.id).with_for_update())
+
+    async def eligible_voters(self, session: AsyncSession) -> set[str]:
+        rows = await session.scalars(
+            select(DocumentAgent.id).where(
+                DocumentAgent.document_id == self.doc.id,
+                DocumentAgent.status == "active",
+                DocumentAgent.role.in_(tap.WRITER_ROLES),
+            )
+        )
+        return set(rows.all())
+
+    async def read(self, session: AsyncSession) -> tuple[str, int]:
+        return library.require_ready(self.doc), self.doc.version
+
+    async def write(self, session: AsyncSession, markdown: str, version: int) -> None:
+        self.doc.content = markdown
+        self.doc.version = version
+        self.doc.updated_at = utcnow()
+
+
+POLICY = consensus.Policy(name="document", accepted_status="approved", objection_pauses=True)
+
+
+def view(p: Proposal) -> dict[str, Any]:
+    return {
+        "proposalId": p.id,
+        "sectionId": p.section_id,
+        "agentId": p.author_id,
+        "agentName": p.author_name,
+        "summary": p.summary,
+        "content": p.new_content,
+        "status": p.status,
+        "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
+        "ttlSeconds": p.ttl_seconds,
+        "createdAt": iso(p.created_at),
+        "expiresAt": iso(p.expires_at),
+        "resolvedAt": iso(p.resolved_at),
+    }
+
+
+def _can(agent: DocumentAgent, capability: str) -> None:
+    tap.require_writer(agent, "propose" if capability == "propose" else "vote")
+    if agent.capabilities and capability not in agent.capabilities:
+        raise Forbidden(f"this agent joined without the {capability} capability", code="capability.missing")
+
+
+async def propose(
+    session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
+) -> dict[str, Any]:
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await tap.member(session, caller, doc)
+    _can(agent, "propose")
+    library.require_ready(doc)
+    await tap.assert_unlocked_for(session, doc.id, body["sectionId"], agent.id)
+    proposal = await consensus.propose(
+        session,
+        tap.agent_ctx(caller, agent),
+        DocumentResource(doc),
+        POLICY,
+        section_id=body["sectionId"],
+        new_content=body["content"],
+        summary=body["summary"],
+        ttl_seconds=int(body.get("ttlSeconds") or DEFAULT_TTL),
+    )
+    return view(proposal)
+
+
+async def list_proposals(
+    session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None, status: str | None
+) -> dict[str, Any]:
+    doc = await library.get(session, caller, document_id)
+    if status and status not in STATUSES:
+        raise BadRequest(f"status must be one of {', '.join(STATUSES)}", field="status")
+    stmt = select(Proposal).where(Proposal.resource_type == "document", Proposal.resource_id == doc.id)
+    if section_id:
+        stmt = stmt.where(Proposal.section_id == section_id)
+    if status:
+        stmt = stmt.where(Proposal.status == status)
+    rows = (await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id))).all()
+    return {"proposals": [view(p) for p in rows], "total": len(rows)}
+
+
+async def vote(
+    session: AsyncSession, caller: Caller, document_id: str, proposal_id: str, kind: str, reason: str | None
+) -> dict[str, Any]:
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await tap.member(session, caller, doc)
+    _can(agent, "vote")
+    result = await consensus.vote(
+        session, tap.agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id, kind, reason
+    )
+    return {
+        "proposalId": result["proposalId"],
+        "vote": kind,
+        "votedAt": iso(utcnow()),
+        "status": result["status"],
+        "votes": {
+            "approve": result["approveCount"],
+            "reject": result["rejectCount"],
+            "object": result["objectCount"],
+        },
+        "requiredApprovals": result["requiredApprovals"],
+    }
+
+
+async def _load(session: AsyncSession, resource_type: str, resource_id: str):  # type: ignore[no-untyped-def]
+    if resource_type != "document":
+        return None
+    doc = await session.get(Document, resource_id)
+    return (DocumentResource(doc), POLICY) if doc is not None else None
+
+
+@sweep("documents.expire_proposals", interval_seconds=10)
+async def expire_proposals(session: AsyncSession) -> int:
+    """At a proposal's TTL: accepted if it has an approval and no rejection or objection, else expired."""
+    return await consensus.expire_due(session, _load)

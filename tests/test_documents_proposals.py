@@ -1,0 +1,138 @@
+"""Proposals on a document through the shared consensus engine (document policy)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlalchemy import update
+
+from tests.documents_support import content, make_key, upload_ready
+
+MD = b"# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
+
+
+async def _team(docs, runtime, roles=("editor", "reviewer", "reviewer")):
+    keys = [await make_key(runtime, org="Acme", name=f"k{i}") for i in range(len(roles))]
+    doc = await upload_ready(docs, keys[0], MD, "plan.md")
+    base = f"/api/tap/{doc['id']}"
+    for i, (key, role) in enumerate(zip(keys, roles, strict=True)):
+        resp = await docs.post(
+            f"{base}/join", headers=key["headers"], json={"agentName": f"agent{i}", "role": role}
+        )
+        assert resp.status == 201
+    return keys, doc, base
+
+
+async def _propose(docs, key, base, section="sec:plan:budget", text="More money."):
+    resp = await docs.post(
+        f"{base}/proposals",
+        headers=key["headers"],
+        json={"sectionId": section, "content": text, "summary": "s"},
+    )
+    assert resp.status == 201, await resp.text()
+    return await resp.json()
+
+
+async def test_two_approvals_merge_and_votes_are_counted(docs, runtime):
+    (a, b, c), doc, base = await _team(docs, runtime)
+    prop = await _propose(docs, a, base)
+    assert prop["status"] == "pending"
+    assert prop["sectionId"] == "sec:plan:budget"
+    assert prop["createdAt"]
+    resp = await docs.post(f"{base}/proposals/{prop['proposalId']}/approve", headers=a["headers"])
+    assert resp.status == 403  # an author never votes on its own proposal
+    resp = await docs.post(
+        f"{base}/proposals/{prop['proposalId']}/approve", headers=b["headers"], json={"reason": "ok"}
+    )
+    assert resp.status == 200
+    vote = await resp.json()
+    assert vote["vote"] == "approve"
+    assert vote["votedAt"]
+    assert vote["status"] == "pending"  # needed = min(2, eligible=2) = 2
+    resp = await docs.post(f"{base}/proposals/{prop['proposalId']}/approve", headers=b["headers"])
+    assert resp.status == 409
+    resp = await docs.post(
+        f"/api/pact/{doc['id']}/proposals/{prop['proposalId']}/approve", headers=c["headers"]
+    )
+    assert (await resp.json())["status"] == "approved"
+    md = await content(docs, a, doc["id"])
+    assert "## Budget\n\nMore money.\n\n## Risks" in md
+    resp = await docs.get(f"{base}/proposals?status=approved&sectionId=sec:plan:budget", headers=a["headers"])
+    listed = (await resp.json())["proposals"]
+    assert [(p["proposalId"], p["votes"]) for p in listed] == [
+        (prop["proposalId"], {"approve": 2, "reject": 0, "object": 0})
+    ]
+    resp = await docs.get(f"{base}/proposals?status=bogus", headers=a["headers"])
+    assert resp.status == 400
+    resp = await docs.get(f"{base}/content", headers=a["headers"])
+    assert (await resp.json())["version"] == 2
+
+
+async def test_reject_needs_a_reason_and_object_pauses(docs, runtime):
+    (a, b, c), doc, base = await _team(docs, runtime)
+    p1 = await _propose(docs, a, base)
+    resp = await docs.post(f"{base}/proposals/{p1['proposalId']}/reject", headers=b["headers"], json={})
+    assert resp.status == 400
+    assert "reason" in (await resp.json())["detail"]
+    for key in (b, c):
+        resp = await docs.post(
+            f"{base}/proposals/{p1['proposalId']}/reject", headers=key["headers"], json={"reason": "no"}
+        )
+        assert resp.status == 200
+    assert (await resp.json())["status"] == "rejected"
+    p2 = await _propose(docs, a, base, section="sec:plan:risks")
+    resp = await docs.post(
+        f"{base}/proposals/{p2['proposalId']}/object", headers=b["headers"], json={"reason": "legal"}
+    )
+    assert (await resp.json())["status"] == "objected"
+    resp = await docs.post(f"{base}/proposals/{p2['proposalId']}/approve", headers=c["headers"])
+    assert resp.status == 409
+    assert "Many." in await content(docs, a, doc["id"])
+
+
+async def test_locks_block_other_agents_proposals_and_observers_cannot_vote(docs, runtime):
+    (a, b, obs), doc, base = await _team(docs, runtime, roles=("editor", "editor", "observer"))
+    resp = await docs.post(f"{base}/sections/sec:plan:budget/lock", headers=b["headers"])
+    assert resp.status == 200
+    resp = await docs.post(
+        f"{base}/proposals",
+        headers=a["headers"],
+        json={"sectionId": "sec:plan:budget", "content": "x", "summary": "s"},
+    )
+    assert resp.status == 409
+    assert (await resp.json())["code"] == "section.locked"
+    mine = await _propose(docs, b, base)  # the holder may propose on its own locked section
+    resp = await docs.post(f"{base}/proposals/{mine['proposalId']}/approve", headers=obs["headers"])
+    assert resp.status == 403
+    resp = await docs.post(
+        f"{base}/proposals",
+        headers=obs["headers"],
+        json={"sectionId": "sec:plan", "content": "x", "summary": "s"},
+    )
+    assert resp.status == 403
+    resp = await docs.post(
+        f"{base}/proposals",
+        headers=a["headers"],
+        json={"sectionId": "sec:nope", "content": "x", "summary": "s"},
+    )
+    assert resp.status == 404
+
+
+async def test_ttl_sweep_accepts_silence_after_one_approval(docs, runtime):
+    from domain import sweeps
+    from domain.clock import utcnow
+    from domain.documents import proposals
+    from domain.models import Proposal
+
+    (a, b, c), doc, base = await _team(docs, runtime)
+    p1 = await _propose(docs, a, base)
+    await docs.post(f"{base}/proposals/{p1['proposalId']}/approve", headers=b["headers"])
+    p2 = await _propose(docs, a, base, section="sec:plan:risks", text="Few.")
+    async with runtime.db.transaction() as session:
+        await session.execute(update(Proposal).values(expires_at=utcnow() - timedelta(seconds=1)))
+    item = next(s for s in sweeps.SWEEPS if s.fn is proposals.expire_proposals)
+    assert await sweeps.run(runtime.db, item, "test") == 2
+    resp = await docs.get(f"{base}/proposals", headers=a["headers"])
+    statuses = {p["proposalId"]: p["status"] for p in (await resp.json())["proposals"]}
+    assert statuses == {p1["proposalId"]: "approved", p2["proposalId"]: "expired"}
+    assert "More money." in await content(docs, a, doc["id"])

@@ -1,0 +1,81 @@
+"""Proposals and votes on a document (the shared consensus engine, document policy)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.documents import proposals
+from web.docs.auth import caller
+from web.docs.schemas import ApproveBody, ObjectBody, ProposalBody, ProposalQuery, RejectBody
+from web.docs.tap import _doc, route
+from web.request import runtime
+from web.routing import json_response
+
+VOTE_ERRORS = {409: "Already voted, or the proposal is no longer pending"}
+
+
+@route(
+    "POST",
+    "/proposals",
+    summary="Propose new content for a section",
+    body=ProposalBody,
+    status=201,
+    errors={409: "The section is locked by another agent"},
+)
+async def propose(request: web.Request, body: ProposalBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await proposals.propose(session, who, _doc(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@route("GET", "/proposals", summary="Proposals, filtered by sectionId and status", query=ProposalQuery)
+async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await proposals.list_proposals(
+            session, who, _doc(request), section_id=query.sectionId, status=query.status
+        )
+    return json_response(result)
+
+
+async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await proposals.vote(session, who, _doc(request), request.match_info["id"], kind, reason)
+    return json_response(result)
+
+
+@route(
+    "POST",
+    "/proposals/{id}/approve",
+    summary="Approve a proposal",
+    body=ApproveBody,
+    body_optional=True,
+    errors=VOTE_ERRORS,
+)
+async def approve(request: web.Request, body: ApproveBody) -> web.Response:
+    return await _vote(request, "approve", body.reason)
+
+
+@route(
+    "POST",
+    "/proposals/{id}/reject",
+    summary="Reject a proposal (reason required)",
+    body=RejectBody,
+    errors=VOTE_ERRORS,
+)
+async def reject(request: web.Request, body: RejectBody) -> web.Response:
+    return await _vote(request, "reject", body.reason)
+
+
+@route(
+    "POST",
+    "/proposals/{id}/object",
+    summary="Object: pauses the proposal for human review",
+    body=ObjectBody,
+    body_optional=True,
+    errors=VOTE_ERRORS,
+)
+async def object_(request: web.Request, body: ObjectBody) -> web.Response:
+    return await _vote(request, "object", body.reason)
