@@ -109,6 +109,25 @@ async def test_two_agents_collaborate_through_tools_only(docs: Any, runtime: Any
         assert refused.isError
         assert json.loads(refused.content[0].text)["status"] == 409
         await call(a, "pact_unlock", documentId=doc_id, sectionId=section)
+        proposal = await call(
+            a,
+            "pact_propose",
+            documentId=doc_id,
+            sectionId=section,
+            content="Rewritten by Alice.",
+            summary="Tighten the wording",
+        )
+        pending = await call(b, "pact_proposals", documentId=doc_id, status="pending")
+        assert [p["proposalId"] for p in pending["proposals"]] == [proposal["proposalId"]]
+        own = await a.call_tool("pact_approve", {"documentId": doc_id, "proposalId": proposal["proposalId"]})
+        assert own.isError  # an author never votes on its own proposal
+        approved = await call(b, "pact_approve", documentId=doc_id, proposalId=proposal["proposalId"])
+        assert approved["status"] == "approved"
+        assert "Rewritten by Alice." in (await call(a, "pact_get", documentId=doc_id))["content"]
+        rejected = await b.call_tool(
+            "pact_reject", {"documentId": doc_id, "proposalId": proposal["proposalId"]}
+        )
+        assert rejected.isError  # a reason is required
         esc = await call(
             b, "pact_escalate", documentId=doc_id, question="Is the title final?", sectionId=section
         )

@@ -33,7 +33,7 @@ def first_field(exc: ValidationError) -> str | None:
     return ".".join(str(p) for p in errs[0]["loc"]) if errs and errs[0]["loc"] else None
 
 
-def _nul_field(data: Any, path: str = "") -> str | None:
+def nul_field(data: Any, path: str = "") -> str | None:
     """The first field holding a NUL character: no database stores one, so no input may carry it."""
     if isinstance(data, str):
         return path or "value" if "\x00" in data else None
@@ -44,14 +44,14 @@ def _nul_field(data: Any, path: str = "") -> str | None:
     else:
         return None
     for key, value in items:
-        found = _nul_field(value, f"{path}.{key}" if path else str(key))
+        found = nul_field(value, f"{path}.{key}" if path else str(key))
         if found:
             return found
     return None
 
 
 def parse_model(model: type[BaseModel], data: Any, where: str) -> BaseModel:
-    bad = _nul_field(data)
+    bad = nul_field(data)
     if bad:
         raise BadRequest(f"{bad}: NUL characters are not allowed", code="validation_error", field=bad)
     try:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import blobs, library, tap
+from domain.documents import blobs, library, proposals, tap
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.errors import BadRequest, Unprocessable
@@ -305,3 +305,60 @@ PollArgs = _with_doc(schemas.PollQuery, "PollArgs")
 )
 async def poll(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
     return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
+
+
+# ---- proposals (the shared consensus engine with the document policy) -------------------------------
+
+ProposeArgs = _with_doc(schemas.ProposalBody, "ProposeArgs")
+ProposalFilterArgs = _with_doc(schemas.ProposalQuery, "ProposalFilterArgs")
+
+
+class VoteArgs(DocArgs):
+    proposalId: str = Field(min_length=1, max_length=36)
+    reason: str | None = Field(default=None, max_length=1000)
+
+
+class RejectArgs(VoteArgs):
+    reason: str = Field(min_length=1, max_length=1000, description="Why (required).")
+
+
+@tool(
+    "pact_propose",
+    "Propose new content for one section; editors and reviewers vote on it.",
+    ProposeArgs,
+    "tap:write",
+    writes=True,
+)
+async def propose(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await proposals.propose(session, who, a.documentId, _body(a))
+
+
+@tool(
+    "pact_proposals",
+    "Proposals on the document with vote counts, optionally by section and status.",
+    ProposalFilterArgs,
+    "tap:read",
+)
+async def list_proposals(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+    return await proposals.list_proposals(session, who, a.documentId, section_id=a.sectionId, status=a.status)
+
+
+@tool("pact_approve", "Approve a proposal (not your own).", VoteArgs, "tap:write", writes=True)
+async def approve(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
+    return await proposals.vote(session, who, a.documentId, a.proposalId, "approve", a.reason)
+
+
+@tool("pact_reject", "Reject a proposal, giving the reason.", RejectArgs, "tap:write", writes=True)
+async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str, Any]:
+    return await proposals.vote(session, who, a.documentId, a.proposalId, "reject", a.reason)
+
+
+@tool(
+    "pact_object",
+    "Object to a proposal: it pauses for a human reviewer to decide.",
+    VoteArgs,
+    "tap:write",
+    writes=True,
+)
+async def object_(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
+    return await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)

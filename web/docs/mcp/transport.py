@@ -24,6 +24,7 @@ from domain.errors import DomainError
 from web.docs.mcp.tools import TOOLS
 from web.keys import RUNTIME
 from web.request import context, presented_key
+from web.routing import nul_field
 
 SERVER_NAME = "concord-documents"
 SERVER_VERSION = "1.0.0"
@@ -193,6 +194,9 @@ async def _call(
     request: web.Request, client: Client, tool: Any, arguments: dict[str, Any]
 ) -> mt.CallToolResult:
     """Run one tool; every failure is a tool result with isError, never a transport error."""
+    bad = nul_field(arguments)
+    if bad:
+        return _tool_error("invalid_arguments", f"{bad}: NUL characters are not allowed")
     try:
         args = tool.args.model_validate(arguments)
     except ValidationError as exc:
