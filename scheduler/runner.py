@@ -32,6 +32,8 @@ class SchedulerService:
         self.scheduler: AsyncIOScheduler | None = None
         self._task: asyncio.Task[None] | None = None
         self.is_leader = False
+        self._running: set[asyncio.Task[object]] = set()
+        self._stopping = False
 
     async def _run(self) -> None:
         log.info("scheduler %s waiting for the leader lock", self.holder)
@@ -60,15 +62,26 @@ class SchedulerService:
         await self._run()
 
     async def _guarded(self, item: sweeps.Sweep) -> None:
+        if self._stopping:
+            return
+        task = asyncio.current_task()
+        if task is not None:
+            self._running.add(task)
         try:
             await sweeps.run(self.db, item, self.holder)
         except Exception:
             log.exception("sweep %s failed", item.name)
+        finally:
+            if task is not None:
+                self._running.discard(task)
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="scheduler")
 
     async def stop(self) -> None:
+        self._stopping = True  # no new sweep starts; those in flight commit before the database goes away
+        if self._running:
+            await asyncio.wait(set(self._running), timeout=30)
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         if self._task is not None:
