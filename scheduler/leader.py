@@ -18,9 +18,11 @@ LOCK_KEY = 0x0C0C0D  # arbitrary, fixed: identifies "the Concord scheduler"
 
 
 class LeaderLock:
-    def __init__(self, db: Database, lock_dir: Path) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.lock_path = lock_dir / "scheduler.lock"
+        # Beside the database file, so every scheduler sharing that file shares the lock.
+        database = db.engine.url.database or "concord.db"
+        self.lock_path = Path(database).resolve().with_name(Path(database).name + ".scheduler.lock")
         self._conn: AsyncConnection | None = None
         self._fd: int | None = None
 

@@ -27,7 +27,7 @@ class SchedulerService:
     def __init__(self, db: Database, settings: Settings) -> None:
         self.db = db
         self.settings = settings
-        self.lock = LeaderLock(db, settings.data_dir)
+        self.lock = LeaderLock(db)
         self.holder = holder_name()
         self.scheduler: AsyncIOScheduler | None = None
         self._task: asyncio.Task[None] | None = None

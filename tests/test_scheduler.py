@@ -19,8 +19,8 @@ from tests.processes import command, start, stop
 async def test_a_second_lock_waits_until_the_first_is_released(runtime: Any):
     other = Database(runtime.settings.db_url)
     first, second = (
-        LeaderLock(runtime.db, runtime.settings.data_dir),
-        LeaderLock(other, runtime.settings.data_dir),
+        LeaderLock(runtime.db),
+        LeaderLock(other),
     )
     try:
         assert await first.try_acquire()
