@@ -65,8 +65,14 @@ async def _journey(base: str, calls: list[dict[str, Any]]) -> None:
     assert [c["escalation"]["message"] for c in calls] == ["Please check the answer"]
 
 
+async def _quiet_test_relay(runtime: Any) -> None:
+    """The test process shares the database: its own relay must not take the server's jobs."""
+    await runtime.relay.stop()
+
+
 async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp_path: Path):
     url, calls = hook
+    await _quiet_test_relay(runtime)
     hub_port, docs_port = free_port(), free_port()
     env = {
         "CONCORD_HUB_PORT": str(hub_port),
@@ -91,6 +97,7 @@ async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
 async def test_web_process_and_a_dramatiq_worker_process_on_redis(runtime: Any, hook: Any, tmp_path: Path):
     url, calls = hook
+    await _quiet_test_relay(runtime)
     hub_port = free_port()
     env = {
         "CONCORD_HUB_PORT": str(hub_port),
