@@ -87,6 +87,9 @@ async def test_reject_needs_a_reason_and_object_pauses(docs, runtime):
     assert (await resp.json())["status"] == "objected"
     resp = await docs.post(f"{base}/proposals/{p2['proposalId']}/approve", headers=c["headers"])
     assert resp.status == 409
+    problem = await resp.json()
+    assert problem["status"] == 409  # the proposal's own status never overwrites the problem's
+    assert resp.content_type == "application/problem+json"
     assert "Many." in await content(docs, a, doc["id"])
 
 

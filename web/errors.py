@@ -62,9 +62,12 @@ def render(
             "status": status,
             "detail": detail,
             "code": code,
-            **extra,
         }
+        # Extra fields never overwrite these members (a vote conflict carries the proposal's status).
+        body.update({k: v for k, v in extra.items() if k not in body})
         resp = json_response(body, status=status, headers=headers)
         resp.content_type = "application/problem+json"
         return resp
-    return json_response({"error": code, "detail": detail, **extra}, status=status, headers=headers)
+    body = {"error": code, "detail": detail}
+    body.update({k: v for k, v in extra.items() if k not in body})
+    return json_response(body, status=status, headers=headers)
