@@ -92,7 +92,14 @@ def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
         return int(resp.status)
 
 
-@outbox.handler(NOTIFY_JOB, on_failure=lambda s, p, r: _mark_failed(s, p, r))
+async def _mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+    esc = await session.get(Escalation, payload["escalation_id"])
+    if esc is not None and esc.delivery_status != "delivered":
+        esc.delivery_status = "failed"
+        esc.delivery_error = reason
+
+
+@outbox.handler(NOTIFY_JOB, on_failure=_mark_failed)
 async def notify(session: AsyncSession, payload: dict[str, Any]) -> None:
     """Deliver the escalation to the webhook (when configured) and put it on the reviewers' queue."""
     esc = await session.get(Escalation, payload["escalation_id"])
@@ -111,10 +118,3 @@ async def notify(session: AsyncSession, payload: dict[str, Any]) -> None:
     esc.delivery_status = "delivered"
     esc.delivery_error = None
     esc.delivered_at = utcnow()
-
-
-async def _mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
-    esc = await session.get(Escalation, payload["escalation_id"])
-    if esc is not None and esc.delivery_status != "delivered":
-        esc.delivery_status = "failed"
-        esc.delivery_error = reason

@@ -3,6 +3,7 @@ handed to both apps."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, field
 
@@ -65,7 +66,5 @@ class Runtime:
         if self.relay is not None:
             await self.relay.stop()
         if self.worker is not None:
-            import asyncio
-
             await asyncio.to_thread(self.worker.stop)
         await self.db.dispose()

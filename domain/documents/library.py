@@ -15,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain import audit, events, outbox
 from domain.clock import iso, new_id, utcnow
 from domain.context import SYSTEM
+from domain.db import Database
 from domain.documents import blobs, convert, export_docx
 from domain.documents.access import Caller
+from domain.documents.detect import Unsupported, detect
 from domain.documents.errors import ConversionError
 from domain.errors import BadRequest, Conflict, NotFound, Unprocessable
 from domain.models.documents import Comment, Document, DocumentAgent, ShareLink
@@ -132,6 +134,48 @@ async def create(
 
 def new_document_id() -> str:
     return new_id()
+
+
+async def accept_upload(
+    db: Database,
+    caller: Caller,
+    writer: blobs.BlobWriter,
+    *,
+    filename: str | None,
+    title: str | None,
+    tags: str | list[str] | None,
+    field: str,
+) -> dict[str, Any]:
+    """Type-check a staged upload from its bytes, keep it and record the document (conversion queued).
+
+    The one path for REST multipart uploads and MCP base64 uploads; the staged file is discarded on any error.
+    """
+    try:
+        try:
+            kind = await asyncio.to_thread(detect, writer.path, filename)
+        except Unsupported as exc:
+            error = blobs.UnsupportedMediaType if exc.status == 415 else Unprocessable
+            raise error(exc.reason, field=field) from None
+        parsed_tags = parse_tags(tags)
+        document_id = new_document_id()
+        rel = writer.commit(document_id)
+    except BaseException:
+        writer.discard()
+        raise
+    async with db.transaction() as session:
+        return await create(
+            session,
+            caller,
+            document_id=document_id,
+            blob_path=rel,
+            size=writer.size,
+            sha256=writer.sha256,
+            kind=kind.kind,
+            media_type=kind.media_type,
+            filename=filename,
+            title=title,
+            tags=parsed_tags,
+        )
 
 
 def _convert_sync(kind: str, rel: str) -> tuple[str, int]:

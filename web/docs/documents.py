@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from domain.documents import blobs, library
-from domain.documents.detect import Unsupported, detect
-from domain.errors import BadRequest, Unprocessable
+from domain.errors import BadRequest
 from web.docs.api import api
 from web.docs.auth import caller
 from web.docs.schemas import DocumentList, DocumentListQuery, DocumentMetadata, DocumentSummary
@@ -82,34 +79,20 @@ async def upload(request: web.Request) -> web.Response:
             raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
         if writer is None:
             raise BadRequest("the form has no 'file' field", field="file")
-        try:
-            kind = await asyncio.to_thread(detect, writer.path, filename)
-        except Unsupported as exc:
-            if exc.status == 415:
-                raise blobs.UnsupportedMediaType(exc.reason, field="file") from None
-            raise Unprocessable(exc.reason, field="file") from None
-        tags = library.parse_tags(fields.get("tags"))
-        document_id = library.new_document_id()
-        rel = writer.commit(document_id)
     except BaseException:
         if writer is not None:
             writer.discard()
         raise
-    async with rt.db.transaction() as session:
-        result = await library.create(
-            session,
-            who,
-            document_id=document_id,
-            blob_path=rel,
-            size=writer.size,
-            sha256=writer.sha256,
-            kind=kind.kind,
-            media_type=kind.media_type,
-            filename=filename,
-            title=fields.get("title"),
-            tags=tags,
-        )
-    return json_response(result, status=202, headers={"Location": f"/api/documents/{document_id}"})
+    result = await library.accept_upload(
+        rt.db,
+        who,
+        writer,
+        filename=filename,
+        title=fields.get("title"),
+        tags=fields.get("tags"),
+        field="file",
+    )
+    return json_response(result, status=202, headers={"Location": f"/api/documents/{result['id']}"})
 
 
 @api.route(

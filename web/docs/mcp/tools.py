@@ -3,7 +3,6 @@ checks the key's scope, and calls the same domain services as the REST handlers.
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import binascii
 from collections.abc import Awaitable, Callable
@@ -15,8 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents import blobs, library, proposals, tap
 from domain.documents.access import Caller
-from domain.documents.detect import Unsupported, detect
-from domain.errors import BadRequest, Unprocessable
+from domain.errors import BadRequest
 from web.docs import schemas
 from web.runtime import Runtime
 
@@ -99,40 +97,17 @@ class UploadArgs(BaseModel):
 
 
 async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
-    """Store, type-check and queue conversion exactly as the REST upload does."""
+    """Stage the decoded bytes, then the same domain path as the REST upload."""
     try:
         data = base64.b64decode(a.contentBase64, validate=True)
     except (binascii.Error, ValueError):
         raise BadRequest("contentBase64 is not valid base64", field="contentBase64") from None
     writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
-    try:
-        writer.write(data)
-        writer.close()
-        try:
-            kind = await asyncio.to_thread(detect, writer.path, a.filename)
-        except Unsupported as exc:
-            raise (blobs.UnsupportedMediaType if exc.status == 415 else Unprocessable)(
-                exc.reason, field="contentBase64"
-            ) from None
-        document_id = library.new_document_id()
-        rel = writer.commit(document_id)
-    except BaseException:
-        writer.discard()
-        raise
-    async with rt.db.transaction() as session:
-        return await library.create(
-            session,
-            who,
-            document_id=document_id,
-            blob_path=rel,
-            size=writer.size,
-            sha256=writer.sha256,
-            kind=kind.kind,
-            media_type=kind.media_type,
-            filename=a.filename,
-            title=a.title,
-            tags=library.parse_tags(a.tags),
-        )
+    writer.write(data)
+    writer.close()
+    return await library.accept_upload(
+        rt.db, who, writer, filename=a.filename, title=a.title, tags=a.tags, field="contentBase64"
+    )
 
 
 TOOLS["pact_upload_document"] = Tool(
