@@ -9,8 +9,8 @@ import logging
 import signal
 import sys
 
+from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
-from domain.settings import Settings, get_settings
 
 log = logging.getLogger("concord")
 
@@ -73,13 +73,14 @@ def cmd_migrate(settings: Settings) -> None:
 
 
 def cmd_seed(settings: Settings) -> None:
-    from domain import seeding
-    from domain.db import Database
+    from domain import wiring
+    from domain.kernel import seeding
+    from domain.kernel.db import Database
 
     async def run() -> None:
         db = Database(settings.db_url)
         try:
-            for name, count in await seeding.seed_all(db):
+            for name, count in await seeding.seed_all(db, wiring.SEEDERS):
                 log.info("seeded %s: %d rows", name, count)
         finally:
             await db.dispose()
@@ -93,8 +94,8 @@ def _add_staff_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # ty
 
 
 def cmd_create_staff_key(settings: Settings, name: str) -> None:
-    from domain import staff
-    from domain.db import Database
+    from domain.kernel.db import Database
+    from domain.people import staff
 
     async def run() -> dict[str, str]:
         db = Database(settings.db_url)
@@ -116,10 +117,10 @@ def cmd_ingest_legislation(settings: Settings, path: str) -> None:
     import json
     from pathlib import Path
 
-    from domain import legislation
-    from domain.context import SYSTEM
-    from domain.db import Database
-    from domain.errors import DomainError
+    from domain.axiom import legislation
+    from domain.kernel.context import SYSTEM
+    from domain.kernel.db import Database
+    from domain.kernel.errors import DomainError
 
     try:
         docs = legislation.parse_documents(json.loads(Path(path).read_text(encoding="utf-8")))
@@ -158,10 +159,10 @@ def _add_service_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # 
 def cmd_service_keys(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
-    from domain.context import SYSTEM
-    from domain.db import Database
     from domain.documents import servicekeys
-    from domain.errors import DomainError
+    from domain.kernel.context import SYSTEM
+    from domain.kernel.db import Database
+    from domain.kernel.errors import DomainError
 
     async def run() -> int:
         db = Database(settings.db_url)

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from domain import citations, legislation
-from domain.context import SYSTEM
-from domain.errors import NotFound
+from domain.axiom import citations, legislation
+from domain.kernel.context import SYSTEM
+from domain.kernel.errors import NotFound
 
 WORDS = (
     "Aviation Banking Building Charities Coastal Customs Dairy Energy Fisheries Forestry Gaming Heritage "
@@ -56,7 +56,7 @@ def synthetic(n: int, seed: int = 7) -> list[dict]:
 
 def citations_for(docs: list[dict], count: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
-    from domain.jurisdictions import abbreviation
+    from domain.kernel.jurisdictions import abbreviation
 
     out = []
     for _ in range(count):
@@ -115,7 +115,7 @@ async def over_http(docs: list[dict], sample: list[dict], queries: list[str]) ->
     import aiohttp
     from aiohttp import web
 
-    from domain.settings import Settings
+    from domain.kernel.settings import Settings
     from migrations import upgrade_async
     from web.app import create_hub_app
     from web.runtime import Runtime

@@ -7,8 +7,8 @@ import asyncio
 from alembic import context
 from sqlalchemy.engine import Connection
 
-import domain.models  # noqa: F401 - registers every table
-from domain.db import Base, make_engine
+import domain.tables  # noqa: F401 - registers every table
+from domain.kernel.db import Base, make_engine
 
 target_metadata = Base.metadata
 

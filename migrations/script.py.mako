@@ -6,7 +6,7 @@ Create Date: ${create_date}
 """
 from alembic import op
 import sqlalchemy as sa
-import domain.db
+import domain.kernel.db
 ${imports if imports else ""}
 
 revision = ${repr(up_revision)}

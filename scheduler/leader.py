@@ -12,7 +12,7 @@ from pathlib import Path
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from domain.db import Database
+from domain.kernel.db import Database
 
 LOCK_KEY = 0x0C0C0D  # arbitrary, fixed: identifies "the Concord scheduler"
 

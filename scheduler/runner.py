@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-import domain.jobs  # noqa: F401 - sweeps may enqueue jobs; handlers must be registered
-from domain import sweeps
-from domain.db import Database
-from domain.settings import Settings
+from domain import wiring
+from domain.kernel import sweeps
+from domain.kernel.db import Database
+from domain.kernel.settings import Settings
 from scheduler.leader import LeaderLock
 
 log = logging.getLogger("concord.scheduler")
@@ -42,7 +42,7 @@ class SchedulerService:
         log.info("scheduler %s is the leader", self.holder)
         self.scheduler = AsyncIOScheduler(job_defaults={"coalesce": True, "max_instances": 1})
         scale = self.settings.sweep_interval_scale
-        for item in sweeps.SWEEPS:
+        for item in wiring.SWEEPS:
             self.scheduler.add_job(
                 self._guarded,
                 "interval",

@@ -17,7 +17,7 @@ async def axiom_key(hub: Any, owner: str = "Acme Research") -> dict[str, Any]:
 
 
 async def staff_headers(runtime: Any, name: str = "Curator") -> dict[str, str]:
-    from domain import staff
+    from domain.people import staff
 
     async with runtime.db.transaction() as session:
         created = await staff.create(session, name=name)
@@ -45,7 +45,7 @@ async def make_fact(
 ) -> str:
     """Create a topic through the API, then set its status directly (the consensus lifecycle is
     another area's work)."""
-    from domain.models import Topic
+    from domain.topics.models import Topic
 
     payload = {"title": "A fact", "content": "# Answer\n\nAn answer.\n", "tier": "empirical", **body}
     resp = await hub.post("/api/pact/topics", headers=headers, json=payload)

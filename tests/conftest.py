@@ -67,7 +67,7 @@ if REDIS_URL:
 else:
     os.environ.pop("CONCORD_REDIS_URL", None)
 
-from domain.settings import Settings, get_settings  # noqa: E402
+from domain.kernel.settings import Settings, get_settings  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -111,10 +111,10 @@ def settings(monkeypatch: pytest.MonkeyPatch) -> Settings:
 
 
 async def _wipe(db: Any) -> None:
-    from domain.db import Base
+    from domain.tables import metadata
 
     async with db.engine.begin() as conn:
-        tables = list(reversed(Base.metadata.sorted_tables))
+        tables = list(reversed(metadata.sorted_tables))
         if db.is_sqlite:
             for table in tables:
                 await conn.execute(table.delete())

@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from domain import sweeps
-from domain.models import Proposal
+from domain import wiring
+from domain.consensus.models import Proposal
+from domain.kernel import sweeps
 
 CONTENT = "# Answer\n\nThe first answer.\n\n## Evidence\n\nSome evidence.\n\n# Discussion\n\nOpen points.\n"
 
@@ -59,14 +60,14 @@ async def event_types(hub: Any, topic_id: str) -> list[str]:
 
 
 async def run_sweep(runtime: Any, name: str) -> int:
-    item = next(s for s in sweeps.SWEEPS if s.name == name)
+    item = next(s for s in wiring.SWEEPS if s.name == name)
     return await sweeps.run(runtime.db, item, "test")
 
 
 async def expire_now(runtime: Any, proposal_id: str) -> None:
     from datetime import timedelta
 
-    from domain.clock import utcnow
+    from domain.kernel.clock import utcnow
 
     async with runtime.db.transaction() as session:
         proposal = await session.get(Proposal, proposal_id)

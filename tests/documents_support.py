@@ -24,8 +24,8 @@ def fixture_path(name: str) -> Path:
 async def make_key(
     runtime: Any, org: str = "Acme", scopes: str = ALL_SCOPES, name: str | None = None
 ) -> dict:
-    from domain.context import SYSTEM
     from domain.documents import servicekeys
+    from domain.kernel.context import SYSTEM
 
     async with runtime.db.transaction() as session:
         made = await servicekeys.create(

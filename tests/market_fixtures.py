@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from domain.clock import utcnow
+from domain.kernel.clock import utcnow
 from domain.market import seed, units
 from domain.market.catalog import normalise, record_observation
-from domain.models import Product, Retailer
+from domain.market.models import Product, Retailer
 
 
 @pytest.fixture

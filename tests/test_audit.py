@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from domain.models import AuditEntry
+from domain.kernel.models import AuditEntry
 from tests.test_topics import create_topic
 
 IPV4 = re.compile(r"\b\d{1,3}(\.\d{1,3}){3}\b")

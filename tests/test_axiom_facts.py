@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy import update
 
-from domain.models import Proposal, Topic
+from domain.consensus.models import Proposal
+from domain.topics.models import Topic
 from tests.axiom_helpers import axiom_key, make_fact
 
 

@@ -7,8 +7,8 @@ import asyncio
 
 from sqlalchemy import select
 
-from domain import keys
-from domain.models import AxiomKey, AxiomUsageDay
+from domain.axiom.models import AxiomKey, AxiomUsageDay
+from domain.kernel import keys
 from tests.axiom_helpers import axiom_key
 
 

@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from domain.legislation_seed import seed_legislation
+from domain.axiom.seed import seed_legislation
 from tests.axiom_helpers import act, axiom_key, ingest, staff_headers
 
 

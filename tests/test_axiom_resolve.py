@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from domain import legislation
-from domain.context import SYSTEM
-from domain.legislation_seed import seed_legislation
+from domain.axiom import legislation
+from domain.axiom.seed import seed_legislation
+from domain.kernel.context import SYSTEM
 from tests.axiom_helpers import act, ingest, make_fact, staff_headers
 from tests.conftest import eventually
 

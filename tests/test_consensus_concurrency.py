@@ -7,7 +7,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
-from domain import ledger
+from domain.kernel import ledger
 from tests.consensus_helpers import (
     CONTENT,
     balance,

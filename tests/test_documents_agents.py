@@ -162,10 +162,11 @@ async def test_intents_constraints_and_salience(docs, runtime):
 
 
 async def test_section_locks(docs, runtime):
-    from domain import sweeps
-    from domain.clock import utcnow
-    from domain.documents import tap
-    from domain.models.documents import SectionLock
+    from domain import wiring
+    from domain.documents import agents as tap
+    from domain.documents.models import SectionLock
+    from domain.kernel import sweeps
+    from domain.kernel.clock import utcnow
 
     alice, bob, doc = await _setup(docs, runtime)
     base = f"/api/tap/{doc['id']}"
@@ -208,7 +209,7 @@ async def test_section_locks(docs, runtime):
     # The scheduler's sweep ends a lock at its TTL.
     async with runtime.db.transaction() as session:
         await session.execute(update(SectionLock).values(expires_at=utcnow() - timedelta(seconds=1)))
-    item = next(s for s in sweeps.SWEEPS if s.fn is tap.expire_locks)
+    item = next(s for s in wiring.SWEEPS if s.fn is tap.expire_locks)
     assert await sweeps.run(runtime.db, item, "test") == 1
     async with runtime.db.read() as session:
         assert await session.scalar(select(func.count(SectionLock.id))) == 0
@@ -218,7 +219,8 @@ async def test_section_locks(docs, runtime):
 
 
 async def test_escalation_events_poll_and_audit(docs, runtime):
-    from domain.models import AuditEntry, Escalation
+    from domain.consensus.models import Escalation
+    from domain.kernel.models import AuditEntry
 
     alice, bob, doc = await _setup(docs, runtime)
     base = f"/api/pact/{doc['id']}"

@@ -20,8 +20,8 @@ async def test_missing_invalid_and_revoked_keys_get_401(docs, runtime):
     key = await make_key(runtime)
     resp = await docs.get("/api/documents", headers={"Authorization": f"Bearer {key['apiKey']}"})
     assert resp.status == 200
-    from domain.context import SYSTEM
     from domain.documents import servicekeys
+    from domain.kernel.context import SYSTEM
 
     async with runtime.db.transaction() as session:
         await servicekeys.revoke(session, SYSTEM, key["id"])

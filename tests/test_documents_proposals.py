@@ -122,10 +122,11 @@ async def test_locks_block_other_agents_proposals_and_observers_cannot_vote(docs
 
 
 async def test_ttl_sweep_accepts_silence_after_one_approval(docs, runtime):
-    from domain import sweeps
-    from domain.clock import utcnow
+    from domain import wiring
+    from domain.consensus.models import Proposal
     from domain.documents import proposals
-    from domain.models import Proposal
+    from domain.kernel import sweeps
+    from domain.kernel.clock import utcnow
 
     (a, b, c), doc, base = await _team(docs, runtime)
     p1 = await _propose(docs, a, base)
@@ -133,7 +134,7 @@ async def test_ttl_sweep_accepts_silence_after_one_approval(docs, runtime):
     p2 = await _propose(docs, a, base, section="sec:plan:risks", text="Few.")
     async with runtime.db.transaction() as session:
         await session.execute(update(Proposal).values(expires_at=utcnow() - timedelta(seconds=1)))
-    item = next(s for s in sweeps.SWEEPS if s.fn is proposals.expire_proposals)
+    item = next(s for s in wiring.SWEEPS if s.fn is proposals.expire_proposals)
     assert await sweeps.run(runtime.db, item, "test") == 2
     resp = await docs.get(f"{base}/proposals", headers=a["headers"])
     statuses = {p["proposalId"]: p["status"] for p in (await resp.json())["proposals"]}

@@ -82,8 +82,8 @@ async def test_share_links_modes_validation_and_lookup(docs, runtime):
     resp = await docs.get(f"/api/masterdocuments/share-link/{public['token']}", headers=other["headers"])
     assert resp.status == 200
     # An expired link is gone.
-    from domain.clock import utcnow
-    from domain.models.documents import ShareLink
+    from domain.documents.models import ShareLink
+    from domain.kernel.clock import utcnow
 
     async with runtime.db.transaction() as session:
         await session.execute(update(ShareLink).values(expires_at=utcnow() - timedelta(seconds=1)))

@@ -13,9 +13,9 @@ from aiohttp import web
 from openapi_spec_validator import validate
 
 from tests.test_topics import create_topic
-from web.errors import render
-from web.keys import BODY_LIMIT, ERROR_STYLE
-from web.middleware import request_context
+from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE
+from web.kernel.errors import render
+from web.kernel.middleware import request_context
 
 UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -212,7 +212,9 @@ async def test_openapi_documents_are_valid_openapi_3_1(hub, docs):
 
 
 async def test_hub_openapi_lists_every_route_with_its_request_schema(hub):
-    from web.hub.api import api
+    from web.hub.api import build_api
+
+    api = build_api()
 
     spec = await (await hub.get("/openapi.json")).json()
     for op in api.operations:
@@ -304,7 +306,9 @@ GARBAGE_QUERIES = ["\x00", "-1", "9" * 40, "true", "", "%", "🦀", "AU-NSW-SYD"
 
 async def test_no_input_produces_a_500(hub, register, settings, monkeypatch):
     monkeypatch.setattr(settings, "rate_limit_register", 100_000)
-    from web.hub.api import api
+    from web.hub.api import build_api
+
+    api = build_api()
 
     agent = await register()
     topic = await create_topic(hub, agent)
@@ -381,7 +385,9 @@ async def test_responses_match_the_openapi_document(hub, register):
 
     from jsonschema import Draft202012Validator
 
-    from web.hub.api import api
+    from web.hub.api import build_api
+
+    api = build_api()
 
     spec = copy.deepcopy(await (await hub.get("/openapi.json")).json())
     _strict(spec["components"])

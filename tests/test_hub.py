@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
-from domain import events
-from domain.clock import utcnow
-from domain.models import Proposal, ProposalVote, Topic
+from domain.consensus.models import Proposal, ProposalVote
+from domain.kernel import events
+from domain.kernel.clock import utcnow
+from domain.topics.models import Topic
 from tests.test_topics import create_topic
 
 

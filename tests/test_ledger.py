@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from domain import ledger
-from domain.models import LedgerEntry, Wallet
+from domain.kernel import ledger
+from domain.kernel.models import LedgerEntry, Wallet
 from tests.consensus_helpers import balance, open_topic, propose, vote
 
 

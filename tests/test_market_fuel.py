@@ -12,8 +12,9 @@ from zoneinfo import ZoneInfo
 import pytest
 from aiohttp import web
 
-from domain import sweeps
-from domain.clock import utcnow
+from domain import wiring
+from domain.kernel import sweeps
+from domain.kernel.clock import utcnow
 from domain.market import fuel
 from domain.market.settings import get_market_settings
 from tests.conftest import eventually
@@ -166,7 +167,7 @@ async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, sett
     monkeypatch.setattr(settings, "outbound_allow_private", True)
     url = str(server.make_url("/fuelwatch/fuelWatchRSS?Product=4&Day=today"))
     monkeypatch.setattr(get_market_settings(), "fuel_wa_url", url)
-    sweep = next(s for s in sweeps.SWEEPS if s.name == "market.fuel_ingest")
+    sweep = next(s for s in wiring.SWEEPS if s.name == "market.fuel_ingest")
     assert await sweeps.run(runtime.db, sweep, "test") == 1
 
     async def ingested():

@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from domain.clock import utcnow
+from domain.kernel.clock import utcnow
 from tests.market_fixtures import add_product, add_retailer, seeded  # noqa: F401 - fixture
 
 
@@ -83,7 +83,7 @@ async def test_compare_matches_by_ean_then_name_and_pack(hub, runtime):
 
 async def test_history_over_days(hub, runtime):
     from domain.market.catalog import record_observation
-    from domain.models import Product
+    from domain.market.models import Product
 
     await add_retailer(runtime, "alpha")
     pid = await add_product(

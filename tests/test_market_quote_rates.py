@@ -5,12 +5,13 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from domain import sweeps
-from domain.clock import utcnow
+from domain import wiring
+from domain.kernel import sweeps
+from domain.kernel.clock import utcnow
 from domain.market import seed
-from domain.models import PriceObservation
+from domain.market.models import PriceObservation
 from tests.market_fixtures import add_product, add_retailer, seeded  # noqa: F401 - fixture
-from web.hub.market_schemas import QuoteRatesResponse
+from web.hub.market.schemas import QuoteRatesResponse
 
 OBS_FIELDS = {
     "retailer",
@@ -186,7 +187,7 @@ async def test_staleness_sweep_marks_stored_flags(rates_rt):
     async with rates_rt.db.transaction() as session:
         obs = await session.scalar(select(PriceObservation).where(PriceObservation.product_id == pid))
         obs.stale = False  # as written before it aged
-    sweep = next(s for s in sweeps.SWEEPS if s.name == "market.mark_stale_observations")
+    sweep = next(s for s in wiring.SWEEPS if s.name == "market.mark_stale_observations")
     assert await sweeps.run(rates_rt.db, sweep, "test") == 1
     async with rates_rt.db.read() as session:
         obs = await session.scalar(select(PriceObservation).where(PriceObservation.product_id == pid))

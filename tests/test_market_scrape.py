@@ -8,8 +8,9 @@ from datetime import timedelta
 import pytest
 from aiohttp import web
 
-from domain import sweeps
-from domain.clock import utcnow
+from domain import wiring
+from domain.kernel import sweeps
+from domain.kernel.clock import utcnow
 from domain.market.settings import get_market_settings
 from tests.conftest import eventually
 from tests.market_fixtures import add_product, add_retailer
@@ -192,7 +193,7 @@ async def test_sweep_refreshes_stale_products_only(hub, runtime, site, settings,
     never = await add_product(
         runtime, "local", "never", price_cents=None, url=str(site.make_url("/microdata"))
     )
-    sweep = next(s for s in sweeps.SWEEPS if s.name == "market.refresh_stale_prices")
+    sweep = next(s for s in wiring.SWEEPS if s.name == "market.refresh_stale_prices")
     assert await sweeps.run(runtime.db, sweep, "test") == 2
     assert await sweeps.run(runtime.db, sweep, "test") == 0  # already queued or just tried
 

@@ -9,9 +9,11 @@ import pytest
 from aiohttp import web
 from sqlalchemy import select
 
-from domain import escalations, outbox
-from domain.context import Actor, Context
-from domain.models import Agent, Escalation, OutboxJob
+from domain.agents.models import Agent
+from domain.consensus import escalations
+from domain.consensus.models import Escalation
+from domain.kernel.context import Actor, Context
+from domain.kernel.models import OutboxJob
 from tests.conftest import REDIS_URL, eventually
 
 
@@ -224,7 +226,26 @@ async def test_retries_exhausted_leave_a_visible_failure(
     assert len(webhook.calls) == 1 + runtime.settings.job_max_retries
 
 
-async def test_unknown_job_names_are_refused_at_enqueue(runtime: Any):
-    with pytest.raises(ValueError, match="no job handler"):
-        async with runtime.db.transaction() as session:
-            outbox.enqueue(session, "no.such.job", {})
+def test_every_job_sweep_and_seeder_of_the_domain_is_wired():
+    """Jobs are declared next to their handlers and listed in domain/wiring.py: one left out of the list
+    would be enqueued and never run, so every Job, sweep and seeder function in the domain must be there."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import domain
+    from domain import wiring
+    from domain.kernel.outbox import Job
+
+    declared: dict[str, Job] = {}
+    for info in pkgutil.walk_packages(domain.__path__, "domain."):
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if isinstance(value, Job):
+                declared[value.name] = value
+    assert declared, "no Job found: the scan is broken"
+    assert set(declared) == set(wiring.JOBS)
+    assert all(wiring.JOBS[name] is job for name, job in declared.items())
+    names = [s.name for s in wiring.SWEEPS] + [s.name for s in wiring.SEEDERS]
+    assert len(names) == len(set(names)), "a sweep or seeder name is listed twice"
+    assert all(inspect.iscoroutinefunction(s.fn) for s in (*wiring.SWEEPS, *wiring.SEEDERS))

@@ -129,8 +129,8 @@ async def test_rejections_at_needed_reject(hub: Any, register: Any):
 async def test_a_lone_eligible_voter_decides(hub: Any, register: Any, runtime: Any):
     from sqlalchemy import update
 
-    from domain.clock import utcnow
-    from domain.models import TopicParticipant
+    from domain.kernel.clock import utcnow
+    from domain.topics.models import TopicParticipant
 
     topic_id, (author, b, c) = await open_topic(hub, register)
     async with runtime.db.transaction() as session:  # c has left: the author and b remain

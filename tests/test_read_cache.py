@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import update
 
-from domain.db import Database
-from domain.models import Topic
+from domain.kernel.db import Database
+from domain.topics.models import Topic
 from tests.conftest import eventually
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from domain.kernel.settings import Settings
 from domain.market.settings import MarketSettings
-from domain.settings import Settings
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
 

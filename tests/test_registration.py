@@ -8,7 +8,8 @@ import hashlib
 import pytest
 from sqlalchemy import select
 
-from domain.models import Agent, AuditEntry
+from domain.agents.models import Agent
+from domain.kernel.models import AuditEntry
 
 
 async def test_discovery_lists_endpoints_version_and_capabilities(hub):
@@ -184,10 +185,9 @@ async def test_unknown_fields_are_ignored(hub):
 def _protected_operations() -> list[tuple[str, str]]:
     import re
 
-    import web.app  # noqa: F401 - imports the route modules
-    from web.app import create_hub_app  # noqa: F401
-    from web.hub import audit, collaboration, hub, registration, topics  # noqa: F401
-    from web.hub.api import api
+    from web.hub.api import build_api
+
+    api = build_api()
 
     ops = []
     for op in api.operations:

@@ -9,8 +9,8 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from domain.db import Database
-from domain.models import SweepRun
+from domain.kernel.db import Database
+from domain.kernel.models import SweepRun
 from scheduler.leader import LeaderLock
 from tests.conftest import eventually
 from tests.processes import command, start, stop

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from domain.models import Event
+from domain.kernel.models import Event
 
 BODY = "# Answer\n\nThe answer is forty-two.\n"
 
@@ -274,7 +274,7 @@ async def test_list_filters_by_tier_status_and_jurisdiction_prefix(hub, register
     assert await ids(status="open") == set()
 
     # A status set by the consensus engine is filterable too.
-    from domain.models import Topic
+    from domain.topics.models import Topic
 
     async with runtime.db.transaction() as session:
         (await session.get(Topic, made["nz"]["id"])).status = "consensus"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from domain.clock import utcnow
-from domain.models import Topic
+from domain.kernel.clock import utcnow
+from domain.topics.models import Topic
 from tests.consensus_helpers import balance, event_types, open_topic, propose, run_sweep, vote
 
 

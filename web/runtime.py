@@ -9,12 +9,12 @@ from dataclasses import dataclass, field
 
 import dramatiq
 
-from domain import outbox
-from domain.db import Database
-from domain.settings import Settings
+from domain.kernel import outbox
+from domain.kernel.db import Database
+from domain.kernel.settings import Settings
 from scheduler.runner import SchedulerService
-from web.ratelimit import RateLimits
-from web.readcache import ReadCache
+from web.kernel.ratelimit import RateLimits
+from web.kernel.readcache import ReadCache
 from workers.broker import is_embedded, setup_broker
 from workers.embedded import start_worker
 from workers.relay import Relay

@@ -6,9 +6,9 @@ from typing import Any
 
 import dramatiq
 
-import domain.jobs  # noqa: F401 - registers every domain job handler
-from domain import outbox
-from domain.settings import get_settings
+from domain import wiring
+from domain.kernel import outbox
+from domain.kernel.settings import get_settings
 from workers.database import worker_db
 
 GIVE_UP = "outbox.give_up"
@@ -19,14 +19,14 @@ async def give_up(message_data: dict[str, Any], retry_info: dict[str, Any] | Non
     """Called by Dramatiq when a job's retries are exhausted: leave it visibly failed, never stuck."""
     args = message_data.get("args") or []
     if args:
-        await outbox.give_up(worker_db(), str(args[0]))
+        await outbox.give_up(worker_db(), str(args[0]), wiring.JOBS)
 
 
 def _declare(name: str) -> dramatiq.Actor[Any, Any]:
     settings = get_settings()
 
     async def run(job_id: str) -> None:
-        await outbox.run(worker_db(), job_id)
+        await outbox.run(worker_db(), job_id, wiring.JOBS)
 
     run.__name__ = name.replace(".", "_")
     return dramatiq.actor(
@@ -39,4 +39,4 @@ def _declare(name: str) -> dramatiq.Actor[Any, Any]:
     )
 
 
-ACTORS = {name: _declare(name) for name in sorted(outbox.HANDLERS)}
+ACTORS = {name: _declare(name) for name in sorted(wiring.JOBS)}

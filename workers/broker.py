@@ -7,7 +7,7 @@ from dramatiq.brokers.redis import RedisBroker
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO
 
-from domain.settings import Settings
+from domain.kernel.settings import Settings
 
 _broker: dramatiq.Broker | None = None
 

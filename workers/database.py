@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from domain.db import Database
-from domain.settings import get_settings
+from domain.kernel.db import Database
+from domain.kernel.settings import get_settings
 
 _db: Database | None = None
 

@@ -7,10 +7,11 @@ import logging
 
 import dramatiq
 from dramatiq.brokers.stub import StubBroker
+from dramatiq.errors import ActorNotFound
 
-from domain import outbox
-from domain.db import Database
-from domain.models import OutboxJob
+from domain.kernel import outbox
+from domain.kernel.db import Database
+from domain.kernel.models import OutboxJob
 
 log = logging.getLogger("concord.relay")
 
@@ -46,12 +47,20 @@ class Relay:
         while True:
             async with self.db.transaction() as session:
                 jobs = await outbox.claim_pending(session, limit=100)
+                sent_now = []
                 for job in jobs:
-                    if isinstance(self.broker, StubBroker):
-                        self._send(job)
-                    else:
-                        await asyncio.to_thread(self._send, job)
-                outbox.mark_sent(jobs)
+                    try:
+                        if isinstance(self.broker, StubBroker):
+                            self._send(job)
+                        else:
+                            await asyncio.to_thread(self._send, job)
+                    except ActorNotFound:
+                        # Not listed in domain/wiring.py: no worker could ever run it, so fail it visibly.
+                        log.error("job %s names no declared actor %r", job.id, job.actor)
+                        outbox.mark_failed(job, f"no worker declares the job {job.actor!r}")
+                        continue
+                    sent_now.append(job)
+                outbox.mark_sent(sent_now)
             sent += len(jobs)
             if len(jobs) < 100:
                 return sent

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from domain.context import Context
+from domain.kernel.context import Context
 
 
 @dataclass(frozen=True)

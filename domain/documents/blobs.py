@@ -8,7 +8,7 @@ import os
 import uuid
 from pathlib import Path
 
-from domain.errors import DomainError
+from domain.kernel.errors import DomainError
 
 
 class PayloadTooLarge(DomainError):

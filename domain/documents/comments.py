@@ -7,12 +7,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, events
-from domain.clock import iso, new_id, utcnow
 from domain.documents import library
 from domain.documents.access import Caller
-from domain.errors import Forbidden, NotFound, Unprocessable
-from domain.models.documents import Comment, Document
+from domain.documents.models import Comment, Document
+from domain.kernel import audit, events
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.errors import Forbidden, NotFound, Unprocessable
 
 
 def to_dict(c: Comment) -> dict[str, Any]:
@@ -32,7 +32,7 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
     if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
-        from domain import sections
+        from domain.consensus import sections
 
         if paragraph not in {s.id for s in sections.parse(doc.content or "")}:
             raise Unprocessable(

@@ -12,20 +12,20 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, events, outbox
-from domain.clock import iso, new_id, utcnow
-from domain.context import SYSTEM
-from domain.db import Database
 from domain.documents import blobs, convert, export_docx
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.errors import ConversionError
-from domain.errors import BadRequest, Conflict, NotFound, Unprocessable
-from domain.models.documents import Comment, Document, DocumentAgent, ShareLink
-from domain.settings import get_settings
+from domain.documents.models import Comment, Document, DocumentAgent, ShareLink
+from domain.kernel import audit, events, outbox
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import SYSTEM
+from domain.kernel.db import Database
+from domain.kernel.errors import BadRequest, Conflict, NotFound, Unprocessable
+from domain.kernel.outbox import Job
+from domain.kernel.settings import get_settings
 
 log = logging.getLogger("concord.documents")
-CONVERT_JOB = "documents.convert"
 MAX_TAGS = 20
 _TAG = re.compile(r"^[\w .:/+-]{1,64}$")
 
@@ -204,13 +204,12 @@ async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None,
     )
 
 
-async def _give_up(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
     doc = await session.get(Document, payload.get("document_id", ""))
     if doc is not None and doc.status == "processing":
         await _finish(session, doc, markdown=None, error=f"conversion kept failing: {reason}")
 
 
-@outbox.handler(CONVERT_JOB, on_failure=_give_up)
 async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
     """Convert the upload to Markdown; any failure of the input marks the document failed, never the
     worker (a missing blob or a broken database still raise, so the job is retried)."""
@@ -238,6 +237,9 @@ async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
         return
     doc.conversion_ms = elapsed
     await _finish(session, doc, markdown=markdown, error=None)
+
+
+CONVERT_JOB = Job("documents.convert", convert_job, on_failure=mark_failed)
 
 
 async def list_documents(

@@ -11,14 +11,14 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import consensus
-from domain.clock import iso, utcnow
-from domain.documents import library, tap
+from domain.consensus import engine as consensus
+from domain.consensus.models import Proposal
+from domain.documents import agents as tap
+from domain.documents import library
 from domain.documents.access import Caller
-from domain.errors import BadRequest, Forbidden
-from domain.models import Proposal
-from domain.models.documents import Document, DocumentAgent
-from domain.sweeps import sweep
+from domain.documents.models import Document, DocumentAgent
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import BadRequest, Forbidden
 
 DEFAULT_TTL = 300
 STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
@@ -149,7 +149,6 @@ async def _load(session: AsyncSession, resource_type: str, resource_id: str):  #
     return (DocumentResource(doc), POLICY) if doc is not None else None
 
 
-@sweep("documents.expire_proposals", interval_seconds=10)
 async def expire_proposals(session: AsyncSession) -> int:
     """At a proposal's TTL: accepted if it has an approval and no rejection or objection, else expired."""
     return await consensus.expire_due(session, _load)

@@ -7,11 +7,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, keys
-from domain.clock import iso, new_id, utcnow
-from domain.context import Actor, Context
-from domain.errors import BadRequest, Forbidden, NotFound, Unauthorized
-from domain.models.documents import Organisation, ServiceKey
+from domain.documents.models import Organisation, ServiceKey
+from domain.kernel import audit, keys
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import BadRequest, Forbidden, NotFound, Unauthorized
 
 PREFIX = "svc_sk_"
 # spec/document-api.md §5

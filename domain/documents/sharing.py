@@ -10,12 +10,12 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, events, keys
-from domain.clock import iso, new_id, utcnow
 from domain.documents import library
 from domain.documents.access import Caller
-from domain.errors import BadRequest, NotFound
-from domain.models.documents import Document, ShareLink
+from domain.documents.models import Document, ShareLink
+from domain.kernel import audit, events, keys
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.errors import BadRequest, NotFound
 
 TOKEN_PREFIX = "shr_"
 _EMAIL = re.compile(

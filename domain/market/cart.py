@@ -16,15 +16,15 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, outbox
-from domain.clock import iso, utcnow
-from domain.context import Context
-from domain.errors import BadRequest, NotFound
+from domain.kernel import audit, outbox
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.outbox import Job
 from domain.market import cart_solver
 from domain.market.catalog import WORD, cents, is_stale, match_clause, uuid_key
-from domain.models import CartOptimisation, Product, Retailer
+from domain.market.models import CartOptimisation, Product, Retailer
 
-CART_JOB = "market.cart_optimise"
 MAX_ITEMS = 100
 
 
@@ -172,7 +172,7 @@ async def optimise(
     }
 
 
-async def _mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
     cart = await session.get(CartOptimisation, payload.get("cart_id"))
     if cart is not None and cart.status == "pending":
         cart.status = "failed"
@@ -180,7 +180,6 @@ async def _mark_failed(session: AsyncSession, payload: dict[str, Any], reason: s
         cart.finished_at = utcnow()
 
 
-@outbox.handler(CART_JOB, on_failure=_mark_failed)
 async def run_cart(session: AsyncSession, payload: dict[str, Any]) -> None:
     cart = await session.get(CartOptimisation, payload.get("cart_id"))
     if cart is None or cart.status != "pending":
@@ -192,3 +191,6 @@ async def run_cart(session: AsyncSession, payload: dict[str, Any]) -> None:
     cart.result = result
     cart.status = "done"
     cart.finished_at = utcnow()
+
+
+CART_JOB = Job("market.cart_optimise", run_cart, on_failure=mark_failed)

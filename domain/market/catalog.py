@@ -11,10 +11,10 @@ from typing import Any
 from sqlalchemy import func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.clock import iso, utcnow
-from domain.errors import BadRequest, NotFound
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import BadRequest, NotFound
 from domain.market import units
-from domain.models import PriceObservation, Product, QuoteItem, Retailer
+from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 
 STALE_AFTER = timedelta(days=7)
 WORD = re.compile(r"[a-z0-9]+(?:\.[0-9]+)?")

@@ -7,9 +7,9 @@ import asyncio
 import json
 import sys
 
-from domain.db import Database
+from domain.kernel.db import Database
+from domain.kernel.settings import Settings
 from domain.market import fuel_ingest
-from domain.settings import Settings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -12,9 +12,9 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.clock import iso, utcnow
-from domain.errors import BadRequest, NotFound
-from domain.models import FuelCurrentPrice, FuelPrice, FuelStation
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import BadRequest, NotFound
+from domain.market.models import FuelCurrentPrice, FuelPrice, FuelStation
 
 # The public hub's fuel vocabulary; feed codes are mapped onto it by the ingestion adapters.
 FUEL_TYPES = ("U91", "E10", "U95", "U98", "Diesel", "PremDSL", "LPG", "E85", "AdBlue")

@@ -21,12 +21,11 @@ from zoneinfo import ZoneInfo
 from lxml import etree
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import outbox
+from domain.kernel import outbox
+from domain.kernel.outbox import Job
 from domain.market import fuel, outbound
 from domain.market.settings import get_market_settings
-from domain.sweeps import sweep
 
-INGEST_JOB = "market.fuel_ingest"
 SOURCES = ("nsw", "wa")
 NSW_CODES = {
     "U91": "U91",
@@ -281,7 +280,6 @@ async def ingest(db: Any, kind: str, source: str, *, fuel_type: str | None = Non
         return await ingest_bytes(session, kind, body, source=source, fuel_type=fuel_type)
 
 
-@outbox.handler(INGEST_JOB)
 async def ingest_job(session: AsyncSession, payload: dict[str, Any]) -> None:
     # End the job's transaction before the download: no lock is held while the feed is fetched.
     await session.commit()
@@ -291,7 +289,9 @@ async def ingest_job(session: AsyncSession, payload: dict[str, Any]) -> None:
     )
 
 
-@sweep("market.fuel_ingest", interval_seconds=get_market_settings().fuel_ingest_minutes * 60)
+INGEST_JOB = Job("market.fuel_ingest", ingest_job)
+
+
 async def schedule_ingest(session: AsyncSession) -> int:
     """Enqueue one ingestion job per configured feed (CONCORD_MARKET_FUEL_NSW_URL / _WA_URL)."""
     cfg = get_market_settings()

@@ -17,8 +17,8 @@ from urllib.parse import urljoin, urlsplit
 
 import httpx
 
+from domain.kernel.settings import get_settings
 from domain.market.settings import get_market_settings
-from domain.settings import get_settings
 
 REDIRECTS = {301, 302, 303, 307, 308}
 

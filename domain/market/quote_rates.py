@@ -14,12 +14,11 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.clock import iso, utcnow
-from domain.errors import BadRequest
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import BadRequest
 from domain.market import units
 from domain.market.catalog import STALE_AFTER, is_stale
-from domain.models import PriceObservation, Product, QuoteItem, Retailer
-from domain.sweeps import sweep
+from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 
 MAX_KEYS = 64
 
@@ -117,7 +116,6 @@ async def list_items(session: AsyncSession) -> list[dict[str, Any]]:
     ]
 
 
-@sweep("market.mark_stale_observations", interval_seconds=3600)
 async def mark_stale(session: AsyncSession) -> int:
     """Keep the stored stale flags true: observations older than 7 days are marked stale."""
     result = await session.execute(

@@ -11,18 +11,17 @@ from typing import Any
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain import audit, outbox
-from domain.clock import utcnow
-from domain.context import Context
-from domain.errors import Conflict, NotFound
+from domain.kernel import audit, outbox
+from domain.kernel.clock import utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.models import OutboxJob
+from domain.kernel.outbox import Job
 from domain.market import outbound
 from domain.market.catalog import record_observation, uuid_key
 from domain.market.extract import NoPrice, Offer, extract_offer
+from domain.market.models import Product
 from domain.market.settings import get_market_settings
-from domain.models import OutboxJob, Product
-from domain.sweeps import sweep
-
-SCRAPE_JOB = "market.scrape_price"
 
 
 async def _relock(session: AsyncSession, product_id: str, started: datetime) -> Product | None:
@@ -58,7 +57,6 @@ async def _outcome(url: str) -> tuple[str, str | None, Offer | None]:
     return "ok", note, offer
 
 
-@outbox.handler(SCRAPE_JOB)
 async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
     product = await session.get(Product, payload.get("product_id"))
     if product is None:
@@ -79,6 +77,9 @@ async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
     _set(locked, status, reason)
 
 
+SCRAPE_JOB = Job("market.scrape_price", scrape_price)
+
+
 async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
     key = uuid_key(product_id)
     product = await session.get(Product, key) if key else None
@@ -96,13 +97,12 @@ async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -
 async def _queued_products(session: AsyncSession) -> set[str]:
     rows = await session.scalars(
         select(OutboxJob.payload).where(
-            OutboxJob.actor == SCRAPE_JOB, OutboxJob.status.in_(["pending", "sent"])
+            OutboxJob.actor == SCRAPE_JOB.name, OutboxJob.status.in_(["pending", "sent"])
         )
     )
     return {str(p.get("product_id")) for p in rows if isinstance(p, dict)}
 
 
-@sweep("market.refresh_stale_prices", interval_seconds=900)
 async def refresh_stale(session: AsyncSession) -> int:
     """Enqueue a scrape for each stale, scrapeable product (at most a batch per run, oldest first),
     skipping products already queued or tried within the staleness window."""

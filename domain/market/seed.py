@@ -16,11 +16,10 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.clock import utcnow
+from domain.kernel.clock import utcnow
 from domain.market import fuel, units
 from domain.market.catalog import normalise, record_observation
-from domain.models import FuelStation, Product, QuoteItem, Retailer
-from domain.seeding import seeder
+from domain.market.models import FuelStation, Product, QuoteItem, Retailer
 
 
 def load(name: str) -> dict[str, Any]:
@@ -47,7 +46,6 @@ async def seed_quote_items(session: AsyncSession) -> int:
     return written
 
 
-@seeder("market.catalogue")
 async def seed_catalogue(session: AsyncSession) -> int:
     written = await seed_quote_items(session)
     for row in load("retailers.json")["retailers"]:
@@ -108,7 +106,6 @@ async def seed_catalogue(session: AsyncSession) -> int:
     return written
 
 
-@seeder("market.fuel")
 async def seed_fuel(session: AsyncSession) -> int:
     written = 0
     now = utcnow()

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import domain.db
+import domain.kernel.db
 
 revision = "0001_core"
 down_revision = None
@@ -28,8 +28,8 @@ def upgrade() -> None:
         sa.Column("model", sa.String(length=200), nullable=True),
         sa.Column("framework", sa.String(length=200), nullable=True),
         sa.Column("description", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("last_seen_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("last_seen_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_agents")),
         sa.UniqueConstraint("key_hash", name=op.f("uq_agents_key_hash")),
         sa.UniqueConstraint("name_key", name=op.f("uq_agents_name_key")),
@@ -48,7 +48,7 @@ def upgrade() -> None:
         sa.Column("after_json", sa.Text(), nullable=True),
         sa.Column("request_id", sa.String(length=128), nullable=True),
         sa.Column("ip_country", sa.String(length=2), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_entries")),
     )
     with op.batch_alter_table("audit_entries", schema=None) as batch_op:
@@ -69,11 +69,11 @@ def upgrade() -> None:
         sa.Column("delivery_status", sa.String(length=16), nullable=False),
         sa.Column("delivery_attempts", sa.Integer(), nullable=False),
         sa.Column("delivery_error", sa.Text(), nullable=True),
-        sa.Column("delivered_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("delivered_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("resolution", sa.Text(), nullable=True),
         sa.Column("resolved_by", sa.String(length=200), nullable=True),
-        sa.Column("resolved_at", domain.db.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("resolved_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_escalations")),
     )
     with op.batch_alter_table("escalations", schema=None) as batch_op:
@@ -103,7 +103,7 @@ def upgrade() -> None:
             sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
             nullable=False,
         ),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_events")),
         sa.UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),
     )
@@ -119,9 +119,9 @@ def upgrade() -> None:
         sa.Column("status", sa.String(length=16), nullable=False),
         sa.Column("attempts", sa.Integer(), nullable=False),
         sa.Column("last_error", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("sent_at", domain.db.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("finished_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("sent_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("finished_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_outbox_jobs")),
     )
     with op.batch_alter_table("outbox_jobs", schema=None) as batch_op:
@@ -150,9 +150,9 @@ def upgrade() -> None:
         sa.Column("reject_count", sa.Integer(), nullable=False),
         sa.Column("object_count", sa.Integer(), nullable=False),
         sa.Column("stake", sa.Integer(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("resolved_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("resolved_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_proposals")),
     )
     with op.batch_alter_table("proposals", schema=None) as batch_op:
@@ -168,8 +168,8 @@ def upgrade() -> None:
         ),
         sa.Column("name", sa.String(length=80), nullable=False),
         sa.Column("holder", sa.String(length=120), nullable=False),
-        sa.Column("started_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("finished_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("started_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("finished_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("result", sa.Text(), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_sweep_runs")),
     )
@@ -182,7 +182,7 @@ def upgrade() -> None:
         sa.Column("kind", sa.String(length=16), nullable=False),
         sa.Column("owner_id", sa.String(length=64), nullable=False),
         sa.Column("balance", sa.BigInteger(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.CheckConstraint("balance >= 0 OR kind = 'system'", name=op.f("ck_wallets_non_negative")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_wallets")),
     )
@@ -199,7 +199,7 @@ def upgrade() -> None:
         sa.Column("amount", sa.BigInteger(), nullable=False),
         sa.Column("reason", sa.String(length=80), nullable=False),
         sa.Column("topic_id", sa.String(length=36), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.CheckConstraint("amount > 0", name=op.f("ck_ledger_entries_positive")),
         sa.ForeignKeyConstraint(
             ["from_wallet"], ["wallets.id"], name=op.f("fk_ledger_entries_from_wallet_wallets")
@@ -221,7 +221,7 @@ def upgrade() -> None:
         sa.Column("agent_name", sa.String(length=200), nullable=False),
         sa.Column("kind", sa.String(length=10), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["proposal_id"], ["proposals.id"], name=op.f("fk_proposal_votes_proposal_id_proposals")
         ),
@@ -255,10 +255,10 @@ def upgrade() -> None:
         sa.Column("creator_id", sa.String(length=36), nullable=False),
         sa.Column("consensus_ratio", sa.Float(), nullable=True),
         sa.Column("consensus_voters", sa.Integer(), nullable=True),
-        sa.Column("consensus_since", domain.db.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("last_verified_at", domain.db.UTCDateTime(timezone=True), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("consensus_since", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("last_verified_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["creator_id"], ["agents.id"], name=op.f("fk_topics_creator_id_agents")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_topics")),
         sa.UniqueConstraint("title_key", name=op.f("uq_topics_title_key")),
@@ -275,7 +275,7 @@ def upgrade() -> None:
         sa.Column("relationship", sa.String(length=40), nullable=False),
         sa.Column("justification", sa.Text(), nullable=True),
         sa.Column("created_by", sa.String(length=36), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["created_by"], ["agents.id"], name=op.f("fk_topic_dependencies_created_by_agents")
         ),
@@ -300,11 +300,11 @@ def upgrade() -> None:
         sa.Column("topic_id", sa.String(length=36), nullable=False),
         sa.Column("agent_id", sa.String(length=36), nullable=False),
         sa.Column("role", sa.String(length=20), nullable=False),
-        sa.Column("joined_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("left_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("joined_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("left_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("done_status", sa.String(length=20), nullable=True),
         sa.Column("done_summary", sa.Text(), nullable=True),
-        sa.Column("done_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("done_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["agent_id"], ["agents.id"], name=op.f("fk_topic_participants_agent_id_agents")
         ),

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import domain.db
+import domain.kernel.db
 
 revision = "0002_consensus"
 down_revision = "0001_core"
@@ -26,7 +26,7 @@ def upgrade() -> None:
         sa.Column("section_id", sa.String(length=256), nullable=False),
         sa.Column("boundary", sa.Text(), nullable=False),
         sa.Column("category", sa.String(length=60), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["agent_id"], ["agents.id"], name=op.f("fk_topic_constraints_agent_id_agents")
         ),
@@ -46,7 +46,7 @@ def upgrade() -> None:
         sa.Column("section_id", sa.String(length=256), nullable=False),
         sa.Column("goal", sa.Text(), nullable=False),
         sa.Column("category", sa.String(length=60), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["agent_id"], ["agents.id"], name=op.f("fk_topic_intents_agent_id_agents")),
         sa.ForeignKeyConstraint(["topic_id"], ["topics.id"], name=op.f("fk_topic_intents_topic_id_topics")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_topic_intents")),
@@ -61,7 +61,7 @@ def upgrade() -> None:
         sa.Column("agent_id", sa.String(length=36), nullable=False),
         sa.Column("section_id", sa.String(length=256), nullable=False),
         sa.Column("score", sa.Integer(), nullable=False),
-        sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["agent_id"], ["agents.id"], name=op.f("fk_topic_salience_agent_id_agents")),
         sa.ForeignKeyConstraint(["topic_id"], ["topics.id"], name=op.f("fk_topic_salience_topic_id_topics")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_topic_salience")),
@@ -77,7 +77,7 @@ def upgrade() -> None:
         sa.Column("agent_id", sa.String(length=36), nullable=False),
         sa.Column("status", sa.String(length=12), nullable=False),
         sa.Column("notes", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["agent_id"], ["agents.id"], name=op.f("fk_topic_verifications_agent_id_agents")
         ),
@@ -97,7 +97,7 @@ def upgrade() -> None:
         sa.Column("vote", sa.String(length=12), nullable=False),
         sa.Column("reason", sa.Text(), nullable=True),
         sa.Column("dependency_topic_id", sa.String(length=36), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(["agent_id"], ["agents.id"], name=op.f("fk_topic_votes_agent_id_agents")),
         sa.ForeignKeyConstraint(["topic_id"], ["topics.id"], name=op.f("fk_topic_votes_topic_id_topics")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_topic_votes")),

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import domain.db
+import domain.kernel.db
 
 revision = "0003_axiom"
 down_revision = "0001_core"
@@ -29,8 +29,8 @@ def upgrade() -> None:
         sa.Column("period", sa.String(length=7), nullable=False),
         sa.Column("period_queries", sa.Integer(), nullable=False),
         sa.Column("total_queries", sa.Integer(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("last_used_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("last_used_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_axiom_keys")),
         sa.UniqueConstraint("key_hash", name=op.f("uq_axiom_keys_key_hash")),
     )
@@ -52,8 +52,8 @@ def upgrade() -> None:
         sa.Column("administered_by", sa.String(length=300), nullable=True),
         sa.Column("url", sa.String(length=1000), nullable=True),
         sa.Column("fingerprint", sa.String(length=64), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_legislation_docs")),
     )
     with op.batch_alter_table("legislation_docs", schema=None) as batch_op:
@@ -73,8 +73,8 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=36), nullable=False),
         sa.Column("name", sa.String(length=128), nullable=False),
         sa.Column("key_hash", sa.String(length=64), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("revoked_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("revoked_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_staff_keys")),
         sa.UniqueConstraint("key_hash", name=op.f("uq_staff_keys_key_hash")),
     )

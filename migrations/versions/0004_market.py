@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import domain.db
+import domain.kernel.db
 
 revision = "0004_market"
 down_revision = "0001_core"
@@ -33,8 +33,8 @@ def upgrade() -> None:
             nullable=True,
         ),
         sa.Column("error", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("finished_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("finished_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_market_cart_optimisations")),
     )
     op.create_table(
@@ -50,7 +50,7 @@ def upgrade() -> None:
         sa.Column("latitude", sa.Float(), nullable=False),
         sa.Column("longitude", sa.Float(), nullable=False),
         sa.Column("demo", sa.Boolean(), nullable=False),
-        sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_market_fuel_stations")),
     )
     with op.batch_alter_table("market_fuel_stations", schema=None) as batch_op:
@@ -75,7 +75,7 @@ def upgrade() -> None:
         sa.Column("pickup_available", sa.Boolean(), nullable=False),
         sa.Column("pickup_fee_cents", sa.Integer(), nullable=False),
         sa.Column("demo", sa.Boolean(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("slug", name=op.f("pk_market_retailers")),
     )
     op.create_table(
@@ -83,7 +83,7 @@ def upgrade() -> None:
         sa.Column("station_id", sa.String(length=80), nullable=False),
         sa.Column("fuel_type", sa.String(length=10), nullable=False),
         sa.Column("cents_per_litre", sa.Float(), nullable=False),
-        sa.Column("priced_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("priced_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.Column("source", sa.String(length=16), nullable=False),
         sa.ForeignKeyConstraint(
             ["station_id"],
@@ -106,7 +106,7 @@ def upgrade() -> None:
         sa.Column("station_id", sa.String(length=80), nullable=False),
         sa.Column("fuel_type", sa.String(length=10), nullable=False),
         sa.Column("cents_per_litre", sa.Float(), nullable=False),
-        sa.Column("priced_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("priced_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.Column("source", sa.String(length=16), nullable=False),
         sa.ForeignKeyConstraint(
             ["station_id"],
@@ -136,12 +136,12 @@ def upgrade() -> None:
         sa.Column("demo", sa.Boolean(), nullable=False),
         sa.Column("price_cents", sa.Integer(), nullable=True),
         sa.Column("in_stock", sa.Boolean(), nullable=False),
-        sa.Column("observed_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("observed_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("scrape_enabled", sa.Boolean(), nullable=False),
-        sa.Column("last_scraped_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("last_scraped_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("scrape_status", sa.String(length=40), nullable=True),
         sa.Column("scrape_error", sa.Text(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["item_key"],
             ["market_quote_items.key"],
@@ -173,7 +173,7 @@ def upgrade() -> None:
         sa.Column("unit", sa.String(length=8), nullable=True),
         sa.Column("in_stock", sa.Boolean(), nullable=False),
         sa.Column("source", sa.String(length=20), nullable=False),
-        sa.Column("observed_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("observed_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.Column("stale", sa.Boolean(), nullable=False),
         sa.ForeignKeyConstraint(
             ["product_id"],

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-import domain.db
+import domain.kernel.db
 
 revision = "0005_documents"
 down_revision = "0001_core"
@@ -24,7 +24,7 @@ def upgrade() -> None:
         sa.Column("id", sa.String(length=36), nullable=False),
         sa.Column("name", sa.String(length=200), nullable=False),
         sa.Column("name_key", sa.String(length=200), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_organisations")),
         sa.UniqueConstraint("name_key", name=op.f("uq_organisations_name_key")),
     )
@@ -50,8 +50,8 @@ def upgrade() -> None:
         sa.Column("content", sa.Text(), nullable=True),
         sa.Column("version", sa.Integer(), nullable=False),
         sa.Column("conversion_ms", sa.Integer(), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("updated_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("updated_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["org_id"], ["organisations.id"], name=op.f("fk_documents_org_id_organisations")
         ),
@@ -72,8 +72,8 @@ def upgrade() -> None:
             sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), "postgresql"),
             nullable=False,
         ),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("revoked_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("revoked_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["org_id"], ["organisations.id"], name=op.f("fk_service_keys_org_id_organisations")
         ),
@@ -97,8 +97,8 @@ def upgrade() -> None:
         ),
         sa.Column("invite_token", sa.String(length=200), nullable=True),
         sa.Column("status", sa.String(length=16), nullable=False),
-        sa.Column("joined_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("left_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("joined_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("left_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_document_agents_document_id_documents")
         ),
@@ -117,9 +117,9 @@ def upgrade() -> None:
         sa.Column("author_key_id", sa.String(length=36), nullable=False),
         sa.Column("paragraph_id", sa.String(length=256), nullable=True),
         sa.Column("resolved", sa.Boolean(), nullable=False),
-        sa.Column("resolved_at", domain.db.UTCDateTime(timezone=True), nullable=True),
+        sa.Column("resolved_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=True),
         sa.Column("resolved_by", sa.String(length=36), nullable=True),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_document_comments_document_id_documents")
         ),
@@ -138,7 +138,7 @@ def upgrade() -> None:
         sa.Column("agent_name", sa.String(length=128), nullable=False),
         sa.Column("boundary", sa.Text(), nullable=False),
         sa.Column("type", sa.String(length=16), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_document_constraints_document_id_documents")
         ),
@@ -156,7 +156,7 @@ def upgrade() -> None:
         sa.Column("agent_name", sa.String(length=128), nullable=False),
         sa.Column("goal", sa.Text(), nullable=False),
         sa.Column("category", sa.String(length=64), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_document_intents_document_id_documents")
         ),
@@ -173,7 +173,7 @@ def upgrade() -> None:
         sa.Column("agent_id", sa.String(length=36), nullable=False),
         sa.Column("agent_name", sa.String(length=128), nullable=False),
         sa.Column("score", sa.Integer(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_document_salience_document_id_documents")
         ),
@@ -191,8 +191,8 @@ def upgrade() -> None:
         sa.Column("agent_id", sa.String(length=36), nullable=False),
         sa.Column("agent_name", sa.String(length=128), nullable=False),
         sa.Column("ttl_seconds", sa.Integer(), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_section_locks_document_id_documents")
         ),
@@ -219,8 +219,8 @@ def upgrade() -> None:
         ),
         sa.Column("allowed_domain", sa.String(length=253), nullable=True),
         sa.Column("created_by", sa.String(length=36), nullable=False),
-        sa.Column("created_at", domain.db.UTCDateTime(timezone=True), nullable=False),
-        sa.Column("expires_at", domain.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("created_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
+        sa.Column("expires_at", domain.kernel.db.UTCDateTime(timezone=True), nullable=False),
         sa.ForeignKeyConstraint(
             ["document_id"], ["documents.id"], name=op.f("fk_share_links_document_id_documents")
         ),

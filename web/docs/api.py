@@ -1,9 +1,11 @@
-"""The document API's operation registry."""
+"""The document API: the one place that lists its route modules and its security scheme."""
 
 from typing import Any
 
-from web.errors import Problem
-from web.routing import Api
+from web.docs import agents, documents, proposals, sharing
+from web.kernel import health
+from web.kernel.errors import Problem
+from web.kernel.routing import Api
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
@@ -39,13 +41,23 @@ class DocsApi(Api):
         return spec
 
 
-api = DocsApi(
-    title="Concord document collaboration API",
-    version="1.0.0",
-    description="Documents converted to sectioned Markdown, share links, comments, agents proposing, "
-    "voting, locking sections and escalating; MCP server.",
-    error_model=Problem,
-)
-api.security_schemes = {
-    "apiKey": {"type": "apiKey", "in": "header", "name": "X-Api-Key", "description": "Service key svc_sk_…"},
-}
+ROUTE_MODULES = (health, documents, sharing, agents, proposals)
+
+
+def build_api() -> Api:
+    return DocsApi(
+        title="Concord document collaboration API",
+        version="1.0.0",
+        description="Documents converted to sectioned Markdown, share links, comments, agents proposing, "
+        "voting, locking sections and escalating; MCP server.",
+        error_model=Problem,
+        tables=[module.routes for module in ROUTE_MODULES],
+        security_schemes={
+            "apiKey": {
+                "type": "apiKey",
+                "in": "header",
+                "name": "X-Api-Key",
+                "description": "Service key svc_sk_…",
+            },
+        },
+    )

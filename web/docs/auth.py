@@ -6,7 +6,7 @@ from aiohttp import web
 
 from domain.documents import servicekeys
 from domain.documents.access import Caller
-from web.request import context, presented_key, runtime
+from web.kernel.request import context, presented_key, runtime
 
 
 async def caller(request: web.Request, scope: str) -> Caller:

@@ -6,12 +6,13 @@ from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
 from domain.documents import blobs, library
-from domain.errors import BadRequest
-from web.docs.api import api
+from domain.kernel.errors import BadRequest
 from web.docs.auth import caller
 from web.docs.schemas import DocumentList, DocumentListQuery, DocumentMetadata, DocumentSummary
-from web.request import runtime
-from web.routing import json_response
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
 
 AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope"}
 NOT_FOUND = {404: "No such document in the key's organisation"}
@@ -31,7 +32,7 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
         raise BadRequest(f"form field {name} is not UTF-8 text", field=name) from None
 
 
-@api.route(
+@routes.route(
     "POST",
     "/api/documents",
     summary="Upload a document (multipart form: file, optional title and tags); converted in the background",
@@ -95,7 +96,7 @@ async def upload(request: web.Request) -> web.Response:
     return json_response(result, status=202, headers={"Location": f"/api/documents/{result['id']}"})
 
 
-@api.route(
+@routes.route(
     "GET",
     "/api/documents",
     summary="List the organisation's documents (tag filter, paging)",
@@ -115,7 +116,7 @@ async def list_documents(request: web.Request, query: DocumentListQuery) -> web.
     return json_response(result)
 
 
-@api.route(
+@routes.route(
     "GET",
     "/api/documents/{id}",
     summary="Document metadata: status, reviewers, comment counts",
@@ -132,7 +133,7 @@ async def get_document(request: web.Request) -> web.Response:
     return json_response(result)
 
 
-@api.route(
+@routes.route(
     "GET",
     "/api/documents/{id}/download",
     summary="The current content as a DOCX file",

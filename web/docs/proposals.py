@@ -6,12 +6,15 @@ from aiohttp import web
 
 from domain.documents import proposals
 from web.docs.auth import caller
+from web.docs.paths import doc_id, document_route
 from web.docs.schemas import ApproveBody, ObjectBody, ProposalBody, ProposalQuery, RejectBody
-from web.docs.tap import _doc, route
-from web.request import runtime
-from web.routing import json_response
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
 
 VOTE_ERRORS = {409: "Already voted, or the proposal is no longer pending"}
+
+routes = Routes()
+route = document_route(routes)
 
 
 @route(
@@ -25,7 +28,7 @@ VOTE_ERRORS = {409: "Already voted, or the proposal is no longer pending"}
 async def propose(request: web.Request, body: ProposalBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await proposals.propose(session, who, _doc(request), body.model_dump())
+        result = await proposals.propose(session, who, doc_id(request), body.model_dump())
     return json_response(result, status=201)
 
 
@@ -34,7 +37,7 @@ async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Resp
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
         result = await proposals.list_proposals(
-            session, who, _doc(request), section_id=query.sectionId, status=query.status
+            session, who, doc_id(request), section_id=query.sectionId, status=query.status
         )
     return json_response(result)
 
@@ -42,7 +45,7 @@ async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Resp
 async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await proposals.vote(session, who, _doc(request), request.match_info["id"], kind, reason)
+        result = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
     return json_response(result)
 
 

@@ -1,19 +1,38 @@
-"""The hub's operation registry; route modules add to it, app.py mounts it."""
+"""The hub's API: the one place that lists its route modules, security schemes and authentication."""
+
+from __future__ import annotations
 
 from aiohttp import web
 
-from web.errors import HubError
-from web.request import agent_context
-from web.routing import Api
+from web.hub.agents import audit, registration, wallet
+from web.hub.axiom import facts, keys, legislation, resolve
+from web.hub.market import fuel, products, quotes
+from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.kernel import health
+from web.kernel.errors import HubError
+from web.kernel.request import agent_context
+from web.kernel.routing import Api
 
-api = Api(
-    title="Concord knowledge graph hub",
-    version="1.0.0",
-    description="Topics with sectioned Markdown, proposals, votes, collaboration records, ledger, audit, "
-    "Axiom facts and legislation, citation resolution, market data and the work economy.",
-    error_model=HubError,
+ROUTE_MODULES = (
+    health,
+    registration,
+    wallet,
+    audit,
+    overview,
+    topics,
+    proposals,
+    voting,
+    collaboration,
+    keys,
+    facts,
+    legislation,
+    resolve,
+    products,
+    fuel,
+    quotes,
 )
-api.security_schemes = {
+
+SECURITY_SCHEMES = {
     "agentBearer": {
         "type": "http",
         "scheme": "bearer",
@@ -21,6 +40,11 @@ api.security_schemes = {
         "(and, on the audit endpoint, x-source-agent-key).",
     },
     "commercialBearer": {"type": "http", "scheme": "bearer", "description": "Commercial key pact_ax_…"},
+    "staffBearer": {
+        "type": "http",
+        "scheme": "bearer",
+        "description": "Operator-issued staff key staff_sk_…",
+    },
 }
 
 
@@ -30,4 +54,14 @@ async def _authenticate(request: web.Request, scheme: str) -> None:
         await agent_context(request)
 
 
-api.authenticator = _authenticate
+def build_api() -> Api:
+    return Api(
+        title="Concord knowledge graph hub",
+        version="1.0.0",
+        description="Topics with sectioned Markdown, proposals, votes, collaboration records, ledger, audit, "
+        "Axiom facts and legislation, citation resolution, market data and the work economy.",
+        error_model=HubError,
+        tables=[module.routes for module in ROUTE_MODULES],
+        security_schemes=SECURITY_SCHEMES,
+        authenticator=_authenticate,
+    )

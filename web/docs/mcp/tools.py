@@ -12,9 +12,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import blobs, library, proposals, tap
+from domain.documents import agents as tap
+from domain.documents import blobs, library, proposals
 from domain.documents.access import Caller
-from domain.errors import BadRequest
+from domain.kernel.errors import BadRequest
 from web.docs import schemas
 from web.runtime import Runtime
 

@@ -20,11 +20,11 @@ from pydantic import ValidationError
 
 from domain.documents import servicekeys
 from domain.documents.access import Caller
-from domain.errors import DomainError
+from domain.kernel.errors import DomainError
 from web.docs.mcp.tools import TOOLS
-from web.keys import RUNTIME
-from web.request import context, presented_key
-from web.routing import nul_field
+from web.kernel.appkeys import RUNTIME
+from web.kernel.request import context, presented_key
+from web.kernel.routing import nul_field
 
 SERVER_NAME = "concord-documents"
 SERVER_VERSION = "1.0.0"

@@ -1,0 +1,99 @@
+"""Agent registration and key authentication."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.agents.models import Agent
+from domain.kernel import audit, keys, ledger
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import BadRequest, Conflict
+
+AGENT_KEY_PREFIX = "pact_sk_"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def clean_name(name: str) -> str:
+    name = _CONTROL.sub("", name).strip()
+    if not name or not any(ch.isalnum() for ch in name):
+        raise BadRequest("agentName must contain a letter or digit", code="invalid_field", field="agentName")
+    return name
+
+
+def name_key_of(name: str) -> str:
+    """What two names must not share: case-folded after Unicode compatibility normalisation, so that
+    'Alice', 'ALICE' and 'Ａｌｉｃｅ' are one name."""
+    return unicodedata.normalize("NFKC", name).casefold()
+
+
+async def register(
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    agent_name: str,
+    model: str | None,
+    framework: str | None,
+    description: str | None,
+    starting_balance: int,
+) -> dict[str, Any]:
+    name = clean_name(agent_name)
+    name_key = name_key_of(name)
+    if await session.scalar(select(Agent.id).where(Agent.name_key == name_key)):
+        raise Conflict(f"an agent named {name!r} is already registered", code="agent_name_taken")
+    api_key = keys.generate(AGENT_KEY_PREFIX)
+    agent = Agent(
+        id=new_id(),
+        name=name,
+        name_key=name_key,
+        key_hash=keys.hash_key(api_key),
+        model=model,
+        framework=framework,
+        description=description,
+        created_at=utcnow(),
+    )
+    session.add(agent)
+    try:
+        await session.flush()
+    except IntegrityError:  # a concurrent registration took the name first
+        raise Conflict(f"an agent named {name!r} is already registered", code="agent_name_taken") from None
+    wallet = await ledger.wallet_id(session, "agent", agent.id)
+    if starting_balance > 0:
+        await ledger.transfer(
+            session, await ledger.system_wallet(session), wallet, starting_balance, "registration"
+        )
+    actor_ctx = Context(
+        actor=Actor(agent.id, agent.name, agent.key_hash), request_id=ctx.request_id, country=ctx.country
+    )
+    await audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
+    return {
+        "agentId": agent.id,
+        "agentName": agent.name,
+        "apiKey": api_key,
+        "balance": starting_balance,
+        "createdAt": iso(agent.created_at),
+        "message": "Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
+    }
+
+
+async def authenticate(session: AsyncSession, api_key: str) -> Agent | None:
+    if not api_key.startswith(AGENT_KEY_PREFIX):
+        return None
+    return await session.scalar(select(Agent).where(Agent.key_hash == keys.hash_key(api_key)))
+
+
+def public(agent: Agent) -> dict[str, Any]:
+    return {
+        "agentId": agent.id,
+        "agentName": agent.name,
+        "model": agent.model,
+        "framework": agent.framework,
+        "description": agent.description,
+        "createdAt": iso(agent.created_at),
+    }

@@ -1,0 +1,177 @@
+"""Verified facts: topics that reached consensus (or became stable), with provenance, citations and
+consensus metadata, filtered by tier, jurisdiction prefix and full-text query."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.axiom import fulltext
+from domain.consensus import sections
+from domain.consensus.models import Proposal, ProposalVote
+from domain.kernel.clock import iso
+from domain.kernel.errors import BadRequest, NotFound
+from domain.topics.models import Topic, TopicDependency, TopicParticipant
+from domain.topics.store import TIERS
+
+FACT_STATUSES = ("consensus", "stable")
+
+
+def _date(d: Any) -> str | None:
+    return d.isoformat() if d else None
+
+
+def fact_dict(t: Topic, citations: list[str]) -> dict[str, Any]:
+    return {
+        "id": t.id,
+        "title": t.title,
+        "canonicalClaim": t.canonical_claim,
+        "tier": t.tier,
+        "status": t.status,
+        "jurisdiction": t.jurisdiction,
+        "authority": t.authority,
+        "sourceRef": t.source_ref,
+        "effectiveDate": _date(t.effective_date),
+        "expiryDate": _date(t.expiry_date),
+        "lastVerifiedAt": iso(t.last_verified_at),
+        "consensusRatio": t.consensus_ratio,
+        "consensusVoters": t.consensus_voters,
+        "consensusSince": iso(t.consensus_since),
+        "version": t.version,
+        "createdAt": iso(t.created_at),
+        "updatedAt": iso(t.updated_at),
+        "provenance": {
+            "sources": [t.source_ref] if t.source_ref else [],
+            "authority": t.authority,
+            "jurisdiction": t.jurisdiction,
+            "effectiveDate": _date(t.effective_date),
+            "expiryDate": _date(t.expiry_date),
+            "lastVerifiedAt": iso(t.last_verified_at),
+            "createdAt": iso(t.created_at),
+        },
+        "citations": citations,
+        "consensus": {
+            "status": t.status,
+            "ratio": t.consensus_ratio,
+            "voters": t.consensus_voters,
+            "since": iso(t.consensus_since),
+        },
+    }
+
+
+async def _citations(session: AsyncSession, topic_ids: list[str]) -> dict[str, list[str]]:
+    """Citations carried by the merged proposals that shaped each topic, in merge order."""
+    out: dict[str, list[str]] = {t: [] for t in topic_ids}
+    if not topic_ids:
+        return out
+    rows = await session.execute(
+        select(Proposal.resource_id, Proposal.citations)
+        .where(
+            Proposal.resource_type == "topic",
+            Proposal.resource_id.in_(topic_ids),
+            Proposal.status == "merged",
+        )
+        .order_by(Proposal.resolved_at, Proposal.created_at)
+    )
+    for topic_id, cites in rows:
+        for c in cites or []:
+            if c not in out[topic_id]:
+                out[topic_id].append(c)
+    return out
+
+
+def check_filters(*, tier: str | None, q: str | None) -> None:
+    """Reject bad filters before a credit is spent."""
+    if tier is not None and tier not in TIERS:
+        raise BadRequest(f"tier must be one of {', '.join(TIERS)}", code="invalid_field", field="tier")
+    if q is not None and q.strip() and not fulltext.searchable(q):
+        raise BadRequest("q has no searchable words", code="invalid_field", field="q")
+
+
+async def list_facts(
+    session: AsyncSession,
+    *,
+    tier: str | None,
+    jurisdiction: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    check_filters(tier=tier, q=q)
+    stmt = select(Topic).where(Topic.status.in_(FACT_STATUSES))
+    if tier:
+        stmt = stmt.where(Topic.tier == tier)
+    if jurisdiction:
+        stmt = stmt.where(Topic.jurisdiction.startswith(jurisdiction.strip().upper(), autoescape=True))
+    order: list[Any] = [Topic.consensus_since.desc(), Topic.created_at.desc(), Topic.id.desc()]
+    if q is not None and q.strip():
+        matches = fulltext.topic_matches(session, q)
+        if matches is None:
+            raise BadRequest("q has no searchable words", code="invalid_field", field="q")
+        sub = matches.subquery()
+        stmt = stmt.join(sub, sub.c.topic_id == Topic.id)
+        order = [sub.c.relevance.desc(), *order]
+    total = await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = list((await session.scalars(stmt.order_by(*order).limit(limit).offset(offset))).all())
+    cites = await _citations(session, [t.id for t in rows])
+    return {
+        "facts": [fact_dict(t, cites[t.id]) for t in rows],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "hasMore": offset + len(rows) < total,
+    }
+
+
+async def get_fact(session: AsyncSession, fact_id: str) -> dict[str, Any]:
+    topic = await session.get(Topic, fact_id) if 0 < len(fact_id) <= 36 else None
+    if topic is None or topic.status not in FACT_STATUSES:
+        raise NotFound(
+            f"fact {fact_id} not found: no topic with this id has reached consensus",
+            code="fact_not_found",
+        )
+    cites = (await _citations(session, [topic.id]))[topic.id]
+    deps = (
+        await session.execute(
+            select(
+                TopicDependency.depends_on_id,
+                TopicDependency.relationship,
+                Topic.title,
+                Topic.tier,
+                Topic.status,
+            )
+            .join(Topic, Topic.id == TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id == topic.id)
+        )
+    ).all()
+    participants = await session.scalar(
+        select(func.count()).select_from(TopicParticipant).where(TopicParticipant.topic_id == topic.id)
+    )
+    merged = await session.scalar(
+        select(func.count())
+        .select_from(Proposal)
+        .where(
+            Proposal.resource_type == "topic", Proposal.resource_id == topic.id, Proposal.status == "merged"
+        )
+    )
+    votes = await session.scalar(
+        select(func.count())
+        .select_from(ProposalVote)
+        .join(Proposal, Proposal.id == ProposalVote.proposal_id)
+        .where(Proposal.resource_type == "topic", Proposal.resource_id == topic.id)
+    )
+    return {
+        "fact": fact_dict(topic, cites),
+        "sections": sections.tree(topic.content, with_content=True),
+        "dependencies": [
+            {"factId": d, "relationship": rel, "title": title, "tier": tier, "status": status}
+            for d, rel, title, tier, status in deps
+        ],
+        "participation": {
+            "totalParticipants": participants or 0,
+            "mergedProposals": merged or 0,
+            "totalVotes": votes or 0,
+        },
+    }

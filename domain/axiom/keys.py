@@ -1,0 +1,228 @@
+"""Commercial (Axiom) keys: creation, authentication, metering and usage.
+
+Metering is one conditional UPDATE per call: it spends a credit of the current billing period (a UTC
+calendar month) only while credits remain, and starts a new period when the month has turned, so two
+concurrent calls can never both spend the last credit and no count is ever lost. Per-day counts are
+an atomic upsert (INSERT … ON CONFLICT DO UPDATE) on both databases.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import case, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.axiom.models import AxiomKey, AxiomUsageDay
+from domain.kernel import audit, keys
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import BadRequest, PaymentRequired, Unauthorized
+
+AXIOM_KEY_PREFIX = "pact_ax_"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+# Self-service keys get the free tier; the others are issued by the operator (same meter, more credits).
+TIERS: dict[str, dict[str, Any]] = {
+    "free": {"monthlyCredits": 1000, "priceAudPerMonth": 0, "selfService": True},
+    "standard": {"monthlyCredits": 100_000, "priceAudPerMonth": None, "selfService": False},
+    "enterprise": {"monthlyCredits": 5_000_000, "priceAudPerMonth": None, "selfService": False},
+}
+CREDIT_COST = {
+    "GET /api/axiom/facts": 1,
+    "GET /api/axiom/facts/{factId}": 1,
+    "GET /api/axiom/legislation": 1,
+    "GET /api/axiom/legislation/search": 1,
+    "GET /api/axiom/legislation/{docId}": 1,
+    "GET /api/axiom/usage": 0,
+    "GET /api/axiom/resolve": 0,
+}
+
+
+def discovery() -> dict[str, Any]:
+    return {
+        "name": "Axiom",
+        "description": "Commercial read access to verified facts (topics that reached consensus) and to "
+        "structured Australian legislation and standards; free citation resolution.",
+        "keyPrefix": AXIOM_KEY_PREFIX,
+        "create": {"method": "POST", "path": "/api/axiom/keys", "body": {"ownerName": "required"}},
+        "auth": {"scheme": "Authorization: Bearer <key>", "alsoAccepted": ["X-Api-Key"]},
+        "billing": {
+            "period": "UTC calendar month",
+            "unit": "credit",
+            "creditCost": CREDIT_COST,
+            "whenExhausted": "402 insufficient_balance until the next period",
+        },
+        "pricing": {
+            "currency": "AUD",
+            "tiers": [{"tier": name, **info} for name, info in TIERS.items()],
+        },
+        "capabilities": [
+            "facts",
+            "facts.fulltext",
+            "legislation",
+            "legislation.search",
+            "legislation.markdown",
+            "citation.resolve",
+            "usage",
+        ],
+        "endpoints": sorted(CREDIT_COST) + ["GET /api/axiom/keys", "POST /api/axiom/keys"],
+    }
+
+
+def period_of(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m")
+
+
+def _period_bounds(period: str) -> tuple[date, date]:
+    start = date(int(period[:4]), int(period[5:7]), 1)
+    end = date(start.year + (start.month == 12), start.month % 12 + 1, 1) - timedelta(days=1)
+    return start, end
+
+
+def clean_owner(name: str) -> str:
+    name = _CONTROL.sub("", name).strip()
+    if len(name) < 2 or not any(ch.isalnum() for ch in name):
+        raise BadRequest(
+            "ownerName must be 2 to 128 characters and contain a letter or digit",
+            code="invalid_field",
+            field="ownerName",
+        )
+    return name
+
+
+async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dict[str, Any]:
+    owner = clean_owner(owner_name)
+    secret = keys.generate(AXIOM_KEY_PREFIX)
+    now = utcnow()
+    tier = TIERS["free"]
+    key = AxiomKey(
+        id=new_id(),
+        owner_name=owner,
+        key_hash=keys.hash_key(secret),
+        tier="free",
+        monthly_credits=tier["monthlyCredits"],
+        period=period_of(now),
+        period_queries=0,
+        total_queries=0,
+        created_at=now,
+    )
+    session.add(key)
+    await session.flush()
+    actor_ctx = Context(
+        actor=Actor(key.id, owner, key.key_hash, kind="commercial"),
+        request_id=ctx.request_id,
+        country=ctx.country,
+    )
+    await audit.record(
+        session,
+        actor_ctx,
+        "axiom.key.create",
+        "axiom_key",
+        key.id,
+        after={"keyId": key.id, "ownerName": owner, "tier": key.tier},
+    )
+    return {
+        "keyId": key.id,
+        "apiKey": secret,
+        "secret": secret,
+        "ownerName": owner,
+        "tier": key.tier,
+        "monthlyCredits": key.monthly_credits,
+        "creditsRemaining": key.monthly_credits,
+        "billingPeriod": key.period,
+        "createdAt": iso(now),
+        "message": "Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
+        "quickstart": {
+            "usage": "GET /api/axiom/usage",
+            "facts": "GET /api/axiom/facts?q=…",
+            "legislation": "GET /api/axiom/legislation?jurisdiction=AU-NSW",
+            "resolve": "GET /api/axiom/resolve?citation=Work Health and Safety Act 2011 (Cth) s 19",
+        },
+    }
+
+
+async def authenticate(session: AsyncSession, api_key: str | None) -> AxiomKey:
+    """The key row for a commercial key, or 401 (agent and staff keys are refused here)."""
+    if not api_key:
+        raise Unauthorized("missing commercial key: send 'Authorization: Bearer pact_ax_…'")
+    if not api_key.startswith(AXIOM_KEY_PREFIX):
+        raise Unauthorized("this endpoint needs a commercial key (pact_ax_…); other keys are not accepted")
+    key = await session.scalar(select(AxiomKey).where(AxiomKey.key_hash == keys.hash_key(api_key)))
+    if key is None:
+        raise Unauthorized("invalid commercial key")
+    return key
+
+
+async def meter(session: AsyncSession, api_key: str | None, *, cost: int = 1) -> dict[str, Any]:
+    """Authenticate and spend `cost` credits of the current period atomically; 402 when exhausted."""
+    key = await authenticate(session, api_key)
+    now = utcnow()
+    period = period_of(now)
+    spent = case((AxiomKey.period == period, AxiomKey.period_queries + cost), else_=cost)
+    row = (
+        await session.execute(
+            update(AxiomKey)
+            .where(
+                AxiomKey.id == key.id,
+                or_(AxiomKey.period != period, AxiomKey.period_queries + cost <= AxiomKey.monthly_credits),
+            )
+            .values(
+                period_queries=spent,
+                period=period,
+                total_queries=AxiomKey.total_queries + 1,
+                last_used_at=now,
+            )
+            .returning(AxiomKey.period_queries, AxiomKey.monthly_credits)
+            .execution_options(synchronize_session=False)
+        )
+    ).first()
+    if row is None:
+        raise PaymentRequired(
+            f"no credits left in billing period {period}; they renew on the first day of next month",
+            creditsRemaining=0,
+        )
+    await _count_day(session, key.id, now.date())
+    return {"keyId": key.id, "ownerName": key.owner_name, "creditsRemaining": row[1] - row[0]}
+
+
+async def _count_day(session: AsyncSession, key_id: str, day: date) -> None:
+    dialect = session.get_bind().dialect.name
+    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    stmt = insert(AxiomUsageDay).values(key_id=key_id, day=day, queries=1)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=["key_id", "day"], set_={"queries": AxiomUsageDay.queries + 1}
+    )
+    await session.execute(stmt)
+
+
+async def usage(session: AsyncSession, key: AxiomKey) -> dict[str, Any]:
+    now = utcnow()
+    period = period_of(now)
+    start, end = _period_bounds(period)
+    queries = key.period_queries if key.period == period else 0
+    days = (
+        await session.execute(
+            select(AxiomUsageDay.day, AxiomUsageDay.queries)
+            .where(AxiomUsageDay.key_id == key.id, AxiomUsageDay.day >= start, AxiomUsageDay.day <= end)
+            .order_by(AxiomUsageDay.day)
+        )
+    ).all()
+    today = sum(q for d, q in days if d == now.date())
+    return {
+        "keyId": key.id,
+        "ownerName": key.owner_name,
+        "tier": key.tier,
+        "billingPeriod": {"id": period, "start": start.isoformat(), "end": end.isoformat()},
+        "queries": queries,
+        "monthlyCredits": key.monthly_credits,
+        "creditsRemaining": max(0, key.monthly_credits - queries),
+        "queriesToday": today,
+        "totalQueries": key.total_queries,
+        "daily": [{"date": d.isoformat(), "queries": q} for d, q in days],
+        "lastUsedAt": iso(key.last_used_at),
+        "createdAt": iso(key.created_at),
+    }

@@ -1,0 +1,597 @@
+"""The legislation store: ingest (upsert) of instruments, listing, reading, Markdown and keyword search."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import uuid
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from sqlalchemy import delete, func, or_, select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.axiom.models import LegislationAmendment, LegislationDoc, LegislationSection, LegislationState
+from domain.kernel import audit, jurisdictions
+from domain.kernel.clock import utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, NotFound
+
+TYPES = ("act", "regulation", "standard", "guidance")
+DOC_STATUSES = ("in_force", "repealed", "not_yet_commenced", "superseded")
+SECTION_STATUSES = ("in_force", "repealed", "not_yet_commenced")
+INCLUDES = ("sections", "amendments")
+DOC_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{1,119}$")
+MAX_SEARCH_CANDIDATES = 5000
+
+
+class SectionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sectionId: str = Field(min_length=1, max_length=60, description="Pinpoint id such as 's 19' or 'reg 5'")
+    title: str = Field(min_length=1, max_length=500, description="The section heading")
+    content: str | None = Field(default=None, max_length=200_000)
+    depth: int = Field(default=1, ge=1, le=10)
+    parentId: str | None = Field(default=None, max_length=60)
+    order: int | None = Field(default=None, ge=0)
+    status: Literal["in_force", "repealed", "not_yet_commenced"] = "in_force"
+    amendedBy: str | None = Field(default=None, max_length=300)
+    notes: str | None = Field(default=None, max_length=10_000)
+    crossReferences: list[str] = Field(default_factory=list, max_length=200)
+
+
+class AmendmentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1, max_length=500, description="Title of the amending instrument")
+    id: str | None = Field(default=None, max_length=120)
+    commenced: date | None = None
+    description: str | None = Field(default=None, max_length=10_000)
+    sections: list[str] = Field(default_factory=list, max_length=500)
+
+
+class InstrumentIn(BaseModel):
+    """One instrument as staff ingest it (JSON)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str | None = Field(
+        default=None, description="Stable id ([a-z0-9._-]); default: jurisdiction + title slug"
+    )
+    jurisdiction: str = Field(description="AU, AU-NSW … or Cth, NSW …")
+    type: Literal["act", "regulation", "standard", "guidance"]
+    title: str = Field(
+        min_length=3, max_length=500, description="Title; for standards the name after the designation"
+    )
+    designation: str | None = Field(
+        default=None, max_length=120, description="Standards: 'AS/NZS 3000:2018', 'AS 1170.4-2007'"
+    )
+    shortTitle: str | None = Field(default=None, max_length=200)
+    year: int | None = Field(default=None, ge=1800, le=2200)
+    number: str | None = Field(default=None, max_length=40)
+    registerId: str | None = Field(default=None, max_length=60)
+    status: Literal["in_force", "repealed", "not_yet_commenced", "superseded"] = "in_force"
+    inForceDate: date | None = None
+    lastAmendedDate: date | None = None
+    repealedDate: date | None = None
+    administeredBy: str | None = Field(default=None, max_length=300)
+    url: str | None = Field(default=None, max_length=1000)
+    sections: list[SectionIn] = Field(default_factory=list, max_length=5000)
+    amendments: list[AmendmentIn] = Field(default_factory=list, max_length=1000)
+
+    @field_validator("jurisdiction")
+    @classmethod
+    def _jurisdiction(cls, v: str) -> str:
+        code = jurisdictions.lookup(v)
+        if code is None:
+            raise ValueError("must be AU, AU-<region> or an AGLC abbreviation (Cth, NSW, Vic, …)")
+        return code
+
+    @field_validator("id")
+    @classmethod
+    def _id(cls, v: str | None) -> str | None:
+        if v is not None and not DOC_ID.match(v):
+            raise ValueError("must be 2-120 characters of a-z, 0-9, '.', '_' or '-', starting alphanumeric")
+        return v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> InstrumentIn:
+        if self.type == "standard" and not self.designation:
+            raise ValueError("designation is required for a standard (e.g. 'AS/NZS 3000:2018')")
+        if self.designation:
+            from domain.axiom.citations import parse_designation
+
+            if parse_designation(self.designation) is None:
+                raise ValueError(f"designation {self.designation!r} is not a standards designation")
+        seen: set[str] = set()
+        for s in self.sections:
+            if s.sectionId in seen:
+                raise ValueError(f"section {s.sectionId!r} appears twice")
+            seen.add(s.sectionId)
+        if self.repealedDate and self.status == "in_force":
+            self.status = "repealed"
+        return self
+
+
+class IngestBody(BaseModel):
+    model_config = ConfigDict(extra="ignore")  # a file may carry source/attribution notes
+    documents: list[InstrumentIn] = Field(min_length=1, max_length=1000)
+
+
+def parse_documents(data: Any) -> list[InstrumentIn]:
+    """Validate an ingest payload: {documents: [...]}, a list, or a single instrument."""
+    if isinstance(data, list):
+        data = {"documents": data}
+    elif isinstance(data, dict) and "documents" not in data:
+        data = {"documents": [data]}
+    try:
+        return IngestBody.model_validate(data).documents
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        raise BadRequest(f"{loc}: {err['msg']}", code="validation_error", field=loc) from None
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-")
+
+
+def default_id(doc: InstrumentIn) -> str:
+    if doc.type == "standard" and doc.designation:
+        return ("std-" + _slug(doc.designation))[:120]
+    prefix = "cth" if doc.jurisdiction == "AU" else doc.jurisdiction.split("-", 1)[1].lower()
+    return f"{prefix}-{_slug(doc.title)}"[:120].rstrip("-")
+
+
+def _insert(session: AsyncSession) -> Any:
+    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+
+
+async def bump_generation(session: AsyncSession) -> None:
+    stmt = _insert(session)(LegislationState).values(id=1, generation=str(uuid.uuid4()))
+    stmt = stmt.on_conflict_do_update(index_elements=["id"], set_={"generation": stmt.excluded.generation})
+    await session.execute(stmt)
+
+
+async def generation(session: AsyncSession) -> str | None:
+    return await session.scalar(select(LegislationState.generation).where(LegislationState.id == 1))
+
+
+async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) -> dict[str, Any]:
+    """Upsert instruments (their sections and amendments are replaced). The doc row is written first
+    with INSERT … ON CONFLICT DO UPDATE, which locks it, so concurrent ingests of one id serialise."""
+    now = utcnow()
+    created: list[str] = []
+    updated: list[str] = []
+    unchanged: list[str] = []
+    for doc in docs:
+        doc_id = doc.id or default_id(doc)
+        fingerprint = hashlib.sha256(doc.model_dump_json(exclude={"id"}).encode()).hexdigest()
+        existed = (
+            await session.execute(
+                select(LegislationDoc.id, LegislationDoc.fingerprint).where(LegislationDoc.id == doc_id)
+            )
+        ).first()
+        if existed is not None and existed[1] == fingerprint:
+            unchanged.append(doc_id)  # re-ingesting the same JSON writes nothing (seeding is idempotent)
+            continue
+        values = {
+            "jurisdiction": doc.jurisdiction,
+            "type": doc.type,
+            "title": doc.title.strip(),
+            "designation": doc.designation.strip() if doc.designation else None,
+            "short_title": doc.shortTitle,
+            "year": doc.year,
+            "number": doc.number,
+            "register_id": doc.registerId,
+            "status": doc.status,
+            "in_force_date": doc.inForceDate,
+            "last_amended_date": doc.lastAmendedDate,
+            "repealed_date": doc.repealedDate,
+            "administered_by": doc.administeredBy,
+            "url": doc.url,
+            "fingerprint": fingerprint,
+            "updated_at": now,
+        }
+        stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, **values)
+        await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
+        await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
+        await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
+        session.add_all(
+            LegislationSection(
+                doc_id=doc_id,
+                section_id=s.sectionId.strip(),
+                title=s.title.strip(),
+                content=s.content,
+                depth=s.depth,
+                parent_id=s.parentId,
+                order=s.order if s.order is not None else i,
+                status=s.status,
+                amended_by=s.amendedBy,
+                notes=s.notes,
+                cross_references=s.crossReferences,
+            )
+            for i, s in enumerate(doc.sections)
+        )
+        session.add_all(
+            LegislationAmendment(
+                doc_id=doc_id,
+                amending_title=a.title,
+                amending_id=a.id,
+                commenced=a.commenced,
+                description=a.description,
+                sections=a.sections,
+            )
+            for a in doc.amendments
+        )
+        await audit.record(
+            session,
+            ctx,
+            "legislation.ingest",
+            "legislation",
+            doc_id,
+            after={
+                "id": doc_id,
+                "title": values["title"],
+                "jurisdiction": doc.jurisdiction,
+                "type": doc.type,
+                "sections": len(doc.sections),
+                "amendments": len(doc.amendments),
+            },
+        )
+        (updated if existed else created).append(doc_id)
+    await session.flush()
+    if created or updated:
+        await bump_generation(session)
+    return {
+        "created": created,
+        "updated": updated,
+        "unchanged": unchanged,
+        "count": len(created) + len(updated),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- reads
+
+
+def citation_of(doc: LegislationDoc, section_id: str | None = None) -> str:
+    if doc.type == "standard" and doc.designation:
+        base = doc.designation
+    else:
+        base = f"{doc.title} ({jurisdictions.abbreviation(doc.jurisdiction)})"
+    return f"{base} {section_id}" if section_id else base
+
+
+def in_force(doc: LegislationDoc) -> bool | None:
+    if doc.status == "repealed" or doc.repealed_date is not None:
+        return False
+    if doc.in_force_date is not None:
+        return True
+    return None
+
+
+def _d(value: date | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def section_dict(s: LegislationSection) -> dict[str, Any]:
+    return {
+        "sectionId": s.section_id,
+        "title": s.title,
+        "content": s.content,
+        "depth": s.depth,
+        "parentId": s.parent_id,
+        "order": s.order,
+        "status": s.status,
+        "amendedBy": s.amended_by,
+        "crossReferences": s.cross_references or [],
+        "notes": s.notes,
+    }
+
+
+def amendment_dict(a: LegislationAmendment) -> dict[str, Any]:
+    return {
+        "title": a.amending_title,
+        "id": a.amending_id,
+        "commenced": _d(a.commenced),
+        "description": a.description,
+        "sections": a.sections or [],
+    }
+
+
+def doc_dict(doc: LegislationDoc, *, section_count: int) -> dict[str, Any]:
+    return {
+        "id": doc.id,
+        "jurisdiction": doc.jurisdiction,
+        "jurisdictionAbbreviation": jurisdictions.abbreviation(doc.jurisdiction),
+        "type": doc.type,
+        "title": doc.title,
+        "designation": doc.designation,
+        "shortTitle": doc.short_title,
+        "year": doc.year,
+        "number": doc.number,
+        "registerId": doc.register_id,
+        "status": doc.status,
+        "inForce": in_force(doc),
+        "inForceDate": _d(doc.in_force_date),
+        "lastAmendedDate": _d(doc.last_amended_date),
+        "repealedDate": _d(doc.repealed_date),
+        "administeredBy": doc.administered_by,
+        "url": doc.url,
+        "citation": citation_of(doc),
+        "sectionCount": section_count,
+        "updatedAt": doc.updated_at.isoformat(),
+    }
+
+
+def parse_include(raw: str | None) -> set[str]:
+    if not raw:
+        return set()
+    names = {p.strip() for p in raw.split(",") if p.strip()}
+    unknown = names - set(INCLUDES)
+    if unknown:
+        raise BadRequest(
+            f"include accepts {', '.join(INCLUDES)}; unknown: {', '.join(sorted(unknown))}",
+            code="invalid_field",
+            field="include",
+        )
+    return names
+
+
+async def _attach(
+    session: AsyncSession, docs: list[LegislationDoc], include: set[str]
+) -> list[dict[str, Any]]:
+    ids = [d.id for d in docs]
+    counts = (
+        dict(
+            (
+                await session.execute(
+                    select(LegislationSection.doc_id, func.count())
+                    .where(LegislationSection.doc_id.in_(ids))
+                    .group_by(LegislationSection.doc_id)
+                )
+            ).all()
+        )
+        if ids
+        else {}
+    )
+    out = {d.id: doc_dict(d, section_count=counts.get(d.id, 0)) for d in docs}
+    if "sections" in include and ids:
+        for d in ids:
+            out[d]["sections"] = []
+        rows = await session.scalars(
+            select(LegislationSection)
+            .where(LegislationSection.doc_id.in_(ids))
+            .order_by(LegislationSection.doc_id, LegislationSection.order, LegislationSection.id)
+        )
+        for s in rows:
+            out[s.doc_id]["sections"].append(section_dict(s))
+    if "amendments" in include and ids:
+        for d in ids:
+            out[d]["amendments"] = []
+        rows_a = await session.scalars(
+            select(LegislationAmendment)
+            .where(LegislationAmendment.doc_id.in_(ids))
+            .order_by(LegislationAmendment.doc_id, LegislationAmendment.commenced, LegislationAmendment.id)
+        )
+        for a in rows_a:
+            out[a.doc_id]["amendments"].append(amendment_dict(a))
+    return [out[d] for d in ids]
+
+
+def _like(text: str) -> str:
+    return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+async def list_docs(
+    session: AsyncSession,
+    *,
+    jurisdiction: str | None,
+    type_: str | None,
+    q: str | None,
+    limit: int,
+    offset: int,
+    include: set[str],
+) -> dict[str, Any]:
+    stmt = select(LegislationDoc)
+    if jurisdiction:
+        stmt = stmt.where(LegislationDoc.jurisdiction.startswith(jurisdiction, autoescape=True))
+    if type_:
+        stmt = stmt.where(LegislationDoc.type == type_)
+    if q and q.strip():
+        for word in q.split():
+            pattern = _like(word.casefold())
+            stmt = stmt.where(
+                or_(
+                    func.lower(LegislationDoc.title).like(pattern, escape="\\"),
+                    func.lower(func.coalesce(LegislationDoc.designation, "")).like(pattern, escape="\\"),
+                    func.lower(func.coalesce(LegislationDoc.short_title, "")).like(pattern, escape="\\"),
+                )
+            )
+    total = await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
+    rows = list(
+        (
+            await session.scalars(
+                stmt.order_by(LegislationDoc.title, LegislationDoc.jurisdiction, LegislationDoc.id)
+                .limit(limit)
+                .offset(offset)
+            )
+        ).all()
+    )
+    return {
+        "legislation": await _attach(session, rows, include),
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "hasMore": offset + len(rows) < total,
+    }
+
+
+async def get_doc(
+    session: AsyncSession, doc_id: str, *, section: str | None, include: set[str]
+) -> dict[str, Any]:
+    doc = await session.get(LegislationDoc, doc_id) if DOC_ID.match(doc_id) else None
+    if doc is None:
+        raise NotFound(
+            f"legislation {doc_id!r} not found",
+            code="legislation_not_found",
+            hint="list ids with GET /api/axiom/legislation?q=<words>",
+        )
+    include = include | {"sections"}
+    data = (await _attach(session, [doc], include))[0]
+    if section is not None:
+        from domain.axiom.citations import normalise_section
+
+        wanted = normalise_section(section)
+        matched = [
+            s
+            for s in data["sections"]
+            if normalise_section(s["sectionId"]) == wanted or s["sectionId"] == section
+        ]
+        if not matched:
+            raise NotFound(
+                f"section {section!r} is not in {doc.title}",
+                code="section_not_found",
+                hint="GET the instrument without section to list its sections",
+            )
+        sid = matched[0]["sectionId"]
+        data["sections"] = [s for s in data["sections"] if s["sectionId"] == sid or s["parentId"] == sid]
+        data["citation"] = citation_of(doc, sid)
+    return {"legislation": data, "sectionCount": data["sectionCount"]}
+
+
+def to_markdown(docs: list[dict[str, Any]]) -> str:
+    parts = []
+    for d in docs:
+        lines = [f"# {d['citation'] if d['type'] != 'standard' else d['designation'] + ' ' + d['title']}", ""]
+        facts = [
+            ("Id", d["id"]),
+            ("Type", d["type"]),
+            ("Jurisdiction", f"{d['jurisdiction']} ({d['jurisdictionAbbreviation']})"),
+            ("Year", d["year"]),
+            ("Number", d["number"]),
+            ("Register id", d["registerId"]),
+            ("Status", d["status"]),
+            ("In force from", d["inForceDate"]),
+            ("Last amended", d["lastAmendedDate"]),
+            ("Repealed", d["repealedDate"]),
+            ("Source", d["url"]),
+        ]
+        lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
+        for s in d.get("sections") or []:
+            lines += ["", f"{'#' * min(6, 1 + s['depth'])} {s['sectionId']} {s['title']}"]
+            if s["status"] != "in_force":
+                lines += ["", f"*{s['status'].replace('_', ' ')}*"]
+            if s["content"]:
+                lines += ["", s["content"].strip()]
+        if d.get("amendments"):
+            lines += ["", "## Amendments", ""]
+            lines += [
+                f"- {a['title']}" + (f" (commenced {a['commenced']})" if a["commenced"] else "")
+                for a in d["amendments"]
+            ]
+        parts.append("\n".join(lines) + "\n")
+    return "\n".join(parts)
+
+
+# ------------------------------------------------------------------------------------------- search
+
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def keywords(q: str) -> list[str]:
+    return list(dict.fromkeys(w.casefold() for w in _WORD.findall(q) if len(w) >= 3))
+
+
+def keywords_or_400(q: str) -> list[str]:
+    words = keywords(q)
+    if not words:
+        raise BadRequest(
+            "q needs at least one keyword of 3 or more letters or digits", code="invalid_field", field="q"
+        )
+    return words
+
+
+def _highlight(text: str, words: list[str], width: int = 320) -> str:
+    low = text.casefold()
+    first = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
+    start = max(0, first - width // 3)
+    snippet = text[start : start + width]
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)), re.I)
+    snippet = pattern.sub(lambda m: f"**{m.group(0)}**", snippet)
+    return ("…" if start else "") + snippet + ("…" if start + width < len(text) else "")
+
+
+async def search(
+    session: AsyncSession,
+    *,
+    q: str,
+    jurisdiction: str | None,
+    type_: str | None,
+    status: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    """Keyword search over sections (heading and text) with a relevance score: 3 per keyword in the
+    section heading, 3 per keyword in the section id, 2 per keyword in the instrument title and 1 per
+    occurrence in the section text; every keyword (3+ characters) must appear somewhere."""
+    words = keywords(q)
+    if not words:
+        raise BadRequest(
+            "q needs at least one keyword of 3 or more letters or digits", code="invalid_field", field="q"
+        )
+    stmt = select(LegislationSection, LegislationDoc).join(
+        LegislationDoc, LegislationDoc.id == LegislationSection.doc_id
+    )
+    for w in words:
+        pattern = _like(w)
+        stmt = stmt.where(
+            or_(
+                func.lower(LegislationSection.title).like(pattern, escape="\\"),
+                func.lower(LegislationSection.section_id).like(pattern, escape="\\"),
+                func.lower(func.coalesce(LegislationSection.content, "")).like(pattern, escape="\\"),
+                func.lower(LegislationDoc.title).like(pattern, escape="\\"),
+                func.lower(func.coalesce(LegislationDoc.designation, "")).like(pattern, escape="\\"),
+            )
+        )
+    if jurisdiction:
+        stmt = stmt.where(LegislationDoc.jurisdiction.startswith(jurisdiction, autoescape=True))
+    if type_:
+        stmt = stmt.where(LegislationDoc.type == type_)
+    if status:
+        stmt = stmt.where(LegislationSection.status == status)
+    rows = (await session.execute(stmt.limit(MAX_SEARCH_CANDIDATES))).all()
+    scored = []
+    for sec, doc in rows:
+        title, sid, text = sec.title.casefold(), sec.section_id.casefold(), (sec.content or "").casefold()
+        doc_title = f"{doc.designation or ''} {doc.title}".casefold()
+        score = sum(3 * (w in title) + 3 * (w in sid) + 2 * (w in doc_title) + text.count(w) for w in words)
+        scored.append((score, sec, doc))
+    scored.sort(key=lambda t: (-t[0], t[2].title, t[2].jurisdiction, t[1].order))
+    page = scored[offset : offset + limit]
+    return {
+        "results": [
+            {
+                "docId": doc.id,
+                "docTitle": doc.title,
+                "designation": doc.designation,
+                "jurisdiction": doc.jurisdiction,
+                "docType": doc.type,
+                "year": doc.year,
+                "sectionId": sec.section_id,
+                "sectionTitle": sec.title,
+                "content": _highlight(sec.content, words) if sec.content else None,
+                "depth": sec.depth,
+                "status": sec.status,
+                "relevanceScore": score,
+                "crossReferences": sec.cross_references or [],
+                "citation": citation_of(doc, sec.section_id),
+                "sourceRef": doc.url,
+            }
+            for score, sec, doc in page
+        ],
+        "query": q,
+        "keywords": words,
+        "total": len(scored),
+        "limit": limit,
+        "offset": offset,
+    }

@@ -1,0 +1,25 @@
+"""`concord seed` legislation sample: real Australian instruments and standards (titles, years,
+jurisdictions, dates and section headings only) from domain/data/legislation_sample.json."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.axiom import legislation
+from domain.kernel.context import SYSTEM
+
+SAMPLE = "legislation_sample.json"
+
+
+def load_sample() -> list[legislation.InstrumentIn]:
+    raw = resources.files("domain").joinpath("data", SAMPLE).read_text(encoding="utf-8")
+    return legislation.parse_documents(json.loads(raw))
+
+
+async def seed_legislation(session: AsyncSession) -> int:
+    """Upserts every sample instrument by its stable id, so running it again changes nothing."""
+    result = await legislation.ingest(session, SYSTEM, load_sample())
+    return int(result["count"])

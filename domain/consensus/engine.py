@@ -1,0 +1,503 @@
+"""The consensus engine shared by topics and documents.
+
+A resource (topic or document) plugs in through `Resource` (who may vote, its Markdown and version, its
+event stream) and a `Policy` (how votes become an outcome). The engine owns the proposal lifecycle:
+create → votes → accepted (merged/approved) | rejected | objected | expired | superseded.
+
+Concurrency: every write first locks the resource row, then the proposal row, so all proposal
+transitions of one resource are serialised (on SQLite the writer's BEGIN IMMEDIATE does the same); a
+merge and an edit of the same section can never interleave, and the (proposal, agent) unique key makes a
+second vote impossible even if two requests race.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Protocol
+
+from sqlalchemy import func, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus import sections
+from domain.consensus.models import Proposal, ProposalVote
+from domain.kernel import audit, events
+from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel.context import SYSTEM, Context
+from domain.kernel.errors import Conflict, Forbidden, NotFound
+from domain.kernel.sqlutil import for_update
+
+VOTE_KINDS = ("approve", "reject", "object")
+
+
+class Resource(Protocol):
+    """What the engine needs from a topic or a document."""
+
+    resource_type: str
+    resource_id: str
+
+    async def lock(self, session: AsyncSession) -> None: ...
+
+    async def eligible_voters(self, session: AsyncSession) -> set[str]:
+        """Agent ids that may vote (joined, active, with a voting role); the engine drops the author."""
+        ...
+
+    async def read(self, session: AsyncSession) -> tuple[str, int]:
+        """The current Markdown and version."""
+        ...
+
+    async def write(self, session: AsyncSession, markdown: str, version: int) -> None: ...
+
+
+Hook = Callable[[AsyncSession, Context, Proposal], Awaitable[None]]
+
+
+async def _noop(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    accepted_status: str  # "merged" on topics, "approved" on documents
+    objection_pauses: bool  # documents: an objection pauses the proposal for a human
+    on_created: Hook = _noop
+    on_vote: Callable[[AsyncSession, Context, Proposal, str], Awaitable[None]] = field(
+        default=lambda s, c, p, k: _noop(s, c, p)
+    )
+    on_accepted: Hook = _noop
+
+    def outcome(self, p: Proposal, needed: int) -> str | None:
+        """The status a proposal moves to after a vote, or None while it stays open."""
+        if p.reject_count >= needed:
+            return "rejected"
+        if self.objection_pauses:
+            if p.object_count > 0:
+                return "objected"
+            return self.accepted_status if p.approve_count >= needed else None
+        # Topics: each objection has to be outweighed by one more approval.
+        return self.accepted_status if p.approve_count - p.object_count >= needed else None
+
+
+def needed_for(eligible: int) -> int:
+    return max(1, min(2, eligible))
+
+
+def stream_of(resource: Resource) -> str:
+    return events.stream_of(resource.resource_type, resource.resource_id)
+
+
+async def propose(
+    session: AsyncSession,
+    ctx: Context,
+    resource: Resource,
+    policy: Policy,
+    *,
+    section_id: str,
+    new_content: str,
+    summary: str,
+    ttl_seconds: int,
+    citations: list[str] | None = None,
+    proposal_type: str | None = None,
+) -> Proposal:
+    actor = ctx.require_actor()
+    await resource.lock(session)
+    markdown, version = await resource.read(session)
+    if sections.find(markdown, section_id) is None:
+        raise NotFound(
+            f"section {section_id} does not exist; read the sections tree for current ids",
+            code="section_not_found",
+            field="sectionId",
+        )
+    now = utcnow()
+    proposal = Proposal(
+        id=new_id(),
+        resource_type=resource.resource_type,
+        resource_id=resource.resource_id,
+        section_id=section_id,
+        author_id=actor.id,
+        author_name=actor.name,
+        new_content=new_content,
+        summary=summary,
+        citations=list(citations or []),
+        proposal_type=proposal_type,
+        base_version=version,
+        ttl_seconds=ttl_seconds,
+        status="pending",
+        created_at=now,
+        expires_at=now + timedelta(seconds=ttl_seconds),
+    )
+    session.add(proposal)
+    await session.flush()
+    await policy.on_created(session, ctx, proposal)
+    await events.append(
+        session,
+        stream_of(resource),
+        "pact.proposal.created",
+        ctx,
+        section_id=section_id,
+        data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
+    )
+    await audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
+    return proposal
+
+
+async def get_proposal(
+    session: AsyncSession, resource: Resource, proposal_id: str, *, lock: bool
+) -> Proposal:
+    pid = canonical_id(proposal_id)
+    stmt = select(Proposal).where(
+        Proposal.id == (pid or ""),
+        Proposal.resource_type == resource.resource_type,
+        Proposal.resource_id == resource.resource_id,
+    )
+    if lock:
+        stmt = stmt.with_for_update().execution_options(populate_existing=True)
+    proposal = await session.scalar(stmt) if pid else None
+    if proposal is None:
+        raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")
+    return proposal
+
+
+async def vote(
+    session: AsyncSession,
+    ctx: Context,
+    resource: Resource,
+    policy: Policy,
+    proposal_id: str,
+    kind: str,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    await resource.lock(session)
+    proposal = await get_proposal(session, resource, proposal_id, lock=True)
+    if proposal.author_id == actor.id:
+        raise Forbidden("an author cannot vote on their own proposal", code="self_vote")
+    if proposal.status != "pending":
+        raise Conflict(
+            f"proposal is {proposal.status}; only pending proposals take votes",
+            code="proposal_not_pending",
+            status=proposal.status,
+        )
+    eligible = await resource.eligible_voters(session)
+    eligible.discard(proposal.author_id)
+    if actor.id not in eligible:
+        raise Forbidden(
+            f"only agents joined to this {resource.resource_type} with a voting role may vote",
+            code="not_eligible",
+        )
+    existing = await session.scalar(
+        select(ProposalVote.kind).where(
+            ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
+        )
+    )
+    if existing:
+        raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
+    before = snapshot(proposal)
+    try:
+        async with session.begin_nested():
+            session.add(
+                ProposalVote(
+                    proposal_id=proposal.id,
+                    agent_id=actor.id,
+                    agent_name=actor.name,
+                    kind=kind,
+                    reason=reason,
+                    created_at=utcnow(),
+                )
+            )
+    except IntegrityError:
+        raise Conflict("already voted on this proposal", code="already_voted") from None
+    column = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}[kind]
+    setattr(proposal, column, getattr(proposal, column) + 1)
+    await session.flush()
+    await policy.on_vote(session, ctx, proposal, kind)
+    event_type = {
+        "approve": "pact.proposal.approved",
+        "reject": "pact.proposal.rejected",
+        "object": "pact.proposal.objected",
+    }
+    needed = needed_for(len(eligible))
+    await events.append(
+        session,
+        stream_of(resource),
+        event_type[kind],
+        ctx,
+        section_id=proposal.section_id,
+        data={
+            "proposalId": proposal.id,
+            "vote": kind,
+            "reason": reason,
+            **counts(proposal),
+            "needed": needed,
+        },
+    )
+    outcome = policy.outcome(proposal, needed)
+    if outcome == policy.accepted_status:
+        await accept(session, ctx, resource, policy, proposal, auto=False)
+    elif outcome in ("rejected", "objected"):
+        proposal.status = outcome
+        if outcome == "rejected":
+            proposal.resolved_at = utcnow()
+    await audit.record(
+        session, ctx, f"proposal.{kind}", "proposal", proposal.id, before=before, after=snapshot(proposal)
+    )
+    return {
+        "proposalId": proposal.id,
+        "vote": kind,
+        "status": proposal.status,
+        **counts(proposal),
+        "requiredApprovals": needed,
+        "remainingApprovals": max(
+            0, needed - (proposal.approve_count - (0 if policy.objection_pauses else proposal.object_count))
+        ),
+        "policy": policy.name,
+    }
+
+
+async def accept(
+    session: AsyncSession, ctx: Context, resource: Resource, policy: Policy, proposal: Proposal, *, auto: bool
+) -> None:
+    """Apply the proposal to its section, bump the version and supersede rival pending proposals."""
+    markdown, version = await resource.read(session)
+    now = utcnow()
+    if sections.find(markdown, proposal.section_id) is None:
+        # The section vanished in an earlier merge: nothing to apply to.
+        proposal.status = "superseded"
+        proposal.resolved_at = now
+        await events.append(
+            session,
+            stream_of(resource),
+            "pact.proposal.superseded",
+            ctx,
+            section_id=proposal.section_id,
+            data={"proposalId": proposal.id, "reason": "section no longer exists"},
+        )
+        return
+    new_markdown = sections.replace_body(markdown, proposal.section_id, proposal.new_content)
+    await resource.write(session, new_markdown, version + 1)
+    proposal.status = policy.accepted_status
+    proposal.resolved_at = now
+    await events.append(
+        session,
+        stream_of(resource),
+        "pact.proposal.auto-merged" if auto else "pact.proposal.merged",
+        ctx,
+        section_id=proposal.section_id,
+        data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
+    )
+    rivals = (
+        await session.scalars(
+            select(Proposal).where(
+                Proposal.resource_type == proposal.resource_type,
+                Proposal.resource_id == proposal.resource_id,
+                Proposal.section_id == proposal.section_id,
+                Proposal.status == "pending",
+                Proposal.id != proposal.id,
+            )
+        )
+    ).all()
+    for rival in rivals:
+        rival.status = "superseded"
+        rival.resolved_at = now
+        await events.append(
+            session,
+            stream_of(resource),
+            "pact.proposal.superseded",
+            ctx,
+            section_id=rival.section_id,
+            data={"proposalId": rival.id, "supersededBy": proposal.id},
+        )
+        await audit.record(
+            session,
+            ctx,
+            "proposal.supersede",
+            "proposal",
+            rival.id,
+            after={"status": "superseded", "supersededBy": proposal.id},
+        )
+    await policy.on_accepted(session, ctx, proposal)
+
+
+async def expire_due(
+    session: AsyncSession,
+    load: Callable[[AsyncSession, str, str], Awaitable[tuple[Resource, Policy] | None]],
+    *,
+    limit: int = 200,
+) -> int:
+    """TTL sweep: silence is consent after at least one approval with no rejection or objection."""
+    now = utcnow()
+    due = (
+        await session.execute(
+            select(Proposal.resource_type, Proposal.resource_id, Proposal.id)
+            .where(Proposal.status == "pending", Proposal.expires_at <= now)
+            .order_by(Proposal.expires_at)
+            .limit(limit)
+        )
+    ).all()
+    # Lock every resource concerned, in one global order, before the first change: this unit of work
+    # spans resources, and taking a resource lock after a wallet lock could deadlock with a vote.
+    loaded_by_key: dict[tuple[str, str], tuple[Resource, Policy]] = {}
+    for key in sorted({(rt, rid) for rt, rid, _pid in due}):
+        loaded = await load(session, *key)
+        if loaded is not None:
+            await loaded[0].lock(session)
+            loaded_by_key[key] = loaded
+    changed = 0
+    for resource_type, resource_id, proposal_id in due:
+        if (resource_type, resource_id) not in loaded_by_key:
+            continue
+        resource, policy = loaded_by_key[(resource_type, resource_id)]
+        proposal = await session.scalar(for_update(select(Proposal).where(Proposal.id == proposal_id)))
+        if proposal is None or proposal.status != "pending":
+            continue
+        before = snapshot(proposal)
+        if proposal.approve_count >= 1 and proposal.reject_count == 0 and proposal.object_count == 0:
+            await accept(session, SYSTEM, resource, policy, proposal, auto=True)
+        else:
+            proposal.status = "expired"
+            proposal.resolved_at = now
+            await events.append(
+                session,
+                stream_of(resource),
+                "pact.proposal.expired",
+                SYSTEM,
+                section_id=proposal.section_id,
+                data={"proposalId": proposal.id, **counts(proposal)},
+            )
+        await audit.record(
+            session,
+            SYSTEM,
+            "proposal.expire",
+            "proposal",
+            proposal.id,
+            before=before,
+            after=snapshot(proposal),
+        )
+        changed += 1
+    return changed
+
+
+async def list_proposals(
+    session: AsyncSession,
+    resource: Resource,
+    *,
+    limit: int,
+    offset: int,
+    section_id: str | None = None,
+    status: str | None = None,
+) -> dict[str, Any]:
+    conds = [Proposal.resource_type == resource.resource_type, Proposal.resource_id == resource.resource_id]
+    if section_id:
+        conds.append(Proposal.section_id == section_id)
+    if status:
+        conds.append(Proposal.status == status)
+    total = int(await session.scalar(select(func.count(Proposal.id)).where(*conds)) or 0)
+    rows = (
+        await session.scalars(
+            select(Proposal)
+            .where(*conds)
+            .order_by(Proposal.created_at.desc(), Proposal.id.desc())
+            .limit(limit)
+            .offset(offset)
+        )
+    ).all()
+    return {"proposals": [to_dict(p) for p in rows], "total": total, "limit": limit, "offset": offset}
+
+
+async def votes_of(session: AsyncSession, proposal_id: str) -> list[dict[str, Any]]:
+    rows = (
+        await session.scalars(
+            select(ProposalVote).where(ProposalVote.proposal_id == proposal_id).order_by(ProposalVote.id)
+        )
+    ).all()
+    return [
+        {
+            "agentId": v.agent_id,
+            "agentName": v.agent_name,
+            "vote": v.kind,
+            "reason": v.reason,
+            "createdAt": iso(v.created_at),
+        }
+        for v in rows
+    ]
+
+
+def counts(p: Proposal) -> dict[str, int]:
+    return {"approveCount": p.approve_count, "rejectCount": p.reject_count, "objectCount": p.object_count}
+
+
+def snapshot(p: Proposal) -> dict[str, Any]:
+    return {"id": p.id, "sectionId": p.section_id, "status": p.status, **counts(p)}
+
+
+def to_dict(p: Proposal) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "proposalId": p.id,
+        "resourceType": p.resource_type,
+        "resourceId": p.resource_id,
+        "sectionId": p.section_id,
+        "status": p.status,
+        "summary": p.summary,
+        "newContent": p.new_content,
+        "citations": p.citations or [],
+        "proposalType": p.proposal_type,
+        "baseVersion": p.base_version,
+        "authorId": p.author_id,
+        "authorName": p.author_name,
+        "ttl": p.ttl_seconds,
+        **counts(p),
+        "createdAt": iso(p.created_at),
+        "expiresAt": iso(p.expires_at),
+        "resolvedAt": iso(p.resolved_at),
+    }
+
+
+async def pending_count(session: AsyncSession, resource_type: str, resource_id: str) -> int:
+    return int(
+        await session.scalar(
+            select(func.count(Proposal.id)).where(
+                Proposal.resource_type == resource_type,
+                Proposal.resource_id == resource_id,
+                Proposal.status == "pending",
+            )
+        )
+        or 0
+    )
+
+
+async def decide_paused(
+    session: AsyncSession,
+    ctx: Context,
+    resource: Resource,
+    policy: Policy,
+    proposal_id: str,
+    *,
+    approve: bool,
+) -> Proposal:
+    """A human reviewer's decision on an objected (paused) proposal."""
+    await resource.lock(session)
+    proposal = await get_proposal(session, resource, proposal_id, lock=True)
+    if proposal.status not in ("objected", "pending"):
+        raise Conflict(f"proposal is {proposal.status}; nothing to decide", code="proposal_not_pending")
+    before = snapshot(proposal)
+    if approve:
+        await accept(session, ctx, resource, policy, proposal, auto=False)
+    else:
+        proposal.status = "rejected"
+        proposal.resolved_at = utcnow()
+        await events.append(
+            session,
+            stream_of(resource),
+            "pact.proposal.rejected",
+            ctx,
+            section_id=proposal.section_id,
+            data={"proposalId": proposal.id, "byHuman": True},
+        )
+    await audit.record(
+        session, ctx, "proposal.decide", "proposal", proposal.id, before=before, after=snapshot(proposal)
+    )
+    return proposal

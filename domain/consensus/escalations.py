@@ -1,0 +1,122 @@
+"""Escalations to human reviewers, and the background job that notifies them."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.models import Escalation
+from domain.kernel import audit, events, outbox
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.context import Context
+from domain.kernel.outbox import Job
+from domain.kernel.settings import get_settings
+
+PRIORITIES = ("low", "normal", "high", "urgent")
+
+
+async def create(
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    resource_type: str,
+    resource_id: str,
+    message: str,
+    section_id: str | None = None,
+    proposal_id: str | None = None,
+    priority: str = "normal",
+) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    esc = Escalation(
+        resource_type=resource_type,
+        resource_id=resource_id,
+        section_id=section_id,
+        proposal_id=proposal_id,
+        message=message,
+        priority=priority,
+        raised_by=actor.id,
+        raised_by_name=actor.name,
+        created_at=utcnow(),
+    )
+    session.add(esc)
+    await session.flush()
+    await events.append(
+        session,
+        events.stream_of(resource_type, resource_id),
+        "pact.escalation.created" if resource_type == "topic" else "pact.escalation.human",
+        ctx,
+        section_id=section_id,
+        data={"escalationId": esc.id, "message": message, "priority": priority, "proposalId": proposal_id},
+    )
+    await audit.record(session, ctx, "escalation.create", "escalation", esc.id, after=to_dict(esc))
+    outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})
+    return to_dict(esc)
+
+
+def to_dict(esc: Escalation) -> dict[str, Any]:
+    return {
+        "escalationId": esc.id,
+        "id": esc.id,
+        "resourceType": esc.resource_type,
+        "resourceId": esc.resource_id,
+        "sectionId": esc.section_id,
+        "proposalId": esc.proposal_id,
+        "message": esc.message,
+        "question": esc.message,
+        "priority": esc.priority,
+        "status": esc.status,
+        "raisedBy": esc.raised_by_name,
+        "delivery": {
+            "status": esc.delivery_status,
+            "attempts": esc.delivery_attempts,
+            "error": esc.delivery_error,
+            "deliveredAt": iso(esc.delivered_at),
+        },
+        "createdAt": iso(esc.created_at),
+    }
+
+
+def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "User-Agent": "Concord escalation notifier"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
+        return int(resp.status)
+
+
+async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+    esc = await session.get(Escalation, payload["escalation_id"])
+    if esc is not None and esc.delivery_status != "delivered":
+        esc.delivery_status = "failed"
+        esc.delivery_error = reason
+
+
+async def notify(session: AsyncSession, payload: dict[str, Any]) -> None:
+    """Deliver the escalation to the webhook (when configured) and put it on the reviewers' queue."""
+    esc = await session.get(Escalation, payload["escalation_id"])
+    if esc is None or esc.delivery_status == "delivered":
+        return
+    esc.delivery_attempts += 1
+    url = get_settings().escalation_webhook_url
+    if url:
+        body = {"event": "escalation.created", "escalation": to_dict(esc)}
+        try:
+            status = await asyncio.to_thread(_post_json, url, body, 10.0)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise RuntimeError(f"webhook delivery failed: {exc}") from exc
+        if not 200 <= status < 300:
+            raise RuntimeError(f"webhook answered {status}")
+    esc.delivery_status = "delivered"
+    esc.delivery_error = None
+    esc.delivered_at = utcnow()
+
+
+NOTIFY_JOB = Job("escalation.notify", notify, on_failure=mark_failed)

@@ -1,0 +1,79 @@
+"""Proposals and their votes (one table pair serves topics and documents through resource_type), and the
+questions raised to human reviewers on either."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.db import Base, JSONType, UTCDateTime
+
+
+class Proposal(Base):
+    __tablename__ = "proposals"
+    __table_args__ = (
+        Index("ix_proposals_resource_created", "resource_type", "resource_id", "created_at"),
+        Index("ix_proposals_status_expires", "status", "expires_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    author_id: Mapped[str] = mapped_column(String(36))
+    author_name: Mapped[str] = mapped_column(String(200))
+    new_content: Mapped[str] = mapped_column(Text)
+    summary: Mapped[str] = mapped_column(Text)
+    citations: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    proposal_type: Mapped[str | None] = mapped_column(String(40))
+    base_version: Mapped[int] = mapped_column(Integer, default=1)
+    ttl_seconds: Mapped[int] = mapped_column(Integer, default=300)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    approve_count: Mapped[int] = mapped_column(Integer, default=0)
+    reject_count: Mapped[int] = mapped_column(Integer, default=0)
+    object_count: Mapped[int] = mapped_column(Integer, default=0)
+    stake: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ProposalVote(Base):
+    __tablename__ = "proposal_votes"
+    __table_args__ = (UniqueConstraint("proposal_id", "agent_id", name="uq_proposal_votes_pair"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    proposal_id: Mapped[str] = mapped_column(ForeignKey("proposals.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(String(36), index=True)
+    agent_name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(10))  # approve | reject | object
+    reason: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Escalation(Base):
+    __tablename__ = "escalations"
+    __table_args__ = (Index("ix_escalations_status_created", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))  # topic | document
+    resource_id: Mapped[str] = mapped_column(String(36), index=True)
+    section_id: Mapped[str | None] = mapped_column(String(256))
+    proposal_id: Mapped[str | None] = mapped_column(String(36))
+    message: Mapped[str] = mapped_column(Text)
+    priority: Mapped[str] = mapped_column(String(16), default="normal")
+    raised_by: Mapped[str | None] = mapped_column(String(36))
+    raised_by_name: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | resolved
+    # delivery of the notification to reviewers: pending → delivered | failed
+    delivery_status: Mapped[str] = mapped_column(String(16), default="pending")
+    delivery_attempts: Mapped[int] = mapped_column(Integer, default=0)
+    delivery_error: Mapped[str | None] = mapped_column(Text)
+    delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    resolution: Mapped[str | None] = mapped_column(Text)
+    resolved_by: Mapped[str | None] = mapped_column(String(200))
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

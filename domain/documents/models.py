@@ -1,0 +1,167 @@
+"""The document API: organisations, service keys, documents, share links, comments and the agents
+working on a document (memberships, intents, constraints, salience, section locks)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.db import Base, JSONType, UTCDateTime
+
+
+class Organisation(Base):
+    __tablename__ = "organisations"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    name: Mapped[str] = mapped_column(String(200))
+    name_key: Mapped[str] = mapped_column(String(200), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ServiceKey(Base):
+    """A `svc_sk_` key of an organisation; only its SHA-256 is kept."""
+
+    __tablename__ = "service_keys"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    org_id: Mapped[str] = mapped_column(ForeignKey("organisations.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    key_prefix: Mapped[str] = mapped_column(String(20))
+    scopes: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class Document(Base):
+    __tablename__ = "documents"
+    __table_args__ = (Index("ix_documents_org_created", "org_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    org_id: Mapped[str] = mapped_column(ForeignKey("organisations.id"))
+    owner_key_id: Mapped[str] = mapped_column(String(36))
+    title: Mapped[str] = mapped_column(String(500))
+    filename: Mapped[str | None] = mapped_column(String(500))
+    kind: Mapped[str] = mapped_column(String(16))  # docx | pdf | html | markdown | text
+    media_type: Mapped[str] = mapped_column(String(120))
+    size_bytes: Mapped[int] = mapped_column(Integer, default=0)
+    sha256: Mapped[str] = mapped_column(String(64))
+    blob_path: Mapped[str] = mapped_column(String(500))
+    tags: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    status: Mapped[str] = mapped_column(String(16), default="processing")  # processing|ready|failed
+    error: Mapped[str | None] = mapped_column(Text)
+    content: Mapped[str | None] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=0)
+    conversion_ms: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class ShareLink(Base):
+    __tablename__ = "share_links"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"), index=True)
+    org_id: Mapped[str] = mapped_column(String(36))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    permission: Mapped[str] = mapped_column(String(16))
+    access_mode: Mapped[str] = mapped_column(String(24))
+    public: Mapped[bool] = mapped_column(Boolean, default=False)
+    reviewer_emails: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    allowed_domain: Mapped[str | None] = mapped_column(String(253))
+    created_by: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Comment(Base):
+    __tablename__ = "document_comments"
+    __table_args__ = (Index("ix_document_comments_doc_created", "document_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
+    org_id: Mapped[str] = mapped_column(String(36), index=True)
+    text: Mapped[str] = mapped_column(Text)
+    author: Mapped[str] = mapped_column(String(200))
+    author_key_id: Mapped[str] = mapped_column(String(36))
+    paragraph_id: Mapped[str | None] = mapped_column(String(256))
+    resolved: Mapped[bool] = mapped_column(Boolean, default=False)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    resolved_by: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DocumentAgent(Base):
+    """A service key's membership of a document (the key acts as this agent on that document)."""
+
+    __tablename__ = "document_agents"
+    __table_args__ = (Index("ix_document_agents_doc_key", "document_id", "key_id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
+    key_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(128))
+    role: Mapped[str] = mapped_column(String(16))
+    capabilities: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    invite_token: Mapped[str | None] = mapped_column(String(200))
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | left
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class DocumentIntent(Base):
+    __tablename__ = "document_intents"
+    __table_args__ = (Index("ix_document_intents_doc", "document_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(128))
+    goal: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(64), default="general")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DocumentConstraint(Base):
+    __tablename__ = "document_constraints"
+    __table_args__ = (Index("ix_document_constraints_doc", "document_id", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(128))
+    boundary: Mapped[str] = mapped_column(Text)
+    type: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DocumentSalience(Base):
+    __tablename__ = "document_salience"
+    __table_args__ = (UniqueConstraint("document_id", "section_id", "agent_id", name="uq_document_salience"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"), index=True)
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(128))
+    score: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SectionLock(Base):
+    __tablename__ = "section_locks"
+    __table_args__ = (UniqueConstraint("document_id", "section_id", name="uq_section_locks_section"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36), index=True)
+    agent_name: Mapped[str] = mapped_column(String(128))
+    ttl_seconds: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -1,0 +1,30 @@
+"""Who is acting and on behalf of which request; passed from the edge into every service call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Actor:
+    id: str
+    name: str
+    key_hash: str
+    kind: str = "agent"  # agent | service | staff | system
+
+
+@dataclass(frozen=True)
+class Context:
+    actor: Actor | None = None
+    request_id: str | None = None
+    country: str | None = None
+
+    def require_actor(self) -> Actor:
+        from domain.kernel.errors import Unauthorized
+
+        if self.actor is None:
+            raise Unauthorized("missing or invalid API key")
+        return self.actor
+
+
+SYSTEM = Context(actor=Actor(id="system", name="system", key_hash="", kind="system"))

@@ -1,0 +1,120 @@
+"""Cross-cutting tables: the audit trail, per-resource event streams, the job outbox, sweep runs and the
+double-entry token ledger."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit_entries"
+    __table_args__ = (Index("ix_audit_entries_key_order", "key_hash", "created_at", "id"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    key_hash: Mapped[str | None] = mapped_column(String(64))
+    actor_id: Mapped[str | None] = mapped_column(String(36))
+    op: Mapped[str] = mapped_column(String(80))
+    entity_type: Mapped[str] = mapped_column(String(40))
+    entity_id: Mapped[str] = mapped_column(String(80))
+    before_json: Mapped[str | None] = mapped_column(Text)
+    after_json: Mapped[str | None] = mapped_column(Text)
+    request_id: Mapped[str | None] = mapped_column(String(128))
+    ip_country: Mapped[str | None] = mapped_column(String(2))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class EventStream(Base):
+    """The last sequence number of one resource's event stream; its row lock orders the stream."""
+
+    __tablename__ = "event_streams"
+
+    stream: Mapped[str] = mapped_column(String(80), primary_key=True)
+    last_seq: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Event(Base):
+    __tablename__ = "events"
+    __table_args__ = (UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    stream: Mapped[str] = mapped_column(String(80))
+    seq: Mapped[int] = mapped_column(Integer)
+    type: Mapped[str] = mapped_column(String(80))
+    actor_id: Mapped[str | None] = mapped_column(String(36))
+    actor_name: Mapped[str | None] = mapped_column(String(200))
+    actor_kind: Mapped[str] = mapped_column(String(20), default="AiAgent")
+    section_id: Mapped[str | None] = mapped_column(String(256))
+    data: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class OutboxJob(Base):
+    """A background job recorded in the same transaction as the change that needs it."""
+
+    __tablename__ = "outbox_jobs"
+    __table_args__ = (Index("ix_outbox_jobs_status_created", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    actor: Mapped[str] = mapped_column(String(80))
+    payload: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
+    # pending → sent → done | failed
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class SweepRun(Base):
+    """One run of a scheduled sweep, kept so operators (and tests) can see who ran what, when."""
+
+    __tablename__ = "sweep_runs"
+    __table_args__ = (Index("ix_sweep_runs_name_started", "name", "started_at"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(80))
+    holder: Mapped[str] = mapped_column(String(120))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    result: Mapped[str | None] = mapped_column(Text)
+
+
+class Wallet(Base):
+    """A balance holder: an agent, a topic's bounty escrow, or the system mint (which may go negative)."""
+
+    __tablename__ = "wallets"
+    __table_args__ = (
+        CheckConstraint("balance >= 0 OR kind = 'system'", name="non_negative"),
+        Index("ix_wallets_owner", "kind", "owner_id", unique=True),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    kind: Mapped[str] = mapped_column(String(16))  # agent | escrow | system
+    owner_id: Mapped[str] = mapped_column(String(64))
+    balance: Mapped[int] = mapped_column(BigInteger, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class LedgerEntry(Base):
+    __tablename__ = "ledger_entries"
+    __table_args__ = (
+        CheckConstraint("amount > 0", name="positive"),
+        Index("ix_ledger_entries_from", "from_wallet", "id"),
+        Index("ix_ledger_entries_to", "to_wallet", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    from_wallet: Mapped[str] = mapped_column(ForeignKey("wallets.id"))
+    to_wallet: Mapped[str] = mapped_column(ForeignKey("wallets.id"))
+    amount: Mapped[int] = mapped_column(BigInteger)
+    reason: Mapped[str] = mapped_column(String(80))
+    topic_id: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

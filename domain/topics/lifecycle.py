@@ -1,0 +1,430 @@
+"""A topic's life: topic votes (proposed → open | rejected), done signals, consensus, stability.
+
+Thresholds follow the public hub (reference/pact-notes.md §3): consensus needs no pending proposal, at
+least one merged proposal, enough aligned agents (the tier's base or the number of distinct proposers of
+non-rejected proposals, whichever is more) and an aligned ratio of at least 0.90; it breaks below that,
+and a stable topic opens again below 0.80.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.models import Proposal
+from domain.kernel import audit, events
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.context import SYSTEM, Context
+from domain.kernel.errors import BadRequest, Conflict, Forbidden
+from domain.kernel.settings import get_settings
+from domain.kernel.sqlutil import for_update
+from domain.topics import bounty, economy
+from domain.topics import store as topics
+from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
+
+TIER_BASE = {"empirical": 3, "institutional": 3, "derived": 4, "contested": 5}
+CONSENSUS_RATIO = 0.90
+STABLE_BREAK_RATIO = 0.80
+
+
+async def _lock(session: AsyncSession, topic_id: str) -> Topic:
+    topic = await topics.get(session, topic_id)
+    return await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
+
+
+async def cast_topic_vote(
+    session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]
+) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    topic = await _lock(session, topic_id)
+    kind = data["vote"]
+    if topic.status != "proposed":
+        raise Conflict(
+            f"topic is {topic.status}: topic votes are taken only while it is proposed",
+            code="topic_not_proposed",
+        )
+    if await session.scalar(
+        select(TopicVote.id).where(TopicVote.topic_id == topic.id, TopicVote.agent_id == actor.id)
+    ):
+        raise Conflict("already voted on this topic", code="already_voted")
+    dependency_id = None
+    if kind == "need_info":
+        reason = (data.get("reason") or "").strip()
+        dep_title = (data.get("dependencyTitle") or "").strip()
+        if len(reason) < 10:
+            raise BadRequest(
+                "need_info needs a reason of at least 10 characters", code="invalid_field", field="reason"
+            )
+        if len(dep_title) < 3:
+            raise BadRequest(
+                "need_info needs a dependencyTitle of at least 3 characters",
+                code="invalid_field",
+                field="dependencyTitle",
+            )
+        dependency_id = await _link_dependency(
+            session, ctx, topic, dep_title, data.get("dependencyTier") or topic.tier, reason
+        )
+    session.add(
+        TopicVote(
+            topic_id=topic.id,
+            agent_id=actor.id,
+            vote=kind,
+            reason=data.get("reason"),
+            dependency_topic_id=dependency_id,
+            created_at=utcnow(),
+        )
+    )
+    await _ensure_participant(session, topic.id, actor.id)
+    await session.flush()
+    await events.append(
+        session,
+        topics.stream(topic.id),
+        f"pact.topic.vote.{kind}",
+        ctx,
+        data={"reason": data.get("reason"), "dependencyTopicId": dependency_id},
+    )
+    tally = await _tally(session, topic.id)
+    threshold = get_settings().topic_approvals_to_open
+    before = topic.status
+    if tally["approve"] >= threshold:
+        topic.status = "open"
+        await events.append(session, topics.stream(topic.id), "pact.topic.approved", ctx, data=tally)
+    elif tally["reject"] >= threshold:
+        topic.status = "rejected"
+        await events.append(session, topics.stream(topic.id), "pact.topic.rejected", ctx, data=tally)
+    topic.updated_at = utcnow()
+    await audit.record(
+        session,
+        ctx,
+        "topic.vote",
+        "topic",
+        topic.id,
+        before={"status": before},
+        after={"vote": kind, "status": topic.status, **tally},
+    )
+    return {
+        "topicId": topic.id,
+        "vote": kind,
+        "status": topic.status,
+        "tally": tally,
+        "approvalsNeeded": threshold,
+        "dependencyTopicId": dependency_id,
+    }
+
+
+async def _link_dependency(
+    session: AsyncSession, ctx: Context, topic: Topic, title: str, tier: str, reason: str
+) -> str:
+    """need_info names a prerequisite: link the existing topic of that title, or create it."""
+    if tier not in TIER_BASE:
+        raise BadRequest(
+            f"dependencyTier must be one of {', '.join(TIER_BASE)}",
+            code="invalid_field",
+            field="dependencyTier",
+        )
+    actor = ctx.require_actor()
+    key = " ".join(title.casefold().split())
+    existing = await session.scalar(select(Topic).where(Topic.title_key == key))
+    if existing is not None:
+        dep_id = existing.id
+        await economy.reward(session, actor.id, economy.NEED_INFO_LINK, "topic.need_info.link", topic.id)
+    else:
+        created = await topics.create(
+            session,
+            ctx,
+            {
+                "title": title,
+                "tier": tier,
+                "content": f'# {title}\n\nOpened as a prerequisite of "{topic.title}": {reason}\n',
+            },
+        )
+        dep_id = created["id"]
+        await economy.reward(session, actor.id, economy.NEED_INFO_NEW_TOPIC, "topic.need_info.new", topic.id)
+    if dep_id == topic.id:
+        raise BadRequest("a topic cannot depend on itself", code="invalid_field", field="dependencyTitle")
+    if not await session.scalar(
+        select(TopicDependency.id).where(
+            TopicDependency.topic_id == topic.id, TopicDependency.depends_on_id == dep_id
+        )
+    ):
+        from domain.topics import collaboration
+
+        await collaboration.refuse_cycle(session, topic.id, dep_id)
+        session.add(
+            TopicDependency(
+                topic_id=topic.id,
+                depends_on_id=dep_id,
+                relationship="assumes",
+                justification=reason,
+                created_by=actor.id,
+            )
+        )
+        await events.append(
+            session,
+            topics.stream(topic.id),
+            "pact.dependency.declared",
+            ctx,
+            data={"dependsOn": dep_id, "relationship": "assumes"},
+        )
+    return dep_id
+
+
+async def _ensure_participant(session: AsyncSession, topic_id: str, agent_id: str) -> None:
+    if not await session.scalar(
+        select(TopicParticipant.id).where(
+            TopicParticipant.topic_id == topic_id, TopicParticipant.agent_id == agent_id
+        )
+    ):
+        session.add(
+            TopicParticipant(topic_id=topic_id, agent_id=agent_id, role="collaborator", joined_at=utcnow())
+        )
+
+
+async def _tally(session: AsyncSession, topic_id: str) -> dict[str, int]:
+    rows = dict(
+        (
+            await session.execute(
+                select(TopicVote.vote, func.count())
+                .where(TopicVote.topic_id == topic_id)
+                .group_by(TopicVote.vote)
+            )
+        )
+        .tuples()
+        .all()
+    )
+    return {k: int(rows.get(k, 0)) for k in ("approve", "reject", "need_info")}
+
+
+async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+    topic = await topics.get(session, topic_id)
+    from domain.agents.models import Agent
+
+    rows = (
+        await session.execute(
+            select(TopicVote, Agent.name)
+            .join(Agent, Agent.id == TopicVote.agent_id)
+            .where(TopicVote.topic_id == topic.id)
+            .order_by(TopicVote.created_at, TopicVote.id)
+        )
+    ).all()
+    return {
+        "topicId": topic.id,
+        "status": topic.status,
+        "tally": await _tally(session, topic.id),
+        "approvalsNeeded": get_settings().topic_approvals_to_open,
+        "votes": [
+            {
+                "agentId": v.agent_id,
+                "agentName": name,
+                "vote": v.vote,
+                "reason": v.reason,
+                "dependencyTopicId": v.dependency_topic_id,
+                "createdAt": iso(v.created_at),
+            }
+            for v, name in rows
+        ],
+    }
+
+
+async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    topic = await _lock(session, topic_id)
+    row = await session.scalar(
+        select(TopicParticipant).where(
+            TopicParticipant.topic_id == topic.id,
+            TopicParticipant.agent_id == actor.id,
+            TopicParticipant.left_at.is_(None),
+        )
+    )
+    if row is None:
+        raise Forbidden("join the topic before signalling done", code="not_joined")
+    previous = row.done_status
+    row.done_status = data["status"]
+    row.done_summary = data.get("summary")
+    if data.get("assumptions") is not None:
+        row.done_assumptions = list(data["assumptions"])
+    row.done_at = utcnow()
+    await events.append(
+        session,
+        topics.stream(topic.id),
+        "pact.agent.done" if previous is None else "pact.agent.vote-changed",
+        ctx,
+        data={"status": row.done_status, "previousStatus": previous, "summary": row.done_summary},
+    )
+    if row.done_status == "aligned" and not row.aligned_rewarded:
+        row.aligned_rewarded = True  # paid once per agent and topic, however often the status flips
+        await economy.reward(session, actor.id, economy.ALIGNED_REWARD, "topic.aligned", topic.id)
+    await audit.record(
+        session,
+        ctx,
+        "topic.done",
+        "topic",
+        topic.id,
+        before={"status": previous},
+        after={"status": row.done_status, "summary": row.done_summary},
+    )
+    await session.flush()
+    await recompute(session, ctx, topic.id)
+    return {
+        "topicId": topic.id,
+        "status": row.done_status,
+        "previousStatus": previous,
+        "changed": previous != row.done_status,
+        "summary": row.done_summary,
+        "assumptions": row.done_assumptions or [],
+        "topicStatus": topic.status,
+    }
+
+
+async def _signals(session: AsyncSession, topic_id: str) -> tuple[int, int]:
+    rows = dict(
+        (
+            await session.execute(
+                select(TopicParticipant.done_status, func.count())
+                .where(
+                    TopicParticipant.topic_id == topic_id,
+                    TopicParticipant.left_at.is_(None),
+                    TopicParticipant.done_status.is_not(None),
+                )
+                .group_by(TopicParticipant.done_status)
+            )
+        )
+        .tuples()
+        .all()
+    )
+    return int(rows.get("aligned", 0)), int(rows.get("dissenting", 0))
+
+
+async def required_aligned(session: AsyncSession, topic: Topic) -> int:
+    override = get_settings().consensus_min_aligned
+    base = override or TIER_BASE.get(topic.tier, 3)
+    proposers = int(
+        await session.scalar(
+            select(func.count(func.distinct(Proposal.author_id))).where(
+                Proposal.resource_type == "topic",
+                Proposal.resource_id == topic.id,
+                Proposal.status != "rejected",
+            )
+        )
+        or 0
+    )
+    return base if override else max(base, proposers)
+
+
+async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
+    """Move the topic between open, consensus, stable and challenged as its signals now say."""
+    topic = await session.get(Topic, topic_id)
+    if topic is None or topic.status in ("proposed", "rejected"):
+        return topic.status if topic else "missing"
+    aligned, dissenting = await _signals(session, topic.id)
+    ratio = aligned / (aligned + dissenting) if aligned + dissenting else 0.0
+    by_status = dict(
+        (
+            await session.execute(
+                select(Proposal.status, func.count())
+                .where(Proposal.resource_type == "topic", Proposal.resource_id == topic.id)
+                .group_by(Proposal.status)
+            )
+        )
+        .tuples()
+        .all()
+    )
+    pending, merged = int(by_status.get("pending", 0)), int(by_status.get("merged", 0))
+    needed = await required_aligned(session, topic)
+    reached = pending == 0 and merged >= 1 and aligned >= needed and ratio >= CONSENSUS_RATIO
+    stream = topics.stream(topic.id)
+    before = topic.status
+    if topic.status in ("open", "challenged") and reached:
+        topic.status = "consensus"
+        topic.consensus_ratio = round(ratio, 4)
+        topic.consensus_voters = aligned + dissenting
+        topic.consensus_since = utcnow()
+        await events.append(
+            session,
+            stream,
+            "pact.topic.consensus-reached",
+            ctx,
+            data={"ratio": topic.consensus_ratio, "aligned": aligned, "dissenting": dissenting},
+        )
+        await bounty.pay_out(session, ctx, topic)
+    elif topic.status == "consensus" and not reached:
+        topic.status = "open"
+        topic.consensus_since = None
+        await events.append(
+            session,
+            stream,
+            "pact.consensus.broken",
+            ctx,
+            data={"ratio": round(ratio, 4), "aligned": aligned, "pending": pending},
+        )
+    elif topic.status == "stable" and (ratio < STABLE_BREAK_RATIO or pending > 0):
+        topic.status = "open"
+        topic.consensus_since = None
+        await events.append(session, stream, "pact.stable.broken", ctx, data={"ratio": round(ratio, 4)})
+        await _warn_dependants(session, ctx, topic.id)
+    if topic.status in ("consensus", "stable"):
+        topic.consensus_ratio = round(ratio, 4)
+        topic.consensus_voters = aligned + dissenting
+    if topic.status != before:
+        topic.updated_at = utcnow()
+        await audit.record(
+            session,
+            ctx,
+            "topic.status",
+            "topic",
+            topic.id,
+            before={"status": before},
+            after={"status": topic.status, "ratio": round(ratio, 4)},
+        )
+    return topic.status
+
+
+async def _warn_dependants(session: AsyncSession, ctx: Context, topic_id: str) -> None:
+    for dependant in (
+        await session.scalars(
+            select(TopicDependency.topic_id).where(TopicDependency.depends_on_id == topic_id)
+        )
+    ).all():
+        await events.append(
+            session, topics.stream(dependant), "pact.dependency.unstable", ctx, data={"dependsOn": topic_id}
+        )
+
+
+async def stabilise(session: AsyncSession) -> int:
+    """Consensus held long enough becomes stable."""
+    cutoff = utcnow() - timedelta(days=get_settings().stable_after_days)
+    # Locked (in id order): a proposal committed meanwhile may have broken consensus; PostgreSQL re-checks
+    # the condition on the locked row, so such a topic is skipped instead of being marked stable.
+    due = (
+        await session.scalars(
+            for_update(
+                select(Topic)
+                .where(Topic.status == "consensus", Topic.consensus_since <= cutoff)
+                .order_by(Topic.id)
+                .limit(200)
+            )
+        )
+    ).all()
+    for topic in due:
+        topic.status = "stable"
+        topic.updated_at = utcnow()
+        await events.append(
+            session,
+            topics.stream(topic.id),
+            "pact.topic.stable",
+            SYSTEM,
+            data={"consensusSince": iso(topic.consensus_since)},
+        )
+        await audit.record(
+            session,
+            SYSTEM,
+            "topic.status",
+            "topic",
+            topic.id,
+            before={"status": "consensus"},
+            after={"status": "stable"},
+        )
+    return len(due)

@@ -1,0 +1,132 @@
+"""Topics of the knowledge graph: participants, dependency edges, topic votes and collaboration records."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import Boolean, Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.db import Base, JSONType, UTCDateTime
+
+
+class Topic(Base):
+    __tablename__ = "topics"
+    __table_args__ = (Index("ix_topics_status_created", "status", "created_at"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    title: Mapped[str] = mapped_column(String(500))
+    title_key: Mapped[str] = mapped_column(String(500), unique=True)
+    content: Mapped[str] = mapped_column(Text)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    tier: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20), default="proposed")
+    assumptions: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    canonical_claim: Mapped[str | None] = mapped_column(Text)
+    jurisdiction: Mapped[str | None] = mapped_column(String(32), index=True)
+    authority: Mapped[str | None] = mapped_column(String(500))
+    source_ref: Mapped[str | None] = mapped_column(String(1000))
+    effective_date: Mapped[date | None] = mapped_column(Date)
+    expiry_date: Mapped[date | None] = mapped_column(Date)
+    creator_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    consensus_ratio: Mapped[float | None] = mapped_column(Float)
+    consensus_voters: Mapped[int | None] = mapped_column(Integer)
+    consensus_since: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    last_verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicParticipant(Base):
+    __tablename__ = "topic_participants"
+    __table_args__ = (UniqueConstraint("topic_id", "agent_id", name="uq_topic_participants_pair"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"), index=True)
+    role: Mapped[str] = mapped_column(String(20), default="collaborator")
+    joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    done_status: Mapped[str | None] = mapped_column(String(20))
+    done_summary: Mapped[str | None] = mapped_column(Text)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    done_assumptions: Mapped[list[str] | None] = mapped_column(JSONType)
+    aligned_rewarded: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class TopicDependency(Base):
+    __tablename__ = "topic_dependencies"
+    __table_args__ = (UniqueConstraint("topic_id", "depends_on_id", name="uq_topic_dependencies_pair"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    depends_on_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    relationship: Mapped[str] = mapped_column(String(40), default="builds_on")
+    justification: Mapped[str | None] = mapped_column(Text)
+    created_by: Mapped[str | None] = mapped_column(ForeignKey("agents.id"))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicVote(Base):
+    __tablename__ = "topic_votes"
+    __table_args__ = (UniqueConstraint("topic_id", "agent_id", name="uq_topic_votes_pair"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    vote: Mapped[str] = mapped_column(String(12))  # approve | reject | need_info
+    reason: Mapped[str | None] = mapped_column(Text)
+    dependency_topic_id: Mapped[str | None] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicIntent(Base):
+    __tablename__ = "topic_intents"
+    __table_args__ = (Index("ix_topic_intents_topic_section", "topic_id", "section_id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"))
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    goal: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(60), default="general")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicConstraint(Base):
+    __tablename__ = "topic_constraints"
+    __table_args__ = (Index("ix_topic_constraints_topic_section", "topic_id", "section_id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"))
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    boundary: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(60), default="general")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicSalience(Base):
+    __tablename__ = "topic_salience"
+    __table_args__ = (
+        UniqueConstraint("topic_id", "agent_id", "section_id", name="uq_topic_salience_triple"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    section_id: Mapped[str] = mapped_column(String(256))
+    score: Mapped[int] = mapped_column(Integer)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicVerification(Base):
+    __tablename__ = "topic_verifications"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    status: Mapped[str] = mapped_column(String(12))  # current | amended | repealed
+    notes: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

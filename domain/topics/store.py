@@ -1,0 +1,423 @@
+"""Topics: creation, listing, content, section tree, participants and events."""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+from typing import Any
+
+from sqlalchemy import func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.agents.models import Agent
+from domain.consensus import sections
+from domain.consensus.models import Proposal
+from domain.kernel import audit, events
+from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.settings import get_settings
+from domain.topics import economy
+from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
+
+TIERS = ("empirical", "institutional", "derived", "contested")
+STATUSES = ("proposed", "open", "consensus", "stable", "challenged", "rejected")
+# ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
+JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
+DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
+
+
+def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") -> str | None:
+    if value is None:
+        return None
+    value = value.strip().upper()
+    if not JURISDICTION.match(value):
+        raise BadRequest(
+            f"{field} must look like AU or AU-NSW (ISO country code, optional region code)",
+            code="invalid_field",
+            field=field,
+        )
+    return value
+
+
+def stream(topic_id: str) -> str:
+    return events.stream_of("topic", topic_id)
+
+
+async def get(session: AsyncSession, topic_id: str) -> Topic:
+    key = canonical_id(topic_id)
+    topic = await session.get(Topic, key) if key else None
+    if topic is None:
+        raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
+    return topic
+
+
+async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    title = data["title"]
+    content = data["content"]
+    jurisdiction = normalise_jurisdiction(data.get("jurisdiction"))
+    if data.get("effectiveDate") and data.get("expiryDate") and data["expiryDate"] < data["effectiveDate"]:
+        raise BadRequest("expiryDate is before effectiveDate", code="invalid_field", field="expiryDate")
+    depends_on = await _existing_dependencies(session, data.get("dependsOn") or [])
+    await _check_civic_duty(session, actor.id)
+    title_key = " ".join(title.casefold().split())
+    if await session.scalar(select(Topic.id).where(Topic.title_key == title_key)):
+        raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic")
+    now = utcnow()
+    topic = Topic(
+        id=new_id(),
+        title=title,
+        title_key=title_key,
+        content=content if content.endswith("\n") else content + "\n",
+        version=1,
+        tier=data["tier"],
+        status="proposed",
+        assumptions=list(data.get("assumptions") or []),
+        canonical_claim=data.get("canonicalClaim"),
+        jurisdiction=jurisdiction,
+        authority=data.get("authority"),
+        source_ref=data.get("sourceRef"),
+        effective_date=data.get("effectiveDate"),
+        expiry_date=data.get("expiryDate"),
+        creator_id=actor.id,
+        created_at=now,
+        updated_at=now,
+    )
+    session.add(topic)
+    try:
+        await session.flush()
+    except IntegrityError:
+        raise Conflict(f"a topic titled {title!r} already exists", code="duplicate_topic") from None
+    session.add(TopicParticipant(topic_id=topic.id, agent_id=actor.id, role="creator", joined_at=now))
+    # The creator's approval is its first topic vote, as on the public hub.
+    session.add(TopicVote(topic_id=topic.id, agent_id=actor.id, vote="approve", created_at=now))
+    for n, dep in enumerate(depends_on):
+        session.add(
+            TopicDependency(
+                topic_id=topic.id,
+                depends_on_id=dep,
+                relationship="builds_on",
+                created_by=actor.id,
+                created_at=now + timedelta(microseconds=n),  # reads list them in the order given
+            )
+        )
+    await session.flush()
+    await events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
+    await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
+    body = await to_dict(session, topic)
+    await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
+    return body
+
+
+async def _check_civic_duty(session: AsyncSession, agent_id: str) -> None:
+    """Anti-abuse (off by default): after the first topic, each new one needs N topic votes cast."""
+    duty = get_settings().civic_duty
+    if not duty:
+        return
+    created = int(await session.scalar(select(func.count(Topic.id)).where(Topic.creator_id == agent_id)) or 0)
+    cast = int(
+        await session.scalar(
+            select(func.count(TopicVote.id))
+            .join(Topic, Topic.id == TopicVote.topic_id)
+            .where(TopicVote.agent_id == agent_id, Topic.creator_id != agent_id)
+        )
+        or 0
+    )
+    if created >= 1 and cast < created * duty:
+        raise Forbidden(
+            f"civic duty: cast {created * duty - cast} more topic votes on others' topics first",
+            code="civic_duty",
+            votesNeeded=created * duty - cast,
+        )
+
+
+async def _existing_dependencies(session: AsyncSession, given: list[str]) -> list[str]:
+    """The canonical ids of `given` (order kept, repeats dropped), or 400 naming those not found."""
+    wanted = list(dict.fromkeys(canonical_id(d) or d for d in given))
+    ids = [d for d in wanted if canonical_id(d)]
+    found = set((await session.scalars(select(Topic.id).where(Topic.id.in_(ids)))).all()) if ids else set()
+    missing = [d for d in wanted if d not in found]
+    if missing:
+        raise BadRequest(
+            f"dependsOn names topics that do not exist: {', '.join(missing)}",
+            code="invalid_field",
+            field="dependsOn",
+            missing=missing,
+        )
+    return wanted
+
+
+def _audit_view(topic: Topic) -> dict[str, Any]:
+    return {
+        "id": topic.id,
+        "title": topic.title,
+        "tier": topic.tier,
+        "status": topic.status,
+        "version": topic.version,
+        "jurisdiction": topic.jurisdiction,
+    }
+
+
+async def to_dict(
+    session: AsyncSession, topic: Topic, *, counts: dict[str, int] | None = None
+) -> dict[str, Any]:
+    if counts is None:
+        counts = (await _counts(session, [topic.id])).get(topic.id, {})
+    deps = (
+        await session.scalars(
+            select(TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id == topic.id)
+            .order_by(*DEPENDENCY_ORDER)
+        )
+    ).all()
+    return render(topic, counts, list(deps))
+
+
+def _date(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
+
+async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {t: {} for t in topic_ids}
+    if not topic_ids:
+        return out
+    for tid, n in await session.execute(
+        select(TopicParticipant.topic_id, func.count())
+        .where(TopicParticipant.topic_id.in_(topic_ids), TopicParticipant.left_at.is_(None))
+        .group_by(TopicParticipant.topic_id)
+    ):
+        out[tid]["participants"] = n
+    for tid, n in await session.execute(
+        select(Proposal.resource_id, func.count())
+        .where(Proposal.resource_type == "topic", Proposal.resource_id.in_(topic_ids))
+        .group_by(Proposal.resource_id)
+    ):
+        out[tid]["proposals"] = n
+    return out
+
+
+async def list_topics(
+    session: AsyncSession,
+    *,
+    tier: str | None,
+    status: str | None,
+    jurisdiction: str | None,
+    limit: int,
+    offset: int,
+) -> dict[str, Any]:
+    conds = []
+    if tier:
+        conds.append(Topic.tier == tier)
+    if status:
+        conds.append(Topic.status == status)
+    if jurisdiction:
+        j = normalise_jurisdiction(jurisdiction)
+        conds.append(or_(Topic.jurisdiction == j, Topic.jurisdiction.like(f"{j}-%")))
+    total = int(await session.scalar(select(func.count(Topic.id)).where(*conds)) or 0)
+    rows = list(
+        (
+            await session.scalars(
+                select(Topic)
+                .where(*conds)
+                .order_by(Topic.created_at.desc(), Topic.id)
+                .limit(limit)
+                .offset(offset)
+            )
+        ).all()
+    )
+    counts = await _counts(session, [t.id for t in rows])
+    deps: dict[str, list[str]] = {t.id: [] for t in rows}
+    if rows:
+        for tid, dep in await session.execute(
+            select(TopicDependency.topic_id, TopicDependency.depends_on_id)
+            .where(TopicDependency.topic_id.in_(list(deps)))
+            .order_by(*DEPENDENCY_ORDER)
+        ):
+            deps[tid].append(dep)
+    items = [render(t, counts.get(t.id, {}), deps[t.id]) for t in rows]
+    return {"topics": items, "total": total, "limit": limit, "offset": offset}
+
+
+def render(topic: Topic, counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
+    return {
+        "id": topic.id,
+        "title": topic.title,
+        "tier": topic.tier,
+        "status": topic.status,
+        "version": topic.version,
+        "canonicalClaim": topic.canonical_claim,
+        "jurisdiction": topic.jurisdiction,
+        "authority": topic.authority,
+        "sourceRef": topic.source_ref,
+        "effectiveDate": _date(topic.effective_date),
+        "expiryDate": _date(topic.expiry_date),
+        "assumptions": topic.assumptions or [],
+        "dependsOn": deps,
+        "creatorId": topic.creator_id,
+        "consensusRatio": topic.consensus_ratio,
+        "consensusSince": iso(topic.consensus_since),
+        "lastVerifiedAt": iso(topic.last_verified_at),
+        "participantCount": counts.get("participants", 0),
+        "proposalCount": counts.get("proposals", 0),
+        "createdAt": iso(topic.created_at),
+        "updatedAt": iso(topic.updated_at),
+    }
+
+
+async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    out: dict[str, Any] = {
+        "topicId": topic.id,
+        "title": topic.title,
+        "status": topic.status,
+        "version": topic.version,
+        "content": topic.content,
+        "updatedAt": iso(topic.updated_at),
+    }
+    if resolve:
+        resolved = await _resolve_dependencies(session, topic.id)
+        parts = [topic.content.rstrip("\n")]
+        for dep in resolved:
+            parts.append(
+                f"\n---\n\n<!-- dependency topic:{dep['id']} "
+                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n" + dep["content"].rstrip("\n")
+            )
+        out["content"] = "\n".join(parts) + "\n"
+        out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
+    return out
+
+
+async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+    """Every topic this one depends on, transitively, breadth-first, each once."""
+    seen = {topic_id}
+    frontier = [topic_id]
+    out: list[dict[str, Any]] = []
+    depth = 0
+    while frontier:
+        depth += 1
+        rows = (
+            await session.execute(
+                select(TopicDependency.relationship, Topic)
+                .join(Topic, Topic.id == TopicDependency.depends_on_id)
+                .where(TopicDependency.topic_id.in_(frontier))
+                .order_by(*DEPENDENCY_ORDER)
+            )
+        ).all()
+        frontier = []
+        for relationship, dep in rows:
+            if dep.id in seen:
+                continue
+            seen.add(dep.id)
+            frontier.append(dep.id)
+            out.append(
+                {
+                    "id": dep.id,
+                    "title": dep.title,
+                    "tier": dep.tier,
+                    "status": dep.status,
+                    "relationship": relationship,
+                    "depth": depth,
+                    "version": dep.version,
+                    "content": dep.content,
+                }
+            )
+    return out
+
+
+async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    return {
+        "topicId": topic.id,
+        "version": topic.version,
+        "sections": sections.tree(topic.content, with_content=True),
+    }
+
+
+async def participants(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    rows = (
+        await session.execute(
+            select(TopicParticipant, Agent)
+            .join(Agent, Agent.id == TopicParticipant.agent_id)
+            .where(TopicParticipant.topic_id == topic.id)
+            .order_by(TopicParticipant.joined_at, TopicParticipant.id)
+        )
+    ).all()
+    return {
+        "topicId": topic.id,
+        "agents": [
+            {
+                "agentId": a.id,
+                "agentName": a.name,
+                "model": a.model,
+                "role": p.role,
+                "joinedAt": iso(p.joined_at),
+                "isActive": p.left_at is None,
+                "doneStatus": p.done_status,
+                "doneAt": iso(p.done_at),
+                "doneSummary": p.done_summary,
+            }
+            for p, a in rows
+        ],
+    }
+
+
+async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:
+    """Idempotent: the first join (or a re-join after leaving) records one event; repeats change nothing.
+
+    Both steps are single conditional statements, so concurrent joins of one agent cannot both count."""
+    actor = ctx.require_actor()
+    topic = await get(session, topic_id)
+    mine = (TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id)
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    inserted = await session.scalar(
+        dialect.insert(TopicParticipant)
+        .values(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
+        .on_conflict_do_nothing()
+        .returning(TopicParticipant.id)
+    )
+    rejoined = None
+    if inserted is None:
+        rejoined = await session.scalar(
+            update(TopicParticipant)
+            .where(*mine, TopicParticipant.left_at.is_not(None))
+            .values(left_at=None)
+            .returning(TopicParticipant.id)
+        )
+    row = (await session.execute(select(TopicParticipant).where(*mine))).scalar_one()
+    joined = inserted is not None or rejoined is not None
+    if joined:
+        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
+        await audit.record(
+            session, ctx, "topic.join", "topic", topic.id, after={"agentId": actor.id, "role": row.role}
+        )
+    return {
+        "topicId": topic.id,
+        "topicTitle": topic.title,
+        "agentId": actor.id,
+        "agentName": actor.name,
+        "role": row.role,
+        "joinedAt": iso(row.joined_at),
+        "alreadyJoined": not joined,
+    }
+
+
+async def is_participant(session: AsyncSession, topic_id: str, agent_id: str) -> bool:
+    return bool(
+        await session.scalar(
+            select(TopicParticipant.id).where(
+                TopicParticipant.topic_id == topic_id,
+                TopicParticipant.agent_id == agent_id,
+                TopicParticipant.left_at.is_(None),
+            )
+        )
+    )
+
+
+async def event_page(session: AsyncSession, topic_id: str, *, after: int, limit: int) -> dict[str, Any]:
+    topic = await get(session, topic_id)
+    page = await events.page(session, stream(topic.id), after=after, limit=limit)
+    return {"topicId": topic.id, **page}

@@ -1,0 +1,48 @@
+"""Everything the processes run besides requests, listed in one place: the background jobs (workers declare
+one Dramatiq actor per entry), the periodic sweeps (the scheduler runs them) and the reference-data seeders
+(`concord seed`). Nothing registers itself on import."""
+
+from __future__ import annotations
+
+from domain.axiom import seed as axiom_seed
+from domain.consensus import escalations
+from domain.documents import agents as document_agents
+from domain.documents import library
+from domain.documents import proposals as document_proposals
+from domain.kernel import sweeps
+from domain.kernel.outbox import Job
+from domain.kernel.seeding import Seeder
+from domain.kernel.sweeps import Sweep
+from domain.market import cart, fuel_ingest, quote_rates, scrape
+from domain.market import seed as market_seed
+from domain.market.settings import get_market_settings
+from domain.topics import consensus as topic_consensus
+from domain.topics import lifecycle as topic_lifecycle
+
+JOBS: dict[str, Job] = {
+    job.name: job
+    for job in (
+        library.CONVERT_JOB,
+        escalations.NOTIFY_JOB,
+        cart.CART_JOB,
+        scrape.SCRAPE_JOB,
+        fuel_ingest.INGEST_JOB,
+    )
+}
+
+SWEEPS: tuple[Sweep, ...] = (
+    Sweep("outbox.requeue_stale", 60, sweeps.requeue_stale_jobs),
+    Sweep("topics.expire_proposals", 5, topic_consensus.expire_proposals),
+    Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
+    Sweep("documents.expire_locks", 5, document_agents.expire_locks),
+    Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
+    Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
+    Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
+    Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),
+)
+
+SEEDERS: tuple[Seeder, ...] = (
+    Seeder("legislation", axiom_seed.seed_legislation),
+    Seeder("market.catalogue", market_seed.seed_catalogue),
+    Seeder("market.fuel", market_seed.seed_fuel),
+)

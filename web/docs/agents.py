@@ -1,0 +1,178 @@
+"""Agents on a document: /api/tap/{docId}/… with the example paths /api/pact/{docId}/… as aliases."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.documents import agents as tap
+from web.docs.auth import caller
+from web.docs.paths import doc_id, document_route
+from web.docs.schemas import (
+    ConstraintBody,
+    EscalateBody,
+    EventsQuery,
+    IntentBody,
+    JoinBody,
+    LeaveBody,
+    LockBody,
+    PollQuery,
+    SalienceBody,
+    SectionQuery,
+)
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+route = document_route(routes)
+
+
+@route(
+    "POST",
+    "/join",
+    summary="Join the document as an agent",
+    body=JoinBody,
+    status=201,
+    errors={409: "Already joined"},
+)
+async def join(request: web.Request, body: JoinBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.join(session, who, doc_id(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@route(
+    "DELETE",
+    "/leave",
+    summary="Leave the document (releases the agent's locks); the body is optional",
+    body=LeaveBody,
+    body_optional=True,
+)
+async def leave(request: web.Request, body: LeaveBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.leave(session, who, doc_id(request), body.agentId)
+    return json_response(result)
+
+
+@route("GET", "/agents", summary="Active agents on the document")
+async def agents(request: web.Request) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.agents(session, who, doc_id(request))
+    return json_response(result)
+
+
+@route("GET", "/content", summary="The document as Markdown", errors={409: "Still converting", 422: "Failed"})
+async def content(request: web.Request) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.content(session, who, doc_id(request))
+    return json_response(result)
+
+
+@route("GET", "/sections", summary="The section tree", errors={409: "Still converting", 422: "Failed"})
+async def section_tree(request: web.Request) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.section_tree(session, who, doc_id(request))
+    return json_response(result)
+
+
+@route("POST", "/intents", summary="Declare an intent on a section", body=IntentBody, status=201)
+async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.declare_intent(session, who, doc_id(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@route("GET", "/intents", summary="Intents, optionally of one section", query=SectionQuery)
+async def list_intents(request: web.Request, query: SectionQuery) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.list_intents(session, who, doc_id(request), query.sectionId)
+    return json_response(result)
+
+
+@route("POST", "/constraints", summary="Publish a constraint on a section", body=ConstraintBody, status=201)
+async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.publish_constraint(session, who, doc_id(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@route("GET", "/constraints", summary="Constraints, optionally of one section", query=SectionQuery)
+async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.list_constraints(session, who, doc_id(request), query.sectionId)
+    return json_response(result)
+
+
+@route("POST", "/salience", summary="Score a section's salience (0-10) for this agent", body=SalienceBody)
+async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.set_salience(session, who, doc_id(request), body.model_dump())
+    return json_response(result)
+
+
+@route("GET", "/salience", summary="Salience per section, aggregated across agents")
+async def salience(request: web.Request) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.salience(session, who, doc_id(request))
+    return json_response(result)
+
+
+@route(
+    "POST",
+    "/sections/{sectionId}/lock",
+    summary="Lock a section (ttlSeconds, default 300)",
+    body=LockBody,
+    body_optional=True,
+    errors={409: "Locked by another agent"},
+)
+async def lock(request: web.Request, body: LockBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.lock_section(
+            session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
+        )
+    return json_response(result)
+
+
+@route("DELETE", "/sections/{sectionId}/lock", summary="Release a section lock (holder only)")
+async def unlock(request: web.Request) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
+    return json_response(result)
+
+
+@route("POST", "/escalate", summary="Escalate to a human reviewer", body=EscalateBody, status=201)
+async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
+    who = await caller(request, "tap:write")
+    async with runtime(request).db.transaction() as session:
+        result = await tap.escalate(session, who, doc_id(request), body.model_dump())
+    return json_response(result, status=201)
+
+
+@route("GET", "/events", summary="The document's events in order, paged by after", query=EventsQuery)
+async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.event_page(session, who, doc_id(request), after=query.after, limit=query.limit)
+    return json_response(result)
+
+
+@route("GET", "/poll", summary="Changes since a cursor: {since, changes, cursor}", query=PollQuery)
+async def poll(request: web.Request, query: PollQuery) -> web.Response:
+    who = await caller(request, "tap:read")
+    async with runtime(request).db.read() as session:
+        result = await tap.poll(
+            session, who, doc_id(request), since=query.since, section_id=query.sectionId, limit=query.limit
+        )
+    return json_response(result)

@@ -1,0 +1,124 @@
+"""Share links and comments."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.documents import comments, sharing
+from web.docs.auth import caller
+from web.docs.schemas import (
+    CommentBody,
+    CommentList,
+    CommentOut,
+    CommentSearchQuery,
+    ShareLinkBody,
+    ShareLinkLookup,
+    ShareLinkOut,
+)
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope"}
+
+
+def _base_url(request: web.Request) -> str:
+    return f"{request.scheme}://{request.host}"
+
+
+@routes.route(
+    "POST",
+    "/api/documents/{id}/share-link",
+    summary="Create a share link (permission, access mode, expiry)",
+    tags=["Sharing"],
+    body=ShareLinkBody,
+    response=ShareLinkOut,
+    status=201,
+    auth="apiKey",
+    errors={**AUTH, 404: "No such document in the key's organisation"},
+    aliases=["/api/masterdocuments/{id}/share-link"],
+)
+async def create_share_link(request: web.Request, body: ShareLinkBody) -> web.Response:
+    who = await caller(request, "documents:write")
+    async with runtime(request).db.transaction() as session:
+        result = await sharing.create(
+            session, who, request.match_info["id"], body.model_dump(), base_url=_base_url(request)
+        )
+    return json_response(result, status=201)
+
+
+@routes.route(
+    "GET",
+    "/api/masterdocuments/share-link/{token}",
+    summary="Look up a share link by its token (unknown or expired: 404)",
+    tags=["Sharing"],
+    response=ShareLinkLookup,
+    auth="apiKey",
+    errors={**AUTH, 404: "Unknown or expired token"},
+    aliases=["/api/documents/share-link/{token}"],
+)
+async def lookup_share_link(request: web.Request) -> web.Response:
+    who = await caller(request, "documents:read")
+    async with runtime(request).db.read() as session:
+        result = await sharing.lookup(session, who, request.match_info["token"])
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/comments/search",
+    summary="Search comments by documentId, resolved and author",
+    tags=["Comments"],
+    query=CommentSearchQuery,
+    response=CommentList,
+    auth="apiKey",
+    errors=AUTH,
+)
+async def search_comments(request: web.Request, query: CommentSearchQuery) -> web.Response:
+    who = await caller(request, "comments:read")
+    async with runtime(request).db.read() as session:
+        result = await comments.search(
+            session,
+            who,
+            document_id=query.documentId,
+            resolved=query.resolved,
+            author=query.author,
+            page=query.page,
+            page_size=query.pageSize,
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "POST",
+    "/api/comments",
+    summary="Comment on a document (optionally on a paragraph)",
+    tags=["Comments"],
+    body=CommentBody,
+    response=CommentOut,
+    status=201,
+    auth="apiKey",
+    errors={**AUTH, 404: "No such document", 422: "paragraphId is not a section of the document"},
+)
+async def create_comment(request: web.Request, body: CommentBody) -> web.Response:
+    who = await caller(request, "comments:write")
+    async with runtime(request).db.transaction() as session:
+        result = await comments.create(session, who, body.model_dump())
+    return json_response(result, status=201)
+
+
+@routes.route(
+    "PUT",
+    "/api/comments/{id}/resolve",
+    summary="Resolve a comment (the document's owner or the comment's author only)",
+    tags=["Comments"],
+    response=CommentOut,
+    auth="apiKey",
+    errors={401: AUTH[401], 403: "Scope missing, or neither owner nor author", 404: "No such comment"},
+)
+async def resolve_comment(request: web.Request) -> web.Response:
+    who = await caller(request, "comments:write")
+    async with runtime(request).db.transaction() as session:
+        result = await comments.resolve(session, who, request.match_info["id"])
+    return json_response(result)

@@ -1,0 +1,31 @@
+"""GET /api/audit/me: the caller's own audit trail, keyset-paginated."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.kernel import audit
+from web.hub.schemas import AuditPage, AuditQuery
+from web.kernel.request import agent_context, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+
+@routes.route(
+    "GET",
+    "/api/audit/me",
+    summary="The caller's audit entries, newest first",
+    tags=["Audit"],
+    query=AuditQuery,
+    response=AuditPage,
+    auth="agentBearer",
+    errors={401: "Missing or invalid x-source-agent-key / agent bearer key"},
+)
+async def audit_me(request: web.Request, query: AuditQuery) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.read() as session:
+        result = await audit.list_for_key(
+            session, ctx.require_actor().key_hash, limit=query.limit, cursor=query.cursor
+        )
+    return json_response(result)

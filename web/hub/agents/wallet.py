@@ -1,0 +1,32 @@
+"""The caller's wallet: balance and transaction history."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.kernel import ledger
+from domain.topics import economy
+from web.hub.schemas import PageQuery
+from web.kernel.request import agent_context, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+
+@routes.route(
+    "GET",
+    "/api/pact/wallet",
+    summary="Balance and transaction history, newest first",
+    tags=["Collaboration"],
+    query=PageQuery,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key"},
+)
+async def wallet(request: web.Request, query: PageQuery) -> web.Response:
+    ctx = await agent_context(request)
+    actor = ctx.require_actor()
+    async with runtime(request).db.transaction() as session:  # may create the wallet row on first read
+        wallet_id = await economy.agent_wallet(session, actor.id)
+        history = await ledger.history(session, wallet_id, limit=query.limit, offset=query.offset)
+        balance = await ledger.balance(session, wallet_id)
+    return json_response({"agentId": actor.id, "walletId": wallet_id, "balance": balance, **history})

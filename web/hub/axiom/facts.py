@@ -1,0 +1,74 @@
+"""Axiom verified facts: topics in consensus or stable, with provenance, citations and consensus."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.axiom import facts
+from domain.kernel import jurisdictions
+from web.hub.axiom.keys import METERED, metered, page_links
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAG = "Axiom Facts"
+
+
+class FactsQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    tier: str | None = Field(default=None, description="empirical, institutional, derived or contested")
+    jurisdiction: str | None = Field(
+        default=None, max_length=16, description="Jurisdiction prefix: AU matches AU and every AU-…"
+    )
+    q: str | None = Field(
+        default=None,
+        max_length=500,
+        description='Full-text query: words (all must match), "phrases", or, -excluded',
+    )
+    limit: int = Field(default=20, ge=1, le=100)
+    offset: int = Field(default=0, ge=0)
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/facts",
+    summary="Verified facts, paginated (1 credit)",
+    tags=[TAG],
+    query=FactsQuery,
+    auth="commercialBearer",
+    errors=METERED,
+)
+async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
+    facts.check_filters(tier=query.tier, q=query.q)
+    jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
+    meter = await metered(request)
+    async with runtime(request).db.read() as session:
+        result = await facts.list_facts(
+            session,
+            tier=query.tier,
+            jurisdiction=jurisdiction,
+            q=query.q,
+            limit=query.limit,
+            offset=query.offset,
+        )
+    result["creditsRemaining"] = meter["creditsRemaining"]
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/facts/{factId}",
+    summary="One fact with provenance, citations, sections and consensus metadata (1 credit)",
+    tags=[TAG],
+    auth="commercialBearer",
+    errors={**METERED, 404: "No topic with this id has reached consensus"},
+)
+async def get_fact(request: web.Request) -> web.Response:
+    meter = await metered(request)
+    async with runtime(request).db.read() as session:
+        result = await facts.get_fact(session, request.match_info["factId"])
+    result["creditsRemaining"] = meter["creditsRemaining"]
+    return json_response(result)

@@ -1,0 +1,97 @@
+"""Axiom commercial access: key discovery and creation, usage, and the metering helper the other
+Axiom route modules use."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.axiom import citations
+from domain.axiom import keys as axiom_keys
+from web.kernel.request import client_address, context, presented_key, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAG = "Axiom Facts"
+UNAUTHORIZED = {401: "Missing or invalid commercial key (agent keys are refused)"}
+METERED = {**UNAUTHORIZED, 402: "No credits left in the current billing period"}
+
+
+class AxiomKeyBody(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    ownerName: str = Field(min_length=2, max_length=128, description="Who the key is for")
+
+
+class AxiomKeyCreated(BaseModel):
+    keyId: str
+    apiKey: str = Field(description="pact_ax_… key; shown once")
+    ownerName: str
+    tier: str
+    monthlyCredits: int
+    creditsRemaining: int
+    billingPeriod: str
+    createdAt: str
+
+
+async def metered(request: web.Request) -> dict[str, Any]:
+    """Authenticate the commercial key and spend one credit (its own small write transaction)."""
+    async with runtime(request).db.transaction() as session:
+        return await axiom_keys.meter(session, presented_key(request))
+
+
+def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:
+    """self and next links of an offset-paginated listing (same query, next offset)."""
+    params = dict(request.query)
+    self_link = f"{request.path}?{urlencode(params)}" if params else request.path
+    params["offset"] = str(offset + limit)
+    return {"self": self_link, "next": f"{request.path}?{urlencode(params)}" if has_more else None}
+
+
+def citation_index(request: web.Request) -> citations.IndexHolder:
+    extras = runtime(request).extras
+    holder = extras.get("citation_index")
+    if not isinstance(holder, citations.IndexHolder):
+        holder = extras["citation_index"] = citations.IndexHolder()
+    return holder
+
+
+@routes.route("GET", "/api/axiom/keys", summary="Discovery: pricing tiers and capabilities", tags=[TAG])
+async def discovery(request: web.Request) -> web.Response:
+    return json_response(axiom_keys.discovery())
+
+
+@routes.route(
+    "POST",
+    "/api/axiom/keys",
+    summary="Create a commercial key (pact_ax_…); returned once, stored hashed",
+    tags=[TAG],
+    body=AxiomKeyBody,
+    response=AxiomKeyCreated,
+    status=201,
+    errors={429: "Rate limit exceeded (settings.rate_limit_keys per minute per client)"},
+)
+async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
+    rt = runtime(request)
+    await rt.limits.hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
+    async with rt.db.transaction() as session:
+        result = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
+    return json_response(result, status=201)
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/usage",
+    summary="Usage of this key in the current billing period (free)",
+    tags=[TAG],
+    auth="commercialBearer",
+    errors=UNAUTHORIZED,
+)
+async def usage(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        key = await axiom_keys.authenticate(session, presented_key(request))
+        result = await axiom_keys.usage(session, key)
+    return json_response(result)

@@ -1,0 +1,163 @@
+"""Axiom legislation: listing, keyword search, one instrument, and staff ingest."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.axiom import legislation
+from domain.kernel import jurisdictions
+from domain.people import staff
+from web.hub.axiom.keys import METERED, citation_index, metered, page_links
+from web.kernel.request import context, presented_key, runtime
+from web.kernel.routing import Routes, json_response, read_json
+
+routes = Routes()
+
+TAG = "Axiom Legislation"
+
+
+class LegislationQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    jurisdiction: str | None = Field(
+        default=None, max_length=16, description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted"
+    )
+    type: Literal["act", "regulation", "standard", "guidance"] | None = None
+    q: str | None = Field(default=None, max_length=300, description="Words in the title or designation")
+    limit: int = Field(default=20, ge=1, le=100)
+    offset: int = Field(default=0, ge=0)
+    format: Literal["json", "markdown"] = "json"
+    include: str | None = Field(default=None, description="Comma-separated: sections, amendments")
+
+
+class SearchQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    q: str = Field(min_length=1, max_length=300, description="Keywords (3+ characters each; all must match)")
+    jurisdiction: str | None = Field(default=None, max_length=16, description="Jurisdiction prefix")
+    type: Literal["act", "regulation", "standard", "guidance"] | None = None
+    status: Literal["in_force", "repealed", "not_yet_commenced"] | None = Field(
+        default=None, description="Section status"
+    )
+    limit: int = Field(default=20, ge=1, le=100)
+    offset: int = Field(default=0, ge=0)
+
+
+class DocQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    section: str | None = Field(default=None, max_length=60, description="Pinpoint such as 's 19'")
+    format: Literal["json", "markdown"] = "json"
+    include: str | None = Field(default=None, description="amendments (sections are always included)")
+
+
+def _markdown(text: str, credits: int) -> web.Response:
+    return web.Response(
+        text=text,
+        content_type="text/markdown",
+        charset="utf-8",
+        headers={"X-Credits-Remaining": str(credits)},
+    )
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/legislation",
+    summary="Legislation and standards, paginated, as JSON or Markdown (1 credit)",
+    tags=[TAG],
+    query=LegislationQuery,
+    auth="commercialBearer",
+    errors=METERED,
+)
+async def list_legislation(request: web.Request, query: LegislationQuery) -> web.Response:
+    include = legislation.parse_include(query.include)
+    jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
+    meter = await metered(request)
+    async with runtime(request).db.read() as session:
+        result = await legislation.list_docs(
+            session,
+            jurisdiction=jurisdiction,
+            type_=query.type,
+            q=query.q,
+            limit=query.limit,
+            offset=query.offset,
+            include=include,
+        )
+    if query.format == "markdown":
+        return _markdown(legislation.to_markdown(result["legislation"]), meter["creditsRemaining"])
+    result["creditsRemaining"] = meter["creditsRemaining"]
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/legislation/search",
+    summary="Keyword search over section headings and text, by relevance (1 credit)",
+    tags=[TAG],
+    query=SearchQuery,
+    auth="commercialBearer",
+    errors=METERED,
+)
+async def search_legislation(request: web.Request, query: SearchQuery) -> web.Response:
+    jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
+    legislation.keywords_or_400(query.q)  # a bad query costs no credit
+    meter = await metered(request)
+    async with runtime(request).db.read() as session:
+        result = await legislation.search(
+            session,
+            q=query.q,
+            jurisdiction=jurisdiction,
+            type_=query.type,
+            status=query.status,
+            limit=query.limit,
+            offset=query.offset,
+        )
+    result["creditsRemaining"] = meter["creditsRemaining"]
+    more = query.offset + len(result["results"]) < result["total"]
+    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=more)
+    return json_response(result)
+
+
+@routes.route(
+    "POST",
+    "/api/axiom/legislation/ingest",
+    summary="Staff: ingest instruments as JSON ({documents: [...]}); upsert by id",
+    tags=[TAG],
+    status=200,
+    auth="staffBearer",
+    # The handler authenticates before it parses the body (401 before 400): the model documents it.
+    documented_body=legislation.IngestBody,
+    errors={401: "Missing or invalid staff key"},
+)
+async def ingest(request: web.Request) -> web.Response:
+    rt = runtime(request)
+    async with rt.db.read() as session:
+        actor = await staff.authenticate(session, presented_key(request))
+    docs = legislation.parse_documents(await read_json(request))
+    async with rt.db.transaction() as session:
+        result = await legislation.ingest(session, context(request, actor), docs)
+    citation_index(request).mark_stale()
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/legislation/{docId}",
+    summary="One instrument with its sections (optionally one section) (1 credit)",
+    tags=[TAG],
+    query=DocQuery,
+    auth="commercialBearer",
+    errors={**METERED, 404: "legislation_not_found or section_not_found"},
+)
+async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
+    include = legislation.parse_include(query.include)
+    meter = await metered(request)
+    async with runtime(request).db.read() as session:
+        result = await legislation.get_doc(
+            session, request.match_info["docId"], section=query.section, include=include
+        )
+    if query.format == "markdown":
+        return _markdown(legislation.to_markdown([result["legislation"]]), meter["creditsRemaining"])
+    result["creditsRemaining"] = meter["creditsRemaining"]
+    return json_response(result)

@@ -1,0 +1,54 @@
+"""Citation resolution: free and keyless (spec rules 1-8 in domain/citations.py)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from pydantic import BaseModel, ConfigDict, Field
+
+from domain.axiom import citations
+from web.hub.axiom.keys import citation_index
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+
+class ResolveQuery(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    citation: str | None = Field(
+        default=None,
+        description="Legal citation (Title Year (Jurisdiction) s 19(2)(a)) or standards designation "
+        "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
+    )
+
+
+class Resolution(BaseModel):
+    resolved: bool
+    docId: str
+    docType: str
+    sectionRef: str | None
+    canonicalTitle: str
+    verifiedRef: str
+    inForce: bool | None
+    matchTier: str
+    jurisdiction: str | None
+    source: str
+    free: bool
+
+
+@routes.route(
+    "GET",
+    "/api/axiom/resolve",
+    summary="Resolve a legal citation or standards designation to a verified document id (free)",
+    tags=["Axiom Legislation"],
+    query=ResolveQuery,
+    response=Resolution,
+    errors={
+        400: "citation missing",
+        404: "citation_not_resolved, or citation_ambiguous with candidates",
+    },
+)
+async def resolve(request: web.Request, query: ResolveQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await citations.resolve(session, citation_index(request), query.citation)
+    return json_response(result, headers={"Access-Control-Allow-Origin": "*"})

@@ -1,0 +1,110 @@
+"""Market fuel: stations near a point, cheapest, search, state summary, one station, price history."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.market import fuel
+from web.hub.market.schemas import (
+    CheapestQuery,
+    FuelHistoryQuery,
+    FuelSearchQuery,
+    FuelSummaryQuery,
+    NearMeQuery,
+)
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAGS = ["Market Fuel"]
+DEFAULT_FUEL = "U91"
+
+
+@routes.route(
+    "GET",
+    "/api/market/fuel/near-me",
+    summary="Stations within a radius, cheapest first, then nearest",
+    tags=TAGS,
+    query=NearMeQuery,
+)
+async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
+    fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
+    async with runtime(request).db.read() as session:
+        result = await fuel.near_me(
+            session,
+            latitude=query.latitude,
+            longitude=query.longitude,
+            fuel_type=fuel_type,
+            radius_km=query.radiusKm,
+            limit=query.limit,
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "GET", "/api/market/fuel/cheapest", summary="Cheapest current prices", tags=TAGS, query=CheapestQuery
+)
+async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
+    fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
+    state = fuel.state_of(query.state)
+    async with runtime(request).db.read() as session:
+        result = await fuel.cheapest(session, fuel_type=fuel_type, state=state, limit=query.limit)
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/market/fuel/search",
+    summary="Stations by state, suburb and fuel type",
+    tags=TAGS,
+    query=FuelSearchQuery,
+)
+async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
+    fuel_type = fuel.fuel_type_of(query.fuelType)
+    state = fuel.state_of(query.state)
+    async with runtime(request).db.read() as session:
+        result = await fuel.search(
+            session, fuel_type=fuel_type, state=state, suburb=query.suburb, limit=query.limit
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/market/fuel/summary",
+    summary="Minimum, maximum and average prices by state and fuel type",
+    tags=TAGS,
+    query=FuelSummaryQuery,
+)
+async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response:
+    state = fuel.state_of(query.state)
+    async with runtime(request).db.read() as session:
+        return json_response(await fuel.summary(session, state=state))
+
+
+@routes.route(
+    "GET",
+    "/api/market/fuel/history",
+    summary="Price history of a station",
+    tags=TAGS,
+    query=FuelHistoryQuery,
+    errors={404: "Station not found"},
+)
+async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response:
+    fuel_type = fuel.fuel_type_of(query.fuelType)
+    async with runtime(request).db.read() as session:
+        result = await fuel.history(session, station_id=query.stationId, fuel_type=fuel_type, days=query.days)
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/market/fuel/stations/{stationId}",
+    summary="One station with its current prices",
+    tags=TAGS,
+    errors={404: "Station not found"},
+)
+async def station(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await fuel.station(session, request.match_info["stationId"]))

@@ -1,0 +1,143 @@
+"""Market products: search, comparison, history, catalogue stats, price refresh and cart optimisation."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from domain.market import cart, catalog, scrape
+from domain.market.models import CartOptimisation
+from domain.market.settings import get_market_settings
+from web.hub.market.schemas import (
+    CartBody,
+    CartResult,
+    CompareQuery,
+    ProductHistoryQuery,
+    ProductSearchQuery,
+)
+from web.kernel.request import agent_context, client_address, context, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAGS = ["Market Products"]
+PRODUCT_404 = {404: "Product not found"}
+
+
+@routes.route(
+    "GET",
+    "/api/market/products/search",
+    summary="Search products by words",
+    tags=TAGS,
+    query=ProductSearchQuery,
+)
+async def search(request: web.Request, query: ProductSearchQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await catalog.search(session, query=query.query, category=query.category, limit=query.limit)
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/market/products/compare",
+    summary="One product across retailers (matched by EAN, then by name and pack size)",
+    tags=TAGS,
+    query=CompareQuery,
+    errors=PRODUCT_404,
+)
+async def compare(request: web.Request, query: CompareQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await catalog.compare(session, query.productId, include_delivery=query.includeDelivery)
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/market/products/history",
+    summary="Price observations of a product over the last N days",
+    tags=TAGS,
+    query=ProductHistoryQuery,
+    errors=PRODUCT_404,
+)
+async def history(request: web.Request, query: ProductHistoryQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await catalog.history(session, query.productId, days=query.days)
+    return json_response(result)
+
+
+@routes.route("GET", "/api/market/catalog/stats", summary="Catalogue statistics", tags=TAGS)
+async def stats(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await catalog.stats(session))
+
+
+@routes.route(
+    "POST",
+    "/api/market/products/{productId}/refresh",
+    summary="Queue a price scrape of the product's page",
+    tags=TAGS,
+    status=202,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
+)
+async def refresh(request: web.Request) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await scrape.request_scrape(session, ctx, request.match_info["productId"])
+    return json_response(result, status=202)
+
+
+def _cart_url(request: web.Request, cart_id: str) -> str:
+    path = f"/api/market/cart/optimise/{cart_id}"
+    base = runtime(request).settings.public_url
+    return f"{base.rstrip('/')}{path}" if base else path
+
+
+@routes.route(
+    "POST",
+    "/api/market/cart/optimise",
+    summary="Cheapest way to buy a list of items across retailers (exact MILP); 202 with `url` if "
+    "still running after a short wait",
+    tags=TAGS,
+    body=CartBody,
+    response=CartResult,
+    errors={429: "Too many cart optimisations from this client"},
+)
+async def optimise(request: web.Request, body: CartBody) -> web.Response:
+    rt = runtime(request)
+    await rt.limits.hit("cart optimise", get_market_settings().rate_limit_cart, client_address(request))
+    db = rt.db
+    async with db.transaction() as session:
+        job = await cart.create(session, context(request), body.model_dump())
+    cart_id = job.id
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + get_market_settings().cart_wait_seconds
+    while True:
+        async with db.read() as session:
+            current = await cart.get(session, cart_id)
+        if current.status != "pending" or loop.time() >= deadline:
+            break
+        await asyncio.sleep(0.05)
+    return _cart_response(request, current)
+
+
+def _cart_response(request: web.Request, current: CartOptimisation) -> web.Response:
+    url = _cart_url(request, current.id)
+    body = cart.to_dict(current, url)
+    if body["status"] == "pending":
+        return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
+    return json_response(body)
+
+
+@routes.route(
+    "GET",
+    "/api/market/cart/optimise/{cartId}",
+    summary="Result of a cart optimisation (202 while it runs)",
+    tags=TAGS,
+    errors={404: "Unknown cart optimisation"},
+)
+async def optimise_result(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        current = await cart.get(session, request.match_info["cartId"])
+    return _cart_response(request, current)

@@ -1,0 +1,117 @@
+"""Proposals on topic sections and their votes."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.topics import consensus as topic_consensus
+from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQuery, RejectBody
+from web.kernel.request import agent_context, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+AUTH = {
+    401: "Missing or invalid agent key",
+    403: "Not allowed (own proposal, not joined, topic not open)",
+    404: "Topic, section or proposal not found",
+    409: "Already voted, or the proposal is no longer pending",
+}
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/proposals",
+    summary="Proposals, newest first, with vote counts",
+    tags=["Proposals"],
+    query=ProposalListQuery,
+    errors={404: "Topic not found"},
+)
+async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(
+            await topic_consensus.list_for(
+                session, request.match_info["topicId"], limit=query.limit, offset=query.offset
+            )
+        )
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/proposals",
+    summary="Propose new content for a section",
+    tags=["Proposals"],
+    body=ProposalCreateBody,
+    status=201,
+    auth="agentBearer",
+    errors={**AUTH, 402: "Balance below the proposal stake"},
+)
+async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topic_consensus.propose(session, ctx, request.match_info["topicId"], body.model_dump())
+    return json_response(result, status=201)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/proposals/{proposalId}",
+    summary="One proposal with its votes",
+    tags=["Proposals"],
+    errors={404: "Topic or proposal not found"},
+)
+async def get_proposal(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(
+            await topic_consensus.get_one(
+                session, request.match_info["topicId"], request.match_info["proposalId"]
+            )
+        )
+
+
+async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topic_consensus.vote(
+            session, ctx, request.match_info["topicId"], request.match_info["proposalId"], kind, reason
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/proposals/{proposalId}/approve",
+    summary="Approve a proposal",
+    tags=["Proposals"],
+    auth="agentBearer",
+    errors=AUTH,
+)
+async def approve(request: web.Request) -> web.Response:
+    return await _vote(request, "approve", None)
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/proposals/{proposalId}/reject",
+    summary="Reject a proposal",
+    tags=["Proposals"],
+    body=RejectBody,
+    body_optional=True,
+    auth="agentBearer",
+    errors=AUTH,
+)
+async def reject(request: web.Request, body: RejectBody) -> web.Response:
+    return await _vote(request, "reject", body.reason)
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/proposals/{proposalId}/object",
+    summary="Object to a proposal",
+    tags=["Proposals"],
+    body=ObjectBody,
+    auth="agentBearer",
+    errors=AUTH,
+)
+async def object_(request: web.Request, body: ObjectBody) -> web.Response:
+    return await _vote(request, "object", body.reason)

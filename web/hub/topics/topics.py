@@ -1,0 +1,163 @@
+"""Topics: create, list, read, content, sections, agents, join and events."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.topics import store as topics
+from web.hub.schemas import (
+    ContentQuery,
+    EventsQuery,
+    JoinBody,
+    Topic,
+    TopicContent,
+    TopicCreateBody,
+    TopicList,
+    TopicListQuery,
+)
+from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
+from web.kernel.request import agent_context, cached_json, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+NOT_FOUND = {404: "Topic not found"}
+
+
+@routes.route(
+    "GET",
+    "/api/pact/topics",
+    summary="List topics",
+    tags=["Topics"],
+    query=TopicListQuery,
+    response=TopicList,
+)
+async def list_topics(request: web.Request, query: TopicListQuery) -> web.Response:
+    return await cached_json(
+        request,
+        ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset),
+        lambda session: topics.list_topics(
+            session,
+            tier=query.tier,
+            status=query.status,
+            jurisdiction=query.jurisdiction,
+            limit=query.limit,
+            offset=query.offset,
+        ),
+    )
+
+
+@routes.route(
+    "POST",
+    "/api/pact/topics",
+    summary="Create a topic",
+    tags=["Topics"],
+    body=TopicCreateBody,
+    response=Topic,
+    status=201,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key", 409: "A topic with this title exists"},
+)
+async def create_topic(request: web.Request, body: TopicCreateBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topics.create(session, ctx, body.model_dump())
+    return json_response(result, status=201)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/topics/{topicId}",
+    summary="One topic",
+    tags=["Topics"],
+    response=Topic,
+    errors=NOT_FOUND,
+    aliases=["/api/pact/{topicId}"],
+)
+async def get_topic(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        topic = await topics.get(session, request.match_info["topicId"])
+        result = await topics.to_dict(session, topic)
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/content",
+    summary="Current consensus content as Markdown",
+    tags=["Topics"],
+    query=ContentQuery,
+    response=TopicContent,
+    errors=NOT_FOUND,
+)
+async def get_content(request: web.Request, query: ContentQuery) -> web.Response:
+    topic_id = request.match_info["topicId"]
+    return await cached_json(
+        request,
+        ("content", topic_id, query.resolve),
+        lambda session: topics.content(session, topic_id, resolve=query.resolve),
+    )
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/sections",
+    summary="Hierarchical section tree with section ids",
+    tags=["Topics"],
+    response=SectionTree,
+    errors=NOT_FOUND,
+)
+async def get_sections(request: web.Request) -> web.Response:
+    topic_id = request.match_info["topicId"]
+    return await cached_json(
+        request, ("sections", topic_id), lambda session: topics.section_tree(session, topic_id)
+    )
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/agents",
+    summary="Agents participating in the topic",
+    tags=["Topics"],
+    response=TopicAgents,
+    errors=NOT_FOUND,
+)
+async def get_agents(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await topics.participants(session, request.match_info["topicId"])
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/events",
+    summary="Ordered events, paged by the after cursor",
+    tags=["Topics"],
+    query=EventsQuery,
+    response=EventPage,
+    errors=NOT_FOUND,
+)
+async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await topics.event_page(
+            session, request.match_info["topicId"], after=query.after, limit=query.limit
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/join",
+    summary="Join a topic (idempotent)",
+    tags=["Topics"],
+    body=JoinBody,
+    body_optional=True,
+    response=JoinResult,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key", **NOT_FOUND},
+)
+async def join(request: web.Request, body: JoinBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topics.join(session, ctx, request.match_info["topicId"])
+    return json_response(result)

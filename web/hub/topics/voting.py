@@ -1,0 +1,62 @@
+"""Topic votes and done signals."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.topics import lifecycle as topic_lifecycle
+from web.hub.topics.schemas import DoneBody, TopicVoteBody
+from web.kernel.request import agent_context, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/vote",
+    summary="Topic vote tally and individual votes",
+    tags=["Voting"],
+    errors={404: "Topic not found"},
+)
+async def get_votes(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        return json_response(await topic_lifecycle.topic_votes(session, request.match_info["topicId"]))
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/vote",
+    summary="Vote on a proposed topic",
+    tags=["Voting"],
+    body=TopicVoteBody,
+    auth="agentBearer",
+    errors={
+        401: "Missing or invalid agent key",
+        404: "Topic not found",
+        409: "Already voted, or the topic is no longer proposed",
+    },
+)
+async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topic_lifecycle.cast_topic_vote(
+            session, ctx, request.match_info["topicId"], body.model_dump()
+        )
+    return json_response(result)
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/done",
+    summary="Signal completion: aligned, dissenting or abstain",
+    tags=["Voting"],
+    body=DoneBody,
+    auth="agentBearer",
+    errors={401: "Missing or invalid agent key", 403: "Not joined", 404: "Topic not found"},
+)
+async def done(request: web.Request, body: DoneBody) -> web.Response:
+    ctx = await agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topic_lifecycle.done(session, ctx, request.match_info["topicId"], body.model_dump())
+    return json_response(result)

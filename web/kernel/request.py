@@ -1,0 +1,84 @@
+"""Reading the caller from a request: client address, country, API key and the domain Context."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Any
+
+from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.agents import registry as agents
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import Unauthorized
+from web.kernel.appkeys import AGENT_CONTEXT, REQUEST_ID, RUNTIME
+
+_COUNTRY = re.compile(r"^[A-Z]{2}$")
+
+
+def runtime(request: web.Request):  # type: ignore[no-untyped-def]
+    return request.app[RUNTIME]
+
+
+def client_address(request: web.Request) -> str:
+    header = runtime(request).settings.trusted_proxy_header
+    if header and request.headers.get(header):
+        # The trusted proxy appends the address it saw; earlier entries are client-supplied.
+        return request.headers[header].split(",")[-1].strip()
+    return request.remote or "unknown"
+
+
+def country(request: web.Request) -> str | None:
+    header = runtime(request).settings.country_header
+    value = request.headers.get(header, "").strip().upper() if header else ""
+    return value if _COUNTRY.match(value) and value != "XX" else None
+
+
+def presented_key(request: web.Request, *, extra_headers: tuple[str, ...] = ()) -> str | None:
+    """X-Api-Key wins over Authorization: Bearer (PACT rule); then any area-specific header."""
+    key = request.headers.get("X-Api-Key")
+    if key:
+        return key.strip()
+    auth = request.headers.get("Authorization", "")
+    if auth[:7].lower() == "bearer " and auth[7:].strip():
+        return auth[7:].strip()
+    for header in extra_headers:
+        if request.headers.get(header):
+            return request.headers[header].strip()
+    return None
+
+
+def context(request: web.Request, actor: Actor | None = None) -> Context:
+    return Context(actor=actor, request_id=request[REQUEST_ID], country=country(request))
+
+
+async def agent_context(request: web.Request) -> Context:
+    """The Context of the agent whose pact_sk_ key authenticates this request, or 401."""
+    cached = request.get(AGENT_CONTEXT)
+    if isinstance(cached, Context):
+        return cached
+    key = presented_key(request, extra_headers=("x-source-agent-key",))
+    if not key:
+        raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
+    async with runtime(request).db.read() as session:
+        agent = await agents.authenticate(session, key)
+    if agent is None:
+        raise Unauthorized("invalid agent key", code="unauthorized")
+    ctx = context(request, Actor(agent.id, agent.name, agent.key_hash))
+    request[AGENT_CONTEXT] = ctx
+    return ctx
+
+
+async def cached_json(
+    request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+) -> web.Response:
+    """A JSON response for an anonymous read, served from the runtime's read cache."""
+
+    async def render(session: AsyncSession) -> bytes:
+        return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
+
+    rt = runtime(request)
+    body = await rt.cache.get(key, render)
+    return web.Response(body=body, content_type="application/json")
