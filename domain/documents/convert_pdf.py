@@ -128,7 +128,10 @@ def _table(block: list[Line]) -> str:
             i = min(range(len(cols)), key=lambda k: abs(cols[k] - cell[0].x))
             row[i] = (row[i] + " " + _join(cell)).strip()
         rows.append(row)
-    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+
+    def esc(cell: str) -> str:
+        return cell.replace("|", "\\|")
+
     out = ["| " + " | ".join(esc(c) for c in rows[0]) + " |", "|" + " --- |" * len(cols)]
     out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows[1:]]
     return "\n".join(out)
@@ -183,9 +186,12 @@ def _render(lines: list[Line], body: float, levels: dict[float, int]) -> list[st
         if level is not None and re.search(r"[A-Za-z]", text):
             flush()
             blocks.append("#" * level + " " + text)
-        elif bullet or numbered:
+        elif bullet is not None:
             flush()
-            para.append(f"- {bullet.group(2)}" if bullet else f"{numbered.group(1)}. {numbered.group(2)}")
+            para.append(f"- {bullet.group(2)}")
+        elif numbered is not None:
+            flush()
+            para.append(f"{numbered.group(1)}. {numbered.group(2)}")
         else:
             gap = (prev.y - ln.y) if prev is not None else 0
             if para and (gap > ln.size * 1.9 or gap < 0):
