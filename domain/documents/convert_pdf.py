@@ -12,8 +12,9 @@ import io
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 from pypdf.errors import FileNotDecryptedError, PdfReadError
 
 from domain.documents.errors import ConversionError
@@ -66,16 +67,17 @@ def _join(runs: list[Run]) -> str:
     return " ".join(out.split())
 
 
-def _runs(page) -> list[Run]:  # type: ignore[no-untyped-def]
+def _runs(page: PageObject) -> list[Run]:
     runs: list[Run] = []
 
-    def visit(text, cm, tm, font, size):  # type: ignore[no-untyped-def]
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
+        """pypdf's text visitor: font is the font's resource dictionary, when the page names one."""
         if not text or not text.strip():
             return
         x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
         scale = abs(tm[3] or tm[0] or 1) * abs(cm[3] or cm[0] or 1)
-        name = str((font or {}).get("/BaseFont", "")) if hasattr(font, "get") else ""
+        name = str(font.get("/BaseFont", "")) if isinstance(font, dict) else ""
         for i, part in enumerate(text.split("\n")):
             if part.strip():
                 runs.append(

@@ -139,7 +139,9 @@ async def vote(
     }
 
 
-async def _load(session: AsyncSession, resource_type: str, resource_id: str):  # type: ignore[no-untyped-def]
+async def _load(
+    session: AsyncSession, resource_type: str, resource_id: str
+) -> tuple[DocumentResource, consensus.Policy] | None:
     if resource_type != "document":
         return None
     doc = await session.get(Document, resource_id)
