@@ -248,4 +248,5 @@ def test_every_job_sweep_and_seeder_of_the_domain_is_wired():
     assert all(wiring.JOBS[name] is job for name, job in declared.items())
     names = [s.name for s in wiring.SWEEPS] + [s.name for s in wiring.SEEDERS]
     assert len(names) == len(set(names)), "a sweep or seeder name is listed twice"
-    assert all(inspect.iscoroutinefunction(s.fn) for s in (*wiring.SWEEPS, *wiring.SEEDERS))
+    assert all(inspect.iscoroutinefunction(s.fn) for s in wiring.SWEEPS)
+    assert all(inspect.iscoroutinefunction(s.fn) for s in wiring.SEEDERS)
