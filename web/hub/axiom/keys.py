@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import citations
 from domain.axiom import keys as axiom_keys
-from web.kernel.request import client_address, context, presented_key, runtime
+from web.kernel.request import client_address, context, presented_key, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -19,6 +19,8 @@ routes = Routes()
 TAG = "Axiom Facts"
 UNAUTHORIZED = {401: "Missing or invalid commercial key (agent keys are refused)"}
 METERED = {**UNAUTHORIZED, 402: "No credits left in the current billing period"}
+# The process's citation index (rebuilt lazily), attached to the hub app by web/app.py.
+CITATION_INDEX = web.AppKey("citation_index", citations.IndexHolder)
 
 
 class AxiomKeyBody(BaseModel):
@@ -52,11 +54,7 @@ def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool)
 
 
 def citation_index(request: web.Request) -> citations.IndexHolder:
-    extras = runtime(request).extras
-    holder = extras.get("citation_index")
-    if not isinstance(holder, citations.IndexHolder):
-        holder = extras["citation_index"] = citations.IndexHolder()
-    return holder
+    return request.app[CITATION_INDEX]
 
 
 @routes.route("GET", "/api/axiom/keys", summary="Discovery: pricing tiers and capabilities", tags=[TAG])
@@ -76,7 +74,7 @@ async def discovery(request: web.Request) -> web.Response:
 )
 async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     rt = runtime(request)
-    await rt.limits.hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
+    await rate_limits(request).hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
     async with rt.db.transaction() as session:
         result = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
     return json_response(result, status=201)

@@ -16,7 +16,7 @@ from web.hub.market.schemas import (
     ProductHistoryQuery,
     ProductSearchQuery,
 )
-from web.kernel.request import agent_context, client_address, context, runtime
+from web.kernel.request import agent_context, client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -105,9 +105,10 @@ def _cart_url(request: web.Request, cart_id: str) -> str:
     errors={429: "Too many cart optimisations from this client"},
 )
 async def optimise(request: web.Request, body: CartBody) -> web.Response:
-    rt = runtime(request)
-    await rt.limits.hit("cart optimise", get_market_settings().rate_limit_cart, client_address(request))
-    db = rt.db
+    await rate_limits(request).hit(
+        "cart optimise", get_market_settings().rate_limit_cart, client_address(request)
+    )
+    db = runtime(request).db
     async with db.transaction() as session:
         job = await cart.create(session, context(request), body.model_dump())
     cart_id = job.id
