@@ -21,5 +21,3 @@ API: web.AppKey[Api] = web.AppKey("api")
 RATE_LIMITS = web.AppKey("rate_limits", RateLimits)
 READ_CACHE = web.AppKey("read_cache", ReadCache)
 REQUEST_ID = web.RequestKey("request_id", str)
-# The authenticated agent's Context, cached so a request looks its key up once.
-AGENT_CONTEXT = web.RequestKey("agent_context", object)

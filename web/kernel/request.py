@@ -11,11 +11,9 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.agents import registry as agents
 from domain.kernel.context import Actor, Context
-from domain.kernel.errors import Unauthorized
 from runtime.process import Runtime
-from web.kernel.appkeys import AGENT_CONTEXT, RATE_LIMITS, READ_CACHE, REQUEST_ID, RUNTIME
+from web.kernel.appkeys import RATE_LIMITS, READ_CACHE, REQUEST_ID, RUNTIME
 from web.kernel.ratelimit import RateLimits
 
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
@@ -59,23 +57,6 @@ def presented_key(request: web.Request, *, extra_headers: tuple[str, ...] = ()) 
 
 def context(request: web.Request, actor: Actor | None = None) -> Context:
     return Context(actor=actor, request_id=request[REQUEST_ID], country=country(request))
-
-
-async def agent_context(request: web.Request) -> Context:
-    """The Context of the agent whose pact_sk_ key authenticates this request, or 401."""
-    cached = request.get(AGENT_CONTEXT)
-    if isinstance(cached, Context):
-        return cached
-    key = presented_key(request, extra_headers=("x-source-agent-key",))
-    if not key:
-        raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
-    async with runtime(request).db.read() as session:
-        agent = await agents.authenticate(session, key)
-    if agent is None:
-        raise Unauthorized("invalid agent key", code="unauthorized")
-    ctx = context(request, Actor(agent.id, agent.name, agent.key_hash))
-    request[AGENT_CONTEXT] = ctx
-    return ctx
 
 
 async def cached_json(

@@ -1,9 +1,8 @@
-"""Axiom commercial access: key discovery and creation, usage, and the metering helper the other
-Axiom route modules use."""
+"""Axiom commercial access: key discovery and creation, usage, and the helpers the other Axiom route
+modules share (paging links, the app's citation index)."""
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -11,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import citations
 from domain.axiom import keys as axiom_keys
-from web.kernel.request import client_address, context, presented_key, rate_limits, runtime
+from web.hub.auth import commercial_key
+from web.kernel.access import Commercial
+from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -37,12 +38,6 @@ class AxiomKeyCreated(BaseModel):
     creditsRemaining: int
     billingPeriod: str
     createdAt: str
-
-
-async def metered(request: web.Request) -> dict[str, Any]:
-    """Authenticate the commercial key and spend one credit (its own small write transaction)."""
-    async with runtime(request).db.transaction() as session:
-        return await axiom_keys.meter(session, presented_key(request))
 
 
 def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:
@@ -85,11 +80,10 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     "/api/axiom/usage",
     summary="Usage of this key in the current billing period (free)",
     tags=[TAG],
-    auth="commercialBearer",
+    access=Commercial(metered=False),
     errors=UNAUTHORIZED,
 )
 async def usage(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
-        key = await axiom_keys.authenticate(session, presented_key(request))
-        result = await axiom_keys.usage(session, key)
+        result = await axiom_keys.usage(session, commercial_key(request))
     return json_response(result)
