@@ -123,8 +123,8 @@ async def over_http(docs: list[Doc], sample: list[Doc], queries: list[str]) -> l
 
     from domain.kernel.settings import Settings
     from migrations import upgrade_async
+    from runtime.process import Runtime
     from web.app import create_hub_app
-    from web.runtime import Runtime
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     settings = Settings(

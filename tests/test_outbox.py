@@ -132,7 +132,7 @@ async def test_job_whose_send_was_interrupted_runs_after_restart(
         assert job.status == "pending"
     assert webhook.calls == []
 
-    from web.runtime import Runtime
+    from runtime.process import Runtime
 
     restarted = await Runtime.start(runtime.settings, relay=True, scheduler=False, worker=False)
     try:
@@ -155,7 +155,7 @@ async def test_sent_jobs_lost_with_the_in_memory_broker_are_requeued_at_start(
     async with runtime.db.transaction() as session:  # marked sent, but the broker died with the message
         job = (await session.scalars(select(OutboxJob))).one()
         job.status = "sent"
-    from web.runtime import Runtime
+    from runtime.process import Runtime
 
     restarted = await Runtime.start(runtime.settings, relay=True, scheduler=False, worker=False)
     try:

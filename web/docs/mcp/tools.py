@@ -16,8 +16,8 @@ from domain.documents import agents as tap
 from domain.documents import blobs, library, proposals
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
+from runtime.process import Runtime
 from web.docs import schemas
-from web.runtime import Runtime
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)

@@ -21,9 +21,9 @@ from pydantic import BaseModel, ValidationError
 from domain.documents import servicekeys
 from domain.documents.access import Caller
 from domain.kernel.errors import DomainError
+from web.docs.auth import service_principal
 from web.docs.mcp.tools import TOOLS, Tool
-from web.kernel.appkeys import RUNTIME
-from web.kernel.request import context, presented_key
+from web.kernel.request import runtime
 from web.kernel.routing import nul_field
 
 SERVER_NAME = "concord-documents"
@@ -46,13 +46,9 @@ class Client:
 
 
 async def _client(request: web.Request) -> Client:
-    """The service key of the request (401 before anything else runs)."""
-    async with request.app[RUNTIME].db.read() as session:
-        key = await servicekeys.authenticate(session, presented_key(request))
-    caller = Caller(
-        ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name
-    )
-    return Client(caller, frozenset(key.scopes))
+    """The service key of the request (401 before anything else runs); each tool checks its own scope."""
+    found = await service_principal(request)
+    return Client(found.caller, frozenset(found.key.scopes))
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:
@@ -210,7 +206,7 @@ async def _call(
     if tool.scope not in client.scopes:
         return _tool_error("insufficient_scope", f"this key lacks the scope {tool.scope}", status=403)
     try:
-        result = await tool.handler(request.app[RUNTIME], client.caller, args)
+        result = await tool.handler(runtime(request), client.caller, args)
     except DomainError as exc:
         return _tool_error(exc.code, exc.detail, status=exc.status)
     return mt.CallToolResult(

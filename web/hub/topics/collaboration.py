@@ -6,6 +6,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.topics import bounty, collaboration
+from web.hub.auth import agent_context
 from web.hub.schemas import EscalateBody
 from web.hub.topics.schemas import (
     BountyBody,
@@ -16,7 +17,8 @@ from web.hub.topics.schemas import (
     SectionFilter,
     VerifyBody,
 )
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -50,11 +52,11 @@ async def list_intents(request: web.Request, query: SectionFilter) -> web.Respon
     tags=TAG,
     body=IntentBody,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await collaboration.declare_intent(session, ctx, _topic(request), body.model_dump())
     return json_response(result, status=201)
@@ -80,11 +82,11 @@ async def list_constraints(request: web.Request, query: SectionFilter) -> web.Re
     tags=TAG,
     body=ConstraintBody,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await collaboration.publish_constraint(session, ctx, _topic(request), body.model_dump())
     return json_response(result, status=201)
@@ -108,11 +110,11 @@ async def get_salience(request: web.Request) -> web.Response:
     summary="Set your salience score (0-10) for a section",
     tags=TAG,
     body=SalienceBody,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         return json_response(
             await collaboration.set_salience(session, ctx, _topic(request), body.model_dump())
@@ -138,11 +140,11 @@ async def get_dependencies(request: web.Request) -> web.Response:
     tags=TAG,
     body=DependencyBody,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={**WRITE, 409: "Exists already, or would create a cycle"},
 )
 async def add_dependency(request: web.Request, body: DependencyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await collaboration.add_dependency(session, ctx, _topic(request), body.model_dump())
     return json_response(result, status=201)
@@ -170,11 +172,11 @@ async def get_bounty(request: web.Request) -> web.Response:
     summary="Move tokens from your wallet into the topic's escrow",
     tags=TAG,
     body=BountyBody,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
 )
 async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         return json_response(await bounty.fund(session, ctx, _topic(request), body.amount))
 
@@ -186,11 +188,11 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     tags=TAG,
     body=EscalateBody,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
 )
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await collaboration.escalate(session, ctx, _topic(request), body.model_dump())
     return json_response(result, status=201)
@@ -202,10 +204,10 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     summary="Record a verification: current, amended or repealed",
     tags=TAG,
     body=VerifyBody,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def verify(request: web.Request, body: VerifyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         return json_response(await collaboration.verify(session, ctx, _topic(request), body.model_dump()))
