@@ -49,5 +49,6 @@ def apply() -> str | None:
     if not clock.shift:
         return None
     hours = clock.shift.total_seconds() / 3600
-    now = clock.now().isoformat(timespec="seconds")
-    return f"clock: shifted {hours:+.2f} h, now {now} ({ENV}={spec!r}); TZ={os.environ.get('TZ', 'unset')}"
+    start = clock.now().isoformat(timespec="seconds")
+    zone = os.environ.get("TZ", "unset")
+    return f"clock: shifted {hours:+.2f} h, run started at {start} ({ENV}={spec!r}); TZ={zone}"

@@ -74,8 +74,9 @@ from tests import clock_shift  # noqa: E402
 CLOCK_NOTE = clock_shift.apply()  # CONCORD_TEST_CLOCK: the whole run at another hour (tests/README.md)
 
 
-def pytest_report_header() -> list[str]:
-    return [CLOCK_NOTE] if CLOCK_NOTE else []
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if CLOCK_NOTE:
+        terminalreporter.write_line(CLOCK_NOTE)
 
 
 @pytest.fixture
