@@ -76,9 +76,9 @@ def fuelwatch_day() -> date:
     return (utcnow().astimezone(PERTH) - timedelta(hours=6)).date()
 
 
-def wa_feed(day: date, kwinana: str = "171.9", perth: str = "168.5") -> bytes:
+def wa_feed(day: date, perth: str = "168.5") -> bytes:
     items = [
-        (kwinana, "Kwinana Fuel Stop", "KWINANA BEACH", "1 Beach Rd", "-32.23", "115.77"),
+        ("171.9", "Kwinana Fuel Stop", "KWINANA BEACH", "1 Beach Rd", "-32.23", "115.77"),
         (perth, "Perth Central Fuel", "PERTH", "100 Hay St", "-31.95", "115.86"),
         ("165.0", "Nowhere Fuel", "NOWHERE", "0 Nil Rd", "", ""),
         ("cheap", "Bad Price Fuel", "PERTH", "2 Hay St", "-31.95", "115.86"),
