@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import update
+
+from domain.kernel.clock import utcnow
 
 
 async def axiom_key(hub: Any, owner: str = "Acme Research") -> dict[str, Any]:
@@ -59,7 +60,7 @@ async def make_fact(
                 status=status,
                 consensus_ratio=1.0,
                 consensus_voters=3,
-                consensus_since=datetime.now(UTC),
+                consensus_since=utcnow(),
             )
         )
     return topic_id

@@ -67,7 +67,24 @@ if REDIS_URL:
 else:
     os.environ.pop("CONCORD_REDIS_URL", None)
 
+from domain.kernel import clock as wall  # noqa: E402
 from domain.kernel.settings import Settings, get_settings  # noqa: E402
+from tests import clock_shift  # noqa: E402
+
+CLOCK_NOTE = clock_shift.apply()  # CONCORD_TEST_CLOCK: the whole run at another hour (tests/README.md)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if CLOCK_NOTE:
+        terminalreporter.write_line(CLOCK_NOTE)
+
+
+@pytest.fixture
+def clock() -> Iterator[wall.Clock]:
+    """The process's wall clock; a test moves it with clock.advance(), and it is put back afterwards."""
+    shift = wall.clock.shift
+    yield wall.clock
+    wall.clock.shift = shift
 
 
 @pytest.fixture(scope="session", autouse=True)

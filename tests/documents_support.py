@@ -1,5 +1,6 @@
 """Helpers for the document API tests: service keys made the way the operator makes them, uploads,
-and the shared fixture folder (../shared/fixtures/documents beside the repository)."""
+and the shared fixture folder (../shared/fixtures/documents beside the repository). Documents the tests
+build themselves are in tests/built_documents.py."""
 
 from __future__ import annotations
 
@@ -15,9 +16,13 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / 
 ALL_SCOPES = "documents:read,documents:write,comments:read,comments:write,tap:read,tap:write"
 
 
-def fixture_path(name: str) -> Path:
+def fixture_path(name: str = "") -> Path:
+    """A shared fixture (the folder when no name is given); skips the test, saying why, when absent."""
     if not FIXTURES.is_dir():
-        pytest.skip(f"shared fixtures not found at {FIXTURES} (clone the repo beside shared/)")
+        pytest.skip(
+            f"shared fixtures not found at {FIXTURES} (they come with ../shared beside the repository; "
+            "the documents the tests build are converted either way)"
+        )
     return FIXTURES / name
 
 

@@ -3,11 +3,10 @@ and full-text search (PostgreSQL full-text or SQLite FTS5)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from sqlalchemy import update
 
 from domain.consensus.models import Proposal
+from domain.kernel.clock import utcnow
 from domain.topics.models import Topic
 from tests.axiom_helpers import axiom_key, make_fact
 
@@ -75,7 +74,7 @@ async def test_fact_has_provenance_citations_and_consensus(hub, runtime, registe
                 summary="cite the Act",
                 citations=["Work Health and Safety Act 2011 (Cth) s 19"],
                 status="merged",
-                expires_at=datetime.now(UTC),
+                expires_at=utcnow(),
             )
         )
     resp = await hub.get(f"/api/axiom/facts/{fact_id}", headers=key["headers"])

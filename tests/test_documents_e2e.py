@@ -1,6 +1,6 @@
-"""End to end, as a new user would: keys from the command line, upload every shared fixture, wait for
-ready, read content and sections, join with two agents, propose, vote, lock, escalate, download the
-DOCX and open it with python-docx."""
+"""End to end, as a new user would: keys from the command line, upload documents (the ones the tests
+build, and every shared fixture), wait for ready, read content and sections, join with two agents,
+propose, vote, lock, escalate, download the DOCX and open it with python-docx."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import asyncio
 import io
 
 import docx
-import pytest
 
-from tests.documents_support import FIXTURES, upload, wait_status
+from tests import built_documents as built
+from tests.documents_support import fixture_path, upload, wait_status
 
 
 async def _cli_key(capsys, name: str) -> dict:
@@ -30,14 +30,21 @@ def _first_section(tree: list[dict]) -> dict | None:
     return (headed or tree or [None])[0]
 
 
-@pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"shared fixtures not found at {FIXTURES}")
-async def test_agent_journey_over_every_fixture(docs, runtime, capsys):
+async def test_agent_journey_over_built_documents(docs, runtime, capsys):
+    await _journey(docs, capsys, {"budget.docx": built.docx_bytes(), "annual-report.pdf": built.pdf_bytes()})
+
+
+async def test_agent_journey_over_every_shared_fixture(docs, runtime, capsys):
+    folder = fixture_path()
+    files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    assert len(files) >= 10
+    await _journey(docs, capsys, files)
+
+
+async def _journey(docs, capsys, files: dict[str, bytes]) -> None:
     alice = await _cli_key(capsys, "alice-key")
     bob = await _cli_key(capsys, "bob-key")
-    names = sorted(p.name for p in FIXTURES.iterdir() if p.is_file())
-    assert len(names) >= 10
-    for name in names:
-        data = (FIXTURES / name).read_bytes()
+    for name, data in files.items():
         resp = await upload(docs, alice, data, name, tags="e2e")
         assert resp.status == 202, (name, await resp.text())
         doc = await wait_status(docs, alice, (await resp.json())["id"], "ready")
@@ -118,5 +125,5 @@ async def test_agent_journey_over_every_fixture(docs, runtime, capsys):
 
     resp = await docs.get("/api/documents?tag=e2e&pageSize=100", headers=alice["headers"])
     listing = await resp.json()
-    assert listing["total"] == len(names)
+    assert listing["total"] == len(files)
     assert {d["status"] for d in listing["data"]} == {"ready"}

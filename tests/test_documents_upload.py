@@ -1,14 +1,97 @@
-"""Upload, type detection, conversion of every shared fixture, list, metadata and DOCX download."""
+"""Upload, type detection, conversion of documents the tests build and of every shared fixture, list,
+metadata and DOCX download."""
 
 from __future__ import annotations
 
 import io
+import re
 import zipfile
+from pathlib import Path
 
 import docx
 import pytest
 
+from tests import built_documents as built
 from tests.documents_support import content, fixture_path, make_key, upload, upload_ready, wait_status
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _sections(tree: list[dict]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for node in tree:
+        out.append((node["sectionId"], node["title"]))
+        out.extend(_sections(node["children"]))
+    return out
+
+
+def _table(rows: list[tuple[str, ...]]) -> list[str]:
+    """The Markdown lines of a table: header row, separator, body rows."""
+    lines = ["| " + " | ".join(row) + " |" for row in rows]
+    return [lines[0], "|" + " --- |" * len(rows[0]), *lines[1:]]
+
+
+async def test_built_docx_converts_with_its_structure(docs, runtime):
+    key = await make_key(runtime)
+    # The type comes from the bytes, not the name.
+    doc = await upload_ready(docs, key, built.docx_bytes(), "upload.bin")
+    assert doc["format"] == "docx"
+    md = await content(docs, key, doc["id"])
+    lines = md.splitlines()
+    assert [ln for ln in lines if ln.startswith("#")] == [
+        "# Budget summary",
+        "## Priorities",
+        "## Costs",
+        "## Site plan",
+    ]
+    assert f"[finance policy]({built.LINK})" in md
+    assert [ln for ln in lines if ln.startswith("- ")] == [f"- {b}" for b in built.BULLETS]
+    numbered = [f"{n}. {step}" for n, step in enumerate(built.STEPS, 1)]
+    assert [ln for ln in lines if re.match(r"\d+\. ", ln)] == numbered
+    assert [ln for ln in lines if ln.startswith("|")] == _table(built.COSTS)
+    assert re.search(rf"!\[{built.IMAGE_ALT}\]\(media/image1\.png\)", md), md
+    assert "[^1]" in md
+    assert f"[^1]: {built.FOOTNOTE}" in md
+    assert "base64" not in md
+    resp = await docs.get(f"/api/tap/{doc['id']}/sections", headers=key["headers"])
+    assert _sections((await resp.json())["sections"]) == [
+        ("sec:budget-summary", "Budget summary"),
+        ("sec:budget-summary:priorities", "Priorities"),
+        ("sec:budget-summary:costs", "Costs"),
+        ("sec:budget-summary:site-plan", "Site plan"),
+    ]
+
+
+async def test_built_pdf_converts_with_its_structure(docs, runtime):
+    key = await make_key(runtime)
+    doc = await upload_ready(docs, key, built.pdf_bytes(), "upload.bin")
+    assert doc["format"] == "pdf"
+    md = await content(docs, key, doc["id"])
+    lines = md.splitlines()
+    assert [ln for ln in lines if ln.startswith("#")] == ["# Annual report", "## Members", "## Finances"]
+    assert [ln for ln in lines if ln.startswith("- ")] == [f"- {b}" for b in built.PDF_BULLETS]
+    assert [ln for ln in lines if ln.startswith("|")] == _table(built.PDF_ROWS)
+    assert "This report covers the year to June." in md
+    assert "Both quarters closed with a surplus." in md
+    resp = await docs.get(f"/api/tap/{doc['id']}/sections", headers=key["headers"])
+    assert [sid for sid, _ in _sections((await resp.json())["sections"])] == [
+        "sec:annual-report",
+        "sec:annual-report:members",
+        "sec:annual-report:finances",
+    ]
+
+
+async def test_readme_upload_example_uses_a_document_the_project_has(docs, runtime):
+    files = re.findall(r"-F file=@(\S+)", (ROOT / "README.md").read_text())
+    assert files, "README shows no upload"
+    key = await make_key(runtime)
+    for name in files:
+        path = ROOT / name
+        assert path.is_file(), f"README uploads {name}, which the repository does not have"
+        doc = await upload_ready(docs, key, path.read_bytes(), path.name)
+        md = await content(docs, key, doc["id"])
+        assert md.startswith("# "), md
+
 
 # fixture → snippets the Markdown must contain (headings, table rows, list items, links, footnotes)
 EXPECTED: dict[str, list[str]] = {
@@ -82,12 +165,12 @@ async def test_every_fixture_converts_with_its_content(docs, runtime, name):
 
 async def test_docx_headings_become_sections(docs, runtime):
     key = await make_key(runtime)
-    doc = await upload_ready(docs, key, fixture_path("markitdown-test.docx").read_bytes(), "paper.docx")
-    assert doc["title"] == "paper"
+    doc = await upload_ready(docs, key, built.docx_bytes(), "budget.docx")
+    assert doc["title"] == "budget"
     resp = await docs.get(f"/api/pact/{doc['id']}/sections", headers=key["headers"])
-    ids = [s["sectionId"] for s in (await resp.json())["sections"]]
-    assert "sec:abstract" in ids
-    assert "sec:introduction" in ids
+    top = (await resp.json())["sections"]
+    assert [s["sectionId"] for s in top] == ["sec:budget-summary"]
+    assert [s["title"] for s in top[0]["children"]] == ["Priorities", "Costs", "Site plan"]
 
 
 async def test_upload_rejections(docs, runtime, settings, monkeypatch):

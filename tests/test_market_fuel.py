@@ -5,7 +5,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -21,10 +21,11 @@ from tests.conftest import eventually
 from tests.market_fixtures import seeded  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parent.parent
+PERTH = ZoneInfo("Australia/Perth")
 
 
 def nsw_feed(hours_ago: float = 1.0, e10: float = 146.9) -> dict:
-    local = datetime.now(ZoneInfo("Australia/Sydney")) - timedelta(hours=hours_ago)
+    local = utcnow().astimezone(ZoneInfo("Australia/Sydney")) - timedelta(hours=hours_ago)
     dmy, ymd = local.strftime("%d/%m/%Y %H:%M:%S"), local.strftime("%Y-%m-%d %H:%M:%S")
     return {
         "stations": [
@@ -69,17 +70,22 @@ def nsw_feed(hours_ago: float = 1.0, e10: float = 146.9) -> dict:
     }
 
 
-def wa_feed() -> bytes:
-    today = datetime.now(ZoneInfo("Australia/Perth")).strftime("%Y-%m-%d")
+def fuelwatch_day() -> date:
+    """The day whose FuelWatch prices apply now: each day's price holds from 06:00 Perth time, so before
+    then it is still the day before's (a feed dated by the calendar alone is not current until 06:00)."""
+    return (utcnow().astimezone(PERTH) - timedelta(hours=6)).date()
+
+
+def wa_feed(day: date, perth: str = "168.5") -> bytes:
     items = [
         ("171.9", "Kwinana Fuel Stop", "KWINANA BEACH", "1 Beach Rd", "-32.23", "115.77"),
-        ("168.5", "Perth Central Fuel", "PERTH", "100 Hay St", "-31.95", "115.86"),
+        (perth, "Perth Central Fuel", "PERTH", "100 Hay St", "-31.95", "115.86"),
         ("165.0", "Nowhere Fuel", "NOWHERE", "0 Nil Rd", "", ""),
         ("cheap", "Bad Price Fuel", "PERTH", "2 Hay St", "-31.95", "115.86"),
     ]
     body = "".join(
         f"<item><title>{p}: {n}</title><description>Address: {a}</description><brand>Demo</brand>"
-        f"<date>{today}</date><price>{p}</price><trading-name>{n}</trading-name><location>{s}</location>"
+        f"<date>{day.isoformat()}</date><price>{p}</price><trading-name>{n}</trading-name><location>{s}</location>"
         f"<address>{a}</address><phone>(08) 9000 0000</phone><latitude>{lat}</latitude>"
         f"<longitude>{lon}</longitude><site-features>, Open 24 hours</site-features></item>"
         for p, n, s, a, lat, lon in items
@@ -159,7 +165,7 @@ async def test_cli_reports_unreadable_sources(runtime, tmp_path):
 async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, settings, monkeypatch):
     async def rss(request: web.Request) -> web.Response:
         assert "Concord" in request.headers["User-Agent"]
-        return web.Response(body=wa_feed(), content_type="application/rss+xml")
+        return web.Response(body=wa_feed(fuelwatch_day()), content_type="application/rss+xml")
 
     app = web.Application()
     app.router.add_get("/fuelwatch/fuelWatchRSS", rss)
@@ -178,6 +184,32 @@ async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, sett
     assert [s["name"] for s in body["stations"]] == ["Perth Central Fuel", "Kwinana Fuel Stop"]
     assert body["stations"][0]["price"] == 168.5
     assert body["stations"][0]["suburb"] == "Perth"
+
+
+async def test_wa_price_for_tomorrow_becomes_current_from_six_in_the_morning(hub, runtime, clock):
+    from domain.market import fuel_ingest
+
+    today = fuelwatch_day()
+    tomorrow = today + timedelta(days=1)
+
+    async def ingest(day: date, perth: str) -> None:
+        async with runtime.db.transaction() as session:
+            await fuel_ingest.ingest_bytes(session, "wa", wa_feed(day, perth=perth), fuel_type="U91")
+
+    async def perth_prices() -> tuple[list[float], list[float]]:
+        body = await (await hub.get("/api/market/fuel/search?state=wa&suburb=perth")).json()
+        station = body["stations"][0]
+        history = await (await hub.get(f"/api/market/fuel/history?stationId={station['id']}")).json()
+        return [p["price"] for p in station["prices"]], [h["price"] for h in history["history"]]
+
+    await ingest(today, "168.5")
+    await ingest(tomorrow, "159.9")  # announced in the afternoon: kept, not yet the price
+    assert await perth_prices() == ([168.5], [168.5, 159.9])
+    six_tomorrow = datetime.combine(tomorrow, time(6), PERTH)
+    clock.advance(six_tomorrow - utcnow() + timedelta(minutes=1))
+    assert fuelwatch_day() == tomorrow
+    await ingest(tomorrow, "159.9")
+    assert await perth_prices() == ([159.9], [168.5, 159.9])
 
 
 async def test_sweep_refuses_private_feed_address_by_default(runtime, aiohttp_server, monkeypatch):

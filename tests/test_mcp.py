@@ -10,12 +10,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
 from mcp.types import CallToolResult, TextContent
 
-from tests.documents_support import fixture_path, make_key
+from tests import built_documents
+from tests.documents_support import make_key
 
 INIT: dict[str, Any] = {
     "jsonrpc": "2.0",
@@ -81,12 +81,12 @@ async def test_initialize_and_list_tools(docs: Any, runtime: Any):
 
 async def test_two_agents_collaborate_through_tools_only(docs: Any, runtime: Any):
     alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
-    data = fixture_path("markitdown-test.docx").read_bytes()
+    data = built_documents.docx_bytes()
     async with connect(docs, alice) as a, connect(docs, bob) as b:
         doc = await call(
             a,
             "pact_upload_document",
-            filename="markitdown-test.docx",
+            filename="budget.docx",
             contentBase64=base64.b64encode(data).decode(),
             tags=["mcp"],
         )
@@ -211,8 +211,3 @@ async def test_discovery_document(docs: Any):
     assert body["endpoint"].endswith("/mcp")
     assert body["auth"]["header"] == "X-Api-Key"
     assert {t["name"] for t in body["tools"]} >= {"pact_join", "pact_upload_document"}
-
-
-@pytest.fixture(autouse=True)
-def _fixtures_present() -> None:
-    fixture_path("markitdown-test.docx")

@@ -1,16 +1,47 @@
-"""Time and identifiers in one place so that every timestamp is aware UTC."""
+"""Time and identifiers in one place so that every timestamp is aware UTC.
+
+Every wall-clock read goes through `clock` (`utcnow()` is `clock.now()`), so that tests, and a whole
+suite run at another hour, can move it. `CONCORD_CLOCK_SHIFT_SECONDS` shifts it for a process and the
+processes it starts (they inherit the environment); it keeps moving, it is never frozen. Timers that
+measure durations use time.monotonic() and stay as they are."""
 
 from __future__ import annotations
 
+import os
 import re
 import uuid
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+SHIFT_ENV = "CONCORD_CLOCK_SHIFT_SECONDS"
+
+
+class Clock:
+    """The wall clock: the system's time in aware UTC plus a shift (zero unless set)."""
+
+    def __init__(self, shift: timedelta = timedelta(0)) -> None:
+        self.shift = shift
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self.shift
+
+    def advance(self, delta: timedelta) -> None:
+        self.shift += delta
+
+
+def shift_from_env() -> timedelta:
+    raw = os.environ.get(SHIFT_ENV, "").strip()
+    try:
+        return timedelta(seconds=float(raw or 0))
+    except ValueError:
+        raise ValueError(f"{SHIFT_ENV} must be a number of seconds, not {raw!r}") from None
+
+
+clock = Clock(shift_from_env())
 
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return clock.now()
 
 
 def new_id() -> str:
