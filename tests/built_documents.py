@@ -68,7 +68,7 @@ def _add_hyperlink(paragraph: Paragraph, text: str, url: str) -> None:
     t.text = text
     run.append(t)
     link.append(run)
-    paragraph._p.append(link)
+    paragraph._p.append(link)  # type: ignore[arg-type]  # types-lxml types children by the parent's class; OOXML mixes them
 
 
 def _add_footnote(word: WordDocument, paragraph: Paragraph, text: str) -> None:
@@ -91,7 +91,7 @@ def _add_footnote(word: WordDocument, paragraph: Paragraph, text: str) -> None:
     ref = OxmlElement("w:footnoteReference")
     ref.set(qn("w:id"), "1")
     run.append(ref)
-    paragraph._p.append(run)
+    paragraph._p.append(run)  # type: ignore[arg-type]  # types-lxml types children by the parent's class; OOXML mixes them
 
 
 def docx_bytes() -> bytes:

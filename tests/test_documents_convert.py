@@ -41,7 +41,7 @@ def test_docx_outline_level_paragraphs_and_hyperlinks_become_markdown():
     ppr = para._p.get_or_add_pPr()
     lvl = OxmlElement("w:outlineLvl")
     lvl.set(qn("w:val"), "1")
-    ppr.append(lvl)
+    ppr.append(lvl)  # type: ignore[arg-type]  # types-lxml types children by the parent's class; OOXML mixes them
     word.add_heading("Real heading", level=1)
     word.add_paragraph("Body text.")
     out = io.BytesIO()

@@ -27,7 +27,7 @@ async def _cli_key(capsys, name: str) -> dict:
 def _first_section(tree: list[dict]) -> dict | None:
     """The first headed section, else the text before any heading (sec:_root), else None."""
     headed = [node for node in tree if node["sectionId"] != "sec:_root"]
-    return (headed or tree or [None])[0]
+    return (headed or tree)[0] if (headed or tree) else None
 
 
 async def test_agent_journey_over_built_documents(docs, runtime, capsys):
@@ -117,7 +117,7 @@ async def _journey(docs, capsys, files: dict[str, bytes]) -> None:
         if section is not None:
             assert "Rewritten by the drafter." in text, name
         if section is not None and section["sectionId"] != "sec:_root":
-            headings = [p.text for p in word.paragraphs if p.style.name.startswith("Heading")]
+            headings = [p.text for p in word.paragraphs if p.style and p.style.name.startswith("Heading")]
             assert section["title"] in headings, name
         for key in (alice, bob):
             resp = await docs.delete(f"{p}/leave", headers=key["headers"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections.abc import Sequence
 from pathlib import Path
 
 import docx
@@ -25,7 +26,7 @@ def _sections(tree: list[dict]) -> list[tuple[str, str]]:
     return out
 
 
-def _table(rows: list[tuple[str, ...]]) -> list[str]:
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
     """The Markdown lines of a table: header row, separator, body rows."""
     lines = ["| " + " | ".join(row) + " |" for row in rows]
     return [lines[0], "|" + " --- |" * len(rows[0]), *lines[1:]]
@@ -274,7 +275,7 @@ async def test_download_docx_round_trip(docs, runtime):
     )
     data = await resp.read()
     word = docx.Document(io.BytesIO(data))
-    styles = [(p.style.name, p.text) for p in word.paragraphs]
+    styles = [(p.style.name if p.style else None, p.text) for p in word.paragraphs]
     assert ("Heading 1", "Budget") in styles
     assert ("Heading 2", "Items") in styles
     assert ("List Bullet", "rent") in styles
