@@ -427,8 +427,10 @@ async def test_responses_match_the_openapi_document(hub, register):
             continue
         if op.query is not None and op.query.model_json_schema().get("required"):
             continue  # needs area-specific input; that area's tests check its bodies
-        if op.path == "/api/axiom/resolve":
-            continue  # citation is optional in the model so that its absence gets the spec's own 400
+        if op.path in ("/api/axiom/resolve", "/api/market/quote-rates"):
+            continue  # optional in the model so that its absence gets the spec's own 400
+        if set(re.findall(r"{(\w+)}", op.path)) - set(values):
+            continue  # a proposal, station, cart …: that area's tests call it
         path = re.sub(r"{(\w+)}", lambda m: values[m.group(1)], op.path)
         variants = [{}]
         if op.path.endswith("/content"):

@@ -9,15 +9,25 @@ from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
+    DocumentAgents,
+    DocumentContent,
+    DocumentSections,
     EscalateBody,
+    Escalation,
+    EventPage,
     EventsQuery,
     IntentBody,
     JoinBody,
+    Joined,
     LeaveBody,
+    Left,
+    Lock,
     LockBody,
+    Poll,
     PollQuery,
     SalienceBody,
     SectionQuery,
+    Unlocked,
 )
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -31,6 +41,7 @@ route = document_route(routes)
     "/join",
     summary="Join the document as an agent",
     body=JoinBody,
+    response=Joined,
     status=201,
     errors={409: "Already joined"},
 )
@@ -47,6 +58,7 @@ async def join(request: web.Request, body: JoinBody) -> web.Response:
     summary="Leave the document (releases the agent's locks); the body is optional",
     body=LeaveBody,
     body_optional=True,
+    response=Left,
 )
 async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     who = await caller(request, "tap:write")
@@ -55,7 +67,12 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     return json_response(result)
 
 
-@route("GET", "/agents", summary="Active agents on the document")
+@route(
+    "GET",
+    "/agents",
+    summary="Active agents on the document",
+    response=DocumentAgents,
+)
 async def agents(request: web.Request) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
@@ -63,7 +80,13 @@ async def agents(request: web.Request) -> web.Response:
     return json_response(result)
 
 
-@route("GET", "/content", summary="The document as Markdown", errors={409: "Still converting", 422: "Failed"})
+@route(
+    "GET",
+    "/content",
+    summary="The document as Markdown",
+    response=DocumentContent,
+    errors={409: "Still converting", 422: "Failed"},
+)
 async def content(request: web.Request) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
@@ -71,7 +94,13 @@ async def content(request: web.Request) -> web.Response:
     return json_response(result)
 
 
-@route("GET", "/sections", summary="The section tree", errors={409: "Still converting", 422: "Failed"})
+@route(
+    "GET",
+    "/sections",
+    summary="The section tree",
+    response=DocumentSections,
+    errors={409: "Still converting", 422: "Failed"},
+)
 async def section_tree(request: web.Request) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
@@ -133,6 +162,7 @@ async def salience(request: web.Request) -> web.Response:
     summary="Lock a section (ttlSeconds, default 300)",
     body=LockBody,
     body_optional=True,
+    response=Lock,
     errors={409: "Locked by another agent"},
 )
 async def lock(request: web.Request, body: LockBody) -> web.Response:
@@ -144,7 +174,12 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
     return json_response(result)
 
 
-@route("DELETE", "/sections/{sectionId}/lock", summary="Release a section lock (holder only)")
+@route(
+    "DELETE",
+    "/sections/{sectionId}/lock",
+    summary="Release a section lock (holder only)",
+    response=Unlocked,
+)
 async def unlock(request: web.Request) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
@@ -152,7 +187,14 @@ async def unlock(request: web.Request) -> web.Response:
     return json_response(result)
 
 
-@route("POST", "/escalate", summary="Escalate to a human reviewer", body=EscalateBody, status=201)
+@route(
+    "POST",
+    "/escalate",
+    summary="Escalate to a human reviewer",
+    body=EscalateBody,
+    response=Escalation,
+    status=201,
+)
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
@@ -160,7 +202,13 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     return json_response(result, status=201)
 
 
-@route("GET", "/events", summary="The document's events in order, paged by after", query=EventsQuery)
+@route(
+    "GET",
+    "/events",
+    summary="The document's events in order, paged by after",
+    query=EventsQuery,
+    response=EventPage,
+)
 async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
@@ -168,7 +216,13 @@ async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     return json_response(result)
 
 
-@route("GET", "/poll", summary="Changes since a cursor: {since, changes, cursor}", query=PollQuery)
+@route(
+    "GET",
+    "/poll",
+    summary="Changes since a cursor: {since, changes, cursor}",
+    query=PollQuery,
+    response=Poll,
+)
 async def poll(request: web.Request, query: PollQuery) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:

@@ -7,7 +7,16 @@ from aiohttp import web
 from domain.documents import proposals
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
-from web.docs.schemas import ApproveBody, ObjectBody, ProposalBody, ProposalQuery, RejectBody
+from web.docs.schemas import (
+    ApproveBody,
+    ObjectBody,
+    Proposal,
+    ProposalBody,
+    ProposalList,
+    ProposalQuery,
+    RejectBody,
+    VoteResult,
+)
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -22,6 +31,7 @@ route = document_route(routes)
     "/proposals",
     summary="Propose new content for a section",
     body=ProposalBody,
+    response=Proposal,
     status=201,
     errors={409: "The section is locked by another agent"},
 )
@@ -32,7 +42,13 @@ async def propose(request: web.Request, body: ProposalBody) -> web.Response:
     return json_response(result, status=201)
 
 
-@route("GET", "/proposals", summary="Proposals, filtered by sectionId and status", query=ProposalQuery)
+@route(
+    "GET",
+    "/proposals",
+    summary="Proposals, filtered by sectionId and status",
+    query=ProposalQuery,
+    response=ProposalList,
+)
 async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
@@ -55,6 +71,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     summary="Approve a proposal",
     body=ApproveBody,
     body_optional=True,
+    response=VoteResult,
     errors=VOTE_ERRORS,
 )
 async def approve(request: web.Request, body: ApproveBody) -> web.Response:
@@ -66,6 +83,7 @@ async def approve(request: web.Request, body: ApproveBody) -> web.Response:
     "/proposals/{id}/reject",
     summary="Reject a proposal (reason required)",
     body=RejectBody,
+    response=VoteResult,
     errors=VOTE_ERRORS,
 )
 async def reject(request: web.Request, body: RejectBody) -> web.Response:
@@ -78,6 +96,7 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     summary="Object: pauses the proposal for human review",
     body=ObjectBody,
     body_optional=True,
+    response=VoteResult,
     errors=VOTE_ERRORS,
 )
 async def object_(request: web.Request, body: ObjectBody) -> web.Response:

@@ -6,7 +6,7 @@ from aiohttp import web
 
 from domain.kernel import ledger
 from domain.topics import economy
-from web.hub.schemas import PageQuery
+from web.hub.schemas import PageQuery, Wallet
 from web.kernel.request import agent_context, runtime
 from web.kernel.routing import Routes, json_response
 
@@ -19,6 +19,7 @@ routes = Routes()
     summary="Balance and transaction history, newest first",
     tags=["Collaboration"],
     query=PageQuery,
+    response=Wallet,
     auth="agentBearer",
     errors={401: "Missing or invalid agent key"},
 )

@@ -8,6 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.axiom import facts
 from domain.kernel import jurisdictions
 from web.hub.axiom.keys import METERED, metered, page_links
+from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -37,6 +38,7 @@ class FactsQuery(BaseModel):
     summary="Verified facts, paginated (1 credit)",
     tags=[TAG],
     query=FactsQuery,
+    response=FactPage,
     auth="commercialBearer",
     errors=METERED,
 )
@@ -63,6 +65,7 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     "/api/axiom/facts/{factId}",
     summary="One fact with provenance, citations, sections and consensus metadata (1 credit)",
     tags=[TAG],
+    response=FactDetail,
     auth="commercialBearer",
     errors={**METERED, 404: "No topic with this id has reached consensus"},
 )

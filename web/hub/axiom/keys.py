@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import citations
 from domain.axiom import keys as axiom_keys
+from web.hub.axiom.schemas import AxiomDiscovery, AxiomKeyCreated, AxiomUsage
 from web.kernel.request import client_address, context, presented_key, runtime
 from web.kernel.routing import Routes, json_response
 
@@ -24,17 +25,6 @@ METERED = {**UNAUTHORIZED, 402: "No credits left in the current billing period"}
 class AxiomKeyBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
     ownerName: str = Field(min_length=2, max_length=128, description="Who the key is for")
-
-
-class AxiomKeyCreated(BaseModel):
-    keyId: str
-    apiKey: str = Field(description="pact_ax_… key; shown once")
-    ownerName: str
-    tier: str
-    monthlyCredits: int
-    creditsRemaining: int
-    billingPeriod: str
-    createdAt: str
 
 
 async def metered(request: web.Request) -> dict[str, Any]:
@@ -59,7 +49,13 @@ def citation_index(request: web.Request) -> citations.IndexHolder:
     return holder
 
 
-@routes.route("GET", "/api/axiom/keys", summary="Discovery: pricing tiers and capabilities", tags=[TAG])
+@routes.route(
+    "GET",
+    "/api/axiom/keys",
+    summary="Discovery: pricing tiers and capabilities",
+    tags=[TAG],
+    response=AxiomDiscovery,
+)
 async def discovery(request: web.Request) -> web.Response:
     return json_response(axiom_keys.discovery())
 
@@ -87,6 +83,7 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     "/api/axiom/usage",
     summary="Usage of this key in the current billing period (free)",
     tags=[TAG],
+    response=AxiomUsage,
     auth="commercialBearer",
     errors=UNAUTHORIZED,
 )

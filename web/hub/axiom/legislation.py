@@ -11,6 +11,7 @@ from domain.axiom import legislation
 from domain.kernel import jurisdictions
 from domain.people import staff
 from web.hub.axiom.keys import METERED, citation_index, metered, page_links
+from web.hub.axiom.schemas import IngestResult, LegislationDetail, LegislationPage, LegislationSearch
 from web.kernel.request import context, presented_key, runtime
 from web.kernel.routing import Routes, json_response, read_json
 
@@ -66,6 +67,7 @@ def _markdown(text: str, credits: int) -> web.Response:
     summary="Legislation and standards, paginated, as JSON or Markdown (1 credit)",
     tags=[TAG],
     query=LegislationQuery,
+    response=LegislationPage,
     auth="commercialBearer",
     errors=METERED,
 )
@@ -96,6 +98,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
     summary="Keyword search over section headings and text, by relevance (1 credit)",
     tags=[TAG],
     query=SearchQuery,
+    response=LegislationSearch,
     auth="commercialBearer",
     errors=METERED,
 )
@@ -124,6 +127,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     "/api/axiom/legislation/ingest",
     summary="Staff: ingest instruments as JSON ({documents: [...]}); upsert by id",
     tags=[TAG],
+    response=IngestResult,
     status=200,
     auth="staffBearer",
     # The handler authenticates before it parses the body (401 before 400): the model documents it.
@@ -147,6 +151,7 @@ async def ingest(request: web.Request) -> web.Response:
     summary="One instrument with its sections (optionally one section) (1 credit)",
     tags=[TAG],
     query=DocQuery,
+    response=LegislationDetail,
     auth="commercialBearer",
     errors={**METERED, 404: "legislation_not_found or section_not_found"},
 )

@@ -12,9 +12,14 @@ from domain.market.settings import get_market_settings
 from web.hub.market.schemas import (
     CartBody,
     CartResult,
+    CatalogStats,
     CompareQuery,
+    Comparison,
+    ProductHistory,
     ProductHistoryQuery,
+    ProductSearch,
     ProductSearchQuery,
+    ScrapeQueued,
 )
 from web.kernel.request import agent_context, client_address, context, runtime
 from web.kernel.routing import Routes, json_response
@@ -31,6 +36,7 @@ PRODUCT_404 = {404: "Product not found"}
     summary="Search products by words",
     tags=TAGS,
     query=ProductSearchQuery,
+    response=ProductSearch,
 )
 async def search(request: web.Request, query: ProductSearchQuery) -> web.Response:
     async with runtime(request).db.read() as session:
@@ -44,6 +50,7 @@ async def search(request: web.Request, query: ProductSearchQuery) -> web.Respons
     summary="One product across retailers (matched by EAN, then by name and pack size)",
     tags=TAGS,
     query=CompareQuery,
+    response=Comparison,
     errors=PRODUCT_404,
 )
 async def compare(request: web.Request, query: CompareQuery) -> web.Response:
@@ -58,6 +65,7 @@ async def compare(request: web.Request, query: CompareQuery) -> web.Response:
     summary="Price observations of a product over the last N days",
     tags=TAGS,
     query=ProductHistoryQuery,
+    response=ProductHistory,
     errors=PRODUCT_404,
 )
 async def history(request: web.Request, query: ProductHistoryQuery) -> web.Response:
@@ -66,7 +74,13 @@ async def history(request: web.Request, query: ProductHistoryQuery) -> web.Respo
     return json_response(result)
 
 
-@routes.route("GET", "/api/market/catalog/stats", summary="Catalogue statistics", tags=TAGS)
+@routes.route(
+    "GET",
+    "/api/market/catalog/stats",
+    summary="Catalogue statistics",
+    tags=TAGS,
+    response=CatalogStats,
+)
 async def stats(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         return json_response(await catalog.stats(session))
@@ -77,6 +91,7 @@ async def stats(request: web.Request) -> web.Response:
     "/api/market/products/{productId}/refresh",
     summary="Queue a price scrape of the product's page",
     tags=TAGS,
+    response=ScrapeQueued,
     status=202,
     auth="agentBearer",
     errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
@@ -135,6 +150,7 @@ def _cart_response(request: web.Request, current: CartOptimisation) -> web.Respo
     "/api/market/cart/optimise/{cartId}",
     summary="Result of a cart optimisation (202 while it runs)",
     tags=TAGS,
+    response=CartResult,
     errors={404: "Unknown cart optimisation"},
 )
 async def optimise_result(request: web.Request) -> web.Response:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.topics import lifecycle as topic_lifecycle
+from web.hub.topics.read_models import DoneResult, TopicVoteResult, TopicVotes
 from web.hub.topics.schemas import DoneBody, TopicVoteBody
 from web.kernel.request import agent_context, runtime
 from web.kernel.routing import Routes, json_response
@@ -17,6 +18,7 @@ routes = Routes()
     "/api/pact/{topicId}/vote",
     summary="Topic vote tally and individual votes",
     tags=["Voting"],
+    response=TopicVotes,
     errors={404: "Topic not found"},
 )
 async def get_votes(request: web.Request) -> web.Response:
@@ -30,6 +32,7 @@ async def get_votes(request: web.Request) -> web.Response:
     summary="Vote on a proposed topic",
     tags=["Voting"],
     body=TopicVoteBody,
+    response=TopicVoteResult,
     auth="agentBearer",
     errors={
         401: "Missing or invalid agent key",
@@ -52,6 +55,7 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
     summary="Signal completion: aligned, dissenting or abstain",
     tags=["Voting"],
     body=DoneBody,
+    response=DoneResult,
     auth="agentBearer",
     errors={401: "Missing or invalid agent key", 403: "Not joined", 404: "Topic not found"},
 )
