@@ -156,6 +156,14 @@ async def runtime(broker: Any) -> AsyncIterator[Any]:
 
 
 @pytest.fixture
+def aiohttp_client_cls() -> type:
+    """Every client of an app built from an Api checks each response against the app's declarations."""
+    from tests.response_check import CheckedClient
+
+    return CheckedClient
+
+
+@pytest.fixture
 async def hub(aiohttp_client: Any, runtime: Any) -> Any:
     from web.app import create_hub_app
 

@@ -367,40 +367,16 @@ async def test_undecodable_urls_are_4xx(hub, register, raw):
 
 
 # --- responses match the documented schemas ---------------------------------------------------------
-
-
-def _strict(node: Any) -> None:
-    """Forbid properties the document does not list, so an undocumented field fails the check."""
-    if isinstance(node, dict):
-        if node.get("type") == "object" and "properties" in node:
-            node.setdefault("additionalProperties", False)
-        for value in node.values():
-            _strict(value)
-    elif isinstance(node, list):
-        for value in node:
-            _strict(value)
+# The suite's clients check every response against the operation's declared model (tests/response_check.py);
+# this test makes sure each documented read of the hub is called at least once, variants included.
 
 
 async def test_responses_match_the_openapi_document(hub, register):
-    import copy
-
-    from jsonschema import Draft202012Validator
-
     from web.hub.api import build_api
 
     api = build_api()
-
-    spec = copy.deepcopy(await (await hub.get("/openapi.json")).json())
-    _strict(spec["components"])
-
-    def check(op_path: str, method: str, status: int, body: Any) -> None:
-        schema = spec["paths"][op_path][method]["responses"][str(status)]["content"]
-        ref = next(iter(schema.values()))["schema"]
-        errors = list(Draft202012Validator({**ref, "components": spec["components"]}).iter_errors(body))
-        assert errors == [], (op_path, [e.message for e in errors[:3]])
-
+    checked = hub.checker.checked
     resp = await hub.post("/api/pact/register", json={"agentName": "Documented"})
-    check("/api/pact/register", "post", 201, await resp.json())
     agent = await resp.json()
     agent["headers"] = {"Authorization": f"Bearer {agent['apiKey']}"}
     other = await register()
@@ -416,20 +392,21 @@ async def test_responses_match_the_openapi_document(hub, register):
         },
     )
     topic = await resp.json()
-    check("/api/pact/topics", "post", 201, topic)
     resp = await hub.post(f"/api/pact/{base['id']}/join", headers=agent["headers"])
-    check("/api/pact/{topicId}/join", "post", 200, await resp.json())
+    assert resp.status == 200
     await hub.post(f"/api/pact/{base['id']}/escalate", headers=agent["headers"], json={"message": "why?"})
 
     values = {"topicId": base["id"], "agentId": agent["agentId"]}
-    checked = 0
+    called = 0
     for op in api.operations:
         if op.method != "GET" or op.response is None or op.auth not in (None, "agentBearer"):
             continue
         if op.query is not None and op.query.model_json_schema().get("required"):
-            continue  # needs area-specific input; that area's tests check its bodies
-        if op.path == "/api/axiom/resolve":
-            continue  # citation is optional in the model so that its absence gets the spec's own 400
+            continue  # needs area-specific input; that area's tests call it
+        if op.path in ("/api/axiom/resolve", "/api/market/quote-rates"):
+            continue  # optional in the model so that its absence gets the spec's own 400
+        if set(re.findall(r"{(\w+)}", op.path)) - set(values):
+            continue  # a proposal, station, cart …: that area's tests call it
         path = re.sub(r"{(\w+)}", lambda m: values[m.group(1)], op.path)
         variants: list[dict[str, str]] = [{}]
         if op.path.endswith("/content"):
@@ -438,6 +415,6 @@ async def test_responses_match_the_openapi_document(hub, register):
         for params in variants:
             resp = await hub.get(path, params=params, headers=agent["headers"])
             assert resp.status == op.status, (path, await resp.text())
-            check(op.path, "get", op.status, await resp.json())
-            checked += 1
-    assert checked >= 10
+            called += 1
+    assert called >= 20
+    assert hub.checker.checked - checked >= called + 4

@@ -9,15 +9,25 @@ from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
+    DocumentAgents,
+    DocumentContent,
+    DocumentSections,
     EscalateBody,
+    Escalation,
+    EventPage,
     EventsQuery,
     IntentBody,
     JoinBody,
+    Joined,
     LeaveBody,
+    Left,
+    Lock,
     LockBody,
+    Poll,
     PollQuery,
     SalienceBody,
     SectionQuery,
+    Unlocked,
 )
 from web.kernel.access import Service
 from web.kernel.request import runtime
@@ -32,6 +42,7 @@ route = document_route(routes)
     "/join",
     summary="Join the document as an agent",
     body=JoinBody,
+    response=Joined,
     status=201,
     errors={409: "Already joined"},
     access=Service("tap:write"),
@@ -49,6 +60,7 @@ async def join(request: web.Request, body: JoinBody) -> web.Response:
     summary="Leave the document (releases the agent's locks); the body is optional",
     body=LeaveBody,
     body_optional=True,
+    response=Left,
     access=Service("tap:write"),
 )
 async def leave(request: web.Request, body: LeaveBody) -> web.Response:
@@ -58,7 +70,13 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     return json_response(result)
 
 
-@route("GET", "/agents", summary="Active agents on the document", access=Service("tap:read"))
+@route(
+    "GET",
+    "/agents",
+    summary="Active agents on the document",
+    response=DocumentAgents,
+    access=Service("tap:read"),
+)
 async def agents(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
@@ -70,6 +88,7 @@ async def agents(request: web.Request) -> web.Response:
     "GET",
     "/content",
     summary="The document as Markdown",
+    response=DocumentContent,
     errors={409: "Still converting", 422: "Failed"},
     access=Service("tap:read"),
 )
@@ -84,6 +103,7 @@ async def content(request: web.Request) -> web.Response:
     "GET",
     "/sections",
     summary="The section tree",
+    response=DocumentSections,
     errors={409: "Still converting", 422: "Failed"},
     access=Service("tap:read"),
 )
@@ -182,6 +202,7 @@ async def salience(request: web.Request) -> web.Response:
     summary="Lock a section (ttlSeconds, default 300)",
     body=LockBody,
     body_optional=True,
+    response=Lock,
     errors={409: "Locked by another agent"},
     access=Service("tap:write"),
 )
@@ -198,6 +219,7 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
     "DELETE",
     "/sections/{sectionId}/lock",
     summary="Release a section lock (holder only)",
+    response=Unlocked,
     access=Service("tap:write"),
 )
 async def unlock(request: web.Request) -> web.Response:
@@ -212,6 +234,7 @@ async def unlock(request: web.Request) -> web.Response:
     "/escalate",
     summary="Escalate to a human reviewer",
     body=EscalateBody,
+    response=Escalation,
     status=201,
     access=Service("tap:write"),
 )
@@ -227,6 +250,7 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     "/events",
     summary="The document's events in order, paged by after",
     query=EventsQuery,
+    response=EventPage,
     access=Service("tap:read"),
 )
 async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
@@ -241,6 +265,7 @@ async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     "/poll",
     summary="Changes since a cursor: {since, changes, cursor}",
     query=PollQuery,
+    response=Poll,
     access=Service("tap:read"),
 )
 async def poll(request: web.Request, query: PollQuery) -> web.Response:

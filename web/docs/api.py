@@ -11,7 +11,8 @@ DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
 class DocsApi(Api):
-    """Adds what pydantic bodies cannot say: the multipart upload and the binary download."""
+    """Adds what pydantic bodies cannot say: the multipart upload, the binary download and the
+    problem+json media type of the error bodies."""
 
     def openapi(self) -> dict[str, Any]:
         spec = super().openapi()
@@ -38,6 +39,12 @@ class DocsApi(Api):
                 item["get"]["responses"]["200"]["content"] = {
                     DOCX: {"schema": {"type": "string", "format": "binary"}}
                 }
+            for operation in item.values():
+                for status, response in operation["responses"].items():
+                    if int(status) >= 400:
+                        response["content"] = {
+                            "application/problem+json": response["content"]["application/json"]
+                        }
         return spec
 
 

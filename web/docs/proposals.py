@@ -7,7 +7,16 @@ from aiohttp import web
 from domain.documents import proposals
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
-from web.docs.schemas import ApproveBody, ObjectBody, ProposalBody, ProposalQuery, RejectBody
+from web.docs.schemas import (
+    ApproveBody,
+    ObjectBody,
+    Proposal,
+    ProposalBody,
+    ProposalList,
+    ProposalQuery,
+    RejectBody,
+    VoteResult,
+)
 from web.kernel.access import Service
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -23,6 +32,7 @@ route = document_route(routes)
     "/proposals",
     summary="Propose new content for a section",
     body=ProposalBody,
+    response=Proposal,
     status=201,
     errors={409: "The section is locked by another agent"},
     access=Service("tap:write"),
@@ -39,6 +49,7 @@ async def propose(request: web.Request, body: ProposalBody) -> web.Response:
     "/proposals",
     summary="Proposals, filtered by sectionId and status",
     query=ProposalQuery,
+    response=ProposalList,
     access=Service("tap:read"),
 )
 async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Response:
@@ -63,6 +74,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     summary="Approve a proposal",
     body=ApproveBody,
     body_optional=True,
+    response=VoteResult,
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )
@@ -75,6 +87,7 @@ async def approve(request: web.Request, body: ApproveBody) -> web.Response:
     "/proposals/{id}/reject",
     summary="Reject a proposal (reason required)",
     body=RejectBody,
+    response=VoteResult,
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )
@@ -88,6 +101,7 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     summary="Object: pauses the proposal for human review",
     body=ObjectBody,
     body_optional=True,
+    response=VoteResult,
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )

@@ -1,10 +1,13 @@
-"""Pydantic models of the document API's requests and responses (they also build /openapi.json)."""
+"""Pydantic models of the document API's requests and responses (they also build /openapi.json; the
+tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from web.kernel.wire import Timestamp
 
 
 class Model(BaseModel):
@@ -12,7 +15,7 @@ class Model(BaseModel):
 
 
 class Out(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """A response body."""
 
 
 class DocumentListQuery(Model):
@@ -25,8 +28,14 @@ class DocumentSummary(Out):
     id: str
     title: str
     status: Literal["processing", "ready", "failed"]
-    createdAt: str
-    tags: list[str] = []
+    createdAt: Timestamp
+    updatedAt: Timestamp
+    tags: list[str]
+    format: Literal["docx", "pdf", "html", "markdown", "text"]
+    mediaType: str
+    sizeBytes: int
+    version: int
+    error: str | None = Field(default=None, description="Why the conversion failed (status failed only)")
 
 
 class DocumentList(Out):
@@ -61,17 +70,25 @@ class ShareLinkBody(Model):
     )
 
 
-class ShareLinkOut(Out):
-    token: str
-    url: str
-    expiresAt: str
-
-
-class ShareLinkLookup(Out):
+class ShareLink(Out):
+    id: str
     documentId: str
-    title: str
     permission: Permission
     accessMode: AccessMode
+    public: bool
+    reviewerEmails: list[str]
+    allowedDomain: str | None
+    expiresAt: Timestamp
+
+
+class ShareLinkOut(ShareLink):
+    token: str = Field(description="Shown once")
+    url: str = Field(description="The review link")
+
+
+class ShareLinkLookup(ShareLink):
+    title: str
+    status: Literal["processing", "ready", "failed"]
 
 
 class CommentBody(Model):
@@ -94,13 +111,17 @@ class CommentOut(Out):
     documentId: str
     text: str
     author: str
+    paragraphId: str | None
     resolved: bool
-    createdAt: str
+    createdAt: Timestamp
+    resolvedAt: Timestamp | None
 
 
 class CommentList(Out):
     data: list[CommentOut]
     total: int
+    page: int
+    pageSize: int
 
 
 Role = Literal["editor", "reviewer", "observer"]
@@ -183,3 +204,151 @@ class PollQuery(Model):
     since: str | None = Field(default=None, max_length=40, description="Cursor from the last poll.")
     sectionId: str | None = Field(default=None, max_length=256)
     limit: int = Field(default=50, ge=1, le=200)
+
+
+# --- agents on a document ----------------------------------------------------------------------------
+
+
+class DocumentAgent(Out):
+    agentId: str
+    agentName: str
+    role: Role
+    capabilities: list[str]
+    status: str
+    isActive: bool
+    joinedAt: Timestamp
+    leftAt: Timestamp | None
+
+
+class Joined(DocumentAgent):
+    documentId: str
+    registrationId: str = Field(description="The same as agentId")
+
+
+class Left(Out):
+    success: bool
+    agentId: str
+    leftAt: Timestamp
+    locksReleased: int
+
+
+class DocumentAgents(Out):
+    agents: list[DocumentAgent]
+
+
+class DocumentContent(Out):
+    documentId: str
+    format: Literal["markdown"]
+    content: str
+    version: int
+    updatedAt: Timestamp
+
+
+class Section(Out):
+    sectionId: str = Field(description="sec: + heading slugs joined by ':'")
+    title: str
+    heading: str
+    level: int
+    children: list[Section]
+
+
+class DocumentSections(Out):
+    documentId: str
+    sections: list[Section]
+
+
+ProposalStatus = Literal["pending", "approved", "rejected", "objected", "expired", "superseded"]
+Vote = Literal["approve", "reject", "object"]
+
+
+class VoteCounts(Out):
+    approve: int
+    reject: int
+    object: int
+
+
+class Proposal(Out):
+    proposalId: str
+    sectionId: str
+    agentId: str
+    agentName: str
+    summary: str
+    content: str
+    status: ProposalStatus
+    votes: VoteCounts
+    ttlSeconds: int
+    createdAt: Timestamp
+    expiresAt: Timestamp
+    resolvedAt: Timestamp | None
+
+
+class ProposalList(Out):
+    proposals: list[Proposal] = Field(description="Oldest first")
+    total: int
+
+
+class VoteResult(Out):
+    proposalId: str
+    vote: Vote
+    votedAt: Timestamp
+    status: ProposalStatus = Field(description="The proposal's status after this vote")
+    votes: VoteCounts
+    requiredApprovals: int
+
+
+class Lock(Out):
+    sectionId: str
+    lockedBy: str = Field(description="The holder's agentId")
+    lockedByName: str
+    ttlSeconds: int
+    expiresAt: Timestamp
+
+
+class Unlocked(Out):
+    sectionId: str
+    unlocked: bool
+
+
+class Escalation(Out):
+    escalationId: str
+    status: str
+    question: str
+    sectionId: str | None
+    proposalId: str | None
+    priority: Literal["low", "medium", "high"]
+    createdAt: Timestamp
+
+
+class Event(Out):
+    id: int = Field(description="Sequence number in the document's stream")
+    sequenceNumber: int
+    type: str
+    agentId: str | None
+    agentName: str | None
+    actorKind: str
+    sectionId: str | None
+    data: dict[str, Any]
+    createdAt: Timestamp
+
+
+class EventPage(Out):
+    events: list[Event]
+    nextCursor: str = Field(description="Send as `after` for the next page")
+    hasMore: bool
+
+
+class Change(Out):
+    type: str
+    agent: str | None = Field(description="The agent's name")
+    agentId: str | None
+    section: str | None
+    cursor: str
+    data: dict[str, Any]
+    createdAt: Timestamp
+
+
+class Poll(Out):
+    since: str
+    changes: list[Change]
+    cursor: str = Field(description="Send as `since` on the next poll")
+    hasMore: bool

@@ -7,6 +7,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from web.kernel.wire import Date, Timestamp
+
 Str = Annotated[str, Field(min_length=1)]
 # Offsets and cursors are bound by what both databases take as an integer parameter.
 MAX_INT = 2_147_483_647
@@ -53,8 +55,53 @@ class RegisterResponse(Model):
     agentName: str
     apiKey: str = Field(description="Bearer key with prefix pact_sk_; shown once.")
     balance: int
-    createdAt: str
+    createdAt: Timestamp
     message: str
+
+
+class RegisterHow(Model):
+    method: Literal["POST"]
+    path: str
+    body: dict[str, Literal["required", "optional"]] = Field(description="Field name: required or optional")
+
+
+class DiscoveryAuth(Model):
+    scheme: str
+    keyPrefix: str
+    alsoAccepted: list[str]
+
+
+class Discovery(Model):
+    name: str
+    description: str
+    protocolVersion: str
+    apiVersion: str
+    register_: RegisterHow = Field(alias="register")  # `register` would shadow BaseModel.register
+    auth: DiscoveryAuth
+    capabilities: list[str]
+    endpoints: list[str] = Field(description="Every operation as 'METHOD /path'")
+    openapi: str
+
+
+class LedgerEntry(Model):
+    id: int
+    fromWallet: str
+    toWallet: str
+    amount: int
+    direction: Literal["in", "out"]
+    reason: str
+    topicId: str | None
+    createdAt: Timestamp
+
+
+class Wallet(Model):
+    agentId: str
+    walletId: str
+    balance: int
+    transactions: list[LedgerEntry] = Field(description="Newest first")
+    total: int
+    limit: int
+    offset: int
 
 
 Tier = Literal["empirical", "institutional", "derived", "contested"]
@@ -99,18 +146,18 @@ class Topic(Model):
     jurisdiction: str | None
     authority: str | None
     sourceRef: str | None
-    effectiveDate: str | None
-    expiryDate: str | None
+    effectiveDate: Date | None
+    expiryDate: Date | None
     assumptions: list[str]
     dependsOn: list[str]
     creatorId: str
     consensusRatio: float | None
-    consensusSince: str | None
-    lastVerifiedAt: str | None
+    consensusSince: Timestamp | None
+    lastVerifiedAt: Timestamp | None
     participantCount: int
     proposalCount: int
-    createdAt: str
-    updatedAt: str
+    createdAt: Timestamp
+    updatedAt: Timestamp
 
 
 class TopicList(Model):
@@ -145,10 +192,10 @@ class ResolvedDependency(Model):
 class TopicContent(Model):
     topicId: str
     title: str
-    status: str
+    status: TopicStatus
     version: int
     content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
-    updatedAt: str
+    updatedAt: Timestamp
     resolvedDependencies: list[ResolvedDependency] | None = Field(
         default=None, description="Only with resolve=true: every topic depended on, transitively, once"
     )
@@ -174,7 +221,7 @@ class AuditEntry(Model):
     after_json: str | None
     request_id: str | None
     ip_country: str | None
-    created_at: str
+    created_at: Timestamp
 
 
 class AuditPage(Model):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Literal
 
 from aiohttp import web
+from pydantic import BaseModel
 
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -13,7 +15,25 @@ from workers.broker import is_embedded
 routes = Routes()
 
 
-@routes.route("GET", "/healthz", summary="The process is up", tags=["Health"])
+class Health(BaseModel):
+    status: Literal["ok"]
+
+
+class Readiness(BaseModel):
+    """Also the body of the 503, so that a probe or an operator sees which dependency is down."""
+
+    status: Literal["ready", "unavailable"]
+    database: Literal["ok", "unreachable"]
+    broker: str
+
+
+@routes.route(
+    "GET",
+    "/healthz",
+    summary="The process is up",
+    tags=["Health"],
+    response=Health,
+)
 async def healthz(request: web.Request) -> web.Response:
     return json_response({"status": "ok"})
 
@@ -23,6 +43,7 @@ async def healthz(request: web.Request) -> web.Response:
     "/readyz",
     summary="Database and broker reachable",
     tags=["Health"],
+    response=Readiness,
     errors={503: "A dependency is unreachable"},
 )
 async def readyz(request: web.Request) -> web.Response:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.agents import registry as agents
-from web.hub.schemas import RegisterBody, RegisterResponse
+from web.hub.schemas import Discovery, RegisterBody, RegisterResponse
 from web.kernel.appkeys import API
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
@@ -20,6 +20,7 @@ PROTOCOL_VERSION = "1.1"
     "/api/pact/register",
     summary="Discovery: endpoints, protocol version, capabilities",
     tags=["Registration"],
+    response=Discovery,
 )
 async def discovery(request: web.Request) -> web.Response:
     return json_response(

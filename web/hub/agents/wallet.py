@@ -7,7 +7,7 @@ from aiohttp import web
 from domain.kernel import ledger
 from domain.topics import economy
 from web.hub.auth import agent_context
-from web.hub.schemas import PageQuery
+from web.hub.schemas import PageQuery, Wallet
 from web.kernel.access import Agent
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -21,6 +21,7 @@ routes = Routes()
     summary="Balance and transaction history, newest first",
     tags=["Collaboration"],
     query=PageQuery,
+    response=Wallet,
     access=Agent(),
     errors={401: "Missing or invalid agent key"},
 )

@@ -9,6 +9,7 @@ from domain.axiom import facts
 from domain.kernel import jurisdictions
 from web.hub.auth import spend_credit
 from web.hub.axiom.keys import METERED, page_links
+from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -39,6 +40,7 @@ class FactsQuery(BaseModel):
     summary="Verified facts, paginated (1 credit)",
     tags=[TAG],
     query=FactsQuery,
+    response=FactPage,
     access=Commercial(metered=True),
     errors=METERED,
 )
@@ -65,6 +67,7 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     "/api/axiom/facts/{factId}",
     summary="One fact with provenance, citations, sections and consensus metadata (1 credit)",
     tags=[TAG],
+    response=FactDetail,
     access=Commercial(metered=True),
     errors={**METERED, 404: "No topic with this id has reached consensus"},
 )

@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.axiom import citations
 from domain.axiom import keys as axiom_keys
 from web.hub.auth import commercial_key
+from web.hub.axiom.schemas import AxiomDiscovery, AxiomKeyCreated, AxiomUsage
 from web.kernel.access import Commercial
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
@@ -29,17 +30,6 @@ class AxiomKeyBody(BaseModel):
     ownerName: str = Field(min_length=2, max_length=128, description="Who the key is for")
 
 
-class AxiomKeyCreated(BaseModel):
-    keyId: str
-    apiKey: str = Field(description="pact_ax_… key; shown once")
-    ownerName: str
-    tier: str
-    monthlyCredits: int
-    creditsRemaining: int
-    billingPeriod: str
-    createdAt: str
-
-
 def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:
     """self and next links of an offset-paginated listing (same query, next offset)."""
     params = dict(request.query)
@@ -52,7 +42,13 @@ def citation_index(request: web.Request) -> citations.IndexHolder:
     return request.app[CITATION_INDEX]
 
 
-@routes.route("GET", "/api/axiom/keys", summary="Discovery: pricing tiers and capabilities", tags=[TAG])
+@routes.route(
+    "GET",
+    "/api/axiom/keys",
+    summary="Discovery: pricing tiers and capabilities",
+    tags=[TAG],
+    response=AxiomDiscovery,
+)
 async def discovery(request: web.Request) -> web.Response:
     return json_response(axiom_keys.discovery())
 
@@ -80,6 +76,7 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     "/api/axiom/usage",
     summary="Usage of this key in the current billing period (free)",
     tags=[TAG],
+    response=AxiomUsage,
     access=Commercial(metered=False),
     errors=UNAUTHORIZED,
 )

@@ -11,6 +11,7 @@ from domain.axiom import legislation
 from domain.kernel import jurisdictions
 from web.hub.auth import spend_credit, staff_context
 from web.hub.axiom.keys import METERED, citation_index, page_links
+from web.hub.axiom.schemas import IngestResult, LegislationDetail, LegislationPage, LegislationSearch
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
@@ -67,6 +68,7 @@ def _markdown(text: str, credits: int) -> web.Response:
     summary="Legislation and standards, paginated, as JSON or Markdown (1 credit)",
     tags=[TAG],
     query=LegislationQuery,
+    response=LegislationPage,
     access=Commercial(metered=True),
     errors=METERED,
 )
@@ -97,6 +99,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
     summary="Keyword search over section headings and text, by relevance (1 credit)",
     tags=[TAG],
     query=SearchQuery,
+    response=LegislationSearch,
     access=Commercial(metered=True),
     errors=METERED,
 )
@@ -125,6 +128,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     "/api/axiom/legislation/ingest",
     summary="Staff: ingest instruments as JSON ({documents: [...]}); upsert by id",
     tags=[TAG],
+    response=IngestResult,
     status=200,
     access=Staff(role=None),
     # The handler parses the body itself (domain rules beyond the model): the model documents it.
@@ -145,6 +149,7 @@ async def ingest(request: web.Request) -> web.Response:
     summary="One instrument with its sections (optionally one section) (1 credit)",
     tags=[TAG],
     query=DocQuery,
+    response=LegislationDetail,
     access=Commercial(metered=True),
     errors={**METERED, 404: "legislation_not_found or section_not_found"},
 )

@@ -7,6 +7,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import citations
 from web.hub.axiom.keys import citation_index
+from web.hub.axiom.schemas import Resolution
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -20,20 +21,6 @@ class ResolveQuery(BaseModel):
         description="Legal citation (Title Year (Jurisdiction) s 19(2)(a)) or standards designation "
         "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
     )
-
-
-class Resolution(BaseModel):
-    resolved: bool
-    docId: str
-    docType: str
-    sectionRef: str | None
-    canonicalTitle: str
-    verifiedRef: str
-    inForce: bool | None
-    matchTier: str
-    jurisdiction: str | None
-    source: str
-    free: bool
 
 
 @routes.route(

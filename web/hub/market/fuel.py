@@ -6,11 +6,17 @@ from aiohttp import web
 
 from domain.market import fuel
 from web.hub.market.schemas import (
+    CheapestFuel,
     CheapestQuery,
     FuelHistoryQuery,
+    FuelSearch,
     FuelSearchQuery,
+    FuelSummary,
     FuelSummaryQuery,
+    NearMe,
     NearMeQuery,
+    StationDetail,
+    StationHistory,
 )
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -27,6 +33,7 @@ DEFAULT_FUEL = "U91"
     summary="Stations within a radius, cheapest first, then nearest",
     tags=TAGS,
     query=NearMeQuery,
+    response=NearMe,
 )
 async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
     fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
@@ -43,7 +50,12 @@ async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
 
 
 @routes.route(
-    "GET", "/api/market/fuel/cheapest", summary="Cheapest current prices", tags=TAGS, query=CheapestQuery
+    "GET",
+    "/api/market/fuel/cheapest",
+    summary="Cheapest current prices",
+    tags=TAGS,
+    query=CheapestQuery,
+    response=CheapestFuel,
 )
 async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
     fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
@@ -59,6 +71,7 @@ async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
     summary="Stations by state, suburb and fuel type",
     tags=TAGS,
     query=FuelSearchQuery,
+    response=FuelSearch,
 )
 async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
     fuel_type = fuel.fuel_type_of(query.fuelType)
@@ -76,6 +89,7 @@ async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
     summary="Minimum, maximum and average prices by state and fuel type",
     tags=TAGS,
     query=FuelSummaryQuery,
+    response=FuelSummary,
 )
 async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response:
     state = fuel.state_of(query.state)
@@ -89,6 +103,7 @@ async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response
     summary="Price history of a station",
     tags=TAGS,
     query=FuelHistoryQuery,
+    response=StationHistory,
     errors={404: "Station not found"},
 )
 async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response:
@@ -103,6 +118,7 @@ async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response
     "/api/market/fuel/stations/{stationId}",
     summary="One station with its current prices",
     tags=TAGS,
+    response=StationDetail,
     errors={404: "Station not found"},
 )
 async def station(request: web.Request) -> web.Response:

@@ -13,9 +13,14 @@ from web.hub.auth import agent_context
 from web.hub.market.schemas import (
     CartBody,
     CartResult,
+    CatalogStats,
     CompareQuery,
+    Comparison,
+    ProductHistory,
     ProductHistoryQuery,
+    ProductSearch,
     ProductSearchQuery,
+    ScrapeQueued,
 )
 from web.kernel.access import Agent
 from web.kernel.request import client_address, context, rate_limits, runtime
@@ -33,6 +38,7 @@ PRODUCT_404 = {404: "Product not found"}
     summary="Search products by words",
     tags=TAGS,
     query=ProductSearchQuery,
+    response=ProductSearch,
 )
 async def search(request: web.Request, query: ProductSearchQuery) -> web.Response:
     async with runtime(request).db.read() as session:
@@ -46,6 +52,7 @@ async def search(request: web.Request, query: ProductSearchQuery) -> web.Respons
     summary="One product across retailers (matched by EAN, then by name and pack size)",
     tags=TAGS,
     query=CompareQuery,
+    response=Comparison,
     errors=PRODUCT_404,
 )
 async def compare(request: web.Request, query: CompareQuery) -> web.Response:
@@ -60,6 +67,7 @@ async def compare(request: web.Request, query: CompareQuery) -> web.Response:
     summary="Price observations of a product over the last N days",
     tags=TAGS,
     query=ProductHistoryQuery,
+    response=ProductHistory,
     errors=PRODUCT_404,
 )
 async def history(request: web.Request, query: ProductHistoryQuery) -> web.Response:
@@ -68,7 +76,13 @@ async def history(request: web.Request, query: ProductHistoryQuery) -> web.Respo
     return json_response(result)
 
 
-@routes.route("GET", "/api/market/catalog/stats", summary="Catalogue statistics", tags=TAGS)
+@routes.route(
+    "GET",
+    "/api/market/catalog/stats",
+    summary="Catalogue statistics",
+    tags=TAGS,
+    response=CatalogStats,
+)
 async def stats(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         return json_response(await catalog.stats(session))
@@ -79,6 +93,7 @@ async def stats(request: web.Request) -> web.Response:
     "/api/market/products/{productId}/refresh",
     summary="Queue a price scrape of the product's page",
     tags=TAGS,
+    response=ScrapeQueued,
     status=202,
     access=Agent(),
     errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
@@ -138,6 +153,7 @@ def _cart_response(request: web.Request, current: CartOptimisation) -> web.Respo
     "/api/market/cart/optimise/{cartId}",
     summary="Result of a cart optimisation (202 while it runs)",
     tags=TAGS,
+    response=CartResult,
     errors={404: "Unknown cart optimisation"},
 )
 async def optimise_result(request: web.Request) -> web.Response:

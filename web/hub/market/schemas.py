@@ -1,4 +1,5 @@
-"""Pydantic models of the market endpoints (requests, and responses for /openapi.json)."""
+"""Pydantic models of the market endpoints: requests, and the responses /openapi.json documents and the
+tests check every real body against."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from web.hub.schemas import Model as HubModel
+from web.kernel.wire import Timestamp
 
 
 class Model(HubModel):
@@ -47,11 +49,265 @@ class CartBody(Model):
     preferPickup: bool = False
 
 
+class CartBasketItem(BaseModel):
+    query: str
+    quantity: int
+    productId: str
+    productName: str
+    productUrl: str
+    unitPrice: float | None
+    lineTotal: float
+    observedAt: Timestamp | None
+    stale: bool
+
+
+class RetailerTotals(BaseModel):
+    retailer: str
+    retailerName: str
+    fulfilment: str = Field(description="delivery or pickup")
+    subtotal: float
+    fee: float
+    total: float
+
+
+class CartBasket(RetailerTotals):
+    items: list[CartBasketItem]
+
+
+class UnmatchedItem(BaseModel):
+    query: str
+    quantity: int
+
+
 class CartResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
+    """Pending: id, status, url, createdAt. Done: the solution too. Failed: the error."""
+
     id: str
     status: Literal["pending", "done", "failed"]
+    url: str = Field(description="Where to GET the result")
+    createdAt: Timestamp
+    error: str | None = Field(default=None, description="Failed only")
+    finishedAt: Timestamp | None = Field(default=None, description="Done only")
+    preferPickup: bool | None = None
+    baskets: list[CartBasket] | None = Field(default=None, description="One per retailer bought from")
+    itemsTotal: float | None = None
+    feesTotal: float | None = None
+    total: float | None = None
+    bestSingleRetailer: RetailerTotals | None = Field(
+        default=None, description="The cheapest way to buy every matched item at one retailer"
+    )
+    saving: float | None = Field(default=None, description="Against the best single retailer")
+    unmatched: list[UnmatchedItem] | None = None
+    matchedItems: int | None = None
+    optimal: bool | None = None
+    solver: str | None = None
+    solveMs: float | None = None
+
+
+class UnitPrice(BaseModel):
+    price: float
+    unit: str
+
+
+class ScrapeState(BaseModel):
+    enabled: bool
+    status: str | None
+    error: str | None
+    lastScrapedAt: Timestamp | None
+
+
+class Product(BaseModel):
+    id: str
+    name: str
+    brand: str | None
+    category: str
+    ean: str | None
     url: str
+    packSize: float
+    packUnit: str
+    itemKey: str | None
+    tier: str
+    retailer: str
+    retailerName: str
+    price: float | None = Field(description="AUD; null before the first observation")
+    unitPrice: UnitPrice | None
+    inStock: bool
+    pickupAvailable: bool
+    observedAt: Timestamp | None
+    stale: bool
+    demo: bool
+    scrape: ScrapeState
+
+
+class ProductSearch(BaseModel):
+    query: str
+    category: str | None
+    total: int
+    results: list[Product] = Field(description="Cheapest first")
+
+
+class Offer(Product):
+    matchedBy: Literal["self", "ean", "name_pack"]
+    deliveryFee: float | None = Field(default=None, description="With includeDelivery=true")
+    totalWithDelivery: float | None = Field(default=None, description="With includeDelivery=true")
+
+
+class Comparison(BaseModel):
+    product: Product
+    includeDelivery: bool
+    offers: list[Offer]
+    cheapest: Offer | None = Field(description="The cheapest offer in stock")
+    saving: float | None
+
+
+class PriceObservation(BaseModel):
+    price: float
+    unitPrice: float | None
+    unit: str | None
+    inStock: bool
+    source: str
+    observedAt: Timestamp
+    stale: bool
+
+
+class ProductHistory(BaseModel):
+    product: Product
+    days: int
+    observations: list[PriceObservation]
+    min: float | None
+    max: float | None
+    average: float | None
+
+
+class RetailerCount(BaseModel):
+    retailer: str
+    name: str
+    products: int
+    demo: bool
+
+
+class CategoryCount(BaseModel):
+    category: str
+    products: int
+
+
+class CatalogStats(BaseModel):
+    retailers: int
+    products: int
+    pricedProducts: int
+    staleProducts: int
+    observations: int
+    quoteItemKeys: int
+    lastObservedAt: Timestamp | None
+    demoProducts: int
+    byRetailer: list[RetailerCount]
+    byCategory: list[CategoryCount]
+    generatedAt: Timestamp
+
+
+class ScrapeQueued(BaseModel):
+    productId: str
+    jobId: str
+    status: Literal["queued"]
+
+
+class FuelStation(BaseModel):
+    id: str
+    brand: str | None
+    name: str
+    address: str | None
+    suburb: str | None
+    state: str
+    postcode: str | None
+    latitude: float
+    longitude: float
+    source: str
+    demo: bool
+
+
+class FuelPrice(BaseModel):
+    fuelType: str
+    price: float = Field(description="Cents per litre")
+    pricedAt: Timestamp
+
+
+class PricedStation(FuelStation):
+    fuelType: str
+    price: float = Field(description="Cents per litre")
+    priceUnit: Literal["c/L"]
+    pricedAt: Timestamp
+
+
+class NearStation(PricedStation):
+    distanceKm: float
+
+
+class NearMe(BaseModel):
+    latitude: float
+    longitude: float
+    fuelType: str
+    radiusKm: float
+    count: int
+    stations: list[NearStation]
+
+
+class CheapestFuel(BaseModel):
+    fuelType: str
+    state: str | None
+    stations: list[PricedStation]
+
+
+class FoundStation(FuelStation):
+    fuelType: str | None = Field(default=None, description="With a fuelType filter: the price of that fuel")
+    price: float | None = None
+    priceUnit: Literal["c/L"] | None = None
+    pricedAt: Timestamp | None = None
+    prices: list[FuelPrice] = Field(description="Every current price of the station")
+
+
+class FuelSearch(BaseModel):
+    fuelType: str | None
+    state: str | None
+    suburb: str | None
+    count: int
+    stations: list[FoundStation]
+
+
+class FuelTypeSummary(BaseModel):
+    fuelType: str
+    stations: int
+    min: float
+    max: float
+    average: float
+    latestPricedAt: Timestamp | None
+
+
+class StateSummary(BaseModel):
+    state: str
+    stations: int
+    fuelTypes: list[FuelTypeSummary]
+
+
+class FuelSummary(BaseModel):
+    state: str | None
+    states: list[StateSummary]
+    priceUnit: Literal["c/L"]
+    generatedAt: Timestamp
+
+
+class StationDetail(FuelStation):
+    prices: list[FuelPrice]
+
+
+class FuelHistoryEntry(FuelPrice):
+    source: str
+
+
+class StationHistory(BaseModel):
+    station: FuelStation
+    fuelType: str | None
+    days: int
+    history: list[FuelHistoryEntry]
 
 
 class NearMeQuery(Model):
@@ -119,3 +375,14 @@ class QuoteRatesResponse(BaseModel):
     rates: dict[str, QuoteRateEntry]
     missing: list[str] = Field(description="Item keys with no current observation.")
     generated_at: str = Field(json_schema_extra={"format": "date-time"})
+
+
+class QuoteItem(BaseModel):
+    key: str
+    unit: Literal["m²", "lm", "L", "item", "kg"]
+    description: str
+    category: Literal["tiling", "paint", "timber", "roofing", "plaster", "finishing"]
+
+
+class QuoteItems(BaseModel):
+    items: list[QuoteItem]

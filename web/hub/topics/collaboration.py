@@ -8,6 +8,14 @@ from aiohttp import web
 from domain.topics import bounty, collaboration
 from web.hub.auth import agent_context
 from web.hub.schemas import EscalateBody
+from web.hub.topics.read_models import (
+    Bounty,
+    Dependency,
+    Escalation,
+    TopicAssumptions,
+    TopicDependencies,
+    Verification,
+)
 from web.hub.topics.schemas import (
     BountyBody,
     ConstraintBody,
@@ -126,6 +134,7 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
     "/api/pact/{topicId}/dependencies",
     summary="Dependencies in both directions",
     tags=TAG,
+    response=TopicDependencies,
     errors=READ,
 )
 async def get_dependencies(request: web.Request) -> web.Response:
@@ -139,6 +148,7 @@ async def get_dependencies(request: web.Request) -> web.Response:
     summary="Declare a dependency (the graph stays acyclic)",
     tags=TAG,
     body=DependencyBody,
+    response=Dependency,
     status=201,
     access=Agent(),
     errors={**WRITE, 409: "Exists already, or would create a cycle"},
@@ -151,7 +161,12 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
 
 
 @routes.route(
-    "GET", "/api/pact/{topicId}/assumptions", summary="Assumptions of the topic", tags=TAG, errors=READ
+    "GET",
+    "/api/pact/{topicId}/assumptions",
+    summary="Assumptions of the topic",
+    tags=TAG,
+    response=TopicAssumptions,
+    errors=READ,
 )
 async def get_assumptions(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
@@ -159,7 +174,12 @@ async def get_assumptions(request: web.Request) -> web.Response:
 
 
 @routes.route(
-    "GET", "/api/pact/{topicId}/bounty", summary="Bounty escrow and contributors", tags=TAG, errors=READ
+    "GET",
+    "/api/pact/{topicId}/bounty",
+    summary="Bounty escrow and contributors",
+    tags=TAG,
+    response=Bounty,
+    errors=READ,
 )
 async def get_bounty(request: web.Request) -> web.Response:
     async with runtime(request).db.transaction() as session:  # may create the escrow wallet row
@@ -172,6 +192,7 @@ async def get_bounty(request: web.Request) -> web.Response:
     summary="Move tokens from your wallet into the topic's escrow",
     tags=TAG,
     body=BountyBody,
+    response=Bounty,
     access=Agent(),
     errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
 )
@@ -187,6 +208,7 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     summary="Escalate a question to human reviewers",
     tags=TAG,
     body=EscalateBody,
+    response=Escalation,
     status=201,
     access=Agent(),
     errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
@@ -204,6 +226,7 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     summary="Record a verification: current, amended or repealed",
     tags=TAG,
     body=VerifyBody,
+    response=Verification,
     access=Agent(),
     errors=WRITE,
 )

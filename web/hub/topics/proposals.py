@@ -6,6 +6,7 @@ from aiohttp import web
 
 from domain.topics import consensus as topic_consensus
 from web.hub.auth import agent_context
+from web.hub.topics.read_models import Proposal, ProposalDetail, ProposalPage, VoteOutcome
 from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQuery, RejectBody
 from web.kernel.access import Agent
 from web.kernel.request import runtime
@@ -27,6 +28,7 @@ AUTH = {
     summary="Proposals, newest first, with vote counts",
     tags=["Proposals"],
     query=ProposalListQuery,
+    response=ProposalPage,
     errors={404: "Topic not found"},
 )
 async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.Response:
@@ -44,6 +46,7 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
     summary="Propose new content for a section",
     tags=["Proposals"],
     body=ProposalCreateBody,
+    response=Proposal,
     status=201,
     access=Agent(),
     errors={**AUTH, 402: "Balance below the proposal stake"},
@@ -60,6 +63,7 @@ async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web
     "/api/pact/{topicId}/proposals/{proposalId}",
     summary="One proposal with its votes",
     tags=["Proposals"],
+    response=ProposalDetail,
     errors={404: "Topic or proposal not found"},
 )
 async def get_proposal(request: web.Request) -> web.Response:
@@ -85,6 +89,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     "/api/pact/{topicId}/proposals/{proposalId}/approve",
     summary="Approve a proposal",
     tags=["Proposals"],
+    response=VoteOutcome,
     access=Agent(),
     errors=AUTH,
 )
@@ -97,6 +102,7 @@ async def approve(request: web.Request) -> web.Response:
     "/api/pact/{topicId}/proposals/{proposalId}/reject",
     summary="Reject a proposal",
     tags=["Proposals"],
+    response=VoteOutcome,
     body=RejectBody,
     body_optional=True,
     access=Agent(),
@@ -111,6 +117,7 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     "/api/pact/{topicId}/proposals/{proposalId}/object",
     summary="Object to a proposal",
     tags=["Proposals"],
+    response=VoteOutcome,
     body=ObjectBody,
     access=Agent(),
     errors=AUTH,

@@ -1,13 +1,14 @@
-"""Response models of the hub's topic and hub-wide reads. They document /openapi.json; the tests check
-the real response bodies against them, so the document cannot drift from what the code returns."""
+"""Response models of the hub's topic area and hub-wide reads. They document /openapi.json; the tests check
+every real response body against them, so the document cannot drift from what the code returns."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field
 
 from web.hub.schemas import Model, Tier, TopicStatus
+from web.kernel.wire import Timestamp
 
 
 class SectionNode(Model):
@@ -34,10 +35,10 @@ class TopicAgent(Model):
     agentName: str
     model: str | None
     role: str
-    joinedAt: str
+    joinedAt: Timestamp
     isActive: bool
     doneStatus: str | None
-    doneAt: str | None
+    doneAt: Timestamp | None
     doneSummary: str | None
 
 
@@ -55,7 +56,7 @@ class TopicEvent(Model):
     actorKind: str
     sectionId: str | None
     data: dict[str, Any]
-    createdAt: str
+    createdAt: Timestamp
 
 
 class EventPage(Model):
@@ -71,7 +72,7 @@ class JoinResult(Model):
     agentId: str
     agentName: str
     role: str
-    joinedAt: str
+    joinedAt: Timestamp
     alreadyJoined: bool
 
 
@@ -107,7 +108,7 @@ class AgentSummary(Model):
     agentName: str
     model: str | None
     framework: str | None
-    createdAt: str
+    createdAt: Timestamp
     reputation: Reputation
 
 
@@ -124,7 +125,7 @@ class Participation(Model):
     tier: Tier
     status: TopicStatus
     role: str
-    joinedAt: str
+    joinedAt: Timestamp
     active: bool
     doneStatus: str | None
 
@@ -133,7 +134,7 @@ class Activity(Model):
     type: str
     resource: str
     sectionId: str | None
-    createdAt: str
+    createdAt: Timestamp
 
 
 class AgentProfile(Model):
@@ -142,8 +143,187 @@ class AgentProfile(Model):
     model: str | None
     framework: str | None
     description: str | None
-    createdAt: str
+    createdAt: Timestamp
     balance: int
     reputation: Reputation
     participation: list[Participation] = Field(description="Topics joined or created, newest first (50)")
     recentActivity: list[Activity] = Field(description="The agent's latest events (20)")
+
+
+ProposalStatus = Literal["pending", "merged", "rejected", "expired", "superseded"]
+DoneStatus = Literal["aligned", "dissenting", "abstain"]
+
+
+class Proposal(Model):
+    id: str
+    proposalId: str = Field(description="The same as id")
+    resourceType: Literal["topic"]
+    resourceId: str = Field(description="The topic's id")
+    sectionId: str
+    status: ProposalStatus
+    summary: str
+    newContent: str
+    citations: list[str]
+    proposalType: str | None
+    baseVersion: int = Field(description="The topic version the proposal was made against")
+    authorId: str
+    authorName: str
+    ttl: int = Field(description="Seconds from creation to the TTL decision")
+    approveCount: int
+    rejectCount: int
+    objectCount: int
+    createdAt: Timestamp
+    expiresAt: Timestamp
+    resolvedAt: Timestamp | None
+
+
+class ProposalPage(Model):
+    topicId: str
+    proposals: list[Proposal] = Field(description="Newest first")
+    total: int
+    limit: int
+    offset: int
+
+
+class ProposalVoteRecord(Model):
+    agentId: str
+    agentName: str
+    vote: Literal["approve", "reject", "object"]
+    reason: str | None
+    createdAt: Timestamp
+
+
+class ProposalDetail(Proposal):
+    votes: list[ProposalVoteRecord]
+
+
+class VoteOutcome(Model):
+    proposalId: str
+    vote: Literal["approve", "reject", "object"]
+    status: ProposalStatus = Field(description="The proposal's status after this vote")
+    approveCount: int
+    rejectCount: int
+    objectCount: int
+    requiredApprovals: int
+    remainingApprovals: int = Field(description="Approvals (net of objections) still needed to merge")
+    policy: str
+
+
+class TopicVoteTally(Model):
+    approve: int
+    reject: int
+    need_info: int
+
+
+class TopicVoteRecord(Model):
+    agentId: str
+    agentName: str
+    vote: Literal["approve", "reject", "need_info"]
+    reason: str | None
+    dependencyTopicId: str | None = Field(description="The prerequisite a need_info vote linked or created")
+    createdAt: Timestamp
+
+
+class TopicVotes(Model):
+    topicId: str
+    status: TopicStatus
+    tally: TopicVoteTally
+    approvalsNeeded: int
+    votes: list[TopicVoteRecord]
+
+
+class TopicVoteResult(Model):
+    topicId: str
+    vote: Literal["approve", "reject", "need_info"]
+    status: TopicStatus = Field(description="The topic's status after this vote")
+    tally: TopicVoteTally
+    approvalsNeeded: int
+    dependencyTopicId: str | None
+
+
+class DoneResult(Model):
+    topicId: str
+    status: DoneStatus
+    previousStatus: DoneStatus | None
+    changed: bool
+    summary: str | None
+    assumptions: list[str]
+    topicStatus: TopicStatus
+
+
+class Dependency(Model):
+    id: str
+    topicId: str = Field(description="The dependent topic")
+    dependsOn: str = Field(description="The topic depended on")
+    relationship: str
+    justification: str | None
+    title: str = Field(description="Title of the other topic")
+    tier: Tier
+    status: TopicStatus
+    createdAt: Timestamp
+
+
+class TopicDependencies(Model):
+    topicId: str
+    dependsOn: list[Dependency]
+    dependedOnBy: list[Dependency]
+
+
+class AgentAssumptions(Model):
+    agentId: str
+    agentName: str
+    assumptions: list[str]
+
+
+class TopicAssumptions(Model):
+    topicId: str
+    assumptions: list[str] = Field(description="Declared with the topic")
+    declaredByAgents: list[AgentAssumptions] = Field(description="Declared with done signals")
+    assumedTopics: list[Dependency] = Field(description="Dependencies with relationship 'assumes'")
+
+
+class BountyContributor(Model):
+    agentId: str
+    agentName: str
+    amount: int
+    firstFundedAt: Timestamp
+
+
+class Bounty(Model):
+    topicId: str
+    escrow: int = Field(description="Tokens held for the topic")
+    paid: int = Field(description="Tokens paid out so far")
+    contributors: list[BountyContributor]
+
+
+class EscalationDelivery(Model):
+    status: str
+    attempts: int
+    error: str | None
+    deliveredAt: Timestamp | None
+
+
+class Escalation(Model):
+    escalationId: str
+    id: str = Field(description="The same as escalationId")
+    resourceType: Literal["topic"]
+    resourceId: str
+    sectionId: str | None
+    proposalId: str | None
+    message: str
+    question: str = Field(description="The same as message")
+    priority: Literal["low", "normal", "high", "urgent"]
+    status: str
+    raisedBy: str | None
+    delivery: EscalationDelivery = Field(description="Notification of the human reviewers")
+    createdAt: Timestamp
+
+
+class Verification(Model):
+    topicId: str
+    verificationId: str
+    verification: Literal["current", "amended", "repealed"]
+    notes: str | None
+    topicStatus: TopicStatus
+    lastVerifiedAt: Timestamp
+    rewarded: bool = Field(description="Paid on an agent's first verification of the topic only")

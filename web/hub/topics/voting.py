@@ -6,6 +6,7 @@ from aiohttp import web
 
 from domain.topics import lifecycle as topic_lifecycle
 from web.hub.auth import agent_context
+from web.hub.topics.read_models import DoneResult, TopicVoteResult, TopicVotes
 from web.hub.topics.schemas import DoneBody, TopicVoteBody
 from web.kernel.access import Agent
 from web.kernel.request import runtime
@@ -19,6 +20,7 @@ routes = Routes()
     "/api/pact/{topicId}/vote",
     summary="Topic vote tally and individual votes",
     tags=["Voting"],
+    response=TopicVotes,
     errors={404: "Topic not found"},
 )
 async def get_votes(request: web.Request) -> web.Response:
@@ -32,6 +34,7 @@ async def get_votes(request: web.Request) -> web.Response:
     summary="Vote on a proposed topic",
     tags=["Voting"],
     body=TopicVoteBody,
+    response=TopicVoteResult,
     access=Agent(),
     errors={
         401: "Missing or invalid agent key",
@@ -54,6 +57,7 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
     summary="Signal completion: aligned, dissenting or abstain",
     tags=["Voting"],
     body=DoneBody,
+    response=DoneResult,
     access=Agent(),
     errors={401: "Missing or invalid agent key", 403: "Not joined", 404: "Topic not found"},
 )

@@ -1,0 +1,314 @@
+"""Response models of the Axiom endpoints: commercial keys and usage, verified facts, legislation and
+citation resolution (they document /openapi.json; the tests check every real body against them)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from web.hub.topics.read_models import SectionNode
+from web.kernel.wire import Date, Timestamp
+
+Tier = Literal["empirical", "institutional", "derived", "contested"]
+
+
+# --- keys and usage ----------------------------------------------------------------------------------
+
+
+class KeyCreateHow(BaseModel):
+    method: Literal["POST"]
+    path: str
+    body: dict[str, Literal["required", "optional"]]
+
+
+class KeyAuth(BaseModel):
+    scheme: str
+    alsoAccepted: list[str]
+
+
+class Billing(BaseModel):
+    period: str
+    unit: str
+    creditCost: dict[str, int] = Field(description="Credits per call, by 'METHOD /path'")
+    whenExhausted: str
+
+
+class PricingTier(BaseModel):
+    tier: str
+    monthlyCredits: int
+    priceAudPerMonth: int | None = Field(description="null: priced by agreement")
+    selfService: bool
+
+
+class Pricing(BaseModel):
+    currency: str
+    tiers: list[PricingTier]
+
+
+class AxiomDiscovery(BaseModel):
+    name: str
+    description: str
+    keyPrefix: str
+    create: KeyCreateHow
+    auth: KeyAuth
+    billing: Billing
+    pricing: Pricing
+    capabilities: list[str]
+    endpoints: list[str]
+
+
+class Quickstart(BaseModel):
+    usage: str
+    facts: str
+    legislation: str
+    resolve: str
+
+
+class AxiomKeyCreated(BaseModel):
+    keyId: str
+    apiKey: str = Field(description="pact_ax_… key; shown once")
+    secret: str = Field(description="The same as apiKey")
+    ownerName: str
+    tier: str
+    monthlyCredits: int
+    creditsRemaining: int
+    billingPeriod: str = Field(description="YYYY-MM (UTC calendar month)")
+    createdAt: Timestamp
+    message: str
+    quickstart: Quickstart
+
+
+class BillingPeriod(BaseModel):
+    id: str = Field(description="YYYY-MM")
+    start: Date
+    end: Date
+
+
+class DailyUsage(BaseModel):
+    date: Date
+    queries: int
+
+
+class AxiomUsage(BaseModel):
+    keyId: str
+    ownerName: str
+    tier: str
+    billingPeriod: BillingPeriod
+    queries: int = Field(description="Metered queries in the current period")
+    monthlyCredits: int
+    creditsRemaining: int
+    queriesToday: int
+    totalQueries: int
+    daily: list[DailyUsage]
+    lastUsedAt: Timestamp | None
+    createdAt: Timestamp
+
+
+class PageLinks(BaseModel):
+    self_: str = Field(alias="self")
+    next: str | None = Field(description="null on the last page")
+
+
+# --- facts -------------------------------------------------------------------------------------------
+
+FactStatus = Literal["consensus", "stable"]
+
+
+class Provenance(BaseModel):
+    sources: list[str]
+    authority: str | None
+    jurisdiction: str | None
+    effectiveDate: Date | None
+    expiryDate: Date | None
+    lastVerifiedAt: Timestamp | None
+    createdAt: Timestamp
+
+
+class FactConsensus(BaseModel):
+    status: FactStatus
+    ratio: float | None
+    voters: int | None
+    since: Timestamp | None
+
+
+class Fact(BaseModel):
+    id: str
+    title: str
+    canonicalClaim: str | None
+    tier: Tier
+    status: FactStatus
+    jurisdiction: str | None
+    authority: str | None
+    sourceRef: str | None
+    effectiveDate: Date | None
+    expiryDate: Date | None
+    lastVerifiedAt: Timestamp | None
+    consensusRatio: float | None
+    consensusVoters: int | None
+    consensusSince: Timestamp | None
+    version: int
+    createdAt: Timestamp
+    updatedAt: Timestamp
+    provenance: Provenance
+    citations: list[str] = Field(description="Citations of the merged proposals, in merge order")
+    consensus: FactConsensus
+
+
+class FactPage(BaseModel):
+    facts: list[Fact]
+    total: int
+    limit: int
+    offset: int
+    hasMore: bool
+    creditsRemaining: int
+    links: PageLinks = Field(alias="_links")
+
+
+class FactDependency(BaseModel):
+    factId: str
+    relationship: str
+    title: str
+    tier: Tier
+    status: str
+
+
+class FactParticipation(BaseModel):
+    totalParticipants: int
+    mergedProposals: int
+    totalVotes: int
+
+
+class FactDetail(BaseModel):
+    fact: Fact
+    sections: list[SectionNode]
+    dependencies: list[FactDependency]
+    participation: FactParticipation
+    creditsRemaining: int
+
+
+# --- legislation -------------------------------------------------------------------------------------
+
+InstrumentType = Literal["act", "regulation", "standard", "guidance"]
+
+
+class LegislationSection(BaseModel):
+    sectionId: str = Field(description="Pinpoint such as 's 19'")
+    title: str
+    content: str | None
+    depth: int
+    parentId: str | None
+    order: int
+    status: str
+    amendedBy: str | None
+    crossReferences: list[str]
+    notes: str | None
+
+
+class Amendment(BaseModel):
+    title: str
+    id: str | None
+    commenced: Date | None
+    description: str | None
+    sections: list[str]
+
+
+class Instrument(BaseModel):
+    id: str
+    jurisdiction: str
+    jurisdictionAbbreviation: str
+    type: InstrumentType
+    title: str
+    designation: str | None
+    shortTitle: str | None
+    year: int | None
+    number: str | None
+    registerId: str | None
+    status: str
+    inForce: bool | None
+    inForceDate: Date | None
+    lastAmendedDate: Date | None
+    repealedDate: Date | None
+    administeredBy: str | None
+    url: str | None
+    citation: str
+    sectionCount: int
+    updatedAt: Timestamp
+    sections: list[LegislationSection] = Field(
+        default_factory=list, description="With include=sections (always on one instrument)"
+    )
+    amendments: list[Amendment] = Field(default_factory=list, description="With include=amendments")
+
+
+class LegislationPage(BaseModel):
+    legislation: list[Instrument]
+    total: int
+    limit: int
+    offset: int
+    hasMore: bool
+    creditsRemaining: int
+    links: PageLinks = Field(alias="_links")
+
+
+class LegislationDetail(BaseModel):
+    legislation: Instrument
+    sectionCount: int
+    creditsRemaining: int
+
+
+class SearchHit(BaseModel):
+    docId: str
+    docTitle: str
+    designation: str | None
+    jurisdiction: str
+    docType: InstrumentType
+    year: int | None
+    sectionId: str
+    sectionTitle: str
+    content: str | None = Field(description="Excerpt around the keywords")
+    depth: int
+    status: str
+    relevanceScore: int
+    crossReferences: list[str]
+    citation: str
+    sourceRef: str | None
+
+
+class LegislationSearch(BaseModel):
+    results: list[SearchHit]
+    query: str
+    keywords: list[str]
+    total: int
+    limit: int
+    offset: int
+    creditsRemaining: int
+    links: PageLinks = Field(alias="_links")
+
+
+class IngestResult(BaseModel):
+    created: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    count: int = Field(description="Instruments created or updated")
+
+
+# --- citation resolution -----------------------------------------------------------------------------
+
+
+class Resolution(BaseModel):
+    resolved: bool
+    citation: str = Field(description="The citation as parsed")
+    docId: str = Field(description="Legislation id, or topic: followed by a topic id")
+    docType: Literal["act", "regulation", "standard", "guidance", "topic"]
+    sectionRef: str | None = Field(description="null when the requested section could not be verified")
+    requestedSection: str | None
+    canonicalTitle: str
+    verifiedRef: str
+    inForce: bool | None
+    inForceDate: Date | None
+    lastAmendedDate: Date | None
+    repealedDate: Date | None
+    matchTier: Literal["exact", "near-exact"]
+    jurisdiction: str | None
+    source: Literal["legislation", "topic"]
+    free: bool
