@@ -3,20 +3,28 @@
 from __future__ import annotations
 
 from aiohttp import web
+from pydantic import BaseModel
 
 from domain.documents import agents as tap
+from domain.documents import locks, records
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
+    ConstraintList,
+    ConstraintOut,
     EscalateBody,
     EventsQuery,
     IntentBody,
+    IntentList,
+    IntentOut,
     JoinBody,
     LeaveBody,
     LockBody,
     PollQuery,
     SalienceBody,
+    SalienceMap,
+    SalienceOut,
     SectionQuery,
 )
 from web.kernel.request import runtime
@@ -24,6 +32,10 @@ from web.kernel.routing import Routes, json_response
 
 routes = Routes()
 route = document_route(routes)
+
+
+def _json(model: BaseModel, *, status: int = 200) -> web.Response:
+    return json_response(model.model_dump(mode="json"), status=status)
 
 
 @route(
@@ -79,52 +91,86 @@ async def section_tree(request: web.Request) -> web.Response:
     return json_response(result)
 
 
-@route("POST", "/intents", summary="Declare an intent on a section", body=IntentBody, status=201)
+@route(
+    "POST",
+    "/intents",
+    summary="Declare an intent on a section",
+    body=IntentBody,
+    response=IntentOut,
+    status=201,
+)
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await tap.declare_intent(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+        intent = await records.declare_intent(
+            session, who, doc_id(request), section_id=body.sectionId, goal=body.goal, category=body.category
+        )
+    return _json(IntentOut.of(intent), status=201)
 
 
-@route("GET", "/intents", summary="Intents, optionally of one section", query=SectionQuery)
+@route(
+    "GET", "/intents", summary="Intents, optionally of one section", query=SectionQuery, response=IntentList
+)
 async def list_intents(request: web.Request, query: SectionQuery) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
-        result = await tap.list_intents(session, who, doc_id(request), query.sectionId)
-    return json_response(result)
+        found = await records.list_intents(session, who, doc_id(request), query.sectionId)
+    return _json(IntentList.of(found))
 
 
-@route("POST", "/constraints", summary="Publish a constraint on a section", body=ConstraintBody, status=201)
+@route(
+    "POST",
+    "/constraints",
+    summary="Publish a constraint on a section",
+    body=ConstraintBody,
+    response=ConstraintOut,
+    status=201,
+)
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await tap.publish_constraint(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+        constraint = await records.publish_constraint(
+            session, who, doc_id(request), section_id=body.sectionId, boundary=body.boundary, type_=body.type
+        )
+    return _json(ConstraintOut.of(constraint), status=201)
 
 
-@route("GET", "/constraints", summary="Constraints, optionally of one section", query=SectionQuery)
+@route(
+    "GET",
+    "/constraints",
+    summary="Constraints, optionally of one section",
+    query=SectionQuery,
+    response=ConstraintList,
+)
 async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
-        result = await tap.list_constraints(session, who, doc_id(request), query.sectionId)
-    return json_response(result)
+        found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
+    return _json(ConstraintList.of(found))
 
 
-@route("POST", "/salience", summary="Score a section's salience (0-10) for this agent", body=SalienceBody)
+@route(
+    "POST",
+    "/salience",
+    summary="Score a section's salience (0-10) for this agent",
+    body=SalienceBody,
+    response=SalienceOut,
+)
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await tap.set_salience(session, who, doc_id(request), body.model_dump())
-    return json_response(result)
+        score = await records.set_salience(
+            session, who, doc_id(request), section_id=body.sectionId, score=body.score
+        )
+    return _json(SalienceOut.of(score))
 
 
-@route("GET", "/salience", summary="Salience per section, aggregated across agents")
+@route("GET", "/salience", summary="Salience per section, aggregated across agents", response=SalienceMap)
 async def salience(request: web.Request) -> web.Response:
     who = await caller(request, "tap:read")
     async with runtime(request).db.read() as session:
-        result = await tap.salience(session, who, doc_id(request))
-    return json_response(result)
+        found = await records.salience_map(session, who, doc_id(request))
+    return _json(SalienceMap.of(found))
 
 
 @route(
@@ -138,7 +184,7 @@ async def salience(request: web.Request) -> web.Response:
 async def lock(request: web.Request, body: LockBody) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await tap.lock_section(
+        result = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
         )
     return json_response(result)
@@ -148,7 +194,7 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
 async def unlock(request: web.Request) -> web.Response:
     who = await caller(request, "tap:write")
     async with runtime(request).db.transaction() as session:
-        result = await tap.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
+        result = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
     return json_response(result)
 
 
