@@ -34,8 +34,8 @@ async def _wait_for_stop() -> None:
 async def _serve(settings: Settings, *, apps: bool, scheduler: bool) -> None:
     from aiohttp import web
 
+    from runtime.process import Runtime
     from web.app import create_docs_app, create_hub_app
-    from web.runtime import Runtime
 
     rt = await Runtime.start(settings, relay=True, scheduler=scheduler)
     runners: list[web.AppRunner] = []

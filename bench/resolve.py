@@ -18,10 +18,14 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from domain.axiom import citations, legislation
 from domain.kernel.context import SYSTEM
 from domain.kernel.errors import NotFound
+
+# An instrument as the legislation upload takes it (JSON).
+Doc = dict[str, Any]
 
 WORDS = (
     "Aviation Banking Building Charities Coastal Customs Dairy Energy Fisheries Forestry Gaming Heritage "
@@ -32,9 +36,10 @@ KINDS = ("Act", "Regulation", "Amendment Act", "(Miscellaneous Provisions) Act",
 JURS = ("AU", "AU-NSW", "AU-VIC", "AU-QLD", "AU-WA", "AU-SA", "AU-TAS", "AU-ACT", "AU-NT")
 
 
-def synthetic(n: int, seed: int = 7) -> list[dict]:
+def synthetic(n: int, seed: int = 7) -> list[Doc]:
     rng = random.Random(seed)
-    docs, seen = [], set()
+    docs: list[Doc] = []
+    seen: set[tuple[str, str]] = set()
     while len(docs) < n:
         title = f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(KINDS)} {rng.randint(1901, 2025)}"
         # about one title in ten exists in two jurisdictions (as the real uniform Acts do)
@@ -54,7 +59,7 @@ def synthetic(n: int, seed: int = 7) -> list[dict]:
     return docs
 
 
-def citations_for(docs: list[dict], count: int, seed: int = 11) -> list[str]:
+def citations_for(docs: list[Doc], count: int, seed: int = 11) -> list[str]:
     rng = random.Random(seed)
     from domain.kernel.jurisdictions import abbreviation
 
@@ -75,7 +80,7 @@ def citations_for(docs: list[dict], count: int, seed: int = 11) -> list[str]:
     return out
 
 
-def in_process(docs: list[dict], sample: list[dict], queries: list[str]) -> float:
+def in_process(docs: list[Doc], sample: list[Doc], queries: list[str]) -> float:
     models = legislation.parse_documents(docs[:1000]) + [
         m for i in range(1000, len(docs), 1000) for m in legislation.parse_documents(docs[i : i + 1000])
     ]
@@ -108,17 +113,18 @@ def in_process(docs: list[dict], sample: list[dict], queries: list[str]) -> floa
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        port: int = s.getsockname()[1]
+        return port
 
 
-async def over_http(docs: list[dict], sample: list[dict], queries: list[str]) -> list[float]:
+async def over_http(docs: list[Doc], sample: list[Doc], queries: list[str]) -> list[float]:
     import aiohttp
     from aiohttp import web
 
     from domain.kernel.settings import Settings
     from migrations import upgrade_async
+    from runtime.process import Runtime
     from web.app import create_hub_app
-    from web.runtime import Runtime
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     settings = Settings(

@@ -13,6 +13,13 @@ from domain.kernel.db import Base, make_engine
 target_metadata = Base.metadata
 
 
+def _url() -> str:
+    url = context.config.get_main_option("sqlalchemy.url")
+    if not url:
+        raise RuntimeError("no sqlalchemy.url: run migrations through `concord migrate` (migrations.upgrade)")
+    return url
+
+
 def _run(connection: Connection) -> None:
     context.configure(
         connection=connection,
@@ -25,7 +32,7 @@ def _run(connection: Connection) -> None:
 
 
 async def _online() -> None:
-    engine = make_engine(context.config.get_main_option("sqlalchemy.url"), null_pool=True)
+    engine = make_engine(_url(), null_pool=True)
     async with engine.connect() as connection:
         await connection.run_sync(_run)
         await connection.commit()
@@ -34,7 +41,7 @@ async def _online() -> None:
 
 if context.is_offline_mode():
     context.configure(
-        url=context.config.get_main_option("sqlalchemy.url"),
+        url=_url(),
         target_metadata=target_metadata,
         literal_binds=True,
         render_as_batch=True,

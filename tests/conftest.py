@@ -125,7 +125,7 @@ async def _wipe(db: Any) -> None:
 
 @pytest.fixture
 async def runtime(broker: Any) -> AsyncIterator[Any]:
-    from web.runtime import Runtime
+    from runtime.process import Runtime
 
     settings = get_settings()
     rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False)

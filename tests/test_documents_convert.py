@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import zipfile
 
 import docx
 from docx.oxml import OxmlElement
@@ -48,4 +49,25 @@ def test_docx_outline_level_paragraphs_and_hyperlinks_become_markdown():
     md = convert_docx.convert(out.getvalue())
     assert "## Custom heading" in md
     assert "# Real heading" in md
+    assert "Body text." in md
+
+
+def test_docx_with_xml_comments_still_converts():
+    """A comment's tag in lxml is a function, not a name: it must be skipped, not fail the conversion."""
+    word = docx.Document()
+    word.add_heading("Commented", level=1)
+    word.add_paragraph("Body text.")
+    out = io.BytesIO()
+    word.save(out)
+    commented = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(out.getvalue())) as src, zipfile.ZipFile(commented, "w") as dst:
+        for name in src.namelist():
+            data = src.read(name)
+            if name in ("word/document.xml", "word/styles.xml"):
+                data = data.replace(b"?>", b"?><!-- a comment -->", 1).replace(
+                    b"<w:body>", b"<w:body><!-- x -->"
+                )
+            dst.writestr(name, data)
+    md = convert_docx.convert(commented.getvalue())
+    assert "# Commented" in md
     assert "Body text." in md

@@ -325,7 +325,8 @@ async def test_no_input_produces_a_500(hub, register, settings, monkeypatch):
         for path in paths:
             for params in queries:
                 for body in bodies:
-                    for headers in (agent["headers"], {}):
+                    no_headers: dict[str, str] = {}
+                    for headers in (agent["headers"], no_headers):
                         kwargs = dict(body)
                         if "data" in kwargs:
                             headers = {**headers, "Content-Type": "application/json"}
@@ -430,7 +431,7 @@ async def test_responses_match_the_openapi_document(hub, register):
         if op.path == "/api/axiom/resolve":
             continue  # citation is optional in the model so that its absence gets the spec's own 400
         path = re.sub(r"{(\w+)}", lambda m: values[m.group(1)], op.path)
-        variants = [{}]
+        variants: list[dict[str, str]] = [{}]
         if op.path.endswith("/content"):
             variants.append({"resolve": "true"})
             path = path.replace(base["id"], topic["id"])

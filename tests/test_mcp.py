@@ -6,16 +6,18 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
+from mcp.types import CallToolResult, TextContent
 
 from tests.documents_support import fixture_path, make_key
 
-INIT = {
+INIT: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 1,
     "method": "initialize",
@@ -29,7 +31,7 @@ ACCEPT = {"Accept": "application/json, text/event-stream"}
 
 
 @asynccontextmanager
-async def connect(docs: Any, key: dict):  # type: ignore[no-untyped-def]
+async def connect(docs: Any, key: dict[str, Any]) -> AsyncIterator[ClientSession]:
     url = str(docs.make_url("/mcp"))
     async with streamablehttp_client(url, headers=key["headers"]) as (read, write, _session_id):
         async with ClientSession(read, write) as session:
@@ -37,10 +39,14 @@ async def connect(docs: Any, key: dict):  # type: ignore[no-untyped-def]
             yield session
 
 
+def text_of(result: CallToolResult) -> str:
+    return next((c.text for c in result.content if isinstance(c, TextContent)), "")
+
+
 async def call(session: ClientSession, name: str, **arguments: Any) -> dict[str, Any]:
     result = await session.call_tool(name, arguments)
-    assert not result.isError, result.content[0].text
-    return result.structuredContent or json.loads(result.content[0].text)
+    assert not result.isError, text_of(result)
+    return result.structuredContent or json.loads(text_of(result))
 
 
 async def wait_ready(session: ClientSession, doc_id: str) -> dict[str, Any]:
@@ -107,7 +113,7 @@ async def test_two_agents_collaborate_through_tools_only(docs: Any, runtime: Any
         assert locked["sectionId"] == section
         refused = await b.call_tool("pact_lock", {"documentId": doc_id, "sectionId": section})
         assert refused.isError
-        assert json.loads(refused.content[0].text)["status"] == 409
+        assert json.loads(text_of(refused))["status"] == 409
         await call(a, "pact_unlock", documentId=doc_id, sectionId=section)
         proposal = await call(
             a,
@@ -145,13 +151,13 @@ async def test_tool_errors_are_results_not_transport_failures(docs: Any, runtime
     async with connect(docs, reader) as session:
         bad = await session.call_tool("pact_get", {})
         assert bad.isError
-        assert "documentId" in bad.content[0].text
+        assert "documentId" in text_of(bad)
         missing = await session.call_tool("pact_get", {"documentId": "00000000-0000-4000-8000-000000000000"})
         assert missing.isError
-        assert json.loads(missing.content[0].text)["status"] == 404
+        assert json.loads(text_of(missing))["status"] == 404
         scoped = await session.call_tool("pact_join", {"documentId": "x", "agentName": "A"})
         assert scoped.isError
-        assert json.loads(scoped.content[0].text)["error"] == "insufficient_scope"
+        assert json.loads(text_of(scoped))["error"] == "insufficient_scope"
 
 
 async def test_raw_transport_edge_cases(docs: Any, runtime: Any):

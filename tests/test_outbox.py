@@ -132,7 +132,7 @@ async def test_job_whose_send_was_interrupted_runs_after_restart(
         assert job.status == "pending"
     assert webhook.calls == []
 
-    from web.runtime import Runtime
+    from runtime.process import Runtime
 
     restarted = await Runtime.start(runtime.settings, relay=True, scheduler=False, worker=False)
     try:
@@ -155,7 +155,7 @@ async def test_sent_jobs_lost_with_the_in_memory_broker_are_requeued_at_start(
     async with runtime.db.transaction() as session:  # marked sent, but the broker died with the message
         job = (await session.scalars(select(OutboxJob))).one()
         job.status = "sent"
-    from web.runtime import Runtime
+    from runtime.process import Runtime
 
     restarted = await Runtime.start(runtime.settings, relay=True, scheduler=False, worker=False)
     try:
@@ -248,4 +248,5 @@ def test_every_job_sweep_and_seeder_of_the_domain_is_wired():
     assert all(wiring.JOBS[name] is job for name, job in declared.items())
     names = [s.name for s in wiring.SWEEPS] + [s.name for s in wiring.SEEDERS]
     assert len(names) == len(set(names)), "a sweep or seeder name is listed twice"
-    assert all(inspect.iscoroutinefunction(s.fn) for s in (*wiring.SWEEPS, *wiring.SEEDERS))
+    assert all(inspect.iscoroutinefunction(s.fn) for s in wiring.SWEEPS)
+    assert all(inspect.iscoroutinefunction(s.fn) for s in wiring.SEEDERS)

@@ -180,52 +180,7 @@ async def test_unknown_fields_are_ignored(hub):
 
 
 # --- agent key authentication (spec §5) -------------------------------------------------------------
-
-
-def _protected_operations() -> list[tuple[str, str]]:
-    import re
-
-    from web.hub.api import build_api
-
-    api = build_api()
-
-    ops = []
-    for op in api.operations:
-        if op.auth == "agentBearer":
-            ops.append((op.method, re.sub(r"{\w+}", "00000000-0000-4000-8000-000000000000", op.path)))
-    return sorted(ops)
-
-
-PROTECTED = _protected_operations()
-BAD_CREDENTIALS = [
-    {},
-    {"Authorization": "Bearer"},
-    {"Authorization": "Bearer pact_sk_0000000000000000000000000000000000000000"},
-    {"Authorization": "Basic dXNlcjpwYXNz"},
-    {"Authorization": "pact_sk_nobearerword"},
-    {"X-Api-Key": "pact_sk_wrong"},
-    {"X-Api-Key": "pact_ax_0123456789abcdef"},
-    {"x-source-agent-key": "pact_sk_wrong"},
-]
-
-
-def test_the_protected_operations_are_the_spec_ones():
-    assert ("POST", "/api/pact/topics") in PROTECTED
-    assert {m for m, _ in PROTECTED} >= {"GET", "POST"}
-    paths = {p.split("/")[-1] for _, p in PROTECTED}
-    assert {"topics", "join", "escalate", "me"} <= paths
-
-
-@pytest.mark.parametrize(("method", "path"), PROTECTED)
-@pytest.mark.parametrize("headers", BAD_CREDENTIALS, ids=lambda h: ",".join(map(str, h.items())))
-async def test_protected_operations_refuse_missing_or_invalid_keys(hub, method, path, headers):
-    # No body at all: the 401 comes before any input validation.
-    resp = await hub.request(method, path, headers=headers)
-    assert resp.status == 401, await resp.text()
-    body = await resp.json()
-    assert body["error"] == "unauthorized"
-    assert body["detail"]
-    assert resp.headers["X-Request-Id"]
+# Missing, malformed and other-kind keys on every protected operation: tests/test_access.py (the matrix).
 
 
 async def test_a_key_of_another_agent_shape_is_refused_even_with_valid_body(hub):

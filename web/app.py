@@ -1,21 +1,28 @@
-"""The two aiohttp applications and their shared middleware stack."""
+"""The two aiohttp applications and their shared middleware stack. Each app gets the process runtime and
+attaches its own web-only services (rate limits, read cache)."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from domain.axiom.citations import IndexHolder
+from runtime.process import Runtime
 from web.docs import api as docs_api
 from web.docs import mcp as mcp_server
 from web.hub import api as hub_api
-from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RUNTIME
+from web.hub.axiom.keys import CITATION_INDEX
+from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
 from web.kernel.middleware import request_context
+from web.kernel.ratelimit import RateLimits
+from web.kernel.readcache import ReadCache
 from web.kernel.routing import Api, json_response
-from web.runtime import Runtime
 
 
 def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Application:
     app = web.Application(middlewares=[request_context], client_max_size=body_limit)
     app[RUNTIME] = rt
+    app[RATE_LIMITS] = RateLimits(rt.settings)
+    app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[API] = api
     app[ERROR_STYLE] = style
     app[BODY_LIMIT] = body_limit
@@ -30,7 +37,9 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
 
 
 def create_hub_app(rt: Runtime) -> web.Application:
-    return _base_app(rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes)
+    app = _base_app(rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes)
+    app[CITATION_INDEX] = IndexHolder()
+    return app
 
 
 def create_docs_app(rt: Runtime) -> web.Application:

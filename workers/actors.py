@@ -22,21 +22,21 @@ async def give_up(message_data: dict[str, Any], retry_info: dict[str, Any] | Non
         await outbox.give_up(worker_db(), str(args[0]), wiring.JOBS)
 
 
-def _declare(name: str) -> dramatiq.Actor[Any, Any]:
+def _declare(name: str) -> dramatiq.Actor[[str], None]:
     settings = get_settings()
 
     async def run(job_id: str) -> None:
         await outbox.run(worker_db(), job_id, wiring.JOBS)
 
     run.__name__ = name.replace(".", "_")
-    return dramatiq.actor(
-        run,
+    declare = dramatiq.actor(
         actor_name=name,
         max_retries=settings.job_max_retries,
         min_backoff=settings.job_min_backoff_ms,
         max_backoff=max(settings.job_min_backoff_ms, 300_000),
         on_retry_exhausted=GIVE_UP,
     )
+    return declare(run)
 
 
 ACTORS = {name: _declare(name) for name in sorted(wiring.JOBS)}

@@ -19,7 +19,8 @@ def setup_broker(settings: Settings) -> dramatiq.Broker:
         return _broker
     broker: dramatiq.Broker
     if settings.redis_url:
-        broker = RedisBroker(url=settings.redis_url, namespace=settings.queue_namespace)
+        # dramatiq leaves RedisBroker.__init__ unannotated.
+        broker = RedisBroker(url=settings.redis_url, namespace=settings.queue_namespace)  # type: ignore[no-untyped-call]
     else:
         broker = StubBroker()
         broker.emit_after("process_boot")

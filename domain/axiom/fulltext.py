@@ -6,13 +6,14 @@ phrases", `or` between alternatives and `-word` to exclude."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from sqlalchemy import Select, func, literal_column, select, text
+from sqlalchemy import ColumnClause, Select, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.topics.models import Topic
 
-_PG_DOCUMENT = literal_column(
+_PG_DOCUMENT: ColumnClause[Any] = literal_column(
     "to_tsvector('english', coalesce(topics.title, '') || ' ' || coalesce(topics.canonical_claim, '') "
     "|| ' ' || coalesce(topics.content, ''))"
 )
@@ -55,7 +56,7 @@ def searchable(q: str) -> bool:
     return fts5_query(q) is not None
 
 
-def topic_matches(session: AsyncSession, q: str) -> Select | None:
+def topic_matches(session: AsyncSession, q: str) -> Select[str, float] | None:
     """A subquery of (topic_id, relevance) for topics matching `q`, higher relevance first; None
     when the query has no searchable words (callers then match nothing)."""
     if session.get_bind().dialect.name == "postgresql":

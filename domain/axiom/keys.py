@@ -157,9 +157,8 @@ async def authenticate(session: AsyncSession, api_key: str | None) -> AxiomKey:
     return key
 
 
-async def meter(session: AsyncSession, api_key: str | None, *, cost: int = 1) -> dict[str, Any]:
-    """Authenticate and spend `cost` credits of the current period atomically; 402 when exhausted."""
-    key = await authenticate(session, api_key)
+async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> dict[str, Any]:
+    """Spend `cost` credits of the authenticated key's current period atomically; 402 when exhausted."""
     now = utcnow()
     period = period_of(now)
     spent = case((AxiomKey.period == period, AxiomKey.period_queries + cost), else_=cost)

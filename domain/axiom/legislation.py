@@ -13,6 +13,7 @@ from sqlalchemy import delete, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.axiom.citations import normalise_section, parse_designation
 from domain.axiom.models import LegislationAmendment, LegislationDoc, LegislationSection, LegislationState
 from domain.kernel import audit, jurisdictions
 from domain.kernel.clock import utcnow
@@ -98,8 +99,6 @@ class InstrumentIn(BaseModel):
         if self.type == "standard" and not self.designation:
             raise ValueError("designation is required for a standard (e.g. 'AS/NZS 3000:2018')")
         if self.designation:
-            from domain.axiom.citations import parse_designation
-
             if parse_designation(self.designation) is None:
                 raise ValueError(f"designation {self.designation!r} is not a standards designation")
         seen: set[str] = set()
@@ -439,8 +438,6 @@ async def get_doc(
     include = include | {"sections"}
     data = (await _attach(session, [doc], include))[0]
     if section is not None:
-        from domain.axiom.citations import normalise_section
-
         wanted = normalise_section(section)
         matched = [
             s

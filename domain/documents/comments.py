@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import sections
 from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document
@@ -32,8 +33,6 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
     if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
-        from domain.consensus import sections
-
         if paragraph not in {s.id for s in sections.parse(doc.content or "")}:
             raise Unprocessable(
                 f"paragraphId {paragraph} is not a section of the document", field="paragraphId"

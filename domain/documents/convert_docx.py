@@ -24,12 +24,15 @@ REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
 
 
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
+def _local(name: object) -> str:
+    """The local part of a tag or attribute name. A comment's or processing instruction's tag is a
+    function, not a name: those get "", so they match nothing (a comment must not fail the conversion)."""
+    return name.rsplit("}", 1)[-1] if isinstance(name, str) else ""
 
 
 def _w_ns(root: etree._Element) -> str:
-    return root.tag[1:].split("}", 1)[0]
+    tag = root.tag if isinstance(root.tag, str) else ""  # a parsed root's tag is always a str
+    return tag[1:].split("}", 1)[0]
 
 
 def _outline_styles(styles_xml: bytes | None) -> dict[str, int]:
@@ -72,7 +75,10 @@ def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[
     """Headings by outline level, math as text; returns the new XML and the image refs in order."""
     root = etree.fromstring(xml, _XML_PARSER)
     w = _w_ns(root)
-    q = lambda n: f"{{{w}}}{n}"  # noqa: E731
+
+    def q(name: str) -> str:
+        return f"{{{w}}}{name}"
+
     images: list[tuple[str, str]] = []
     for blip in root.iter():
         if _local(blip.tag) == "blip":
@@ -88,15 +94,12 @@ def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[
             ps = ppr.find(q("pStyle"))
             style_id = ps.get(q("val")) if ps is not None else None
             lvl_el = ppr.find(q("outlineLvl"))
+            lvl = (lvl_el.get(q("val")) if lvl_el is not None else None) or ""
             level = None
             if style_id in outline:
                 level = outline[style_id]
-            elif (
-                lvl_el is not None
-                and (lvl_el.get(q("val")) or "").isdigit()
-                and int(lvl_el.get(q("val"))) < 9
-            ):
-                level = min(int(lvl_el.get(q("val"))) + 1, 6)
+            elif lvl.isdigit() and int(lvl) < 9:
+                level = min(int(lvl) + 1, 6)
             if level is not None and not (style_id or "").lower().startswith("heading"):
                 if ps is None:
                     ps = etree.SubElement(ppr, q("pStyle"))

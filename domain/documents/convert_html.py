@@ -30,12 +30,13 @@ def convert(data: bytes) -> str:
             tag.unwrap()  # an article's own header holds its title
         else:
             tag.decompose()
-    for tag in main.find_all(attrs={"role": _CHROME_ROLES}):
+    for tag in main.find_all(role=_CHROME_ROLES):
         tag.decompose()
     for a in main.find_all("a", href=True):
-        if a["href"].lower().startswith("javascript:"):
+        href = htmlmd.attr(a, "href")
+        if href.lower().startswith("javascript:"):
             a.unwrap()
-        elif a["href"].startswith("#") and not a.get_text().replace("\u200b", "").strip():
+        elif href.startswith("#") and not a.get_text().replace("\u200b", "").strip():
             a.decompose()  # heading permalinks
     md = htmlmd.to_markdown(main)
     if title and not md.lstrip().startswith("#"):

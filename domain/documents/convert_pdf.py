@@ -12,8 +12,9 @@ import io
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
-from pypdf import PdfReader
+from pypdf import PageObject, PdfReader
 from pypdf.errors import FileNotDecryptedError, PdfReadError
 
 from domain.documents.errors import ConversionError
@@ -66,16 +67,17 @@ def _join(runs: list[Run]) -> str:
     return " ".join(out.split())
 
 
-def _runs(page) -> list[Run]:  # type: ignore[no-untyped-def]
+def _runs(page: PageObject) -> list[Run]:
     runs: list[Run] = []
 
-    def visit(text, cm, tm, font, size):  # type: ignore[no-untyped-def]
+    def visit(text: str, cm: list[float], tm: list[float], font: Any, size: float) -> None:
+        """pypdf's text visitor: font is the font's resource dictionary, when the page names one."""
         if not text or not text.strip():
             return
         x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
         y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
         scale = abs(tm[3] or tm[0] or 1) * abs(cm[3] or cm[0] or 1)
-        name = str((font or {}).get("/BaseFont", "")) if hasattr(font, "get") else ""
+        name = str(font.get("/BaseFont", "")) if isinstance(font, dict) else ""
         for i, part in enumerate(text.split("\n")):
             if part.strip():
                 runs.append(
@@ -128,7 +130,10 @@ def _table(block: list[Line]) -> str:
             i = min(range(len(cols)), key=lambda k: abs(cols[k] - cell[0].x))
             row[i] = (row[i] + " " + _join(cell)).strip()
         rows.append(row)
-    esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+
+    def esc(cell: str) -> str:
+        return cell.replace("|", "\\|")
+
     out = ["| " + " | ".join(esc(c) for c in rows[0]) + " |", "|" + " --- |" * len(cols)]
     out += ["| " + " | ".join(esc(c) for c in r) + " |" for r in rows[1:]]
     return "\n".join(out)
@@ -183,9 +188,12 @@ def _render(lines: list[Line], body: float, levels: dict[float, int]) -> list[st
         if level is not None and re.search(r"[A-Za-z]", text):
             flush()
             blocks.append("#" * level + " " + text)
-        elif bullet or numbered:
+        elif bullet is not None:
             flush()
-            para.append(f"- {bullet.group(2)}" if bullet else f"{numbered.group(1)}. {numbered.group(2)}")
+            para.append(f"- {bullet.group(2)}")
+        elif numbered is not None:
+            flush()
+            para.append(f"{numbered.group(1)}. {numbered.group(2)}")
         else:
             gap = (prev.y - ln.y) if prev is not None else 0
             if para and (gap > ln.size * 1.9 or gap < 0):

@@ -42,7 +42,8 @@ def _add_hyperlink(paragraph: Paragraph, url: str, text: str, fmt: dict[str, boo
     t.set(qn("xml:space"), "preserve")
     run.append(t)
     link.append(run)
-    paragraph._p.append(link)
+    # types-lxml wants a child of the parent's own class; lxml (and python-docx's CT_P) take any element.
+    paragraph._p.append(link)  # type: ignore[arg-type]
 
 
 def _inline(paragraph: Paragraph, token: Any) -> None:

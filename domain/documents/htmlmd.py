@@ -8,29 +8,37 @@ from __future__ import annotations
 
 import re
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import BeautifulSoup, Tag
+from bs4.element import NavigableString
 from markdownify import MarkdownConverter
 
 _FOOTNOTE_ID = re.compile(r"^(footnote|endnote)-(\d+)$")
 _FOOTREF = re.compile(r"^#(footnote|endnote)-(\d+)$")
 
 
+def attr(tag: Tag, name: str) -> str:
+    """A single-valued attribute's text ("" when absent). bs4 types every attribute as possibly
+    multi-valued (a list for class, rel…), so the list case joins its values as the HTML had them."""
+    value = tag.get(name)
+    return value if isinstance(value, str) else " ".join(value or [])
+
+
 class _Converter(MarkdownConverter):
-    def convert_img(self, el, text, parent_tags):  # type: ignore[no-untyped-def]
-        src = el.get("src") or ""
+    def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
+        src = attr(el, "src")
         if src.startswith("data:"):
             src = ""
-        alt = " ".join((el.get("alt") or "").split()).replace("]", ")").replace("[", "(")
+        alt = " ".join(attr(el, "alt").split()).replace("]", ")").replace("[", "(")
         return f"![{alt}]({src})"
 
 
-def _md(soup: BeautifulSoup | Tag) -> str:
+def _md(soup: Tag) -> str:
     return _Converter(heading_style="ATX", bullets="-", strong_em_symbol="*", escape_misc=False).convert_soup(
         soup
     )
 
 
-def _header_rows(soup: BeautifulSoup) -> None:
+def _header_rows(soup: Tag) -> None:
     for table in soup.find_all("table"):
         if table.find("th"):
             continue
@@ -41,7 +49,7 @@ def _header_rows(soup: BeautifulSoup) -> None:
             td.name = "th"
 
 
-def _flatten_cells(soup: BeautifulSoup) -> None:
+def _flatten_cells(soup: Tag) -> None:
     """Table cells hold one line in Markdown: paragraphs and breaks inside a cell become spaces."""
     for cell in soup.find_all(["td", "th"]):
         for br in cell.find_all("br"):
@@ -51,10 +59,13 @@ def _flatten_cells(soup: BeautifulSoup) -> None:
             block.unwrap()
 
 
-def _footnotes(soup: BeautifulSoup) -> list[str]:
+def _footnotes(soup: Tag) -> list[str]:
     notes: list[tuple[str, str]] = []
     for li in soup.find_all("li", id=_FOOTNOTE_ID):
-        kind, num = _FOOTNOTE_ID.match(li["id"]).groups()  # type: ignore[union-attr]
+        found = _FOOTNOTE_ID.match(attr(li, "id"))
+        if found is None:
+            continue
+        kind, num = found.groups()
         label = num if kind == "footnote" else f"e{num}"
         for back in li.find_all("a", href=re.compile(r"^#(footnote|endnote)-ref-")):
             back.decompose()
@@ -65,20 +76,23 @@ def _footnotes(soup: BeautifulSoup) -> list[str]:
         if parent is not None and parent.name in ("ol", "ul") and not parent.find("li"):
             parent.decompose()
     for a in soup.find_all("a", href=_FOOTREF):
-        kind, num = _FOOTREF.match(a["href"]).groups()  # type: ignore[union-attr]
+        found = _FOOTREF.match(attr(a, "href"))
+        if found is None:
+            continue
+        kind, num = found.groups()
         label = num if kind == "footnote" else f"e{num}"
         target = a.parent if a.parent is not None and a.parent.name == "sup" else a
         target.replace_with(NavigableString(f"CONCORDFNREF{label}X"))
     return [f"[^{label}]: {text}" for label, text in notes]
 
 
-def to_markdown(html: str | BeautifulSoup | Tag) -> str:
+def to_markdown(html: str | Tag) -> str:
     soup = html if not isinstance(html, str) else BeautifulSoup(html, "html.parser")
     for el in soup.find_all(["script", "style", "noscript", "template"]):
         el.decompose()
-    notes = _footnotes(soup)  # type: ignore[arg-type]
-    _header_rows(soup)  # type: ignore[arg-type]
-    _flatten_cells(soup)  # type: ignore[arg-type]
+    notes = _footnotes(soup)
+    _header_rows(soup)
+    _flatten_cells(soup)
     md = _md(soup)
     md = re.sub(r"CONCORDFNREF(\w+?)X", r"[^\1]", md)
     md = re.sub(r"[ \t]+\n", "\n", md)

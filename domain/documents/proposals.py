@@ -5,7 +5,6 @@ Eligible voters are the document's active editors and reviewers except the autho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
@@ -24,16 +23,14 @@ DEFAULT_TTL = 300
 STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
 
 
-@dataclass
 class DocumentResource:
     """The consensus engine's view of one document."""
 
-    doc: Document
-    resource_type: str = "document"
+    resource_type = "document"
 
-    @property
-    def resource_id(self) -> str:
-        return self.doc.id
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.resource_id = doc.id
 
     async def lock(self, session: AsyncSession) -> None:
         await session.execute(select(Document.id).where(Document.id == self.doc.id).with_for_update())
@@ -142,7 +139,9 @@ async def vote(
     }
 
 
-async def _load(session: AsyncSession, resource_type: str, resource_id: str):  # type: ignore[no-untyped-def]
+async def _load(
+    session: AsyncSession, resource_type: str, resource_id: str
+) -> tuple[DocumentResource, consensus.Policy] | None:
     if resource_type != "document":
         return None
     doc = await session.get(Document, resource_id)

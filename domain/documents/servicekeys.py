@@ -98,7 +98,7 @@ async def revoke(session: AsyncSession, ctx: Context, key_id: str) -> dict[str, 
     key = await session.get(ServiceKey, key_id.strip())
     if key is None:
         raise NotFound(f"no service key with id {key_id}", code="key_not_found")
-    org = await session.get(Organisation, key.org_id)
+    org = await session.get_one(Organisation, key.org_id)  # the foreign key guarantees it
     before = public(key, org)
     if key.revoked_at is None:
         key.revoked_at = utcnow()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from domain.kernel.errors import Unauthorized
+
 
 @dataclass(frozen=True)
 class Actor:
@@ -20,8 +22,6 @@ class Context:
     country: str | None = None
 
     def require_actor(self) -> Actor:
-        from domain.kernel.errors import Unauthorized
-
         if self.actor is None:
             raise Unauthorized("missing or invalid API key")
         return self.actor

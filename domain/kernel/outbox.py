@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.kernel.clock import new_id, utcnow
 from domain.kernel.db import Database
 from domain.kernel.models import OutboxJob
+from domain.kernel.sqlutil import execute_counted
 
 JobHandler = Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
 FailureHandler = Callable[[AsyncSession, dict[str, Any], str], Awaitable[None]]
@@ -74,8 +75,7 @@ async def requeue_unfinished(session: AsyncSession, *, older_than: timedelta | N
     stmt = update(OutboxJob).where(OutboxJob.status == "sent")
     if older_than is not None:
         stmt = stmt.where(OutboxJob.sent_at < utcnow() - older_than)
-    result = await session.execute(stmt.values(status="pending"))
-    return result.rowcount or 0
+    return await execute_counted(session, stmt.values(status="pending"))
 
 
 async def run(db: Database, job_id: str, jobs: Mapping[str, Job]) -> bool:

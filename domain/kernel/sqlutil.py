@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Select
+from sqlalchemy import CursorResult, Delete, Select, Update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -14,6 +14,14 @@ async def insert_ignore(session: AsyncSession, model: type[Any], values: dict[st
     dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
     mod = postgresql if dialect == "postgresql" else sqlite
     await session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
+
+
+async def execute_counted(session: AsyncSession, stmt: Update | Delete) -> int:
+    """Run an UPDATE or DELETE and return how many rows it matched. The session types its result as a
+    plain Result; a DML statement's is a CursorResult, which has the count."""
+    result = await session.execute(stmt)
+    assert isinstance(result, CursorResult), "a DML statement's result is a CursorResult"
+    return result.rowcount or 0
 
 
 def for_update(stmt: Select[Any]) -> Select[Any]:

@@ -69,7 +69,8 @@ class _Rows:
         self.ub.append(ub)
 
     def constraint(self, n: int) -> LinearConstraint:
-        a = coo_matrix((self.v, (self.r, self.c)), shape=(len(self.lb), n)).tocsr()
+        coords = (np.array(self.r, dtype=np.intp), np.array(self.c, dtype=np.intp))
+        a = coo_matrix((np.array(self.v), coords), shape=(len(self.lb), n)).tocsr()
         return LinearConstraint(a, np.array(self.lb), np.array(self.ub))
 
 
@@ -114,7 +115,7 @@ def solve(costs: list[dict[str, int]], terms: dict[str, Terms]) -> Solution:
 
     result = milp(
         c,
-        integrality=np.ones(n),
+        integrality=np.ones(n, dtype=np.int_),  # every variable is integral (0/1 by the bounds)
         bounds=Bounds(0, 1),
         constraints=rows.constraint(n),
         options={"mip_rel_gap": _exact_gap(costs, terms), "presolve": True},

@@ -8,7 +8,7 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import iso, utcnow
@@ -154,7 +154,7 @@ def delivery_fee(retailer: Retailer, subtotal_cents: int) -> int:
 async def compare(session: AsyncSession, product_id: str, *, include_delivery: bool) -> dict[str, Any]:
     """The same product at every retailer: matched by EAN, else by normalised name and pack size."""
     product, retailer = await _load(session, product_id)
-    conds = [
+    conds: list[ColumnElement[bool]] = [
         (Product.norm_name == product.norm_name)
         & (Product.pack_size == product.pack_size)
         & (Product.pack_unit == product.pack_unit)

@@ -12,7 +12,7 @@ from domain.kernel.settings import Settings
 from domain.market import fuel_ingest
 
 
-def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fuel = sub.add_parser("fuel", help="fuel price feeds")
     actions = fuel.add_subparsers(dest="fuel_command", required=True)
     ingest = actions.add_parser("ingest", help="ingest a NSW FuelCheck or WA FuelWatch feed")

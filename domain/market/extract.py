@@ -61,7 +61,7 @@ def _walk(node: Any) -> Any:
 def _offers(product: dict[str, Any]) -> list[dict[str, Any]]:
     offers = product.get("offers")
     found = [o for o in (offers if isinstance(offers, list) else [offers]) if isinstance(o, dict)]
-    nested = []
+    nested: list[dict[str, Any]] = []
     for offer in found:  # AggregateOffer may list its offers
         inner = offer.get("offers")
         nested.extend(o for o in (inner if isinstance(inner, list) else [inner]) if isinstance(o, dict))

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
-from sqlalchemy import Select, func, select
+from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -50,6 +50,16 @@ class PriceRow:
     fuel_type: str
     cents_per_litre: float
     priced_at: datetime
+
+
+class _PriceValues(TypedDict):
+    """One fuel_prices / fuel_current_prices row as insert parameters."""
+
+    station_id: str
+    fuel_type: str
+    cents_per_litre: float
+    priced_at: datetime
+    source: str
 
 
 def fuel_type_of(value: str | None, *, field: str = "fuelType") -> str | None:
@@ -97,7 +107,7 @@ async def store(
     if not prices:
         return 0
     source = "demo" if demo else (stations[0].source if stations else "feed")
-    rows = [
+    rows: list[_PriceValues] = [
         {
             "station_id": p.station_id,
             "fuel_type": p.fuel_type,
@@ -108,7 +118,7 @@ async def store(
         for p in prices
     ]
     await session.execute(_insert(session, FuelPrice).on_conflict_do_nothing(), rows)
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, str], _PriceValues] = {}
     horizon = now + timedelta(minutes=5)
     for row in rows:
         if row["priced_at"] > horizon:
@@ -164,7 +174,7 @@ def _priced(s: FuelStation, c: FuelCurrentPrice, **extra: Any) -> dict[str, Any]
     }
 
 
-def _base() -> Select[tuple[FuelStation, FuelCurrentPrice]]:
+def _base() -> Select[FuelStation, FuelCurrentPrice]:
     return select(FuelStation, FuelCurrentPrice).join(
         FuelCurrentPrice, FuelCurrentPrice.station_id == FuelStation.id
     )
@@ -232,26 +242,33 @@ async def _prices_of(session: AsyncSession, station_ids: list[str]) -> dict[str,
 async def search(
     session: AsyncSession, *, fuel_type: str | None, state: str | None, suburb: str | None, limit: int
 ) -> dict[str, Any]:
-    if fuel_type:
-        stmt = _base().where(FuelCurrentPrice.fuel_type == fuel_type)
-    else:
-        stmt = select(FuelStation)
+    filters: list[ColumnElement[bool]] = []
     if state:
-        stmt = stmt.where(FuelStation.state == state)
+        filters.append(FuelStation.state == state)
     if suburb:
         like = "%" + suburb.strip().lower().replace("%", "").replace("_", "") + "%"
-        stmt = stmt.where(func.lower(func.coalesce(FuelStation.suburb, "")).like(like))
+        filters.append(func.lower(func.coalesce(FuelStation.suburb, "")).like(like))
+    pairs: list[tuple[FuelStation, FuelCurrentPrice | None]]
     if fuel_type:
-        stmt = stmt.order_by(FuelCurrentPrice.cents_per_litre, FuelStation.id)
+        priced = await session.execute(
+            _base()
+            .where(FuelCurrentPrice.fuel_type == fuel_type, *filters)
+            .order_by(FuelCurrentPrice.cents_per_litre, FuelStation.id)
+            .limit(limit)
+        )
+        pairs = [(s, c) for s, c in priced]
     else:
-        stmt = stmt.order_by(FuelStation.state, FuelStation.suburb, FuelStation.name, FuelStation.id)
-    rows = (await session.execute(stmt.limit(limit))).all()
-    stations = [r[0] for r in rows]
-    prices = await _prices_of(session, [s.id for s in stations])
+        stations = await session.scalars(
+            select(FuelStation)
+            .where(*filters)
+            .order_by(FuelStation.state, FuelStation.suburb, FuelStation.name, FuelStation.id)
+            .limit(limit)
+        )
+        pairs = [(s, None) for s in stations]
+    prices = await _prices_of(session, [s.id for s, _ in pairs])
     results = []
-    for row in rows:
-        s = row[0]
-        item = _priced(s, row[1]) if fuel_type else station_dict(s)
+    for s, c in pairs:
+        item = _priced(s, c) if c is not None else station_dict(s)
         item["prices"] = prices[s.id]
         results.append(item)
     return {
@@ -301,7 +318,7 @@ async def summary(session: AsyncSession, *, state: str | None) -> dict[str, Any]
     return {"state": state, "states": list(states.values()), "priceUnit": "c/L", "generatedAt": iso(utcnow())}
 
 
-def _aware(value: Any) -> datetime | None:
+def _aware(value: datetime | str | None) -> datetime | None:
     """Aggregates bypass the column type on SQLite and come back as naive UTC text."""
     if value is None:
         return None

@@ -76,12 +76,16 @@ class Report:
         }
 
 
-def _coord(value: Any, low: float, high: float) -> float | None:
+def _number(value: Any) -> float | None:
     try:
-        number = float(value)
+        return float(value)
     except (TypeError, ValueError):
         return None
-    return number if low <= number <= high and number != 0 else None
+
+
+def _coord(value: Any, low: float, high: float) -> float | None:
+    number = _number(value)
+    return number if number is not None and low <= number <= high and number != 0 else None
 
 
 def parse_nsw_time(value: Any, state: str) -> datetime | None:
@@ -118,7 +122,9 @@ def parse_nsw(data: Any, report: Report) -> tuple[list[fuel.StationRow], list[fu
             continue
         code = str(raw.get("code") or raw.get("stationcode") or "").strip()
         state = str(raw.get("state") or "NSW").strip().upper()
-        loc = raw.get("location") if isinstance(raw.get("location"), dict) else {}
+        loc = raw.get("location")
+        if not isinstance(loc, dict):
+            loc = {}
         lat = _coord(loc.get("latitude"), -45, -9)
         lon = _coord(loc.get("longitude"), 110, 155)
         name = str(raw.get("name") or "").strip()
@@ -148,16 +154,13 @@ def parse_nsw(data: Any, report: Report) -> tuple[list[fuel.StationRow], list[fu
         state = str(raw.get("state") or "NSW").strip().upper()
         station = stations.get(f"{state}:{code}")
         fuel_type = NSW_CODES.get(str(raw.get("fueltype") or "").strip().upper())
-        try:
-            cpl = float(raw.get("price"))
-        except (TypeError, ValueError):
-            cpl = -1.0
+        cpl = _number(raw.get("price"))
         when = parse_nsw_time(raw.get("lastupdated"), state)
         if station is None:
             report.skip(f"price for unknown station {code or '?'}")
         elif fuel_type is None:
             report.skip(f"station {code}: unsupported fuel type {raw.get('fueltype')!r}")
-        elif not 30 <= cpl <= 1000:
+        elif cpl is None or not 30 <= cpl <= 1000:
             report.skip(f"station {code}: price {raw.get('price')!r} out of range")
         elif when is None:
             report.skip(f"station {code}: unreadable lastupdated {raw.get('lastupdated')!r}")

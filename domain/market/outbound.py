@@ -63,7 +63,10 @@ async def check_public(host: str, port: int) -> None:
     except OSError as exc:
         raise FetchError("dns_error", f"cannot resolve {host}: {exc}") from None
     for info in infos:
-        addr = ipaddress.ip_address(info[4][0].split("%", 1)[0])
+        host_addr = info[4][0]
+        if not isinstance(host_addr, str):  # only AF_INET and AF_INET6 answers carry an address text
+            raise FetchError("blocked_address", f"{host} resolves to a non-IP address")
+        addr = ipaddress.ip_address(host_addr.split("%", 1)[0])
         if not addr.is_global or addr.is_multicast:
             raise FetchError("blocked_address", f"{host} resolves to non-public address {addr}")
 

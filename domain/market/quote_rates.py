@@ -16,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest
+from domain.kernel.sqlutil import execute_counted
 from domain.market import units
 from domain.market.catalog import STALE_AFTER, is_stale
 from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
@@ -118,9 +119,9 @@ async def list_items(session: AsyncSession) -> list[dict[str, Any]]:
 
 async def mark_stale(session: AsyncSession) -> int:
     """Keep the stored stale flags true: observations older than 7 days are marked stale."""
-    result = await session.execute(
+    return await execute_counted(
+        session,
         update(PriceObservation)
         .where(PriceObservation.stale.is_(False), PriceObservation.observed_at < utcnow() - STALE_AFTER)
-        .values(stale=True)
+        .values(stale=True),
     )
-    return result.rowcount or 0

@@ -23,7 +23,10 @@ from domain.market.models import FuelStation, Product, QuoteItem, Retailer
 
 
 def load(name: str) -> dict[str, Any]:
-    return json.loads(resources.files("domain.data.market").joinpath(name).read_text(encoding="utf-8"))
+    data = json.loads(resources.files("domain.data.market").joinpath(name).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError(f"domain/data/market/{name}: expected a JSON object")
+    return data
 
 
 async def seed_quote_items(session: AsyncSession) -> int:

@@ -27,6 +27,7 @@ from web.docs.schemas import (
     SalienceOut,
     SectionQuery,
 )
+from web.kernel.access import Service
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -45,9 +46,10 @@ def _json(model: BaseModel, *, status: int = 200) -> web.Response:
     body=JoinBody,
     status=201,
     errors={409: "Already joined"},
+    access=Service("tap:write"),
 )
 async def join(request: web.Request, body: JoinBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.join(session, who, doc_id(request), body.model_dump())
     return json_response(result, status=201)
@@ -59,33 +61,46 @@ async def join(request: web.Request, body: JoinBody) -> web.Response:
     summary="Leave the document (releases the agent's locks); the body is optional",
     body=LeaveBody,
     body_optional=True,
+    access=Service("tap:write"),
 )
 async def leave(request: web.Request, body: LeaveBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.leave(session, who, doc_id(request), body.agentId)
     return json_response(result)
 
 
-@route("GET", "/agents", summary="Active agents on the document")
+@route("GET", "/agents", summary="Active agents on the document", access=Service("tap:read"))
 async def agents(request: web.Request) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.agents(session, who, doc_id(request))
     return json_response(result)
 
 
-@route("GET", "/content", summary="The document as Markdown", errors={409: "Still converting", 422: "Failed"})
+@route(
+    "GET",
+    "/content",
+    summary="The document as Markdown",
+    errors={409: "Still converting", 422: "Failed"},
+    access=Service("tap:read"),
+)
 async def content(request: web.Request) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.content(session, who, doc_id(request))
     return json_response(result)
 
 
-@route("GET", "/sections", summary="The section tree", errors={409: "Still converting", 422: "Failed"})
+@route(
+    "GET",
+    "/sections",
+    summary="The section tree",
+    errors={409: "Still converting", 422: "Failed"},
+    access=Service("tap:read"),
+)
 async def section_tree(request: web.Request) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.section_tree(session, who, doc_id(request))
     return json_response(result)
@@ -98,9 +113,10 @@ async def section_tree(request: web.Request) -> web.Response:
     body=IntentBody,
     response=IntentOut,
     status=201,
+    access=Service("tap:write"),
 )
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.declare_intent(
             session, who, doc_id(request), section_id=body.sectionId, goal=body.goal, category=body.category
@@ -109,10 +125,15 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
 
 
 @route(
-    "GET", "/intents", summary="Intents, optionally of one section", query=SectionQuery, response=IntentList
+    "GET",
+    "/intents",
+    summary="Intents, optionally of one section",
+    query=SectionQuery,
+    response=IntentList,
+    access=Service("tap:read"),
 )
 async def list_intents(request: web.Request, query: SectionQuery) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_intents(session, who, doc_id(request), query.sectionId)
     return _json(IntentList.of(found))
@@ -125,9 +146,10 @@ async def list_intents(request: web.Request, query: SectionQuery) -> web.Respons
     body=ConstraintBody,
     response=ConstraintOut,
     status=201,
+    access=Service("tap:write"),
 )
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.publish_constraint(
             session, who, doc_id(request), section_id=body.sectionId, boundary=body.boundary, type_=body.type
@@ -141,9 +163,10 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
     summary="Constraints, optionally of one section",
     query=SectionQuery,
     response=ConstraintList,
+    access=Service("tap:read"),
 )
 async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
     return _json(ConstraintList.of(found))
@@ -155,9 +178,10 @@ async def list_constraints(request: web.Request, query: SectionQuery) -> web.Res
     summary="Score a section's salience (0-10) for this agent",
     body=SalienceBody,
     response=SalienceOut,
+    access=Service("tap:write"),
 )
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         score = await records.set_salience(
             session, who, doc_id(request), section_id=body.sectionId, score=body.score
@@ -165,9 +189,15 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
     return _json(SalienceOut.of(score))
 
 
-@route("GET", "/salience", summary="Salience per section, aggregated across agents", response=SalienceMap)
+@route(
+    "GET",
+    "/salience",
+    summary="Salience per section, aggregated across agents",
+    response=SalienceMap,
+    access=Service("tap:read"),
+)
 async def salience(request: web.Request) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.salience_map(session, who, doc_id(request))
     return _json(SalienceMap.of(found))
@@ -180,9 +210,10 @@ async def salience(request: web.Request) -> web.Response:
     body=LockBody,
     body_optional=True,
     errors={409: "Locked by another agent"},
+    access=Service("tap:write"),
 )
 async def lock(request: web.Request, body: LockBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
@@ -190,33 +221,57 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
     return json_response(result)
 
 
-@route("DELETE", "/sections/{sectionId}/lock", summary="Release a section lock (holder only)")
+@route(
+    "DELETE",
+    "/sections/{sectionId}/lock",
+    summary="Release a section lock (holder only)",
+    access=Service("tap:write"),
+)
 async def unlock(request: web.Request) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
     return json_response(result)
 
 
-@route("POST", "/escalate", summary="Escalate to a human reviewer", body=EscalateBody, status=201)
+@route(
+    "POST",
+    "/escalate",
+    summary="Escalate to a human reviewer",
+    body=EscalateBody,
+    status=201,
+    access=Service("tap:write"),
+)
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.escalate(session, who, doc_id(request), body.model_dump())
     return json_response(result, status=201)
 
 
-@route("GET", "/events", summary="The document's events in order, paged by after", query=EventsQuery)
+@route(
+    "GET",
+    "/events",
+    summary="The document's events in order, paged by after",
+    query=EventsQuery,
+    access=Service("tap:read"),
+)
 async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.event_page(session, who, doc_id(request), after=query.after, limit=query.limit)
     return json_response(result)
 
 
-@route("GET", "/poll", summary="Changes since a cursor: {since, changes, cursor}", query=PollQuery)
+@route(
+    "GET",
+    "/poll",
+    summary="Changes since a cursor: {since, changes, cursor}",
+    query=PollQuery,
+    access=Service("tap:read"),
+)
 async def poll(request: web.Request, query: PollQuery) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.poll(
             session, who, doc_id(request), since=query.since, section_id=query.sectionId, limit=query.limit

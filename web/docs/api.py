@@ -1,8 +1,8 @@
-"""The document API: the one place that lists its route modules and its security scheme."""
+"""The document API: the one place that lists its route modules, its security scheme and its guard."""
 
 from typing import Any
 
-from web.docs import agents, documents, proposals, sharing
+from web.docs import agents, auth, documents, proposals, sharing
 from web.kernel import health
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
@@ -60,4 +60,5 @@ def build_api() -> Api:
                 "description": "Service key svc_sk_…",
             },
         },
+        guards=auth.GUARDS,
     )

@@ -9,6 +9,7 @@ from domain.documents import blobs, library
 from domain.kernel.errors import BadRequest
 from web.docs.auth import caller
 from web.docs.schemas import DocumentList, DocumentListQuery, DocumentMetadata, DocumentSummary
+from web.kernel.access import Service
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -39,7 +40,7 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
     tags=["Documents"],
     response=DocumentSummary,
     status=202,
-    auth="apiKey",
+    access=Service("documents:write"),
     errors={
         **AUTH,
         413: "The file is larger than the upload limit",
@@ -49,7 +50,7 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
     aliases=["/api/masterdocuments/upload", "/api/masterdocuments"],
 )
 async def upload(request: web.Request) -> web.Response:
-    who = await caller(request, "documents:write")
+    who = caller(request)
     rt = runtime(request)
     if not request.content_type.startswith("multipart/form-data"):
         raise blobs.UnsupportedMediaType(
@@ -103,12 +104,12 @@ async def upload(request: web.Request) -> web.Response:
     tags=["Documents"],
     query=DocumentListQuery,
     response=DocumentList,
-    auth="apiKey",
+    access=Service("documents:read"),
     errors=AUTH,
     aliases=["/api/masterdocuments"],
 )
 async def list_documents(request: web.Request, query: DocumentListQuery) -> web.Response:
-    who = await caller(request, "documents:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await library.list_documents(
             session, who, tag=query.tag, page=query.page, page_size=query.pageSize
@@ -122,12 +123,12 @@ async def list_documents(request: web.Request, query: DocumentListQuery) -> web.
     summary="Document metadata: status, reviewers, comment counts",
     tags=["Documents"],
     response=DocumentMetadata,
-    auth="apiKey",
+    access=Service("documents:read"),
     errors={**AUTH, **NOT_FOUND},
     aliases=["/api/masterdocuments/{id}"],
 )
 async def get_document(request: web.Request) -> web.Response:
-    who = await caller(request, "documents:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await library.metadata(session, who, request.match_info["id"])
     return json_response(result)
@@ -138,12 +139,12 @@ async def get_document(request: web.Request) -> web.Response:
     "/api/documents/{id}/download",
     summary="The current content as a DOCX file",
     tags=["Documents"],
-    auth="apiKey",
+    access=Service("documents:read"),
     errors={**AUTH, **NOT_FOUND, 409: "Still converting", 422: "Conversion failed"},
     aliases=["/api/masterdocuments/{id}/binary"],
 )
 async def download(request: web.Request) -> web.Response:
-    who = await caller(request, "documents:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         data, name = await library.download(session, who, request.match_info["id"])
     return web.Response(

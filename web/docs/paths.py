@@ -1,5 +1,5 @@
 """Paths of the agent operations on one document: `/api/tap/{docId}/...`, aliased as `/api/pact/{docId}/...`
-(the spec's example paths), all authenticated with a service key."""
+(the spec's example paths), each declaring the service-key scope it needs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 from aiohttp import web
 
+from web.kernel.access import Service
 from web.kernel.routing import Handler, Routes
 
 AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope, or has not joined"}
@@ -26,9 +27,9 @@ def doc_id(request: web.Request) -> str:
 def document_route(table: Routes) -> Callable[..., Callable[[Handler], Handler]]:
     """A `route(method, suffix, ...)` declaring operations of `table` under both path families."""
 
-    def route(method: str, suffix: str, **kw: Any) -> Callable[[Handler], Handler]:
+    def route(method: str, suffix: str, *, access: Service, **kw: Any) -> Callable[[Handler], Handler]:
         path, aliases = paths(suffix)
         errors = {**AUTH, **NOT_FOUND, **kw.pop("errors", {})}
-        return table.route(method, path, tags=TAGS, auth="apiKey", errors=errors, aliases=aliases, **kw)
+        return table.route(method, path, tags=TAGS, access=access, errors=errors, aliases=aliases, **kw)
 
     return route

@@ -8,6 +8,7 @@ from domain.documents import proposals
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import ApproveBody, ObjectBody, ProposalBody, ProposalQuery, RejectBody
+from web.kernel.access import Service
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -24,17 +25,24 @@ route = document_route(routes)
     body=ProposalBody,
     status=201,
     errors={409: "The section is locked by another agent"},
+    access=Service("tap:write"),
 )
 async def propose(request: web.Request, body: ProposalBody) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.propose(session, who, doc_id(request), body.model_dump())
     return json_response(result, status=201)
 
 
-@route("GET", "/proposals", summary="Proposals, filtered by sectionId and status", query=ProposalQuery)
+@route(
+    "GET",
+    "/proposals",
+    summary="Proposals, filtered by sectionId and status",
+    query=ProposalQuery,
+    access=Service("tap:read"),
+)
 async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Response:
-    who = await caller(request, "tap:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await proposals.list_proposals(
             session, who, doc_id(request), section_id=query.sectionId, status=query.status
@@ -43,7 +51,7 @@ async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Resp
 
 
 async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
-    who = await caller(request, "tap:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
     return json_response(result)
@@ -56,6 +64,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     body=ApproveBody,
     body_optional=True,
     errors=VOTE_ERRORS,
+    access=Service("tap:write"),
 )
 async def approve(request: web.Request, body: ApproveBody) -> web.Response:
     return await _vote(request, "approve", body.reason)
@@ -67,6 +76,7 @@ async def approve(request: web.Request, body: ApproveBody) -> web.Response:
     summary="Reject a proposal (reason required)",
     body=RejectBody,
     errors=VOTE_ERRORS,
+    access=Service("tap:write"),
 )
 async def reject(request: web.Request, body: RejectBody) -> web.Response:
     return await _vote(request, "reject", body.reason)
@@ -79,6 +89,7 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     body=ObjectBody,
     body_optional=True,
     errors=VOTE_ERRORS,
+    access=Service("tap:write"),
 )
 async def object_(request: web.Request, body: ObjectBody) -> web.Response:
     return await _vote(request, "object", body.reason)

@@ -303,27 +303,20 @@ class SalienceMap(Exact):
 
     @classmethod
     def of(cls, m: records.SalienceMap) -> SalienceMap:
-        scored = [s for s in m.sections if s.scores and s.average is not None]
-        return cls(
-            salience=[
-                SectionSalience(
-                    sectionId=s.section_id,
-                    scores=[
-                        AgentScore(agentId=x.agent_id, agentName=x.agent_name, score=x.score)
-                        for x in s.scores
-                    ],
-                    average=s.average,
-                )
-                for s in scored
-            ],
-            entries=[
+        sections: list[SectionSalience] = []
+        entries: list[SalienceEntry] = []
+        for s in m.sections:
+            if s.average is None:  # no scores: the document API lists scored sections only
+                continue
+            scores = [AgentScore(agentId=x.agent_id, agentName=x.agent_name, score=x.score) for x in s.scores]
+            sections.append(SectionSalience(sectionId=s.section_id, scores=scores, average=s.average))
+            entries.extend(
                 SalienceEntry(
                     agentId=x.agent_id, agentName=x.agent_name, sectionId=x.section_id, score=x.score
                 )
-                for s in scored
                 for x in s.scores
-            ],
-        )
+            )
+        return cls(salience=sections, entries=entries)
 
 
 def _iso(moment: datetime) -> str:

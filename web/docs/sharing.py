@@ -15,6 +15,7 @@ from web.docs.schemas import (
     ShareLinkLookup,
     ShareLinkOut,
 )
+from web.kernel.access import Service
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -35,12 +36,12 @@ def _base_url(request: web.Request) -> str:
     body=ShareLinkBody,
     response=ShareLinkOut,
     status=201,
-    auth="apiKey",
+    access=Service("documents:write"),
     errors={**AUTH, 404: "No such document in the key's organisation"},
     aliases=["/api/masterdocuments/{id}/share-link"],
 )
 async def create_share_link(request: web.Request, body: ShareLinkBody) -> web.Response:
-    who = await caller(request, "documents:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.create(
             session, who, request.match_info["id"], body.model_dump(), base_url=_base_url(request)
@@ -54,12 +55,12 @@ async def create_share_link(request: web.Request, body: ShareLinkBody) -> web.Re
     summary="Look up a share link by its token (unknown or expired: 404)",
     tags=["Sharing"],
     response=ShareLinkLookup,
-    auth="apiKey",
+    access=Service("documents:read"),
     errors={**AUTH, 404: "Unknown or expired token"},
     aliases=["/api/documents/share-link/{token}"],
 )
 async def lookup_share_link(request: web.Request) -> web.Response:
-    who = await caller(request, "documents:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await sharing.lookup(session, who, request.match_info["token"])
     return json_response(result)
@@ -72,11 +73,11 @@ async def lookup_share_link(request: web.Request) -> web.Response:
     tags=["Comments"],
     query=CommentSearchQuery,
     response=CommentList,
-    auth="apiKey",
+    access=Service("comments:read"),
     errors=AUTH,
 )
 async def search_comments(request: web.Request, query: CommentSearchQuery) -> web.Response:
-    who = await caller(request, "comments:read")
+    who = caller(request)
     async with runtime(request).db.read() as session:
         result = await comments.search(
             session,
@@ -98,11 +99,11 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> we
     body=CommentBody,
     response=CommentOut,
     status=201,
-    auth="apiKey",
+    access=Service("comments:write"),
     errors={**AUTH, 404: "No such document", 422: "paragraphId is not a section of the document"},
 )
 async def create_comment(request: web.Request, body: CommentBody) -> web.Response:
-    who = await caller(request, "comments:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await comments.create(session, who, body.model_dump())
     return json_response(result, status=201)
@@ -114,11 +115,11 @@ async def create_comment(request: web.Request, body: CommentBody) -> web.Respons
     summary="Resolve a comment (the document's owner or the comment's author only)",
     tags=["Comments"],
     response=CommentOut,
-    auth="apiKey",
+    access=Service("comments:write"),
     errors={401: AUTH[401], 403: "Scope missing, or neither owner nor author", 404: "No such comment"},
 )
 async def resolve_comment(request: web.Request) -> web.Response:
-    who = await caller(request, "comments:write")
+    who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await comments.resolve(session, who, request.match_info["id"])
     return json_response(result)

@@ -1,16 +1,14 @@
-"""The hub's API: the one place that lists its route modules, security schemes and authentication."""
+"""The hub's API: the one place that lists its route modules, security schemes and guards."""
 
 from __future__ import annotations
 
-from aiohttp import web
-
+from web.hub import auth
 from web.hub.agents import audit, registration, wallet
 from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.topics import collaboration, overview, proposals, topics, voting
 from web.kernel import health
 from web.kernel.errors import HubError
-from web.kernel.request import agent_context
 from web.kernel.routing import Api
 
 ROUTE_MODULES = (
@@ -48,12 +46,6 @@ SECURITY_SCHEMES = {
 }
 
 
-async def _authenticate(request: web.Request, scheme: str) -> None:
-    """Operations declared with auth="agentBearer" answer 401 before their input is validated."""
-    if scheme == "agentBearer":
-        await agent_context(request)
-
-
 def build_api() -> Api:
     return Api(
         title="Concord knowledge graph hub",
@@ -63,5 +55,5 @@ def build_api() -> Api:
         error_model=HubError,
         tables=[module.routes for module in ROUTE_MODULES],
         security_schemes=SECURITY_SCHEMES,
-        authenticator=_authenticate,
+        guards=auth.GUARDS,
     )

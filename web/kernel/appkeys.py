@@ -1,4 +1,4 @@
-"""Typed application keys."""
+"""Typed application and request keys."""
 
 from __future__ import annotations
 
@@ -6,14 +6,18 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from runtime.process import Runtime
+from web.kernel.ratelimit import RateLimits
+from web.kernel.readcache import ReadCache
+
 if TYPE_CHECKING:
     from web.kernel.routing import Api
-    from web.runtime import Runtime
 
 ERROR_STYLE = web.AppKey("error_style", str)
 BODY_LIMIT = web.AppKey("body_limit", int)
-RUNTIME: web.AppKey[Runtime] = web.AppKey("runtime")
+RUNTIME = web.AppKey("runtime", Runtime)
 API: web.AppKey[Api] = web.AppKey("api")
+# Web-only services each app attaches for itself (web/app.py), not part of the process runtime.
+RATE_LIMITS = web.AppKey("rate_limits", RateLimits)
+READ_CACHE = web.AppKey("read_cache", ReadCache)
 REQUEST_ID = web.RequestKey("request_id", str)
-# The authenticated agent's Context, cached so a request looks its key up once.
-AGENT_CONTEXT = web.RequestKey("agent_context", object)

@@ -7,6 +7,7 @@ import re
 import uuid
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from domain.kernel.errors import DomainError, RateLimited
 from web.kernel import errors
@@ -17,7 +18,7 @@ _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 @web.middleware
-async def request_context(request: web.Request, handler: web.Handler) -> web.StreamResponse:
+async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
     given = request.headers.get("X-Request-Id", "")
     rid = given if _REQUEST_ID.match(given) else str(uuid.uuid4())
     request[REQUEST_ID] = rid

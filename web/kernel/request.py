@@ -1,4 +1,5 @@
-"""Reading the caller from a request: client address, country, API key and the domain Context."""
+"""Reading a request: the process runtime and the app's web services, the client's address and country,
+the presented API key and the domain Context."""
 
 from __future__ import annotations
 
@@ -10,16 +11,20 @@ from typing import Any
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.agents import registry as agents
 from domain.kernel.context import Actor, Context
-from domain.kernel.errors import Unauthorized
-from web.kernel.appkeys import AGENT_CONTEXT, REQUEST_ID, RUNTIME
+from runtime.process import Runtime
+from web.kernel.appkeys import RATE_LIMITS, READ_CACHE, REQUEST_ID, RUNTIME
+from web.kernel.ratelimit import RateLimits
 
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 
 
-def runtime(request: web.Request):  # type: ignore[no-untyped-def]
+def runtime(request: web.Request) -> Runtime:
     return request.app[RUNTIME]
+
+
+def rate_limits(request: web.Request) -> RateLimits:
+    return request.app[RATE_LIMITS]
 
 
 def client_address(request: web.Request) -> str:
@@ -54,31 +59,13 @@ def context(request: web.Request, actor: Actor | None = None) -> Context:
     return Context(actor=actor, request_id=request[REQUEST_ID], country=country(request))
 
 
-async def agent_context(request: web.Request) -> Context:
-    """The Context of the agent whose pact_sk_ key authenticates this request, or 401."""
-    cached = request.get(AGENT_CONTEXT)
-    if isinstance(cached, Context):
-        return cached
-    key = presented_key(request, extra_headers=("x-source-agent-key",))
-    if not key:
-        raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
-    async with runtime(request).db.read() as session:
-        agent = await agents.authenticate(session, key)
-    if agent is None:
-        raise Unauthorized("invalid agent key", code="unauthorized")
-    ctx = context(request, Actor(agent.id, agent.name, agent.key_hash))
-    request[AGENT_CONTEXT] = ctx
-    return ctx
-
-
 async def cached_json(
     request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
 ) -> web.Response:
-    """A JSON response for an anonymous read, served from the runtime's read cache."""
+    """A JSON response for an anonymous read, served from the app's read cache."""
 
     async def render(session: AsyncSession) -> bytes:
         return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
 
-    rt = runtime(request)
-    body = await rt.cache.get(key, render)
+    body = await request.app[READ_CACHE].get(key, render)
     return web.Response(body=body, content_type="application/json")

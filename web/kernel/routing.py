@@ -5,19 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
 from domain.kernel.errors import BadRequest
+from web.kernel.access import ACCESS, ANONYMOUS, CREDITS_REMAINING, Access, Anonymous, Commercial, Guard
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
-# Checks the credential of an operation's security scheme; raises (401) before the input is parsed.
-Authenticator = Callable[[web.Request, str], Awaitable[None]]
 
 
 def validation_message(exc: ValidationError, where: str) -> str:
@@ -95,12 +94,21 @@ class Operation:
     query: type[BaseModel] | None
     response: type[BaseModel] | None
     status: int
-    auth: str | None
+    access: Access
     errors: dict[int, str]
     content_type: str = "application/json"
     aliases: list[str] = field(default_factory=list)
-    # A body the handler reads itself (after authenticating), described in OpenAPI only.
+    # A body the handler reads itself, described in OpenAPI only.
     documented_body: type[BaseModel] | None = None
+
+    @property
+    def auth(self) -> str | None:
+        """The OpenAPI security scheme of the operation's access; None when anonymous."""
+        return self.access.scheme
+
+    @property
+    def metered(self) -> bool:
+        return isinstance(self.access, Commercial) and self.access.metered
 
 
 class Routes:
@@ -122,7 +130,7 @@ class Routes:
         query: type[BaseModel] | None = None,
         response: type[BaseModel] | None = None,
         status: int = 200,
-        auth: str | None = None,
+        access: Access = ANONYMOUS,
         errors: dict[int, str] | None = None,
         aliases: list[str] | None = None,
         documented_body: type[BaseModel] | None = None,
@@ -140,7 +148,7 @@ class Routes:
                     query,
                     response,
                     status,
-                    auth,
+                    access,
                     errors or {},
                     aliases=aliases or [],
                     documented_body=documented_body,
@@ -163,14 +171,14 @@ class Api:
         *,
         tables: Sequence[Routes],
         security_schemes: dict[str, dict[str, Any]] | None = None,
-        authenticator: Authenticator | None = None,
+        guards: Mapping[type[Access], Guard] | None = None,
     ) -> None:
         self.title = title
         self.version = version
         self.description = description
         self.error_model = error_model
         self.security_schemes = security_schemes or {}
-        self.authenticator = authenticator
+        self.guards = dict(guards or {})
         self.operations: list[Operation] = [op for table in tables for op in table.operations]
         seen: set[tuple[str, str]] = set()
         for op in self.operations:
@@ -178,22 +186,33 @@ class Api:
                 if (op.method, path) in seen:
                     raise ValueError(f"{op.method} {path} is declared twice")
                 seen.add((op.method, path))
+            if isinstance(op.access, Anonymous):
+                continue
+            # An access this app cannot check would leave the operation open: refuse to build.
+            if type(op.access) not in self.guards:
+                raise ValueError(f"{op.method} {op.path} declares {op.access}, which this app cannot check")
+            if op.access.scheme not in self.security_schemes:
+                raise ValueError(f"{op.method} {op.path}: no security scheme {op.access.scheme}")
 
     def handler(self, op: Operation) -> Handler:
-        """The aiohttp handler of an operation: authenticate (401 before any 400), then parse its input."""
-        authenticator = self.authenticator
+        """The aiohttp handler of an operation: its guard first (401/403 before any 400), then its input."""
+        guard = self.guards.get(type(op.access))
 
         async def handle(request: web.Request) -> web.StreamResponse:
+            request[ACCESS] = op.access
+            if guard is not None:
+                await guard(request, op.access)
             kwargs: dict[str, Any] = {}
-            if op.auth is not None and authenticator is not None:
-                await authenticator(request, op.auth)
             if op.query is not None:
                 kwargs["query"] = parse_model(op.query, dict(request.query), "query")
             if op.body is not None:
                 kwargs["body"] = parse_model(
                     op.body, await read_json(request, optional=op.body_optional), "body"
                 )
-            return await op.endpoint(request, **kwargs)
+            response = await op.endpoint(request, **kwargs)
+            if op.metered and response.status < 400 and CREDITS_REMAINING not in request:
+                raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
+            return response
 
         return handle
 
@@ -212,7 +231,8 @@ class Api:
             for m in (op.body, op.documented_body, op.response):
                 if m is not None:
                     models.add(m)
-        keyed = [(m, "validation") for m in sorted(models, key=lambda m: m.__name__)]
+        mode: Literal["validation"] = "validation"
+        keyed = [(m, mode) for m in sorted(models, key=lambda m: m.__name__)]
         refs, defs = models_json_schema(keyed, ref_template="#/components/schemas/{model}")
         schemas = defs.get("$defs", {})
 
@@ -244,13 +264,15 @@ class Api:
             else:
                 success["content"] = {"application/json": {"schema": {"type": "object"}}}
             responses: dict[str, Any] = {str(op.status): success}
-            for code, text in sorted({400: "Bad input; the detail names the field", **op.errors}.items()):
+            documented = {400: "Bad input; the detail names the field", **op.access.responses(), **op.errors}
+            for code, text in sorted(documented.items()):
                 responses[str(code)] = {
                     "description": text,
                     "content": {"application/json": {"schema": ref(self.error_model)}},
                 }
             entry: dict[str, Any] = {
                 "summary": op.summary,
+                "description": op.access.describe(),
                 "tags": op.tags,
                 "operationId": f"{op.method.lower()}_{_op_id(op.path)}",
                 "parameters": params,
@@ -262,8 +284,9 @@ class Api:
                     "required": not op.body_optional,
                     "content": {"application/json": {"schema": ref(body)}},
                 }
-            if op.auth:
-                entry["security"] = [{op.auth: []}]
+            if op.access.scheme is not None:
+                entry["security"] = [{op.access.scheme: op.access.requirement()}]
+            entry["x-access"] = op.access.extension()
             paths.setdefault(op.path, {})[op.method.lower()] = entry
         return {
             "openapi": "3.1.0",

@@ -7,7 +7,7 @@ import base64
 import binascii
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,10 +16,11 @@ from domain.documents import agents as tap
 from domain.documents import blobs, library, locks, proposals, records
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
+from runtime.process import Runtime
 from web.docs import schemas
-from web.runtime import Runtime
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
+A = TypeVar("A", bound=BaseModel)
 
 
 class DocArgs(BaseModel):
@@ -45,9 +46,13 @@ class Tool:
 TOOLS: dict[str, Tool] = {}
 
 
-def tool(name: str, description: str, args: type[BaseModel], scope: str, *, writes: bool = False):  # type: ignore[no-untyped-def]
-    def register(fn: Callable[[AsyncSession, Caller, Any], Awaitable[dict[str, Any]]]) -> Handler:
-        async def run(rt: Runtime, who: Caller, parsed: Any) -> dict[str, Any]:
+def tool(
+    name: str, description: str, args: type[A], scope: str, *, writes: bool = False
+) -> Callable[[Callable[[AsyncSession, Caller, A], Awaitable[dict[str, Any]]]], Handler]:
+    """Register a tool whose handler runs in one unit of work (a transaction when it writes)."""
+
+    def register(fn: Callable[[AsyncSession, Caller, A], Awaitable[dict[str, Any]]]) -> Handler:
+        async def run(rt: Runtime, who: Caller, parsed: A) -> dict[str, Any]:
             unit = rt.db.transaction() if writes else rt.db.read()
             async with unit as session:
                 return await fn(session, who, parsed)
@@ -56,13 +61,6 @@ def tool(name: str, description: str, args: type[BaseModel], scope: str, *, writ
         return run
 
     return register
-
-
-def _with_doc(model: type[BaseModel], name: str) -> type[BaseModel]:
-    """The REST body model plus documentId, so both interfaces validate the same fields."""
-    return type(
-        name, (DocArgs, model), {"model_config": ConfigDict(extra="forbid", str_strip_whitespace=True)}
-    )
 
 
 def _body(args: BaseModel) -> dict[str, Any]:
@@ -150,7 +148,10 @@ async def sections(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, 
     return await tap.section_tree(session, who, a.documentId)
 
 
-JoinArgs = _with_doc(schemas.JoinBody, "JoinArgs")
+# A tool's arguments are the REST body plus documentId, so both interfaces validate the same fields (no
+# docstrings on these: pydantic would put them into the tool's JSON Schema).
+class JoinArgs(DocArgs, schemas.JoinBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
 @tool(
@@ -160,7 +161,7 @@ JoinArgs = _with_doc(schemas.JoinBody, "JoinArgs")
     "tap:write",
     writes=True,
 )
-async def join(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any]:
     return await tap.join(session, who, a.documentId, _body(a))
 
 
@@ -177,10 +178,20 @@ async def agents(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, An
 # ---- coordination ------------------------------------------------------------------------------------
 
 
-IntentArgs = _with_doc(schemas.IntentBody, "IntentArgs")
-ConstraintArgs = _with_doc(schemas.ConstraintBody, "ConstraintArgs")
-SalienceArgs = _with_doc(schemas.SalienceBody, "SalienceArgs")
-SectionFilterArgs = _with_doc(schemas.SectionQuery, "SectionFilterArgs")
+class IntentArgs(DocArgs, schemas.IntentBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class ConstraintArgs(DocArgs, schemas.ConstraintBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class SalienceArgs(DocArgs, schemas.SalienceBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class SectionFilterArgs(DocArgs, schemas.SectionQuery):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
 @tool(
@@ -190,7 +201,7 @@ SectionFilterArgs = _with_doc(schemas.SectionQuery, "SectionFilterArgs")
     "tap:write",
     writes=True,
 )
-async def intent_declare(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> dict[str, Any]:
     intent = await records.declare_intent(
         session, who, a.documentId, section_id=a.sectionId, goal=a.goal, category=a.category
     )
@@ -198,7 +209,7 @@ async def intent_declare(session: AsyncSession, who: Caller, a: Any) -> dict[str
 
 
 @tool("pact_intents", "Declared intents, optionally of one section.", SectionFilterArgs, "tap:read")
-async def intents(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_intents(session, who, a.documentId, a.sectionId)
     return schemas.IntentList.of(found).model_dump(mode="json")
 
@@ -210,7 +221,7 @@ async def intents(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
     "tap:write",
     writes=True,
 )
-async def constraint_publish(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def constraint_publish(session: AsyncSession, who: Caller, a: ConstraintArgs) -> dict[str, Any]:
     constraint = await records.publish_constraint(
         session, who, a.documentId, section_id=a.sectionId, boundary=a.boundary, type_=a.type
     )
@@ -218,7 +229,7 @@ async def constraint_publish(session: AsyncSession, who: Caller, a: Any) -> dict
 
 
 @tool("pact_constraints", "Published constraints, optionally of one section.", SectionFilterArgs, "tap:read")
-async def constraints(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def constraints(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_constraints(session, who, a.documentId, a.sectionId)
     return schemas.ConstraintList.of(found).model_dump(mode="json")
 
@@ -230,7 +241,7 @@ async def constraints(session: AsyncSession, who: Caller, a: Any) -> dict[str, A
     "tap:write",
     writes=True,
 )
-async def salience_set(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def salience_set(session: AsyncSession, who: Caller, a: SalienceArgs) -> dict[str, Any]:
     score = await records.set_salience(session, who, a.documentId, section_id=a.sectionId, score=a.score)
     return schemas.SalienceOut.of(score).model_dump(mode="json")
 
@@ -266,7 +277,8 @@ async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str
     return await locks.unlock_section(session, who, a.documentId, a.sectionId)
 
 
-EscalateArgs = _with_doc(schemas.EscalateBody, "EscalateArgs")
+class EscalateArgs(DocArgs, schemas.EscalateBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
 @tool(
@@ -276,11 +288,12 @@ EscalateArgs = _with_doc(schemas.EscalateBody, "EscalateArgs")
     "tap:write",
     writes=True,
 )
-async def escalate(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def escalate(session: AsyncSession, who: Caller, a: EscalateArgs) -> dict[str, Any]:
     return await tap.escalate(session, who, a.documentId, _body(a))
 
 
-PollArgs = _with_doc(schemas.PollQuery, "PollArgs")
+class PollArgs(DocArgs, schemas.PollQuery):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
 @tool(
@@ -289,14 +302,19 @@ PollArgs = _with_doc(schemas.PollQuery, "PollArgs")
     PollArgs,
     "tap:read",
 )
-async def poll(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def poll(session: AsyncSession, who: Caller, a: PollArgs) -> dict[str, Any]:
     return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
 
 
 # ---- proposals (the shared consensus engine with the document policy) -------------------------------
 
-ProposeArgs = _with_doc(schemas.ProposalBody, "ProposeArgs")
-ProposalFilterArgs = _with_doc(schemas.ProposalQuery, "ProposalFilterArgs")
+
+class ProposeArgs(DocArgs, schemas.ProposalBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class ProposalFilterArgs(DocArgs, schemas.ProposalQuery):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
 class VoteArgs(DocArgs):
@@ -315,7 +333,7 @@ class RejectArgs(VoteArgs):
     "tap:write",
     writes=True,
 )
-async def propose(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[str, Any]:
     return await proposals.propose(session, who, a.documentId, _body(a))
 
 
@@ -325,7 +343,7 @@ async def propose(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
     ProposalFilterArgs,
     "tap:read",
 )
-async def list_proposals(session: AsyncSession, who: Caller, a: Any) -> dict[str, Any]:
+async def list_proposals(session: AsyncSession, who: Caller, a: ProposalFilterArgs) -> dict[str, Any]:
     return await proposals.list_proposals(session, who, a.documentId, section_id=a.sectionId, status=a.status)
 
 

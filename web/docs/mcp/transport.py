@@ -16,14 +16,14 @@ from typing import Any
 import mcp.types as mt
 from aiohttp import web
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from domain.documents import servicekeys
 from domain.documents.access import Caller
 from domain.kernel.errors import DomainError
-from web.docs.mcp.tools import TOOLS
-from web.kernel.appkeys import RUNTIME
-from web.kernel.request import context, presented_key
+from web.docs.auth import service_principal
+from web.docs.mcp.tools import TOOLS, Tool
+from web.kernel.request import runtime
 from web.kernel.routing import nul_field
 
 SERVER_NAME = "concord-documents"
@@ -46,27 +46,23 @@ class Client:
 
 
 async def _client(request: web.Request) -> Client:
-    """The service key of the request (401 before anything else runs)."""
-    async with request.app[RUNTIME].db.read() as session:
-        key = await servicekeys.authenticate(session, presented_key(request))
-    caller = Caller(
-        ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name
-    )
-    return Client(caller, frozenset(key.scopes))
+    """The service key of the request (401 before anything else runs); each tool checks its own scope."""
+    found = await service_principal(request)
+    return Client(found.caller, frozenset(found.key.scopes))
 
 
-def _dump(model: Any) -> dict[str, Any]:
+def _dump(model: BaseModel) -> dict[str, Any]:
     return model.model_dump(by_alias=True, exclude_none=True, mode="json")
 
 
-def _error(msg_id: Any, code: int, message: str) -> dict[str, Any]:
+def _error(msg_id: mt.RequestId | None, code: int, message: str) -> dict[str, Any]:
     error = mt.ErrorData(code=code, message=message)
     if msg_id is None:  # JSON-RPC answers an unreadable request with a null id, which the typed model refuses
         return {"jsonrpc": "2.0", "id": None, "error": _dump(error)}
     return _dump(mt.JSONRPCError(jsonrpc="2.0", id=msg_id, error=error))
 
 
-def _result(msg_id: Any, result: Any) -> dict[str, Any]:
+def _result(msg_id: mt.RequestId, result: BaseModel) -> dict[str, Any]:
     return _dump(mt.JSONRPCResponse(jsonrpc="2.0", id=msg_id, result=_dump(result)))
 
 
@@ -85,8 +81,11 @@ def _reply(
     return web.Response(text=data, status=status, headers=headers, content_type="application/json")
 
 
-def _negotiate(requested: str) -> str:
-    return requested if requested in SUPPORTED_PROTOCOL_VERSIONS else mt.LATEST_PROTOCOL_VERSION
+def _negotiate(requested: str | int) -> str:
+    """The client's protocol version when this server speaks it, else the latest."""
+    if isinstance(requested, str) and requested in SUPPORTED_PROTOCOL_VERSIONS:
+        return requested
+    return mt.LATEST_PROTOCOL_VERSION
 
 
 async def post(request: web.Request) -> web.Response:
@@ -117,8 +116,8 @@ async def post(request: web.Request) -> web.Response:
                 request, _error(message.id, mt.INVALID_PARAMS, f"Invalid params: {exc.errors()[0]['msg']}")
             )
         version = _negotiate(params.protocolVersion)
-        session_id = secrets.token_urlsafe(24)
-        sessions[session_id] = Session(key_id=who.key_id, protocol_version=version)
+        new_id = secrets.token_urlsafe(24)
+        sessions[new_id] = Session(key_id=who.key_id, protocol_version=version)
         result = mt.InitializeResult(
             protocolVersion=version,
             capabilities=mt.ServerCapabilities(tools=mt.ToolsCapability(listChanged=False)),
@@ -126,7 +125,7 @@ async def post(request: web.Request) -> web.Response:
             instructions="Concord document collaboration: join a document, read its sections, propose, vote, "
             "lock sections and escalate to human reviewers.",
         )
-        return _reply(request, _result(message.id, result), headers={"Mcp-Session-Id": session_id})
+        return _reply(request, _result(message.id, result), headers={"Mcp-Session-Id": new_id})
 
     session_id = request.headers.get("Mcp-Session-Id")
     if not session_id:
@@ -191,7 +190,7 @@ async def _dispatch(request: web.Request, client: Client, message: mt.JSONRPCReq
 
 
 async def _call(
-    request: web.Request, client: Client, tool: Any, arguments: dict[str, Any]
+    request: web.Request, client: Client, tool: Tool, arguments: dict[str, Any]
 ) -> mt.CallToolResult:
     """Run one tool; every failure is a tool result with isError, never a transport error."""
     bad = nul_field(arguments)
@@ -207,7 +206,7 @@ async def _call(
     if tool.scope not in client.scopes:
         return _tool_error("insufficient_scope", f"this key lacks the scope {tool.scope}", status=403)
     try:
-        result = await tool.handler(request.app[RUNTIME], client.caller, args)
+        result = await tool.handler(runtime(request), client.caller, args)
     except DomainError as exc:
         return _tool_error(exc.code, exc.detail, status=exc.status)
     return mt.CallToolResult(

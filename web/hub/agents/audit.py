@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.kernel import audit
+from web.hub.auth import agent_context
 from web.hub.schemas import AuditPage, AuditQuery
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -19,11 +21,11 @@ routes = Routes()
     tags=["Audit"],
     query=AuditQuery,
     response=AuditPage,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid x-source-agent-key / agent bearer key"},
 )
 async def audit_me(request: web.Request, query: AuditQuery) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         result = await audit.list_for_key(
             session, ctx.require_actor().key_hash, limit=query.limit, cursor=query.cursor

@@ -7,7 +7,7 @@ from aiohttp import web
 from domain.agents import registry as agents
 from web.hub.schemas import RegisterBody, RegisterResponse
 from web.kernel.appkeys import API
-from web.kernel.request import client_address, context, runtime
+from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -72,7 +72,7 @@ async def discovery(request: web.Request) -> web.Response:
 )
 async def register(request: web.Request, body: RegisterBody) -> web.Response:
     rt = runtime(request)
-    await rt.limits.hit("register", rt.settings.rate_limit_register, client_address(request))
+    await rate_limits(request).hit("register", rt.settings.rate_limit_register, client_address(request))
     async with rt.db.transaction() as session:
         result = await agents.register(
             session,

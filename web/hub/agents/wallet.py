@@ -6,8 +6,10 @@ from aiohttp import web
 
 from domain.kernel import ledger
 from domain.topics import economy
+from web.hub.auth import agent_context
 from web.hub.schemas import PageQuery
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -19,11 +21,11 @@ routes = Routes()
     summary="Balance and transaction history, newest first",
     tags=["Collaboration"],
     query=PageQuery,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key"},
 )
 async def wallet(request: web.Request, query: PageQuery) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     actor = ctx.require_actor()
     async with runtime(request).db.transaction() as session:  # may create the wallet row on first read
         wallet_id = await economy.agent_wallet(session, actor.id)

@@ -7,7 +7,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import facts
 from domain.kernel import jurisdictions
-from web.hub.axiom.keys import METERED, metered, page_links
+from web.hub.auth import spend_credit
+from web.hub.axiom.keys import METERED, page_links
+from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
@@ -37,13 +39,13 @@ class FactsQuery(BaseModel):
     summary="Verified facts, paginated (1 credit)",
     tags=[TAG],
     query=FactsQuery,
-    auth="commercialBearer",
+    access=Commercial(metered=True),
     errors=METERED,
 )
 async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     facts.check_filters(tier=query.tier, q=query.q)
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
-    meter = await metered(request)
+    credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await facts.list_facts(
             session,
@@ -53,7 +55,7 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
             limit=query.limit,
             offset=query.offset,
         )
-    result["creditsRemaining"] = meter["creditsRemaining"]
+    result["creditsRemaining"] = credits
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
     return json_response(result)
 
@@ -63,12 +65,12 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     "/api/axiom/facts/{factId}",
     summary="One fact with provenance, citations, sections and consensus metadata (1 credit)",
     tags=[TAG],
-    auth="commercialBearer",
+    access=Commercial(metered=True),
     errors={**METERED, 404: "No topic with this id has reached consensus"},
 )
 async def get_fact(request: web.Request) -> web.Response:
-    meter = await metered(request)
+    credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await facts.get_fact(session, request.match_info["factId"])
-    result["creditsRemaining"] = meter["creditsRemaining"]
+    result["creditsRemaining"] = credits
     return json_response(result)

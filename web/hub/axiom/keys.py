@@ -1,9 +1,8 @@
-"""Axiom commercial access: key discovery and creation, usage, and the metering helper the other
-Axiom route modules use."""
+"""Axiom commercial access: key discovery and creation, usage, and the helpers the other Axiom route
+modules share (paging links, the app's citation index)."""
 
 from __future__ import annotations
 
-from typing import Any
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -11,7 +10,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import citations
 from domain.axiom import keys as axiom_keys
-from web.kernel.request import client_address, context, presented_key, runtime
+from web.hub.auth import commercial_key
+from web.kernel.access import Commercial
+from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -19,6 +20,8 @@ routes = Routes()
 TAG = "Axiom Facts"
 UNAUTHORIZED = {401: "Missing or invalid commercial key (agent keys are refused)"}
 METERED = {**UNAUTHORIZED, 402: "No credits left in the current billing period"}
+# The process's citation index (rebuilt lazily), attached to the hub app by web/app.py.
+CITATION_INDEX = web.AppKey("citation_index", citations.IndexHolder)
 
 
 class AxiomKeyBody(BaseModel):
@@ -37,12 +40,6 @@ class AxiomKeyCreated(BaseModel):
     createdAt: str
 
 
-async def metered(request: web.Request) -> dict[str, Any]:
-    """Authenticate the commercial key and spend one credit (its own small write transaction)."""
-    async with runtime(request).db.transaction() as session:
-        return await axiom_keys.meter(session, presented_key(request))
-
-
 def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:
     """self and next links of an offset-paginated listing (same query, next offset)."""
     params = dict(request.query)
@@ -52,11 +49,7 @@ def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool)
 
 
 def citation_index(request: web.Request) -> citations.IndexHolder:
-    extras = runtime(request).extras
-    holder = extras.get("citation_index")
-    if not isinstance(holder, citations.IndexHolder):
-        holder = extras["citation_index"] = citations.IndexHolder()
-    return holder
+    return request.app[CITATION_INDEX]
 
 
 @routes.route("GET", "/api/axiom/keys", summary="Discovery: pricing tiers and capabilities", tags=[TAG])
@@ -76,7 +69,7 @@ async def discovery(request: web.Request) -> web.Response:
 )
 async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     rt = runtime(request)
-    await rt.limits.hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
+    await rate_limits(request).hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
     async with rt.db.transaction() as session:
         result = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
     return json_response(result, status=201)
@@ -87,11 +80,10 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     "/api/axiom/usage",
     summary="Usage of this key in the current billing period (free)",
     tags=[TAG],
-    auth="commercialBearer",
+    access=Commercial(metered=False),
     errors=UNAUTHORIZED,
 )
 async def usage(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
-        key = await axiom_keys.authenticate(session, presented_key(request))
-        result = await axiom_keys.usage(session, key)
+        result = await axiom_keys.usage(session, commercial_key(request))
     return json_response(result)

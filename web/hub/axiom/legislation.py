@@ -9,9 +9,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import legislation
 from domain.kernel import jurisdictions
-from domain.people import staff
-from web.hub.axiom.keys import METERED, citation_index, metered, page_links
-from web.kernel.request import context, presented_key, runtime
+from web.hub.auth import spend_credit, staff_context
+from web.hub.axiom.keys import METERED, citation_index, page_links
+from web.kernel.access import Commercial, Staff
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
 
 routes = Routes()
@@ -66,13 +67,13 @@ def _markdown(text: str, credits: int) -> web.Response:
     summary="Legislation and standards, paginated, as JSON or Markdown (1 credit)",
     tags=[TAG],
     query=LegislationQuery,
-    auth="commercialBearer",
+    access=Commercial(metered=True),
     errors=METERED,
 )
 async def list_legislation(request: web.Request, query: LegislationQuery) -> web.Response:
     include = legislation.parse_include(query.include)
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
-    meter = await metered(request)
+    credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await legislation.list_docs(
             session,
@@ -84,8 +85,8 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
             include=include,
         )
     if query.format == "markdown":
-        return _markdown(legislation.to_markdown(result["legislation"]), meter["creditsRemaining"])
-    result["creditsRemaining"] = meter["creditsRemaining"]
+        return _markdown(legislation.to_markdown(result["legislation"]), credits)
+    result["creditsRemaining"] = credits
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
     return json_response(result)
 
@@ -96,13 +97,13 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
     summary="Keyword search over section headings and text, by relevance (1 credit)",
     tags=[TAG],
     query=SearchQuery,
-    auth="commercialBearer",
+    access=Commercial(metered=True),
     errors=METERED,
 )
 async def search_legislation(request: web.Request, query: SearchQuery) -> web.Response:
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     legislation.keywords_or_400(query.q)  # a bad query costs no credit
-    meter = await metered(request)
+    credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await legislation.search(
             session,
@@ -113,7 +114,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
             limit=query.limit,
             offset=query.offset,
         )
-    result["creditsRemaining"] = meter["creditsRemaining"]
+    result["creditsRemaining"] = credits
     more = query.offset + len(result["results"]) < result["total"]
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=more)
     return json_response(result)
@@ -125,18 +126,15 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     summary="Staff: ingest instruments as JSON ({documents: [...]}); upsert by id",
     tags=[TAG],
     status=200,
-    auth="staffBearer",
-    # The handler authenticates before it parses the body (401 before 400): the model documents it.
+    access=Staff(role=None),
+    # The handler parses the body itself (domain rules beyond the model): the model documents it.
     documented_body=legislation.IngestBody,
     errors={401: "Missing or invalid staff key"},
 )
 async def ingest(request: web.Request) -> web.Response:
-    rt = runtime(request)
-    async with rt.db.read() as session:
-        actor = await staff.authenticate(session, presented_key(request))
     docs = legislation.parse_documents(await read_json(request))
-    async with rt.db.transaction() as session:
-        result = await legislation.ingest(session, context(request, actor), docs)
+    async with runtime(request).db.transaction() as session:
+        result = await legislation.ingest(session, staff_context(request), docs)
     citation_index(request).mark_stale()
     return json_response(result)
 
@@ -147,17 +145,17 @@ async def ingest(request: web.Request) -> web.Response:
     summary="One instrument with its sections (optionally one section) (1 credit)",
     tags=[TAG],
     query=DocQuery,
-    auth="commercialBearer",
+    access=Commercial(metered=True),
     errors={**METERED, 404: "legislation_not_found or section_not_found"},
 )
 async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
     include = legislation.parse_include(query.include)
-    meter = await metered(request)
+    credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await legislation.get_doc(
             session, request.match_info["docId"], section=query.section, include=include
         )
     if query.format == "markdown":
-        return _markdown(legislation.to_markdown([result["legislation"]]), meter["creditsRemaining"])
-    result["creditsRemaining"] = meter["creditsRemaining"]
+        return _markdown(legislation.to_markdown([result["legislation"]]), credits)
+    result["creditsRemaining"] = credits
     return json_response(result)

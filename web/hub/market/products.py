@@ -9,6 +9,7 @@ from aiohttp import web
 from domain.market import cart, catalog, scrape
 from domain.market.models import CartOptimisation
 from domain.market.settings import get_market_settings
+from web.hub.auth import agent_context
 from web.hub.market.schemas import (
     CartBody,
     CartResult,
@@ -16,7 +17,8 @@ from web.hub.market.schemas import (
     ProductHistoryQuery,
     ProductSearchQuery,
 )
-from web.kernel.request import agent_context, client_address, context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -78,11 +80,11 @@ async def stats(request: web.Request) -> web.Response:
     summary="Queue a price scrape of the product's page",
     tags=TAGS,
     status=202,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
 )
 async def refresh(request: web.Request) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await scrape.request_scrape(session, ctx, request.match_info["productId"])
     return json_response(result, status=202)
@@ -105,9 +107,10 @@ def _cart_url(request: web.Request, cart_id: str) -> str:
     errors={429: "Too many cart optimisations from this client"},
 )
 async def optimise(request: web.Request, body: CartBody) -> web.Response:
-    rt = runtime(request)
-    await rt.limits.hit("cart optimise", get_market_settings().rate_limit_cart, client_address(request))
-    db = rt.db
+    await rate_limits(request).hit(
+        "cart optimise", get_market_settings().rate_limit_cart, client_address(request)
+    )
+    db = runtime(request).db
     async with db.transaction() as session:
         job = await cart.create(session, context(request), body.model_dump())
     cart_id = job.id

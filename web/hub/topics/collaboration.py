@@ -7,6 +7,7 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from domain.topics import bounty, dependencies, escalation, records, verification
+from web.hub.auth import agent_context
 from web.hub.schemas import EscalateBody
 from web.hub.topics.schemas import (
     BountyBody,
@@ -29,7 +30,8 @@ from web.hub.topics.schemas import (
     VerificationResult,
     VerifyBody,
 )
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -70,11 +72,11 @@ async def list_intents(request: web.Request, query: SectionFilter) -> web.Respon
     body=IntentBody,
     response=IntentRecord,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.declare_intent(
             session, ctx, _topic(request), section_id=body.sectionId, goal=body.goal, category=body.category
@@ -105,11 +107,11 @@ async def list_constraints(request: web.Request, query: SectionFilter) -> web.Re
     body=ConstraintBody,
     response=ConstraintRecord,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.publish_constraint(
             session,
@@ -143,11 +145,11 @@ async def get_salience(request: web.Request) -> web.Response:
     tags=TAG,
     body=SalienceBody,
     response=SalienceScoreSet,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         score = await records.set_salience(
             session, ctx, _topic(request), section_id=body.sectionId, score=body.score
@@ -177,11 +179,11 @@ async def get_dependencies(request: web.Request) -> web.Response:
     body=DependencyBody,
     response=DependencyRecord,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={**WRITE, 409: "Exists already, or would create a cycle"},
 )
 async def add_dependency(request: web.Request, body: DependencyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         edge = await dependencies.add(
             session,
@@ -229,11 +231,11 @@ async def get_bounty(request: web.Request) -> web.Response:
     tags=TAG,
     body=BountyBody,
     response=BountyPool,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
 )
 async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         pool = await bounty.fund(session, ctx, _topic(request), body.amount)
     return _json(BountyPool.of(pool))
@@ -247,11 +249,11 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     body=EscalateBody,
     response=EscalationRaised,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
 )
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         raised = await escalation.escalate(
             session,
@@ -272,11 +274,11 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     tags=TAG,
     body=VerifyBody,
     response=VerificationResult,
-    auth="agentBearer",
+    access=Agent(),
     errors=WRITE,
 )
 async def verify(request: web.Request, body: VerifyBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await verification.verify(
             session, ctx, _topic(request), outcome=body.status, notes=body.notes

@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.topics import consensus as topic_consensus
+from web.hub.auth import agent_context
 from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQuery, RejectBody
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -43,11 +45,11 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
     tags=["Proposals"],
     body=ProposalCreateBody,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={**AUTH, 402: "Balance below the proposal stake"},
 )
 async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_consensus.propose(session, ctx, request.match_info["topicId"], body.model_dump())
     return json_response(result, status=201)
@@ -70,7 +72,7 @@ async def get_proposal(request: web.Request) -> web.Response:
 
 
 async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_consensus.vote(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"], kind, reason
@@ -83,7 +85,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     "/api/pact/{topicId}/proposals/{proposalId}/approve",
     summary="Approve a proposal",
     tags=["Proposals"],
-    auth="agentBearer",
+    access=Agent(),
     errors=AUTH,
 )
 async def approve(request: web.Request) -> web.Response:
@@ -97,7 +99,7 @@ async def approve(request: web.Request) -> web.Response:
     tags=["Proposals"],
     body=RejectBody,
     body_optional=True,
-    auth="agentBearer",
+    access=Agent(),
     errors=AUTH,
 )
 async def reject(request: web.Request, body: RejectBody) -> web.Response:
@@ -110,7 +112,7 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     summary="Object to a proposal",
     tags=["Proposals"],
     body=ObjectBody,
-    auth="agentBearer",
+    access=Agent(),
     errors=AUTH,
 )
 async def object_(request: web.Request, body: ObjectBody) -> web.Response:

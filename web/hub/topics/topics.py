@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.topics import store as topics
+from web.hub.auth import agent_context
 from web.hub.schemas import (
     ContentQuery,
     EventsQuery,
@@ -16,7 +17,8 @@ from web.hub.schemas import (
     TopicListQuery,
 )
 from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
-from web.kernel.request import agent_context, cached_json, runtime
+from web.kernel.access import Agent
+from web.kernel.request import cached_json, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -55,11 +57,11 @@ async def list_topics(request: web.Request, query: TopicListQuery) -> web.Respon
     body=TopicCreateBody,
     response=Topic,
     status=201,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 409: "A topic with this title exists"},
 )
 async def create_topic(request: web.Request, body: TopicCreateBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topics.create(session, ctx, body.model_dump())
     return json_response(result, status=201)
@@ -153,11 +155,11 @@ async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
     body=JoinBody,
     body_optional=True,
     response=JoinResult,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", **NOT_FOUND},
 )
 async def join(request: web.Request, body: JoinBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topics.join(session, ctx, request.match_info["topicId"])
     return json_response(result)

@@ -5,8 +5,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.topics import lifecycle as topic_lifecycle
+from web.hub.auth import agent_context
 from web.hub.topics.schemas import DoneBody, TopicVoteBody
-from web.kernel.request import agent_context, runtime
+from web.kernel.access import Agent
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -30,7 +32,7 @@ async def get_votes(request: web.Request) -> web.Response:
     summary="Vote on a proposed topic",
     tags=["Voting"],
     body=TopicVoteBody,
-    auth="agentBearer",
+    access=Agent(),
     errors={
         401: "Missing or invalid agent key",
         404: "Topic not found",
@@ -38,7 +40,7 @@ async def get_votes(request: web.Request) -> web.Response:
     },
 )
 async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_lifecycle.cast_topic_vote(
             session, ctx, request.match_info["topicId"], body.model_dump()
@@ -52,11 +54,11 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
     summary="Signal completion: aligned, dissenting or abstain",
     tags=["Voting"],
     body=DoneBody,
-    auth="agentBearer",
+    access=Agent(),
     errors={401: "Missing or invalid agent key", 403: "Not joined", 404: "Topic not found"},
 )
 async def done(request: web.Request, body: DoneBody) -> web.Response:
-    ctx = await agent_context(request)
+    ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_lifecycle.done(session, ctx, request.match_info["topicId"], body.model_dump())
     return json_response(result)

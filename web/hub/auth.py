@@ -1,0 +1,102 @@
+"""The hub's guards, one per credential it accepts (agent, commercial and staff keys), and the typed
+accessors a handler reads its caller with. Each guard answers 401 (hub error body) for a missing,
+invalid or other-kind key, 403 for a staff key without the declared role, and caches the principal on
+the request so the key is looked up once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from domain.agents import registry as agents
+from domain.axiom import keys as axiom_keys
+from domain.axiom.models import AxiomKey
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import Forbidden, Unauthorized
+from domain.people import staff
+from web.kernel.access import (
+    ACCESS,
+    CREDITS_REMAINING,
+    Access,
+    Agent,
+    Commercial,
+    Guard,
+    Staff,
+    StaffRole,
+    principal,
+)
+from web.kernel.request import context, presented_key, runtime
+
+
+@dataclass(frozen=True)
+class StaffMember:
+    ctx: Context
+    # Staff keys carry no role yet (the review desk stores them); a route that needs a role refuses
+    # every key until then, and Staff() without a role accepts any staff key, as ingest always has.
+    roles: frozenset[StaffRole]
+
+
+AGENT = web.RequestKey("agent_context", Context)
+COMMERCIAL = web.RequestKey("commercial_key", AxiomKey)
+STAFF = web.RequestKey("staff_member", StaffMember)
+
+
+async def check_agent(request: web.Request, access: Agent) -> None:
+    key = presented_key(request, extra_headers=("x-source-agent-key",))
+    if not key:
+        raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
+    async with runtime(request).db.read() as session:
+        agent = await agents.authenticate(session, key)
+    if agent is None:
+        raise Unauthorized("invalid agent key", code="unauthorized")
+    request[AGENT] = context(request, Actor(agent.id, agent.name, agent.key_hash))
+
+
+async def check_commercial(request: web.Request, access: Commercial) -> None:
+    async with runtime(request).db.read() as session:
+        request[COMMERCIAL] = await axiom_keys.authenticate(session, presented_key(request))
+
+
+async def check_staff(request: web.Request, access: Staff) -> None:
+    async with runtime(request).db.read() as session:
+        actor = await staff.authenticate(session, presented_key(request))
+    member = request[STAFF] = StaffMember(context(request, actor), roles=frozenset())
+    if access.role is not None and access.role not in member.roles:
+        raise Forbidden(
+            f"this endpoint needs a staff key with the role {access.role}",
+            code="insufficient_role",
+            requiredRole=access.role,
+        )
+
+
+GUARDS: dict[type[Access], Guard] = {Agent: check_agent, Commercial: check_commercial, Staff: check_staff}
+
+
+def agent_context(request: web.Request) -> Context:
+    """The Context of the agent whose key authenticated this request (routes declared Agent())."""
+    return principal(request, AGENT)
+
+
+def commercial_key(request: web.Request) -> AxiomKey:
+    """The commercial key that authenticated this request (routes declared Commercial(...))."""
+    return principal(request, COMMERCIAL)
+
+
+def staff_context(request: web.Request) -> Context:
+    """The Context of the staff member whose key authenticated this request (routes declared Staff())."""
+    return principal(request, STAFF).ctx
+
+
+async def spend_credit(request: web.Request) -> int:
+    """Charge a metered call one credit, once its input is valid (a bad query costs nothing): its own
+    small write transaction, committed whatever happens next; 402 when none are left. Returns the
+    credits remaining."""
+    access = request.get(ACCESS)
+    if not (isinstance(access, Commercial) and access.metered):
+        raise RuntimeError(f"{request.method} {request.path} charges a credit but is not declared metered")
+    async with runtime(request).db.transaction() as session:
+        meter = await axiom_keys.meter(session, commercial_key(request))
+    remaining: int = meter["creditsRemaining"]
+    request[CREDITS_REMAINING] = remaining
+    return remaining
