@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from domain.axiom import seed as axiom_seed
 from domain.consensus import escalations
-from domain.documents import agents as document_agents
 from domain.documents import library
+from domain.documents import locks as document_locks
 from domain.documents import proposals as document_proposals
 from domain.kernel import sweeps
 from domain.kernel.outbox import Job
@@ -34,7 +34,7 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("outbox.requeue_stale", 60, sweeps.requeue_stale_jobs),
     Sweep("topics.expire_proposals", 5, topic_consensus.expire_proposals),
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
-    Sweep("documents.expire_locks", 5, document_agents.expire_locks),
+    Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),

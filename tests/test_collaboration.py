@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tests.consensus_helpers import balance, event_types, open_topic
+from tests.openapi_check import Documented
 
 
 async def _post(hub: Any, path: str, agent: dict, body: dict, expect: int) -> dict[str, Any]:
@@ -13,11 +14,25 @@ async def _post(hub: Any, path: str, agent: dict, body: dict, expect: int) -> di
     return await resp.json()
 
 
+async def _get(hub: Any, path: str, **params: str) -> dict[str, Any]:
+    resp = await hub.get(path, params=params)
+    assert resp.status == 200, await resp.text()
+    return await resp.json()
+
+
 async def test_intents_and_constraints_with_section_filter(hub: Any, register: Any):
     topic_id, (a, b, _c) = await open_topic(hub, register)
     outsider = await register()
     base = f"/api/pact/{topic_id}"
-    await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer", "goal": "Cite the Act"}, 201)
+    spec = await Documented.of(hub)
+    made = await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer", "goal": "Cite the Act"}, 201)
+    spec.check("/api/pact/{topicId}/intents", "post", 201, made)
+    assert (made["topicId"], made["category"], made["agentId"], made["agentName"]) == (
+        topic_id,
+        "general",
+        a["agentId"],
+        a["agentName"],
+    )
     await _post(
         hub,
         f"{base}/intents",
@@ -32,8 +47,10 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
         "error"
     ] == "section_not_found"
     assert (await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer"}, 400))["field"] == "goal"
-    all_intents = (await (await hub.get(f"{base}/intents")).json())["intents"]
-    assert [i["goal"] for i in all_intents] == ["Cite the Act", "Add data"]
+    listed = await _get(hub, f"{base}/intents")
+    spec.check("/api/pact/{topicId}/intents", "get", 200, listed)
+    assert listed["intents"][0] == made
+    assert [i["goal"] for i in listed["intents"]] == ["Cite the Act", "Add data"]
     only = (await (await hub.get(f"{base}/intents", params={"sectionId": "sec:answer:evidence"})).json())[
         "intents"
     ]
@@ -42,17 +59,24 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
     ]
 
     await _post(hub, f"{base}/constraints", a, {"sectionId": "sec:answer", "boundary": "No speculation"}, 201)
-    await _post(hub, f"{base}/constraints", b, {"sectionId": "sec:discussion", "boundary": "Be brief"}, 201)
-    only = (await (await hub.get(f"{base}/constraints", params={"sectionId": "sec:discussion"})).json())[
-        "constraints"
-    ]
-    assert [c["boundary"] for c in only] == ["Be brief"]
+    made = await _post(
+        hub,
+        f"{base}/constraints",
+        b,
+        {"sectionId": "sec:discussion", "boundary": "Be brief", "category": "style"},
+        201,
+    )
+    spec.check("/api/pact/{topicId}/constraints", "post", 201, made)
+    listed = await _get(hub, f"{base}/constraints", sectionId="sec:discussion")
+    spec.check("/api/pact/{topicId}/constraints", "get", 200, listed)
+    assert listed == {"topicId": topic_id, "constraints": [made]}
+    assert (made["boundary"], made["category"], made["agentName"]) == ("Be brief", "style", b["agentName"])
     assert (await _post(hub, f"{base}/constraints", a, {"sectionId": "sec:answer", "boundary": ""}, 400))[
         "field"
     ] == "boundary"
     types = await event_types(hub, topic_id)
-    assert "pact.intent.declared" in types
-    assert "pact.constraint.published" in types
+    assert types.count("pact.intent.declared") == 2
+    assert types.count("pact.constraint.published") == 2
 
 
 async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
@@ -62,15 +86,29 @@ async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
         assert (await _post(hub, base, a, {"sectionId": "sec:answer", "score": score}, 400))[
             "field"
         ] == "score"
-    await _post(hub, base, a, {"sectionId": "sec:answer", "score": 0}, 200)
+    spec = await Documented.of(hub)
+    first = await _post(hub, base, a, {"sectionId": "sec:answer", "score": 0}, 200)
+    spec.check("/api/pact/{topicId}/salience", "post", 200, first)
+    assert first == {
+        "topicId": topic_id,
+        "sectionId": "sec:answer",
+        "agentId": a["agentId"],
+        "score": 0,
+        "previousScore": None,
+    }
     again = await _post(hub, base, a, {"sectionId": "sec:answer", "score": 10}, 200)
     assert again["previousScore"] == 0
     await _post(hub, base, b, {"sectionId": "sec:answer", "score": 5}, 200)
-    body = await (await hub.get(base)).json()
+    body = await _get(hub, base)
+    spec.check("/api/pact/{topicId}/salience", "get", 200, body)
     by_id = {s["sectionId"]: s for s in body["sections"]}
     assert list(by_id) == ["sec:answer", "sec:answer:evidence", "sec:discussion"]
     assert by_id["sec:answer"]["average"] == 7.5
-    assert sorted(s["score"] for s in by_id["sec:answer"]["scores"]) == [5, 10]
+    # In the order the agents first scored; a new score replaces the agent's old one in place.
+    assert [(s["agentName"], s["score"]) for s in by_id["sec:answer"]["scores"]] == [
+        (a["agentName"], 10),
+        (b["agentName"], 5),
+    ]
     assert by_id["sec:discussion"] == {
         "sectionId": "sec:discussion",
         "title": "Discussion",
@@ -86,7 +124,10 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
     for tid in (t2, t3):
         await hub.post(f"/api/pact/{tid}/join", headers=a["headers"])
     body = {"relationship": "builds_on", "justification": "Uses its definitions"}
-    await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t2}, 201)
+    spec = await Documented.of(hub)
+    made = await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t2}, 201)
+    spec.check("/api/pact/{topicId}/dependencies", "post", 201, made)
+    assert (made["topicId"], made["dependsOn"], made["relationship"]) == (t1, t2, "builds_on")
     await _post(hub, f"/api/pact/{t2}/dependencies", a, {**body, "dependsOn": t3}, 201)
     cycle = await _post(hub, f"/api/pact/{t3}/dependencies", a, {**body, "dependsOn": t1}, 409)
     assert cycle["error"] == "dependency_cycle"
@@ -109,7 +150,8 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
             hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t3, "relationship": "likes"}, 400
         )
     )["field"] == "relationship"
-    deps = await (await hub.get(f"/api/pact/{t2}/dependencies")).json()
+    deps = await _get(hub, f"/api/pact/{t2}/dependencies")
+    spec.check("/api/pact/{topicId}/dependencies", "get", 200, deps)
     assert [d["dependsOn"] for d in deps["dependsOn"]] == [t3]
     assert [d["topicId"] for d in deps["dependedOnBy"]] == [t1]
     graph = await (await hub.get("/api/hub/graph")).json()
@@ -119,8 +161,11 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
 async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
     topic_id, (a, b, _c) = await open_topic(hub, register, tier="institutional", jurisdiction="AU")
     before = await balance(hub, b)
+    spec = await Documented.of(hub)
     first = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current"}, 200)
+    spec.check("/api/pact/{topicId}/verify", "post", 200, first)
     assert first["rewarded"] is True
+    assert (first["verification"], first["topicStatus"]) == ("current", "open")
     second = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current", "notes": "again"}, 200)
     assert second["rewarded"] is False
     assert await balance(hub, b) == before + 10
@@ -136,8 +181,17 @@ async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
         {"message": "Human check please", "sectionId": "sec:answer"},
         201,
     )
+    spec.check("/api/pact/{topicId}/escalate", "post", 201, esc)
     assert esc["status"] == "open"
+    assert (esc["escalationId"], esc["sectionId"], esc["priority"]) == (esc["id"], "sec:answer", "normal")
     assert "pact.escalation.created" in await event_types(hub, topic_id)
+    # amended: the open topic is challenged (lifecycle moves the status), and the agent is not paid again
+    changed = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "amended"}, 200)
+    assert (changed["topicStatus"], changed["rewarded"]) == ("challenged", False)
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "challenged"
+    assert "pact.consensus.challenged" in await event_types(hub, topic_id)
+    assumptions = await _get(hub, f"/api/pact/{topic_id}/assumptions")
+    spec.check("/api/pact/{topicId}/assumptions", "get", 200, assumptions)
 
 
 async def test_collaboration_edge_inputs(hub: Any, register: Any):
@@ -187,4 +241,12 @@ async def test_collaboration_edge_inputs(hub: Any, register: Any):
     )
     assert (esc["proposalId"], esc["priority"]) == (made["id"], "high")
     assert (await hub.post(f"{base}/escalate", json={"message": "x"})).status == 401
+    spec = await Documented.of(hub)
+    funded = await _post(hub, f"{base}/bounty", b, {"amount": 25}, 200)
+    spec.check("/api/pact/{topicId}/bounty", "post", 200, funded)
+    pool = await _get(hub, f"{base}/bounty")
+    spec.check("/api/pact/{topicId}/bounty", "get", 200, pool)
+    assert pool == funded
+    assert (pool["escrow"], pool["paid"]) == (25, 0)
+    assert [(c["agentId"], c["amount"]) for c in pool["contributors"]] == [(b["agentId"], 25)]
     assert (await _post(hub, f"{missing}/escalate", a, {"message": "x"}, 404))["error"] == "topic_not_found"

@@ -8,6 +8,7 @@ from sqlalchemy import func, select, update
 
 from tests.conftest import eventually
 from tests.documents_support import make_key, upload_ready
+from tests.openapi_check import Documented
 
 MD = b"Preamble.\n\n# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
 
@@ -105,9 +106,15 @@ async def test_intents_constraints_and_salience(docs, runtime):
         json={"sectionId": "sec:plan:budget", "goal": "Add a contingency line", "category": "finance"},
     )
     assert resp.status == 201
+    spec = await Documented.of(docs)
     intent = await resp.json()
+    spec.check("/api/tap/{docId}/intents", "post", 201, intent)
     assert intent["intentId"]
-    assert intent["goal"] == "Add a contingency line"
+    assert (intent["goal"], intent["category"], intent["agentName"]) == (
+        "Add a contingency line",
+        "finance",
+        "Alice",
+    )
     resp = await docs.post(
         f"{base}/intents", headers=alice["headers"], json={"sectionId": "sec:nope", "goal": "x"}
     )
@@ -118,7 +125,11 @@ async def test_intents_constraints_and_salience(docs, runtime):
     assert resp.status == 403  # observers read, score salience and comment, nothing more
     assert (await resp.json())["code"] == "role.insufficient"
     resp = await docs.get(f"{base}/intents?sectionId=sec:plan:budget", headers=bob["headers"])
-    assert [i["goal"] for i in (await resp.json())["intents"]] == ["Add a contingency line"]
+    listed = await resp.json()
+    spec.check("/api/tap/{docId}/intents", "get", 200, listed)
+    assert listed == {"intents": [intent]}
+    resp = await docs.get(f"{base}/intents?sectionId=sec:plan:risks", headers=bob["headers"])
+    assert (await resp.json()) == {"intents": []}
 
     resp = await docs.post(
         f"{base}/constraints",
@@ -126,7 +137,9 @@ async def test_intents_constraints_and_salience(docs, runtime):
         json={"sectionId": "sec:plan:budget", "boundary": "Never exceed 1M", "type": "must_not"},
     )
     assert resp.status == 201
-    assert (await resp.json())["constraintId"]
+    constraint = await resp.json()
+    spec.check("/api/tap/{docId}/constraints", "post", 201, constraint)
+    assert constraint["constraintId"]
     resp = await docs.post(
         f"{base}/constraints",
         headers=alice["headers"],
@@ -134,21 +147,29 @@ async def test_intents_constraints_and_salience(docs, runtime):
     )
     assert resp.status == 400
     resp = await docs.get(f"{base}/constraints", headers=bob["headers"])
-    assert [(c["boundary"], c["type"]) for c in (await resp.json())["constraints"]] == [
-        ("Never exceed 1M", "must_not")
-    ]
+    listed = await resp.json()
+    spec.check("/api/tap/{docId}/constraints", "get", 200, listed)
+    assert [(c["boundary"], c["type"]) for c in listed["constraints"]] == [("Never exceed 1M", "must_not")]
 
+    scored = []
     for key, score in ((alice, 8), (bob, 3), (alice, 9)):
         resp = await docs.post(
             f"{base}/salience", headers=key["headers"], json={"sectionId": "sec:plan:budget", "score": score}
         )
         assert resp.status == 200
+        scored.append(await resp.json())
+        spec.check("/api/tap/{docId}/salience", "post", 200, scored[-1])
+    # A new score replaces the agent's old one; createdAt stays the time of its first score.
+    assert (scored[2]["score"], scored[2]["createdAt"]) == (9, scored[0]["createdAt"])
+    assert scored[1]["agentName"] == "Bob"
     resp = await docs.post(
         f"{base}/salience", headers=bob["headers"], json={"sectionId": "sec:plan", "score": 11}
     )
     assert resp.status == 400
     resp = await docs.get(f"{base}/salience", headers=bob["headers"])
-    sal = (await resp.json())["salience"]
+    body = await resp.json()
+    spec.check("/api/tap/{docId}/salience", "get", 200, body)
+    sal = body["salience"]
     assert sal == [
         {
             "sectionId": "sec:plan:budget",
@@ -159,11 +180,19 @@ async def test_intents_constraints_and_salience(docs, runtime):
             "average": 6.0,
         }
     ]
+    assert [(e["agentName"], e["sectionId"], e["score"]) for e in body["entries"]] == [
+        ("Alice", "sec:plan:budget", 9),
+        ("Bob", "sec:plan:budget", 3),
+    ]
+    resp = await docs.get(f"{base}/events?after=0&limit=200", headers=alice["headers"])
+    kinds = [e["type"] for e in (await resp.json())["events"]]
+    assert (kinds.count("pact.intent.declared"), kinds.count("pact.constraint.published")) == (1, 1)
+    assert kinds.count("pact.salience.set") == 3
 
 
 async def test_section_locks(docs, runtime):
     from domain import wiring
-    from domain.documents import agents as tap
+    from domain.documents import locks
     from domain.documents.models import SectionLock
     from domain.kernel import sweeps
     from domain.kernel.clock import utcnow
@@ -209,7 +238,7 @@ async def test_section_locks(docs, runtime):
     # The scheduler's sweep ends a lock at its TTL.
     async with runtime.db.transaction() as session:
         await session.execute(update(SectionLock).values(expires_at=utcnow() - timedelta(seconds=1)))
-    item = next(s for s in wiring.SWEEPS if s.fn is tap.expire_locks)
+    item = next(s for s in wiring.SWEEPS if s.fn is locks.expire_locks)
     assert await sweeps.run(runtime.db, item, "test") == 1
     async with runtime.db.read() as session:
         assert await session.scalar(select(func.count(SectionLock.id))) == 0

@@ -6,6 +6,8 @@ import asyncio
 import json
 import urllib.error
 import urllib.request
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -20,6 +22,24 @@ from domain.kernel.settings import get_settings
 PRIORITIES = ("low", "normal", "high", "urgent")
 
 
+@dataclass(frozen=True)
+class Raised:
+    """An escalation as just raised (its notification to reviewers is still to be delivered)."""
+
+    id: str
+    resource_type: str
+    resource_id: str
+    section_id: str | None
+    proposal_id: str | None
+    message: str
+    priority: str
+    status: str
+    raised_by_name: str | None
+    delivery_status: str
+    delivery_attempts: int
+    created_at: datetime
+
+
 async def create(
     session: AsyncSession,
     ctx: Context,
@@ -30,7 +50,7 @@ async def create(
     section_id: str | None = None,
     proposal_id: str | None = None,
     priority: str = "normal",
-) -> dict[str, Any]:
+) -> Raised:
     actor = ctx.require_actor()
     esc = Escalation(
         resource_type=resource_type,
@@ -41,6 +61,9 @@ async def create(
         priority=priority,
         raised_by=actor.id,
         raised_by_name=actor.name,
+        status="open",
+        delivery_status="pending",
+        delivery_attempts=0,
         created_at=utcnow(),
     )
     session.add(esc)
@@ -55,10 +78,24 @@ async def create(
     )
     await audit.record(session, ctx, "escalation.create", "escalation", esc.id, after=to_dict(esc))
     outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})
-    return to_dict(esc)
+    return Raised(
+        id=esc.id,
+        resource_type=esc.resource_type,
+        resource_id=esc.resource_id,
+        section_id=esc.section_id,
+        proposal_id=esc.proposal_id,
+        message=esc.message,
+        priority=esc.priority,
+        status=esc.status,
+        raised_by_name=esc.raised_by_name,
+        delivery_status=esc.delivery_status,
+        delivery_attempts=esc.delivery_attempts,
+        created_at=esc.created_at,
+    )
 
 
 def to_dict(esc: Escalation) -> dict[str, Any]:
+    """The escalation as the reviewers' webhook receives it."""
     return {
         "escalationId": esc.id,
         "id": esc.id,

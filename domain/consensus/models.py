@@ -1,11 +1,12 @@
-"""Proposals and their votes (one table pair serves topics and documents through resource_type), and the
-questions raised to human reviewers on either."""
+"""Proposals and their votes, the collaboration records on sections (intents, constraints, salience) and
+the questions raised to human reviewers: one table each, serving topics and documents through
+resource_type."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.kernel.clock import new_id, utcnow
@@ -77,3 +78,64 @@ class Escalation(Base):
     resolved_by: Mapped[str | None] = mapped_column(String(200))
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SectionIntent(Base):
+    """What an agent means to do to a section."""
+
+    __tablename__ = "section_intents"
+    __table_args__ = (
+        Index("ix_section_intents_resource_created", "resource_type", "resource_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))  # topic | document
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(200))
+    goal: Mapped[str] = mapped_column(Text)
+    category: Mapped[str] = mapped_column(String(64), default="general")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SectionConstraint(Base):
+    """A boundary an agent sets on a section. `kind` classifies it: a topic's free category, a document's
+    type (must, must_not, should, should_not, prefer)."""
+
+    __tablename__ = "section_constraints"
+    __table_args__ = (
+        Index("ix_section_constraints_resource_created", "resource_type", "resource_id", "created_at"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(200))
+    boundary: Mapped[str] = mapped_column(Text)
+    kind: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class SectionSalience(Base):
+    """One agent's score of how much a section concerns it: one row per (resource, section, agent)."""
+
+    __tablename__ = "section_salience"
+    __table_args__ = (
+        UniqueConstraint(
+            "resource_type", "resource_id", "section_id", "agent_id", name="uq_section_salience_score"
+        ),
+        CheckConstraint("score >= 0 AND score <= 10", name="score_range"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(200))
+    score: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # first scored
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # last scored

@@ -1,5 +1,6 @@
 """The document API: organisations, service keys, documents, share links, comments and the agents
-working on a document (memberships, intents, constraints, salience, section locks)."""
+working on a document (memberships, section locks; intents, constraints and salience live with the
+consensus tables, shared with topics)."""
 
 from __future__ import annotations
 
@@ -110,47 +111,6 @@ class DocumentAgent(Base):
     status: Mapped[str] = mapped_column(String(16), default="active")  # active | left
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-
-
-class DocumentIntent(Base):
-    __tablename__ = "document_intents"
-    __table_args__ = (Index("ix_document_intents_doc", "document_id", "created_at"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    agent_id: Mapped[str] = mapped_column(String(36))
-    agent_name: Mapped[str] = mapped_column(String(128))
-    goal: Mapped[str] = mapped_column(Text)
-    category: Mapped[str] = mapped_column(String(64), default="general")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class DocumentConstraint(Base):
-    __tablename__ = "document_constraints"
-    __table_args__ = (Index("ix_document_constraints_doc", "document_id", "created_at"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    agent_id: Mapped[str] = mapped_column(String(36))
-    agent_name: Mapped[str] = mapped_column(String(128))
-    boundary: Mapped[str] = mapped_column(Text)
-    type: Mapped[str] = mapped_column(String(16))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class DocumentSalience(Base):
-    __tablename__ = "document_salience"
-    __table_args__ = (UniqueConstraint("document_id", "section_id", "agent_id", name="uq_document_salience"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"), index=True)
-    section_id: Mapped[str] = mapped_column(String(256))
-    agent_id: Mapped[str] = mapped_column(String(36))
-    agent_name: Mapped[str] = mapped_column(String(128))
-    score: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class SectionLock(Base):

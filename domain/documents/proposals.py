@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
 from domain.consensus.models import Proposal
-from domain.documents import agents as tap
-from domain.documents import library
+from domain.documents import library, locks
 from domain.documents.access import Caller
+from domain.documents.membership import WRITER_ROLES, agent_ctx, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
@@ -40,7 +40,7 @@ class DocumentResource:
             select(DocumentAgent.id).where(
                 DocumentAgent.document_id == self.doc.id,
                 DocumentAgent.status == "active",
-                DocumentAgent.role.in_(tap.WRITER_ROLES),
+                DocumentAgent.role.in_(WRITER_ROLES),
             )
         )
         return set(rows.all())
@@ -75,7 +75,7 @@ def view(p: Proposal) -> dict[str, Any]:
 
 
 def _can(agent: DocumentAgent, capability: str) -> None:
-    tap.require_writer(agent, "propose" if capability == "propose" else "vote")
+    require_writer(agent, "propose" if capability == "propose" else "vote")
     if agent.capabilities and capability not in agent.capabilities:
         raise Forbidden(f"this agent joined without the {capability} capability", code="capability.missing")
 
@@ -84,13 +84,13 @@ async def propose(
     session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
-    agent = await tap.member(session, caller, doc)
+    agent = await member(session, caller, doc)
     _can(agent, "propose")
     library.require_ready(doc)
-    await tap.assert_unlocked_for(session, doc.id, body["sectionId"], agent.id)
+    await locks.assert_unlocked_for(session, doc.id, body["sectionId"], agent.id)
     proposal = await consensus.propose(
         session,
-        tap.agent_ctx(caller, agent),
+        agent_ctx(caller, agent),
         DocumentResource(doc),
         POLICY,
         section_id=body["sectionId"],
@@ -120,10 +120,10 @@ async def vote(
     session: AsyncSession, caller: Caller, document_id: str, proposal_id: str, kind: str, reason: str | None
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
-    agent = await tap.member(session, caller, doc)
+    agent = await member(session, caller, doc)
     _can(agent, "vote")
     result = await consensus.vote(
-        session, tap.agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id, kind, reason
+        session, agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id, kind, reason
     )
     return {
         "proposalId": result["proposalId"],

@@ -8,6 +8,8 @@ recipient fall through to the next group, so the escrow is always emptied exactl
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import func, select
@@ -16,7 +18,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.agents.models import Agent
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events, ledger
-from domain.kernel.clock import iso
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest
 from domain.kernel.models import LedgerEntry, Wallet
@@ -26,7 +27,25 @@ from domain.topics import store as topics
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
 
 
-async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Contributor:
+    agent_id: str
+    agent_name: str
+    amount: int
+    first_funded_at: datetime
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A topic's bounty: what its escrow holds, what it has paid out, and who funded it (first first)."""
+
+    topic_id: str
+    escrow: int
+    paid: int
+    contributors: list[Contributor]
+
+
+async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) -> Pool:
     actor = ctx.require_actor()
     topic = await topics.get(session, topic_id)
     # Lock the topic as every other topic write does (payout reads the escrow under this lock).
@@ -56,7 +75,7 @@ async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) 
     return await view(session, topic.id)
 
 
-async def view(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+async def view(session: AsyncSession, topic_id: str) -> Pool:
     topic = await topics.get(session, topic_id)
     escrow = await economy.escrow_wallet(session, topic.id)
     contributors = (
@@ -77,15 +96,12 @@ async def view(session: AsyncSession, topic_id: str) -> dict[str, Any]:
         )
         or 0
     )
-    return {
-        "topicId": topic.id,
-        "escrow": await ledger.balance(session, escrow),
-        "paid": paid,
-        "contributors": [
-            {"agentId": a, "agentName": n, "amount": int(s), "firstFundedAt": iso(t)}
-            for a, n, s, t in contributors
-        ],
-    }
+    return Pool(
+        topic_id=topic.id,
+        escrow=await ledger.balance(session, escrow),
+        paid=paid,
+        contributors=[Contributor(a, n, int(s), t) for a, n, s, t in contributors],
+    )
 
 
 def harmonic_split(total: int, n: int) -> list[int]:
@@ -140,7 +156,7 @@ async def pay_out(session: AsyncSession, ctx: Context, topic: Topic) -> int:
         elif assumed:
             deps_share += rest
         rest = 0
-    if author_share:
+    if author and author_share:
         plan.append((await economy.agent_wallet(session, author), author_share, "bounty.author"))
     for dep, share in zip(assumed, harmonic_split(deps_share, len(assumed)) if assumed else [], strict=False):
         if share:

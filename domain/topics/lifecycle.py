@@ -1,4 +1,5 @@
-"""A topic's life: topic votes (proposed → open | rejected), done signals, consensus, stability.
+"""A topic's life: topic votes (proposed → open | rejected), done signals, consensus, stability, challenge.
+The one module that moves a topic's status.
 
 Thresholds follow the public hub (reference/pact-notes.md §3): consensus needs no pending proposal, at
 least one merged proposal, enough aligned agents (the tier's base or the number of distinct proposers of
@@ -14,6 +15,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.agents.models import Agent
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
 from domain.kernel.clock import iso, utcnow
@@ -21,7 +23,7 @@ from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
-from domain.topics import bounty, economy
+from domain.topics import bounty, dependencies, economy
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
@@ -30,7 +32,8 @@ CONSENSUS_RATIO = 0.90
 STABLE_BREAK_RATIO = 0.80
 
 
-async def _lock(session: AsyncSession, topic_id: str) -> Topic:
+async def lock(session: AsyncSession, topic_id: str) -> Topic:
+    """The topic, row-locked for the rest of the transaction (404 if there is none)."""
     topic = await topics.get(session, topic_id)
     return await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
 
@@ -39,7 +42,7 @@ async def cast_topic_vote(
     session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]
 ) -> dict[str, Any]:
     actor = ctx.require_actor()
-    topic = await _lock(session, topic_id)
+    topic = await lock(session, topic_id)
     kind = data["vote"]
     if topic.status != "proposed":
         raise Conflict(
@@ -145,30 +148,8 @@ async def _link_dependency(
         await economy.reward(session, actor.id, economy.NEED_INFO_NEW_TOPIC, "topic.need_info.new", topic.id)
     if dep_id == topic.id:
         raise BadRequest("a topic cannot depend on itself", code="invalid_field", field="dependencyTitle")
-    if not await session.scalar(
-        select(TopicDependency.id).where(
-            TopicDependency.topic_id == topic.id, TopicDependency.depends_on_id == dep_id
-        )
-    ):
-        from domain.topics import collaboration
-
-        await collaboration.refuse_cycle(session, topic.id, dep_id)
-        session.add(
-            TopicDependency(
-                topic_id=topic.id,
-                depends_on_id=dep_id,
-                relationship="assumes",
-                justification=reason,
-                created_by=actor.id,
-            )
-        )
-        await events.append(
-            session,
-            topics.stream(topic.id),
-            "pact.dependency.declared",
-            ctx,
-            data={"dependsOn": dep_id, "relationship": "assumes"},
-        )
+    # An existing edge (of whatever relationship) is kept as it is.
+    await dependencies.link(session, ctx, topic.id, dep_id, relationship="assumes", justification=reason)
     return dep_id
 
 
@@ -200,8 +181,6 @@ async def _tally(session: AsyncSession, topic_id: str) -> dict[str, int]:
 
 async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     topic = await topics.get(session, topic_id)
-    from domain.agents.models import Agent
-
     rows = (
         await session.execute(
             select(TopicVote, Agent.name)
@@ -231,7 +210,7 @@ async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
 
 async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
     actor = ctx.require_actor()
-    topic = await _lock(session, topic_id)
+    topic = await lock(session, topic_id)
     row = await session.scalar(
         select(TopicParticipant).where(
             TopicParticipant.topic_id == topic.id,
@@ -380,6 +359,26 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
             after={"status": topic.status, "ratio": round(ratio, 4)},
         )
     return topic.status
+
+
+async def challenge(
+    session: AsyncSession, ctx: Context, topic: Topic, *, verification: str, notes: str | None
+) -> bool:
+    """A verification found the topic's source amended or repealed: a settled (or open) topic becomes
+    challenged until consensus is reached again. The caller holds the topic's row lock."""
+    if topic.status not in ("open", "consensus", "stable"):
+        return False
+    topic.status = "challenged"
+    topic.consensus_since = None
+    topic.updated_at = utcnow()
+    await events.append(
+        session,
+        topics.stream(topic.id),
+        "pact.consensus.challenged",
+        ctx,
+        data={"verification": verification, "notes": notes},
+    )
+    return True
 
 
 async def _warn_dependants(session: AsyncSession, ctx: Context, topic_id: str) -> None:

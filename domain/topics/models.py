@@ -1,4 +1,5 @@
-"""Topics of the knowledge graph: participants, dependency edges, topic votes and collaboration records."""
+"""Topics of the knowledge graph: participants, dependency edges, topic votes and verifications (intents,
+constraints and salience live with the consensus tables, shared with documents)."""
 
 from __future__ import annotations
 
@@ -79,46 +80,6 @@ class TopicVote(Base):
     reason: Mapped[str | None] = mapped_column(Text)
     dependency_topic_id: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class TopicIntent(Base):
-    __tablename__ = "topic_intents"
-    __table_args__ = (Index("ix_topic_intents_topic_section", "topic_id", "section_id"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"))
-    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    goal: Mapped[str] = mapped_column(Text)
-    category: Mapped[str] = mapped_column(String(60), default="general")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class TopicConstraint(Base):
-    __tablename__ = "topic_constraints"
-    __table_args__ = (Index("ix_topic_constraints_topic_section", "topic_id", "section_id"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"))
-    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    boundary: Mapped[str] = mapped_column(Text)
-    category: Mapped[str] = mapped_column(String(60), default="general")
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-
-
-class TopicSalience(Base):
-    __tablename__ = "topic_salience"
-    __table_args__ = (
-        UniqueConstraint("topic_id", "agent_id", "section_id", name="uq_topic_salience_triple"),
-    )
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
-    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    score: Mapped[int] = mapped_column(Integer)
-    updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class TopicVerification(Base):

@@ -9,10 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus.models import Proposal, ProposalVote
-from domain.kernel import events, ledger
+from domain.kernel import events
 from domain.kernel.clock import canonical_id, iso
 from domain.kernel.errors import NotFound
-from domain.kernel.models import Event
+from domain.kernel.models import Event, Wallet
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
 
 REACHED = ("consensus", "stable")
@@ -165,7 +165,7 @@ async def agent_profile(session: AsyncSession, agent_id: str) -> dict[str, Any]:
         )
     ).all()
     wallet = await session.scalar(
-        select(ledger.Wallet.balance).where(ledger.Wallet.kind == "agent", ledger.Wallet.owner_id == agent.id)
+        select(Wallet.balance).where(Wallet.kind == "agent", Wallet.owner_id == agent.id)
     )
     return {
         "agentId": agent.id,

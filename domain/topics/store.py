@@ -417,6 +417,14 @@ async def is_participant(session: AsyncSession, topic_id: str, agent_id: str) ->
     )
 
 
+async def joined(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
+    """The topic, once the acting agent is one of its participants (403 otherwise)."""
+    topic = await get(session, topic_id)
+    if not await is_participant(session, topic.id, ctx.require_actor().id):
+        raise Forbidden("join the topic first (POST /api/pact/{topicId}/join)", code="not_joined")
+    return topic
+
+
 async def event_page(session: AsyncSession, topic_id: str, *, after: int, limit: int) -> dict[str, Any]:
     topic = await get(session, topic_id)
     page = await events.page(session, stream(topic.id), after=after, limit=limit)

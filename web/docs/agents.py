@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from aiohttp import web
+from pydantic import BaseModel
 
 from domain.documents import agents as tap
+from domain.documents import locks, records
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
+    ConstraintList,
+    ConstraintOut,
     DocumentAgents,
     DocumentContent,
     DocumentSections,
@@ -17,6 +21,8 @@ from web.docs.schemas import (
     EventPage,
     EventsQuery,
     IntentBody,
+    IntentList,
+    IntentOut,
     JoinBody,
     Joined,
     LeaveBody,
@@ -26,6 +32,8 @@ from web.docs.schemas import (
     Poll,
     PollQuery,
     SalienceBody,
+    SalienceMap,
+    SalienceOut,
     SectionQuery,
     Unlocked,
 )
@@ -35,6 +43,10 @@ from web.kernel.routing import Routes, json_response
 
 routes = Routes()
 route = document_route(routes)
+
+
+def _json(model: BaseModel, *, status: int = 200) -> web.Response:
+    return json_response(model.model_dump(mode="json"), status=status)
 
 
 @route(
@@ -119,14 +131,17 @@ async def section_tree(request: web.Request) -> web.Response:
     "/intents",
     summary="Declare an intent on a section",
     body=IntentBody,
+    response=IntentOut,
     status=201,
     access=Service("tap:write"),
 )
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.declare_intent(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+        intent = await records.declare_intent(
+            session, who, doc_id(request), section_id=body.sectionId, goal=body.goal, category=body.category
+        )
+    return _json(IntentOut.of(intent), status=201)
 
 
 @route(
@@ -134,13 +149,14 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
     "/intents",
     summary="Intents, optionally of one section",
     query=SectionQuery,
+    response=IntentList,
     access=Service("tap:read"),
 )
 async def list_intents(request: web.Request, query: SectionQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.list_intents(session, who, doc_id(request), query.sectionId)
-    return json_response(result)
+        found = await records.list_intents(session, who, doc_id(request), query.sectionId)
+    return _json(IntentList.of(found))
 
 
 @route(
@@ -148,14 +164,17 @@ async def list_intents(request: web.Request, query: SectionQuery) -> web.Respons
     "/constraints",
     summary="Publish a constraint on a section",
     body=ConstraintBody,
+    response=ConstraintOut,
     status=201,
     access=Service("tap:write"),
 )
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.publish_constraint(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+        constraint = await records.publish_constraint(
+            session, who, doc_id(request), section_id=body.sectionId, boundary=body.boundary, type_=body.type
+        )
+    return _json(ConstraintOut.of(constraint), status=201)
 
 
 @route(
@@ -163,13 +182,14 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
     "/constraints",
     summary="Constraints, optionally of one section",
     query=SectionQuery,
+    response=ConstraintList,
     access=Service("tap:read"),
 )
 async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.list_constraints(session, who, doc_id(request), query.sectionId)
-    return json_response(result)
+        found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
+    return _json(ConstraintList.of(found))
 
 
 @route(
@@ -177,23 +197,30 @@ async def list_constraints(request: web.Request, query: SectionQuery) -> web.Res
     "/salience",
     summary="Score a section's salience (0-10) for this agent",
     body=SalienceBody,
+    response=SalienceOut,
     access=Service("tap:write"),
 )
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.set_salience(session, who, doc_id(request), body.model_dump())
-    return json_response(result)
+        score = await records.set_salience(
+            session, who, doc_id(request), section_id=body.sectionId, score=body.score
+        )
+    return _json(SalienceOut.of(score))
 
 
 @route(
-    "GET", "/salience", summary="Salience per section, aggregated across agents", access=Service("tap:read")
+    "GET",
+    "/salience",
+    summary="Salience per section, aggregated across agents",
+    response=SalienceMap,
+    access=Service("tap:read"),
 )
 async def salience(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.salience(session, who, doc_id(request))
-    return json_response(result)
+        found = await records.salience_map(session, who, doc_id(request))
+    return _json(SalienceMap.of(found))
 
 
 @route(
@@ -209,7 +236,7 @@ async def salience(request: web.Request) -> web.Response:
 async def lock(request: web.Request, body: LockBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.lock_section(
+        result = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
         )
     return json_response(result)
@@ -225,7 +252,7 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
 async def unlock(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
+        result = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
     return json_response(result)
 
 

@@ -3,10 +3,12 @@ tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.consensus import records
 from web.kernel.wire import Timestamp
 
 
@@ -352,3 +354,138 @@ class Poll(Out):
     changes: list[Change]
     cursor: str = Field(description="Send as `since` on the next poll")
     hasMore: bool
+
+
+# ---- responses of intents, constraints and salience ------------------------------------------------
+# Built from the domain's typed results (the `of` constructors own the wire names of spec/document-api.md).
+
+
+class Exact(BaseModel):
+    """A response built field by field: no field outside the model is sent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class IntentOut(Exact):
+    intentId: str
+    sectionId: str
+    goal: str
+    category: str
+    agentId: str
+    agentName: str
+    createdAt: str
+
+    @classmethod
+    def of(cls, i: records.Intent) -> IntentOut:
+        return cls(
+            intentId=i.id,
+            sectionId=i.section_id,
+            goal=i.goal,
+            category=i.category,
+            agentId=i.agent_id,
+            agentName=i.agent_name,
+            createdAt=_iso(i.created_at),
+        )
+
+
+class IntentList(Exact):
+    intents: list[IntentOut]
+
+    @classmethod
+    def of(cls, found: records.Intents) -> IntentList:
+        return cls(intents=[IntentOut.of(i) for i in found.items])
+
+
+class ConstraintOut(Exact):
+    constraintId: str
+    sectionId: str
+    boundary: str
+    type: str
+    agentId: str
+    agentName: str
+    createdAt: str
+
+    @classmethod
+    def of(cls, c: records.Constraint) -> ConstraintOut:
+        return cls(
+            constraintId=c.id,
+            sectionId=c.section_id,
+            boundary=c.boundary,
+            type=c.kind,
+            agentId=c.agent_id,
+            agentName=c.agent_name,
+            createdAt=_iso(c.created_at),
+        )
+
+
+class ConstraintList(Exact):
+    constraints: list[ConstraintOut]
+
+    @classmethod
+    def of(cls, found: records.Constraints) -> ConstraintList:
+        return cls(constraints=[ConstraintOut.of(c) for c in found.items])
+
+
+class SalienceOut(Exact):
+    sectionId: str
+    agentId: str
+    agentName: str
+    score: int
+    createdAt: str = Field(description="When this agent first scored the section")
+
+    @classmethod
+    def of(cls, s: records.Score) -> SalienceOut:
+        return cls(
+            sectionId=s.section_id,
+            agentId=s.agent_id,
+            agentName=s.agent_name,
+            score=s.score,
+            createdAt=_iso(s.created_at),
+        )
+
+
+class AgentScore(Exact):
+    agentId: str
+    agentName: str
+    score: int
+
+
+class SectionSalience(Exact):
+    sectionId: str
+    scores: list[AgentScore]
+    average: float
+
+
+class SalienceEntry(Exact):
+    agentId: str
+    agentName: str
+    sectionId: str
+    score: int
+
+
+class SalienceMap(Exact):
+    salience: list[SectionSalience] = Field(
+        description="Each scored section in document order (then sections since removed), scores aggregated"
+    )
+    entries: list[SalienceEntry] = Field(description="The same scores, one entry per agent and section")
+
+    @classmethod
+    def of(cls, m: records.SalienceMap) -> SalienceMap:
+        sections: list[SectionSalience] = []
+        entries: list[SalienceEntry] = []
+        for s in m.sections:
+            if s.average is None:  # no scores: the document API lists scored sections only
+                continue
+            scores = [AgentScore(agentId=x.agent_id, agentName=x.agent_name, score=x.score) for x in s.scores]
+            sections.append(SectionSalience(sectionId=s.section_id, scores=scores, average=s.average))
+            entries.extend(
+                SalienceEntry(
+                    agentId=x.agent_id, agentName=x.agent_name, sectionId=x.section_id, score=x.score
+                )
+                for x in s.scores
+            )
+        return cls(salience=sections, entries=entries)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()

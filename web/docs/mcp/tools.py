@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents import agents as tap
-from domain.documents import blobs, library, proposals
+from domain.documents import blobs, library, locks, proposals, records
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
@@ -202,12 +202,16 @@ class SectionFilterArgs(DocArgs, schemas.SectionQuery):
     writes=True,
 )
 async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> dict[str, Any]:
-    return await tap.declare_intent(session, who, a.documentId, _body(a))
+    intent = await records.declare_intent(
+        session, who, a.documentId, section_id=a.sectionId, goal=a.goal, category=a.category
+    )
+    return schemas.IntentOut.of(intent).model_dump(mode="json")
 
 
 @tool("pact_intents", "Declared intents, optionally of one section.", SectionFilterArgs, "tap:read")
 async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
-    return await tap.list_intents(session, who, a.documentId, a.sectionId)
+    found = await records.list_intents(session, who, a.documentId, a.sectionId)
+    return schemas.IntentList.of(found).model_dump(mode="json")
 
 
 @tool(
@@ -218,12 +222,16 @@ async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> d
     writes=True,
 )
 async def constraint_publish(session: AsyncSession, who: Caller, a: ConstraintArgs) -> dict[str, Any]:
-    return await tap.publish_constraint(session, who, a.documentId, _body(a))
+    constraint = await records.publish_constraint(
+        session, who, a.documentId, section_id=a.sectionId, boundary=a.boundary, type_=a.type
+    )
+    return schemas.ConstraintOut.of(constraint).model_dump(mode="json")
 
 
 @tool("pact_constraints", "Published constraints, optionally of one section.", SectionFilterArgs, "tap:read")
 async def constraints(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
-    return await tap.list_constraints(session, who, a.documentId, a.sectionId)
+    found = await records.list_constraints(session, who, a.documentId, a.sectionId)
+    return schemas.ConstraintList.of(found).model_dump(mode="json")
 
 
 @tool(
@@ -234,12 +242,14 @@ async def constraints(session: AsyncSession, who: Caller, a: SectionFilterArgs) 
     writes=True,
 )
 async def salience_set(session: AsyncSession, who: Caller, a: SalienceArgs) -> dict[str, Any]:
-    return await tap.set_salience(session, who, a.documentId, _body(a))
+    score = await records.set_salience(session, who, a.documentId, section_id=a.sectionId, score=a.score)
+    return schemas.SalienceOut.of(score).model_dump(mode="json")
 
 
 @tool("pact_salience_map", "Salience of every section across agents, with the average.", DocArgs, "tap:read")
 async def salience_map(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.salience(session, who, a.documentId)
+    found = await records.salience_map(session, who, a.documentId)
+    return schemas.SalienceMap.of(found).model_dump(mode="json")
 
 
 class LockArgs(DocArgs):
@@ -259,12 +269,12 @@ class SectionArgs(DocArgs):
     writes=True,
 )
 async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any]:
-    return await tap.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+    return await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
 
 
 @tool("pact_unlock", "Release your lock on a section.", SectionArgs, "tap:write", writes=True)
 async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str, Any]:
-    return await tap.unlock_section(session, who, a.documentId, a.sectionId)
+    return await locks.unlock_section(session, who, a.documentId, a.sectionId)
 
 
 class EscalateArgs(DocArgs, schemas.EscalateBody):

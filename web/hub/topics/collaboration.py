@@ -4,25 +4,30 @@ bounty, escalation and verification."""
 from __future__ import annotations
 
 from aiohttp import web
+from pydantic import BaseModel
 
-from domain.topics import bounty, collaboration
+from domain.topics import bounty, dependencies, escalation, records, verification
 from web.hub.auth import agent_context
 from web.hub.schemas import EscalateBody
-from web.hub.topics.read_models import (
-    Bounty,
-    Dependency,
-    Escalation,
-    TopicAssumptions,
-    TopicDependencies,
-    Verification,
-)
 from web.hub.topics.schemas import (
     BountyBody,
+    BountyPool,
     ConstraintBody,
+    ConstraintRecord,
+    ConstraintRecords,
     DependencyBody,
+    DependencyRecord,
+    DependencyRecords,
+    EscalationRaised,
     IntentBody,
+    IntentRecord,
+    IntentRecords,
     SalienceBody,
+    SalienceMap,
+    SalienceScoreSet,
     SectionFilter,
+    TopicAssumptions,
+    VerificationResult,
     VerifyBody,
 )
 from web.kernel.access import Agent
@@ -40,17 +45,23 @@ def _topic(request: web.Request) -> str:
     return request.match_info["topicId"]
 
 
+def _json(model: BaseModel, *, status: int = 200) -> web.Response:
+    return json_response(model.model_dump(mode="json"), status=status)
+
+
 @routes.route(
     "GET",
     "/api/pact/{topicId}/intents",
     summary="Intents, optionally of one section",
     tags=TAG,
     query=SectionFilter,
+    response=IntentRecords,
     errors=READ,
 )
 async def list_intents(request: web.Request, query: SectionFilter) -> web.Response:
     async with runtime(request).db.read() as session:
-        return json_response(await collaboration.list_intents(session, _topic(request), query.sectionId))
+        found = await records.list_intents(session, _topic(request), query.sectionId)
+    return _json(IntentRecords.of(found))
 
 
 @routes.route(
@@ -59,6 +70,7 @@ async def list_intents(request: web.Request, query: SectionFilter) -> web.Respon
     summary="Declare an intent on a section",
     tags=TAG,
     body=IntentBody,
+    response=IntentRecord,
     status=201,
     access=Agent(),
     errors=WRITE,
@@ -66,8 +78,10 @@ async def list_intents(request: web.Request, query: SectionFilter) -> web.Respon
 async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await collaboration.declare_intent(session, ctx, _topic(request), body.model_dump())
-    return json_response(result, status=201)
+        intent = await records.declare_intent(
+            session, ctx, _topic(request), section_id=body.sectionId, goal=body.goal, category=body.category
+        )
+    return _json(IntentRecord.of(intent), status=201)
 
 
 @routes.route(
@@ -76,11 +90,13 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
     summary="Constraints, optionally of one section",
     tags=TAG,
     query=SectionFilter,
+    response=ConstraintRecords,
     errors=READ,
 )
 async def list_constraints(request: web.Request, query: SectionFilter) -> web.Response:
     async with runtime(request).db.read() as session:
-        return json_response(await collaboration.list_constraints(session, _topic(request), query.sectionId))
+        found = await records.list_constraints(session, _topic(request), query.sectionId)
+    return _json(ConstraintRecords.of(found))
 
 
 @routes.route(
@@ -89,6 +105,7 @@ async def list_constraints(request: web.Request, query: SectionFilter) -> web.Re
     summary="Publish a constraint on a section",
     tags=TAG,
     body=ConstraintBody,
+    response=ConstraintRecord,
     status=201,
     access=Agent(),
     errors=WRITE,
@@ -96,8 +113,15 @@ async def list_constraints(request: web.Request, query: SectionFilter) -> web.Re
 async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await collaboration.publish_constraint(session, ctx, _topic(request), body.model_dump())
-    return json_response(result, status=201)
+        constraint = await records.publish_constraint(
+            session,
+            ctx,
+            _topic(request),
+            section_id=body.sectionId,
+            boundary=body.boundary,
+            category=body.category,
+        )
+    return _json(ConstraintRecord.of(constraint), status=201)
 
 
 @routes.route(
@@ -105,11 +129,13 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
     "/api/pact/{topicId}/salience",
     summary="Salience map: every section, scores and average",
     tags=TAG,
+    response=SalienceMap,
     errors=READ,
 )
 async def get_salience(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
-        return json_response(await collaboration.salience_map(session, _topic(request)))
+        found = await records.salience_map(session, _topic(request))
+    return _json(SalienceMap.of(found))
 
 
 @routes.route(
@@ -118,15 +144,17 @@ async def get_salience(request: web.Request) -> web.Response:
     summary="Set your salience score (0-10) for a section",
     tags=TAG,
     body=SalienceBody,
+    response=SalienceScoreSet,
     access=Agent(),
     errors=WRITE,
 )
 async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        return json_response(
-            await collaboration.set_salience(session, ctx, _topic(request), body.model_dump())
+        score = await records.set_salience(
+            session, ctx, _topic(request), section_id=body.sectionId, score=body.score
         )
+    return _json(SalienceScoreSet.of(score))
 
 
 @routes.route(
@@ -134,12 +162,13 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
     "/api/pact/{topicId}/dependencies",
     summary="Dependencies in both directions",
     tags=TAG,
-    response=TopicDependencies,
+    response=DependencyRecords,
     errors=READ,
 )
 async def get_dependencies(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
-        return json_response(await collaboration.dependencies(session, _topic(request)))
+        found = await dependencies.of_topic(session, _topic(request))
+    return _json(DependencyRecords.of(found))
 
 
 @routes.route(
@@ -148,7 +177,7 @@ async def get_dependencies(request: web.Request) -> web.Response:
     summary="Declare a dependency (the graph stays acyclic)",
     tags=TAG,
     body=DependencyBody,
-    response=Dependency,
+    response=DependencyRecord,
     status=201,
     access=Agent(),
     errors={**WRITE, 409: "Exists already, or would create a cycle"},
@@ -156,8 +185,15 @@ async def get_dependencies(request: web.Request) -> web.Response:
 async def add_dependency(request: web.Request, body: DependencyBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await collaboration.add_dependency(session, ctx, _topic(request), body.model_dump())
-    return json_response(result, status=201)
+        edge = await dependencies.add(
+            session,
+            ctx,
+            _topic(request),
+            depends_on=body.dependsOn,
+            relationship=body.relationship,
+            justification=body.justification,
+        )
+    return _json(DependencyRecord.of(edge), status=201)
 
 
 @routes.route(
@@ -170,7 +206,8 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
 )
 async def get_assumptions(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
-        return json_response(await collaboration.assumptions(session, _topic(request)))
+        found = await dependencies.assumptions(session, _topic(request))
+    return _json(TopicAssumptions.of(found))
 
 
 @routes.route(
@@ -178,12 +215,13 @@ async def get_assumptions(request: web.Request) -> web.Response:
     "/api/pact/{topicId}/bounty",
     summary="Bounty escrow and contributors",
     tags=TAG,
-    response=Bounty,
+    response=BountyPool,
     errors=READ,
 )
 async def get_bounty(request: web.Request) -> web.Response:
     async with runtime(request).db.transaction() as session:  # may create the escrow wallet row
-        return json_response(await bounty.view(session, _topic(request)))
+        pool = await bounty.view(session, _topic(request))
+    return _json(BountyPool.of(pool))
 
 
 @routes.route(
@@ -192,14 +230,15 @@ async def get_bounty(request: web.Request) -> web.Response:
     summary="Move tokens from your wallet into the topic's escrow",
     tags=TAG,
     body=BountyBody,
-    response=Bounty,
+    response=BountyPool,
     access=Agent(),
     errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
 )
 async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        return json_response(await bounty.fund(session, ctx, _topic(request), body.amount))
+        pool = await bounty.fund(session, ctx, _topic(request), body.amount)
+    return _json(BountyPool.of(pool))
 
 
 @routes.route(
@@ -208,7 +247,7 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     summary="Escalate a question to human reviewers",
     tags=TAG,
     body=EscalateBody,
-    response=Escalation,
+    response=EscalationRaised,
     status=201,
     access=Agent(),
     errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
@@ -216,8 +255,16 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await collaboration.escalate(session, ctx, _topic(request), body.model_dump())
-    return json_response(result, status=201)
+        raised = await escalation.escalate(
+            session,
+            ctx,
+            _topic(request),
+            message=body.message,
+            section_id=body.sectionId,
+            proposal_id=body.proposalId,
+            priority=body.priority,
+        )
+    return _json(EscalationRaised.of(raised), status=201)
 
 
 @routes.route(
@@ -226,11 +273,14 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     summary="Record a verification: current, amended or repealed",
     tags=TAG,
     body=VerifyBody,
-    response=Verification,
+    response=VerificationResult,
     access=Agent(),
     errors=WRITE,
 )
 async def verify(request: web.Request, body: VerifyBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        return json_response(await collaboration.verify(session, ctx, _topic(request), body.model_dump()))
+        result = await verification.verify(
+            session, ctx, _topic(request), outcome=body.status, notes=body.notes
+        )
+    return _json(VerificationResult.of(result))

@@ -1,12 +1,17 @@
-"""Request models of proposals, voting, collaboration records, bounty and wallet."""
+"""Request models of proposals, voting, collaboration records, bounty and wallet, and the response models
+of the collaboration records."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
-from web.hub.schemas import Model, PageQuery
+from domain.consensus import escalations, records
+from domain.topics import bounty, dependencies
+from domain.topics.verification import Verification
+from web.hub.schemas import Model, PageQuery, Tier, TopicStatus
 
 SectionId = Annotated[str, Field(min_length=1, max_length=256, description="A section id such as sec:answer")]
 
@@ -84,3 +89,313 @@ class SectionFilter(Model):
 
 class ProposalListQuery(PageQuery):
     pass
+
+
+# ---- responses of the collaboration records --------------------------------------------------------
+# Built from the domain's typed results (the `of` constructors own the wire names); validated on the way
+# out, so a response cannot drift from the documented model.
+
+
+class Out(BaseModel):
+    """A response: nothing is stripped or coerced, and no field outside the model is sent."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class IntentRecord(Out):
+    id: str
+    topicId: str
+    sectionId: str
+    goal: str
+    category: str
+    agentId: str
+    agentName: str
+    createdAt: str
+
+    @classmethod
+    def of(cls, i: records.Intent) -> IntentRecord:
+        return cls(
+            id=i.id,
+            topicId=i.resource_id,
+            sectionId=i.section_id,
+            goal=i.goal,
+            category=i.category,
+            agentId=i.agent_id,
+            agentName=i.agent_name,
+            createdAt=_iso(i.created_at),
+        )
+
+
+class IntentRecords(Out):
+    topicId: str
+    intents: list[IntentRecord]
+
+    @classmethod
+    def of(cls, found: records.Intents) -> IntentRecords:
+        return cls(topicId=found.resource_id, intents=[IntentRecord.of(i) for i in found.items])
+
+
+class ConstraintRecord(Out):
+    id: str
+    topicId: str
+    sectionId: str
+    boundary: str
+    category: str
+    agentId: str
+    agentName: str
+    createdAt: str
+
+    @classmethod
+    def of(cls, c: records.Constraint) -> ConstraintRecord:
+        return cls(
+            id=c.id,
+            topicId=c.resource_id,
+            sectionId=c.section_id,
+            boundary=c.boundary,
+            category=c.kind,
+            agentId=c.agent_id,
+            agentName=c.agent_name,
+            createdAt=_iso(c.created_at),
+        )
+
+
+class ConstraintRecords(Out):
+    topicId: str
+    constraints: list[ConstraintRecord]
+
+    @classmethod
+    def of(cls, found: records.Constraints) -> ConstraintRecords:
+        return cls(topicId=found.resource_id, constraints=[ConstraintRecord.of(c) for c in found.items])
+
+
+class SalienceScoreSet(Out):
+    topicId: str
+    sectionId: str
+    agentId: str
+    score: int
+    previousScore: int | None = Field(description="The agent's score it replaced; null for a first score")
+
+    @classmethod
+    def of(cls, s: records.Score) -> SalienceScoreSet:
+        return cls(
+            topicId=s.resource_id,
+            sectionId=s.section_id,
+            agentId=s.agent_id,
+            score=s.score,
+            previousScore=s.previous,
+        )
+
+
+class AgentSalience(Out):
+    agentId: str
+    agentName: str
+    score: int
+
+
+class SectionSalience(Out):
+    sectionId: str
+    title: str | None = Field(description="null for a section the topic no longer has")
+    scores: list[AgentSalience]
+    average: float | None = Field(description="Mean score, 2 decimals; null without scores")
+    stale: bool | None = Field(
+        default=None, description="Present (true) only for scores on a section since renamed or removed"
+    )
+
+    @model_serializer(mode="wrap")
+    def _stale_only_when_true(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = dump(self)
+        if not self.stale:
+            data.pop("stale", None)
+        return data
+
+    @classmethod
+    def of(cls, s: records.SectionSalienceSummary) -> SectionSalience:
+        scores = [AgentSalience(agentId=x.agent_id, agentName=x.agent_name, score=x.score) for x in s.scores]
+        return cls(
+            sectionId=s.section_id,
+            title=s.title,
+            scores=scores,
+            average=s.average,
+            stale=True if s.stale else None,
+        )
+
+
+class SalienceMap(Out):
+    topicId: str
+    sections: list[SectionSalience] = Field(
+        description="Every section in document order, then any scored section the topic no longer has"
+    )
+
+    @classmethod
+    def of(cls, m: records.SalienceMap) -> SalienceMap:
+        return cls(topicId=m.resource_id, sections=[SectionSalience.of(s) for s in m.sections])
+
+
+class DependencyRecord(Out):
+    id: str
+    topicId: str = Field(description="The dependant topic")
+    dependsOn: str = Field(description="The topic depended on")
+    relationship: str
+    justification: str | None
+    title: str = Field(description="Title of the topic at the other end of the edge")
+    tier: Tier
+    status: TopicStatus
+    createdAt: str
+
+    @classmethod
+    def of(cls, e: dependencies.Edge) -> DependencyRecord:
+        return cls(
+            id=e.id,
+            topicId=e.topic_id,
+            dependsOn=e.depends_on_id,
+            relationship=e.relationship,
+            justification=e.justification,
+            title=e.other.title,
+            tier=cast(Tier, e.other.tier),
+            status=cast(TopicStatus, e.other.status),
+            createdAt=_iso(e.created_at),
+        )
+
+
+class DependencyRecords(Out):
+    topicId: str
+    dependsOn: list[DependencyRecord]
+    dependedOnBy: list[DependencyRecord]
+
+    @classmethod
+    def of(cls, d: dependencies.Dependencies) -> DependencyRecords:
+        return cls(
+            topicId=d.topic_id,
+            dependsOn=[DependencyRecord.of(e) for e in d.depends_on],
+            dependedOnBy=[DependencyRecord.of(e) for e in d.depended_on_by],
+        )
+
+
+class AgentAssumptions(Out):
+    agentId: str
+    agentName: str
+    assumptions: list[str]
+
+
+class TopicAssumptions(Out):
+    topicId: str
+    assumptions: list[str] = Field(description="The topic's own assumptions, as created")
+    declaredByAgents: list[AgentAssumptions] = Field(description="Assumptions agents declared with done")
+    assumedTopics: list[DependencyRecord] = Field(description="Dependencies with the relationship assumes")
+
+    @classmethod
+    def of(cls, a: dependencies.Assumptions) -> TopicAssumptions:
+        return cls(
+            topicId=a.topic_id,
+            assumptions=a.assumptions,
+            declaredByAgents=[
+                AgentAssumptions(agentId=x.agent_id, agentName=x.agent_name, assumptions=x.assumptions)
+                for x in a.declared_by_agents
+            ],
+            assumedTopics=[DependencyRecord.of(e) for e in a.assumed_topics],
+        )
+
+
+class VerificationResult(Out):
+    topicId: str
+    verificationId: str
+    verification: Literal["current", "amended", "repealed"]
+    notes: str | None
+    topicStatus: TopicStatus
+    lastVerifiedAt: str
+    rewarded: bool = Field(description="Paid: the agent's first verification of this topic")
+
+    @classmethod
+    def of(cls, v: Verification) -> VerificationResult:
+        return cls(
+            topicId=v.topic_id,
+            verificationId=v.verification_id,
+            verification=cast(Literal["current", "amended", "repealed"], v.outcome),
+            notes=v.notes,
+            topicStatus=cast(TopicStatus, v.topic_status),
+            lastVerifiedAt=_iso(v.last_verified_at),
+            rewarded=v.rewarded,
+        )
+
+
+class BountyContributor(Out):
+    agentId: str
+    agentName: str
+    amount: int
+    firstFundedAt: str
+
+
+class BountyPool(Out):
+    topicId: str
+    escrow: int = Field(description="Tokens held for the payout at consensus")
+    paid: int = Field(description="Tokens paid out of the escrow so far")
+    contributors: list[BountyContributor] = Field(description="Who funded it, in order of first funding")
+
+    @classmethod
+    def of(cls, p: bounty.Pool) -> BountyPool:
+        return cls(
+            topicId=p.topic_id,
+            escrow=p.escrow,
+            paid=p.paid,
+            contributors=[
+                BountyContributor(
+                    agentId=c.agent_id,
+                    agentName=c.agent_name,
+                    amount=c.amount,
+                    firstFundedAt=_iso(c.first_funded_at),
+                )
+                for c in p.contributors
+            ],
+        )
+
+
+class Delivery(Out):
+    status: Literal["pending", "delivered", "failed"]
+    attempts: int
+    error: str | None
+    deliveredAt: str | None
+
+
+class EscalationRaised(Out):
+    escalationId: str
+    id: str
+    resourceType: Literal["topic"]
+    resourceId: str
+    sectionId: str | None
+    proposalId: str | None
+    message: str
+    question: str = Field(description="The message again (the document API's name for it)")
+    priority: Literal["low", "normal", "high", "urgent"]
+    status: Literal["open"]
+    raisedBy: str | None
+    delivery: Delivery = Field(description="Notification of the reviewers: pending until a worker sends it")
+    createdAt: str
+
+    @classmethod
+    def of(cls, e: escalations.Raised) -> EscalationRaised:
+        return cls.model_validate(
+            {
+                "escalationId": e.id,
+                "id": e.id,
+                "resourceType": e.resource_type,
+                "resourceId": e.resource_id,
+                "sectionId": e.section_id,
+                "proposalId": e.proposal_id,
+                "message": e.message,
+                "question": e.message,
+                "priority": e.priority,
+                "status": e.status,
+                "raisedBy": e.raised_by_name,
+                "delivery": {
+                    "status": e.delivery_status,
+                    "attempts": e.delivery_attempts,
+                    "error": None,
+                    "deliveredAt": None,
+                },
+                "createdAt": _iso(e.created_at),
+            }
+        )
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()

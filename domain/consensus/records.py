@@ -1,0 +1,453 @@
+"""Collaboration records on the sections of a topic or a document: intents, constraints and salience.
+
+One implementation serves both resources, the way the consensus engine does: the resource plugs in
+through `Target` (its type and id, its row lock, its Markdown) and a `Vocabulary` (its event names and
+error codes, which each spec fixes). The area decides who may write (a topic's participants, a document's
+members with a writing role) before calling in; the caller's Context names the agent.
+
+Every write locks the resource row first, as the engine does. A salience score is an upsert on the
+(resource, section, agent) unique key with ON CONFLICT DO NOTHING, so two first scores by one agent at once
+leave one row on either database, whether or not the resource lock already serialised them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus import sections
+from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
+from domain.kernel import audit, events
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.sqlutil import for_update
+
+SCORE_MIN, SCORE_MAX = 0, 10
+
+
+class Scope(Protocol):
+    """The resource a record belongs to."""
+
+    @property
+    def resource_type(self) -> str: ...
+
+    @property
+    def resource_id(self) -> str: ...
+
+
+class Target(Scope, Protocol):
+    """A resource records are written to (the engine's `Resource` is one)."""
+
+    async def lock(self, session: AsyncSession) -> None: ...
+
+    async def read(self, session: AsyncSession) -> tuple[str, int]:
+        """The current Markdown and version."""
+        ...
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """What a resource's spec calls things: event types, the missing-section error code, and the event
+    field that carries a constraint's kind (a topic's `category`, a document's `type`)."""
+
+    intent_declared: str
+    constraint_published: str
+    salience_set: str
+    section_not_found: str
+    constraint_kind_field: str
+
+
+# ---- results ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Intent:
+    id: str
+    resource_type: str
+    resource_id: str
+    section_id: str
+    agent_id: str
+    agent_name: str
+    goal: str
+    category: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Constraint:
+    id: str
+    resource_type: str
+    resource_id: str
+    section_id: str
+    agent_id: str
+    agent_name: str
+    boundary: str
+    kind: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Intents:
+    resource_type: str
+    resource_id: str
+    items: list[Intent]
+
+
+@dataclass(frozen=True)
+class Constraints:
+    resource_type: str
+    resource_id: str
+    items: list[Constraint]
+
+
+@dataclass(frozen=True)
+class Score:
+    """An agent's salience score of a section, as just set (previous: the score it replaced, if any)."""
+
+    id: str
+    resource_type: str
+    resource_id: str
+    section_id: str
+    agent_id: str
+    agent_name: str
+    score: int
+    previous: int | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class AgentScore:
+    agent_id: str
+    agent_name: str
+    section_id: str
+    score: int
+
+
+@dataclass(frozen=True)
+class SectionSalienceSummary:
+    """The scores of one section. title is None and stale True for a section the resource no longer has
+    (renamed or removed since it was scored)."""
+
+    section_id: str
+    title: str | None
+    stale: bool
+    scores: list[AgentScore]
+    average: float | None
+
+
+@dataclass(frozen=True)
+class SalienceMap:
+    resource_type: str
+    resource_id: str
+    sections: list[SectionSalienceSummary]
+
+
+# ---- writes ----------------------------------------------------------------------------------------
+
+
+async def _section(session: AsyncSession, target: Target, vocabulary: Vocabulary, section_id: str) -> None:
+    """Lock the resource, then 404 unless the section exists in its current Markdown."""
+    await target.lock(session)
+    markdown, _version = await target.read(session)
+    if sections.find(markdown, section_id) is None:
+        raise NotFound(
+            f"section {section_id} does not exist on this {target.resource_type}; re-read the sections",
+            code=vocabulary.section_not_found,
+            field="sectionId",
+        )
+
+
+async def _record(
+    session: AsyncSession,
+    ctx: Context,
+    target: Target,
+    event: str,
+    op: str,
+    entity: tuple[str, str],
+    *,
+    section_id: str,
+    data: dict[str, Any],
+    before: dict[str, Any] | None = None,
+) -> None:
+    await events.append(
+        session,
+        events.stream_of(target.resource_type, target.resource_id),
+        event,
+        ctx,
+        section_id=section_id,
+        data=data,
+    )
+    await audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
+
+
+async def declare_intent(
+    session: AsyncSession,
+    ctx: Context,
+    target: Target,
+    vocabulary: Vocabulary,
+    *,
+    section_id: str,
+    goal: str,
+    category: str,
+) -> Intent:
+    actor = ctx.require_actor()
+    await _section(session, target, vocabulary, section_id)
+    row = SectionIntent(
+        id=new_id(),
+        resource_type=target.resource_type,
+        resource_id=target.resource_id,
+        section_id=section_id,
+        agent_id=actor.id,
+        agent_name=actor.name,
+        goal=goal,
+        category=category,
+        created_at=utcnow(),
+    )
+    session.add(row)
+    await session.flush()
+    intent = _intent(row)
+    data = {
+        "intentId": intent.id,
+        "sectionId": intent.section_id,
+        "goal": intent.goal,
+        "category": intent.category,
+        "agentId": intent.agent_id,
+        "agentName": intent.agent_name,
+        "createdAt": iso(intent.created_at),
+    }
+    await _record(
+        session,
+        ctx,
+        target,
+        vocabulary.intent_declared,
+        "intent.declare",
+        ("intent", intent.id),
+        section_id=section_id,
+        data=data,
+    )
+    return intent
+
+
+async def publish_constraint(
+    session: AsyncSession,
+    ctx: Context,
+    target: Target,
+    vocabulary: Vocabulary,
+    *,
+    section_id: str,
+    boundary: str,
+    kind: str,
+) -> Constraint:
+    actor = ctx.require_actor()
+    await _section(session, target, vocabulary, section_id)
+    row = SectionConstraint(
+        id=new_id(),
+        resource_type=target.resource_type,
+        resource_id=target.resource_id,
+        section_id=section_id,
+        agent_id=actor.id,
+        agent_name=actor.name,
+        boundary=boundary,
+        kind=kind,
+        created_at=utcnow(),
+    )
+    session.add(row)
+    await session.flush()
+    constraint = _constraint(row)
+    data = {
+        "constraintId": constraint.id,
+        "sectionId": constraint.section_id,
+        "boundary": constraint.boundary,
+        vocabulary.constraint_kind_field: constraint.kind,
+        "agentId": constraint.agent_id,
+        "agentName": constraint.agent_name,
+        "createdAt": iso(constraint.created_at),
+    }
+    await _record(
+        session,
+        ctx,
+        target,
+        vocabulary.constraint_published,
+        "constraint.publish",
+        ("constraint", constraint.id),
+        section_id=section_id,
+        data=data,
+    )
+    return constraint
+
+
+async def set_salience(
+    session: AsyncSession,
+    ctx: Context,
+    target: Target,
+    vocabulary: Vocabulary,
+    *,
+    section_id: str,
+    score: int,
+) -> Score:
+    """Set (insert or replace) the acting agent's score of a section; the first score's time is kept."""
+    actor = ctx.require_actor()
+    if isinstance(score, bool) or not SCORE_MIN <= score <= SCORE_MAX:
+        raise BadRequest(f"score must be an integer from {SCORE_MIN} to {SCORE_MAX}", field="score")
+    await _section(session, target, vocabulary, section_id)
+    now = utcnow()
+    key = (
+        SectionSalience.resource_type == target.resource_type,
+        SectionSalience.resource_id == target.resource_id,
+        SectionSalience.section_id == section_id,
+        SectionSalience.agent_id == actor.id,
+    )
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    inserted = await session.scalar(
+        dialect.insert(SectionSalience)
+        .values(
+            id=new_id(),
+            resource_type=target.resource_type,
+            resource_id=target.resource_id,
+            section_id=section_id,
+            agent_id=actor.id,
+            agent_name=actor.name,
+            score=score,
+            created_at=now,
+            updated_at=now,
+        )
+        .on_conflict_do_nothing()
+        .returning(SectionSalience.id)
+    )
+    row = await session.scalar(for_update(select(SectionSalience).where(*key)))
+    if row is None:  # cannot happen: the row was inserted, or the conflicting one is committed
+        raise RuntimeError("salience row vanished after its upsert")
+    previous = None if inserted is not None else row.score
+    row.score = score
+    row.updated_at = now
+    await session.flush()
+    result = _score(row, previous)
+    data = {
+        "sectionId": result.section_id,
+        "agentId": result.agent_id,
+        "agentName": result.agent_name,
+        "score": result.score,
+        "previous": result.previous,
+        "createdAt": iso(result.created_at),
+        "updatedAt": iso(result.updated_at),
+    }
+    await _record(
+        session,
+        ctx,
+        target,
+        vocabulary.salience_set,
+        "salience.set",
+        ("salience", result.id),
+        section_id=section_id,
+        data=data,
+        before=None if previous is None else {"score": previous},
+    )
+    return result
+
+
+# ---- reads -----------------------------------------------------------------------------------------
+
+
+async def list_intents(session: AsyncSession, scope: Scope, *, section_id: str | None = None) -> Intents:
+    stmt = select(SectionIntent).where(
+        SectionIntent.resource_type == scope.resource_type, SectionIntent.resource_id == scope.resource_id
+    )
+    if section_id:
+        stmt = stmt.where(SectionIntent.section_id == section_id)
+    rows = (await session.scalars(stmt.order_by(SectionIntent.created_at, SectionIntent.id))).all()
+    return Intents(scope.resource_type, scope.resource_id, [_intent(r) for r in rows])
+
+
+async def list_constraints(
+    session: AsyncSession, scope: Scope, *, section_id: str | None = None
+) -> Constraints:
+    stmt = select(SectionConstraint).where(
+        SectionConstraint.resource_type == scope.resource_type,
+        SectionConstraint.resource_id == scope.resource_id,
+    )
+    if section_id:
+        stmt = stmt.where(SectionConstraint.section_id == section_id)
+    rows = (await session.scalars(stmt.order_by(SectionConstraint.created_at, SectionConstraint.id))).all()
+    return Constraints(scope.resource_type, scope.resource_id, [_constraint(r) for r in rows])
+
+
+async def salience_map(session: AsyncSession, scope: Scope, markdown: str) -> SalienceMap:
+    """Every section of `markdown` in document order with its scores (in the order agents first scored),
+    then the scored sections it no longer has, marked stale."""
+    rows = (
+        await session.scalars(
+            select(SectionSalience)
+            .where(
+                SectionSalience.resource_type == scope.resource_type,
+                SectionSalience.resource_id == scope.resource_id,
+            )
+            .order_by(SectionSalience.created_at, SectionSalience.id)
+        )
+    ).all()
+    by_section: dict[str, list[AgentScore]] = defaultdict(list)
+    for r in rows:
+        by_section[r.section_id].append(AgentScore(r.agent_id, r.agent_name, r.section_id, r.score))
+    out = [
+        _summary(sec.id, sec.title, by_section.pop(sec.id, []), stale=False)
+        for sec in sections.parse(markdown)
+    ]
+    out.extend(_summary(sid, None, scores, stale=True) for sid, scores in by_section.items())
+    return SalienceMap(scope.resource_type, scope.resource_id, out)
+
+
+def _summary(
+    section_id: str, title: str | None, scores: list[AgentScore], *, stale: bool
+) -> SectionSalienceSummary:
+    average = round(sum(s.score for s in scores) / len(scores), 2) if scores else None
+    return SectionSalienceSummary(section_id, title, stale, scores, average)
+
+
+def _intent(row: SectionIntent) -> Intent:
+    return Intent(
+        id=row.id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        section_id=row.section_id,
+        agent_id=row.agent_id,
+        agent_name=row.agent_name,
+        goal=row.goal,
+        category=row.category,
+        created_at=row.created_at,
+    )
+
+
+def _constraint(row: SectionConstraint) -> Constraint:
+    return Constraint(
+        id=row.id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        section_id=row.section_id,
+        agent_id=row.agent_id,
+        agent_name=row.agent_name,
+        boundary=row.boundary,
+        kind=row.kind,
+        created_at=row.created_at,
+    )
+
+
+def _score(row: SectionSalience, previous: int | None) -> Score:
+    return Score(
+        id=row.id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        section_id=row.section_id,
+        agent_id=row.agent_id,
+        agent_name=row.agent_name,
+        score=row.score,
+        previous=previous,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+    )

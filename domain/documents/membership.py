@@ -1,0 +1,90 @@
+"""Who acts on a document: a service key joins a document once and then acts as that agent on it
+(DESIGN.md "Keys and people"); its role decides whether it may write. Also the steps every agent
+operation shares: finding the section it names, and recording its event and audit entry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus import sections
+from domain.documents import library
+from domain.documents.access import Caller
+from domain.documents.models import Document, DocumentAgent
+from domain.kernel import audit, events
+from domain.kernel.clock import iso
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import Forbidden, NotFound
+
+WRITER_ROLES = ("editor", "reviewer")
+
+
+def agent_view(a: DocumentAgent) -> dict[str, Any]:
+    return {
+        "agentId": a.id,
+        "agentName": a.agent_name,
+        "role": a.role,
+        "capabilities": list(a.capabilities or []),
+        "status": a.status,
+        "isActive": a.status == "active",
+        "joinedAt": iso(a.joined_at),
+        "leftAt": iso(a.left_at),
+    }
+
+
+def agent_ctx(caller: Caller, agent: DocumentAgent) -> Context:
+    """The caller's Context with the document agent as the actor (events and audit name the agent)."""
+    key_hash = caller.ctx.actor.key_hash if caller.ctx.actor else ""
+    return Context(
+        actor=Actor(agent.id, agent.agent_name, key_hash, kind="agent"),
+        request_id=caller.ctx.request_id,
+        country=caller.ctx.country,
+    )
+
+
+async def membership(session: AsyncSession, caller: Caller, doc: Document) -> DocumentAgent | None:
+    return await session.scalar(
+        select(DocumentAgent).where(
+            DocumentAgent.document_id == doc.id,
+            DocumentAgent.key_id == caller.key_id,
+            DocumentAgent.status == "active",
+        )
+    )
+
+
+async def member(session: AsyncSession, caller: Caller, doc: Document) -> DocumentAgent:
+    agent = await membership(session, caller, doc)
+    if agent is None:
+        raise Forbidden("join the document first (POST …/join)", code="agent.not_joined")
+    return agent
+
+
+def require_writer(agent: DocumentAgent, what: str) -> None:
+    if agent.role not in WRITER_ROLES:
+        raise Forbidden(f"observers cannot {what}", code="role.insufficient", role=agent.role)
+
+
+def section(doc: Document, section_id: str) -> sections.Section:
+    """The named section of a converted document (409 while converting, 422 if it failed, else 404)."""
+    content = library.require_ready(doc)
+    found = sections.find(content, section_id)
+    if found is None:
+        raise NotFound(f"section {section_id} not found; re-read the sections", code="section.not_found")
+    return found
+
+
+async def record(
+    session: AsyncSession,
+    ctx: Context,
+    doc: Document,
+    event: str,
+    op: str,
+    *,
+    section_id: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> None:
+    """The document event and the audit entry of an agent operation."""
+    await events.append(session, library.stream(doc.id), event, ctx, section_id=section_id, data=data or {})
+    await audit.record(session, ctx, op, "document", doc.id, after=data)
