@@ -8,6 +8,7 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO
 
 from domain.kernel.settings import Settings
+from workers import actors
 
 _broker: dramatiq.Broker | None = None
 
@@ -27,8 +28,7 @@ def setup_broker(settings: Settings) -> dramatiq.Broker:
     broker.add_middleware(AsyncIO())
     dramatiq.set_broker(broker)
     _broker = broker
-    from workers import actors  # noqa: F401 - declares the actors on this broker
-
+    actors.declare(broker, settings)
     return broker
 
 
