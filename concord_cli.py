@@ -20,6 +20,10 @@ def _logging(settings: Settings) -> None:
         level=settings.log_level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # APScheduler logs every run of every sweep at INFO (several lines a second); sweeps that change
+    # something log it themselves (concord.sweeps), so its own lines show from WARNING unless debugging.
+    if logging.getLogger().level > logging.DEBUG:
+        logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
 async def _wait_for_stop() -> None:

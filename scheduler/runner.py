@@ -49,6 +49,7 @@ class SchedulerService:
                 seconds=max(0.2, item.interval_seconds * scale),
                 args=[item],
                 id=item.name,
+                name=item.name,
                 next_run_time=datetime.now(UTC),
             )
         self.scheduler.start()
