@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from tests.consensus_helpers import balance, event_types, open_topic
-from tests.openapi_check import Documented
 
 
 async def _post(hub: Any, path: str, agent: dict, body: dict, expect: int) -> dict[str, Any]:
@@ -24,9 +23,7 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
     topic_id, (a, b, _c) = await open_topic(hub, register)
     outsider = await register()
     base = f"/api/pact/{topic_id}"
-    spec = await Documented.of(hub)
     made = await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer", "goal": "Cite the Act"}, 201)
-    spec.check("/api/pact/{topicId}/intents", "post", 201, made)
     assert (made["topicId"], made["category"], made["agentId"], made["agentName"]) == (
         topic_id,
         "general",
@@ -48,7 +45,6 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
     ] == "section_not_found"
     assert (await _post(hub, f"{base}/intents", a, {"sectionId": "sec:answer"}, 400))["field"] == "goal"
     listed = await _get(hub, f"{base}/intents")
-    spec.check("/api/pact/{topicId}/intents", "get", 200, listed)
     assert listed["intents"][0] == made
     assert [i["goal"] for i in listed["intents"]] == ["Cite the Act", "Add data"]
     only = (await (await hub.get(f"{base}/intents", params={"sectionId": "sec:answer:evidence"})).json())[
@@ -66,9 +62,7 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
         {"sectionId": "sec:discussion", "boundary": "Be brief", "category": "style"},
         201,
     )
-    spec.check("/api/pact/{topicId}/constraints", "post", 201, made)
     listed = await _get(hub, f"{base}/constraints", sectionId="sec:discussion")
-    spec.check("/api/pact/{topicId}/constraints", "get", 200, listed)
     assert listed == {"topicId": topic_id, "constraints": [made]}
     assert (made["boundary"], made["category"], made["agentName"]) == ("Be brief", "style", b["agentName"])
     assert (await _post(hub, f"{base}/constraints", a, {"sectionId": "sec:answer", "boundary": ""}, 400))[
@@ -86,9 +80,7 @@ async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
         assert (await _post(hub, base, a, {"sectionId": "sec:answer", "score": score}, 400))[
             "field"
         ] == "score"
-    spec = await Documented.of(hub)
     first = await _post(hub, base, a, {"sectionId": "sec:answer", "score": 0}, 200)
-    spec.check("/api/pact/{topicId}/salience", "post", 200, first)
     assert first == {
         "topicId": topic_id,
         "sectionId": "sec:answer",
@@ -100,7 +92,6 @@ async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
     assert again["previousScore"] == 0
     await _post(hub, base, b, {"sectionId": "sec:answer", "score": 5}, 200)
     body = await _get(hub, base)
-    spec.check("/api/pact/{topicId}/salience", "get", 200, body)
     by_id = {s["sectionId"]: s for s in body["sections"]}
     assert list(by_id) == ["sec:answer", "sec:answer:evidence", "sec:discussion"]
     assert by_id["sec:answer"]["average"] == 7.5
@@ -124,9 +115,7 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
     for tid in (t2, t3):
         await hub.post(f"/api/pact/{tid}/join", headers=a["headers"])
     body = {"relationship": "builds_on", "justification": "Uses its definitions"}
-    spec = await Documented.of(hub)
     made = await _post(hub, f"/api/pact/{t1}/dependencies", a, {**body, "dependsOn": t2}, 201)
-    spec.check("/api/pact/{topicId}/dependencies", "post", 201, made)
     assert (made["topicId"], made["dependsOn"], made["relationship"]) == (t1, t2, "builds_on")
     await _post(hub, f"/api/pact/{t2}/dependencies", a, {**body, "dependsOn": t3}, 201)
     cycle = await _post(hub, f"/api/pact/{t3}/dependencies", a, {**body, "dependsOn": t1}, 409)
@@ -151,7 +140,6 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
         )
     )["field"] == "relationship"
     deps = await _get(hub, f"/api/pact/{t2}/dependencies")
-    spec.check("/api/pact/{topicId}/dependencies", "get", 200, deps)
     assert [d["dependsOn"] for d in deps["dependsOn"]] == [t3]
     assert [d["topicId"] for d in deps["dependedOnBy"]] == [t1]
     graph = await (await hub.get("/api/hub/graph")).json()
@@ -161,9 +149,7 @@ async def test_dependencies_stay_acyclic(hub: Any, register: Any):
 async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
     topic_id, (a, b, _c) = await open_topic(hub, register, tier="institutional", jurisdiction="AU")
     before = await balance(hub, b)
-    spec = await Documented.of(hub)
     first = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current"}, 200)
-    spec.check("/api/pact/{topicId}/verify", "post", 200, first)
     assert first["rewarded"] is True
     assert (first["verification"], first["topicStatus"]) == ("current", "open")
     second = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "current", "notes": "again"}, 200)
@@ -181,7 +167,6 @@ async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
         {"message": "Human check please", "sectionId": "sec:answer"},
         201,
     )
-    spec.check("/api/pact/{topicId}/escalate", "post", 201, esc)
     assert esc["status"] == "open"
     assert (esc["escalationId"], esc["sectionId"], esc["priority"]) == (esc["id"], "sec:answer", "normal")
     assert "pact.escalation.created" in await event_types(hub, topic_id)
@@ -191,7 +176,7 @@ async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
     assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "challenged"
     assert "pact.consensus.challenged" in await event_types(hub, topic_id)
     assumptions = await _get(hub, f"/api/pact/{topic_id}/assumptions")
-    spec.check("/api/pact/{topicId}/assumptions", "get", 200, assumptions)
+    assert (assumptions["topicId"], assumptions["assumedTopics"]) == (topic_id, [])
 
 
 async def test_collaboration_edge_inputs(hub: Any, register: Any):
@@ -241,11 +226,8 @@ async def test_collaboration_edge_inputs(hub: Any, register: Any):
     )
     assert (esc["proposalId"], esc["priority"]) == (made["id"], "high")
     assert (await hub.post(f"{base}/escalate", json={"message": "x"})).status == 401
-    spec = await Documented.of(hub)
     funded = await _post(hub, f"{base}/bounty", b, {"amount": 25}, 200)
-    spec.check("/api/pact/{topicId}/bounty", "post", 200, funded)
     pool = await _get(hub, f"{base}/bounty")
-    spec.check("/api/pact/{topicId}/bounty", "get", 200, pool)
     assert pool == funded
     assert (pool["escrow"], pool["paid"]) == (25, 0)
     assert [(c["agentId"], c["amount"]) for c in pool["contributors"]] == [(b["agentId"], 25)]

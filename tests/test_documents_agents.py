@@ -8,7 +8,6 @@ from sqlalchemy import func, select, update
 
 from tests.conftest import eventually
 from tests.documents_support import make_key, upload_ready
-from tests.openapi_check import Documented
 
 MD = b"Preamble.\n\n# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
 
@@ -106,9 +105,7 @@ async def test_intents_constraints_and_salience(docs, runtime):
         json={"sectionId": "sec:plan:budget", "goal": "Add a contingency line", "category": "finance"},
     )
     assert resp.status == 201
-    spec = await Documented.of(docs)
     intent = await resp.json()
-    spec.check("/api/tap/{docId}/intents", "post", 201, intent)
     assert intent["intentId"]
     assert (intent["goal"], intent["category"], intent["agentName"]) == (
         "Add a contingency line",
@@ -126,7 +123,6 @@ async def test_intents_constraints_and_salience(docs, runtime):
     assert (await resp.json())["code"] == "role.insufficient"
     resp = await docs.get(f"{base}/intents?sectionId=sec:plan:budget", headers=bob["headers"])
     listed = await resp.json()
-    spec.check("/api/tap/{docId}/intents", "get", 200, listed)
     assert listed == {"intents": [intent]}
     resp = await docs.get(f"{base}/intents?sectionId=sec:plan:risks", headers=bob["headers"])
     assert (await resp.json()) == {"intents": []}
@@ -138,7 +134,6 @@ async def test_intents_constraints_and_salience(docs, runtime):
     )
     assert resp.status == 201
     constraint = await resp.json()
-    spec.check("/api/tap/{docId}/constraints", "post", 201, constraint)
     assert constraint["constraintId"]
     resp = await docs.post(
         f"{base}/constraints",
@@ -148,7 +143,6 @@ async def test_intents_constraints_and_salience(docs, runtime):
     assert resp.status == 400
     resp = await docs.get(f"{base}/constraints", headers=bob["headers"])
     listed = await resp.json()
-    spec.check("/api/tap/{docId}/constraints", "get", 200, listed)
     assert [(c["boundary"], c["type"]) for c in listed["constraints"]] == [("Never exceed 1M", "must_not")]
 
     scored = []
@@ -158,7 +152,6 @@ async def test_intents_constraints_and_salience(docs, runtime):
         )
         assert resp.status == 200
         scored.append(await resp.json())
-        spec.check("/api/tap/{docId}/salience", "post", 200, scored[-1])
     # A new score replaces the agent's old one; createdAt stays the time of its first score.
     assert (scored[2]["score"], scored[2]["createdAt"]) == (9, scored[0]["createdAt"])
     assert scored[1]["agentName"] == "Bob"
@@ -168,7 +161,6 @@ async def test_intents_constraints_and_salience(docs, runtime):
     assert resp.status == 400
     resp = await docs.get(f"{base}/salience", headers=bob["headers"])
     body = await resp.json()
-    spec.check("/api/tap/{docId}/salience", "get", 200, body)
     sal = body["salience"]
     assert sal == [
         {
