@@ -1,5 +1,5 @@
-"""The two aiohttp applications and their shared middleware stack. Each app gets the process runtime and
-attaches its own web-only services (rate limits, read cache)."""
+"""The two aiohttp applications and their shared middleware stack. Each app gets the process runtime; the
+hub also attaches the web-only services its routes use (rate limits, read cache, citation index)."""
 
 from __future__ import annotations
 
@@ -21,8 +21,6 @@ from web.kernel.routing import Api, json_response
 def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Application:
     app = web.Application(middlewares=[request_context], client_max_size=body_limit)
     app[RUNTIME] = rt
-    app[RATE_LIMITS] = RateLimits(rt.settings)
-    app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[API] = api
     app[ERROR_STYLE] = style
     app[BODY_LIMIT] = body_limit
@@ -38,6 +36,10 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
 
 def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes)
+    # The document API has no rate-limited or cached route: only the hub pays for a limiter's storage
+    # and a cache's commit hook.
+    app[RATE_LIMITS] = RateLimits(rt.settings)
+    app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[CITATION_INDEX] = IndexHolder()
     return app
 

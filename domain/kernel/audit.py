@@ -74,7 +74,7 @@ def _check(key_hash: str, created: str, entry_id: int) -> str:
 
 
 def encode_cursor(key_hash: str, created_at: datetime, entry_id: int) -> str:
-    created = iso(created_at) or ""
+    created = iso(created_at)
     raw = json.dumps([created, entry_id, _check(key_hash, created, entry_id)], separators=(",", ":"))
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 

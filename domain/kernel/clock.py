@@ -11,6 +11,7 @@ import os
 import re
 import uuid
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 SHIFT_ENV = "CONCORD_CLOCK_SHIFT_SECONDS"
@@ -56,7 +57,16 @@ def canonical_id(value: str) -> str | None:
     return value if _UUID.match(value) else None
 
 
+@overload
+def iso(dt: datetime) -> str: ...
+@overload
+def iso(dt: None) -> None: ...
+@overload
+def iso(dt: datetime | None) -> str | None: ...
+
+
 def iso(dt: datetime | None) -> str | None:
+    """ISO 8601 in UTC; a naive value (SQLite gives them back) is taken as UTC."""
     if dt is None:
         return None
     if dt.tzinfo is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from aiohttp import web
-from pydantic import BaseModel
 
 from domain.documents import agents as tap
 from domain.documents import locks, records
@@ -39,14 +38,10 @@ from web.docs.schemas import (
 )
 from web.kernel.access import Service
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes, json_response, model_response
 
 routes = Routes()
 route = document_route(routes)
-
-
-def _json(model: BaseModel, *, status: int = 200) -> web.Response:
-    return json_response(model.model_dump(mode="json"), status=status)
 
 
 @route(
@@ -141,7 +136,7 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
         intent = await records.declare_intent(
             session, who, doc_id(request), section_id=body.sectionId, goal=body.goal, category=body.category
         )
-    return _json(IntentOut.of(intent), status=201)
+    return model_response(IntentOut.of(intent), status=201)
 
 
 @route(
@@ -156,7 +151,7 @@ async def list_intents(request: web.Request, query: SectionQuery) -> web.Respons
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_intents(session, who, doc_id(request), query.sectionId)
-    return _json(IntentList.of(found))
+    return model_response(IntentList.of(found))
 
 
 @route(
@@ -174,7 +169,7 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
         constraint = await records.publish_constraint(
             session, who, doc_id(request), section_id=body.sectionId, boundary=body.boundary, type_=body.type
         )
-    return _json(ConstraintOut.of(constraint), status=201)
+    return model_response(ConstraintOut.of(constraint), status=201)
 
 
 @route(
@@ -189,7 +184,7 @@ async def list_constraints(request: web.Request, query: SectionQuery) -> web.Res
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
-    return _json(ConstraintList.of(found))
+    return model_response(ConstraintList.of(found))
 
 
 @route(
@@ -206,7 +201,7 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
         score = await records.set_salience(
             session, who, doc_id(request), section_id=body.sectionId, score=body.score
         )
-    return _json(SalienceOut.of(score))
+    return model_response(SalienceOut.of(score))
 
 
 @route(
@@ -220,7 +215,7 @@ async def salience(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.salience_map(session, who, doc_id(request))
-    return _json(SalienceMap.of(found))
+    return model_response(SalienceMap.of(found))
 
 
 @route(

@@ -3,13 +3,13 @@ tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.consensus import records
-from web.kernel.wire import Timestamp
+from domain.kernel.clock import iso
+from web.kernel.wire import Exact, Timestamp
 
 
 class Model(BaseModel):
@@ -360,12 +360,6 @@ class Poll(Out):
 # Built from the domain's typed results (the `of` constructors own the wire names of spec/document-api.md).
 
 
-class Exact(BaseModel):
-    """A response built field by field: no field outside the model is sent."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
 class IntentOut(Exact):
     intentId: str
     sectionId: str
@@ -384,7 +378,7 @@ class IntentOut(Exact):
             category=i.category,
             agentId=i.agent_id,
             agentName=i.agent_name,
-            createdAt=_iso(i.created_at),
+            createdAt=iso(i.created_at),
         )
 
 
@@ -414,7 +408,7 @@ class ConstraintOut(Exact):
             type=c.kind,
             agentId=c.agent_id,
             agentName=c.agent_name,
-            createdAt=_iso(c.created_at),
+            createdAt=iso(c.created_at),
         )
 
 
@@ -440,7 +434,7 @@ class SalienceOut(Exact):
             agentId=s.agent_id,
             agentName=s.agent_name,
             score=s.score,
-            createdAt=_iso(s.created_at),
+            createdAt=iso(s.created_at),
         )
 
 
@@ -485,7 +479,3 @@ class SalienceMap(Exact):
                 for x in s.scores
             )
         return cls(salience=sections, entries=entries)
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat()

@@ -309,6 +309,11 @@ def _op_id(path: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]+", "_", path).strip("_")
 
 
+def model_response(model: BaseModel, *, status: int = 200) -> web.Response:
+    """A response model as the JSON body (the model already holds the wire names)."""
+    return json_response(model.model_dump(mode="json"), status=status)
+
+
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
     return web.Response(
         body=json.dumps(data, separators=(",", ":"), default=str).encode(),

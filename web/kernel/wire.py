@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import WithJsonSchema
+from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Date = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
+
+
+class Exact(BaseModel):
+    """A response built field by field from a domain result: no field outside the model is sent."""
+
+    model_config = ConfigDict(extra="forbid")

@@ -4,7 +4,6 @@ bounty, escalation and verification."""
 from __future__ import annotations
 
 from aiohttp import web
-from pydantic import BaseModel
 
 from domain.topics import bounty, dependencies, escalation, records, verification
 from web.hub.auth import agent_context
@@ -32,7 +31,7 @@ from web.hub.topics.schemas import (
 )
 from web.kernel.access import Agent
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes, model_response
 
 routes = Routes()
 
@@ -43,10 +42,6 @@ WRITE = {401: "Missing or invalid agent key", 403: "Join the topic first", 404: 
 
 def _topic(request: web.Request) -> str:
     return request.match_info["topicId"]
-
-
-def _json(model: BaseModel, *, status: int = 200) -> web.Response:
-    return json_response(model.model_dump(mode="json"), status=status)
 
 
 @routes.route(
@@ -61,7 +56,7 @@ def _json(model: BaseModel, *, status: int = 200) -> web.Response:
 async def list_intents(request: web.Request, query: SectionFilter) -> web.Response:
     async with runtime(request).db.read() as session:
         found = await records.list_intents(session, _topic(request), query.sectionId)
-    return _json(IntentRecords.of(found))
+    return model_response(IntentRecords.of(found))
 
 
 @routes.route(
@@ -81,7 +76,7 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
         intent = await records.declare_intent(
             session, ctx, _topic(request), section_id=body.sectionId, goal=body.goal, category=body.category
         )
-    return _json(IntentRecord.of(intent), status=201)
+    return model_response(IntentRecord.of(intent), status=201)
 
 
 @routes.route(
@@ -96,7 +91,7 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
 async def list_constraints(request: web.Request, query: SectionFilter) -> web.Response:
     async with runtime(request).db.read() as session:
         found = await records.list_constraints(session, _topic(request), query.sectionId)
-    return _json(ConstraintRecords.of(found))
+    return model_response(ConstraintRecords.of(found))
 
 
 @routes.route(
@@ -121,7 +116,7 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
             boundary=body.boundary,
             category=body.category,
         )
-    return _json(ConstraintRecord.of(constraint), status=201)
+    return model_response(ConstraintRecord.of(constraint), status=201)
 
 
 @routes.route(
@@ -135,7 +130,7 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
 async def get_salience(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         found = await records.salience_map(session, _topic(request))
-    return _json(SalienceMap.of(found))
+    return model_response(SalienceMap.of(found))
 
 
 @routes.route(
@@ -154,7 +149,7 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
         score = await records.set_salience(
             session, ctx, _topic(request), section_id=body.sectionId, score=body.score
         )
-    return _json(SalienceScoreSet.of(score))
+    return model_response(SalienceScoreSet.of(score))
 
 
 @routes.route(
@@ -168,7 +163,7 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
 async def get_dependencies(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         found = await dependencies.of_topic(session, _topic(request))
-    return _json(DependencyRecords.of(found))
+    return model_response(DependencyRecords.of(found))
 
 
 @routes.route(
@@ -193,7 +188,7 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
             relationship=body.relationship,
             justification=body.justification,
         )
-    return _json(DependencyRecord.of(edge), status=201)
+    return model_response(DependencyRecord.of(edge), status=201)
 
 
 @routes.route(
@@ -207,7 +202,7 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
 async def get_assumptions(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         found = await dependencies.assumptions(session, _topic(request))
-    return _json(TopicAssumptions.of(found))
+    return model_response(TopicAssumptions.of(found))
 
 
 @routes.route(
@@ -221,7 +216,7 @@ async def get_assumptions(request: web.Request) -> web.Response:
 async def get_bounty(request: web.Request) -> web.Response:
     async with runtime(request).db.transaction() as session:  # may create the escrow wallet row
         pool = await bounty.view(session, _topic(request))
-    return _json(BountyPool.of(pool))
+    return model_response(BountyPool.of(pool))
 
 
 @routes.route(
@@ -238,7 +233,7 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         pool = await bounty.fund(session, ctx, _topic(request), body.amount)
-    return _json(BountyPool.of(pool))
+    return model_response(BountyPool.of(pool))
 
 
 @routes.route(
@@ -264,7 +259,7 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
             proposal_id=body.proposalId,
             priority=body.priority,
         )
-    return _json(EscalationRaised.of(raised), status=201)
+    return model_response(EscalationRaised.of(raised), status=201)
 
 
 @routes.route(
@@ -283,4 +278,4 @@ async def verify(request: web.Request, body: VerifyBody) -> web.Response:
         result = await verification.verify(
             session, ctx, _topic(request), outcome=body.status, notes=body.notes
         )
-    return _json(VerificationResult.of(result))
+    return model_response(VerificationResult.of(result))

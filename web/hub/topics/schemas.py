@@ -3,15 +3,16 @@ of the collaboration records."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from domain.consensus import escalations, records
+from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
 from domain.topics.verification import Verification
 from web.hub.schemas import Model, PageQuery, Tier, TopicStatus
+from web.kernel.wire import Exact
 
 SectionId = Annotated[str, Field(min_length=1, max_length=256, description="A section id such as sec:answer")]
 
@@ -96,13 +97,7 @@ class ProposalListQuery(PageQuery):
 # out, so a response cannot drift from the documented model.
 
 
-class Out(BaseModel):
-    """A response: nothing is stripped or coerced, and no field outside the model is sent."""
-
-    model_config = ConfigDict(extra="forbid")
-
-
-class IntentRecord(Out):
+class IntentRecord(Exact):
     id: str
     topicId: str
     sectionId: str
@@ -122,11 +117,11 @@ class IntentRecord(Out):
             category=i.category,
             agentId=i.agent_id,
             agentName=i.agent_name,
-            createdAt=_iso(i.created_at),
+            createdAt=iso(i.created_at),
         )
 
 
-class IntentRecords(Out):
+class IntentRecords(Exact):
     topicId: str
     intents: list[IntentRecord]
 
@@ -135,7 +130,7 @@ class IntentRecords(Out):
         return cls(topicId=found.resource_id, intents=[IntentRecord.of(i) for i in found.items])
 
 
-class ConstraintRecord(Out):
+class ConstraintRecord(Exact):
     id: str
     topicId: str
     sectionId: str
@@ -155,11 +150,11 @@ class ConstraintRecord(Out):
             category=c.kind,
             agentId=c.agent_id,
             agentName=c.agent_name,
-            createdAt=_iso(c.created_at),
+            createdAt=iso(c.created_at),
         )
 
 
-class ConstraintRecords(Out):
+class ConstraintRecords(Exact):
     topicId: str
     constraints: list[ConstraintRecord]
 
@@ -168,7 +163,7 @@ class ConstraintRecords(Out):
         return cls(topicId=found.resource_id, constraints=[ConstraintRecord.of(c) for c in found.items])
 
 
-class SalienceScoreSet(Out):
+class SalienceScoreSet(Exact):
     topicId: str
     sectionId: str
     agentId: str
@@ -186,13 +181,13 @@ class SalienceScoreSet(Out):
         )
 
 
-class AgentSalience(Out):
+class AgentSalience(Exact):
     agentId: str
     agentName: str
     score: int
 
 
-class SectionSalience(Out):
+class SectionSalience(Exact):
     sectionId: str
     title: str | None = Field(description="null for a section the topic no longer has")
     scores: list[AgentSalience]
@@ -220,7 +215,7 @@ class SectionSalience(Out):
         )
 
 
-class SalienceMap(Out):
+class SalienceMap(Exact):
     topicId: str
     sections: list[SectionSalience] = Field(
         description="Every section in document order, then any scored section the topic no longer has"
@@ -231,7 +226,7 @@ class SalienceMap(Out):
         return cls(topicId=m.resource_id, sections=[SectionSalience.of(s) for s in m.sections])
 
 
-class DependencyRecord(Out):
+class DependencyRecord(Exact):
     id: str
     topicId: str = Field(description="The dependant topic")
     dependsOn: str = Field(description="The topic depended on")
@@ -253,11 +248,11 @@ class DependencyRecord(Out):
             title=e.other.title,
             tier=cast(Tier, e.other.tier),
             status=cast(TopicStatus, e.other.status),
-            createdAt=_iso(e.created_at),
+            createdAt=iso(e.created_at),
         )
 
 
-class DependencyRecords(Out):
+class DependencyRecords(Exact):
     topicId: str
     dependsOn: list[DependencyRecord]
     dependedOnBy: list[DependencyRecord]
@@ -271,13 +266,13 @@ class DependencyRecords(Out):
         )
 
 
-class AgentAssumptions(Out):
+class AgentAssumptions(Exact):
     agentId: str
     agentName: str
     assumptions: list[str]
 
 
-class TopicAssumptions(Out):
+class TopicAssumptions(Exact):
     topicId: str
     assumptions: list[str] = Field(description="The topic's own assumptions, as created")
     declaredByAgents: list[AgentAssumptions] = Field(description="Assumptions agents declared with done")
@@ -296,7 +291,7 @@ class TopicAssumptions(Out):
         )
 
 
-class VerificationResult(Out):
+class VerificationResult(Exact):
     topicId: str
     verificationId: str
     verification: Literal["current", "amended", "repealed"]
@@ -313,19 +308,19 @@ class VerificationResult(Out):
             verification=cast(Literal["current", "amended", "repealed"], v.outcome),
             notes=v.notes,
             topicStatus=cast(TopicStatus, v.topic_status),
-            lastVerifiedAt=_iso(v.last_verified_at),
+            lastVerifiedAt=iso(v.last_verified_at),
             rewarded=v.rewarded,
         )
 
 
-class BountyContributor(Out):
+class BountyContributor(Exact):
     agentId: str
     agentName: str
     amount: int
     firstFundedAt: str
 
 
-class BountyPool(Out):
+class BountyPool(Exact):
     topicId: str
     escrow: int = Field(description="Tokens held for the payout at consensus")
     paid: int = Field(description="Tokens paid out of the escrow so far")
@@ -342,21 +337,21 @@ class BountyPool(Out):
                     agentId=c.agent_id,
                     agentName=c.agent_name,
                     amount=c.amount,
-                    firstFundedAt=_iso(c.first_funded_at),
+                    firstFundedAt=iso(c.first_funded_at),
                 )
                 for c in p.contributors
             ],
         )
 
 
-class Delivery(Out):
+class Delivery(Exact):
     status: Literal["pending", "delivered", "failed"]
     attempts: int
     error: str | None
     deliveredAt: str | None
 
 
-class EscalationRaised(Out):
+class EscalationRaised(Exact):
     escalationId: str
     id: str
     resourceType: Literal["topic"]
@@ -392,10 +387,6 @@ class EscalationRaised(Out):
                     "error": None,
                     "deliveredAt": None,
                 },
-                "createdAt": _iso(e.created_at),
+                "createdAt": iso(e.created_at),
             }
         )
-
-
-def _iso(moment: datetime) -> str:
-    return moment.astimezone(UTC).isoformat()
