@@ -10,6 +10,7 @@ from domain.kernel.db import Base
 from domain.market import models as market
 from domain.people import models as people
 from domain.topics import models as topics
+from domain.work import models as work
 
 metadata = Base.metadata
-AREAS = (agents, axiom, consensus, documents, kernel, market, people, topics)
+AREAS = (agents, axiom, consensus, documents, kernel, market, people, topics, work)

@@ -18,6 +18,8 @@ from domain.market import seed as market_seed
 from domain.market.settings import get_market_settings
 from domain.topics import consensus as topic_consensus
 from domain.topics import lifecycle as topic_lifecycle
+from domain.work import claims as work_claims
+from domain.work import validator as work_validator
 
 JOBS: dict[str, Job] = {
     job.name: job
@@ -27,6 +29,7 @@ JOBS: dict[str, Job] = {
         cart.CART_JOB,
         scrape.SCRAPE_JOB,
         fuel_ingest.INGEST_JOB,
+        work_validator.VALIDATE_JOB,
     )
 }
 
@@ -39,6 +42,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),
+    Sweep("work.expire_leases", 60, work_claims.expire_leases),
+    Sweep("work.create_price_assignments", 900, work_claims.create_price_assignments),
 )
 
 SEEDERS: tuple[Seeder, ...] = (

@@ -57,6 +57,7 @@ async def transfer(
     reason: str,
     *,
     topic_id: str | None = None,
+    ref: str | None = None,
 ) -> LedgerEntry:
     if not isinstance(amount, int) or amount <= 0:
         raise BadRequest("amount must be a positive whole number of tokens", code="invalid_amount")
@@ -94,6 +95,7 @@ async def transfer(
         amount=amount,
         reason=reason,
         topic_id=topic_id,
+        ref=ref,
         created_at=utcnow(),
     )
     session.add(entry)

@@ -117,4 +117,7 @@ class LedgerEntry(Base):
     amount: Mapped[int] = mapped_column(BigInteger)
     reason: Mapped[str] = mapped_column(String(80))
     topic_id: Mapped[str | None] = mapped_column(String(36))
+    # An idempotency reference: a payment that must happen at most once (a work submission's credits)
+    # carries one, and the unique constraint refuses a second entry with it.
+    ref: Mapped[str | None] = mapped_column(String(36), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -98,7 +98,9 @@ class PriceObservation(Base):
     unit_price_cents: Mapped[float | None] = mapped_column(Float)
     unit: Mapped[str | None] = mapped_column(String(8))
     in_stock: Mapped[bool] = mapped_column(Boolean, default=True)
-    source: Mapped[str] = mapped_column(String(20))  # scrape, demo, submission, import
+    source: Mapped[str] = mapped_column(String(20))  # scrape, demo, crowd (accepted work), import
+    # The public id of a crowd-sourced observation (a work submission's priceObservationId).
+    ref: Mapped[str | None] = mapped_column(String(36), unique=True)
     observed_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # Kept true by the staleness sweep once the observation is older than 7 days.
     stale: Mapped[bool] = mapped_column(Boolean, default=False)

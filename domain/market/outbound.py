@@ -1,4 +1,4 @@
-"""Outgoing HTTP for market data (product pages, fuel feeds), guarded against SSRF.
+"""Outgoing HTTP for market data (product pages, fuel feeds, submitted product URLs), guarded against SSRF.
 
 Every hop (the first URL and each redirect) must resolve only to public addresses unless
 `outbound_allow_private` is set; the request has a total time bound, a body size cap and an honest
@@ -39,6 +39,7 @@ class Fetched:
     content_type: str
     body: bytes
     redirects: int
+    method: str = "GET"
 
 
 def check_url(url: str) -> tuple[str, int]:
@@ -72,6 +73,21 @@ async def check_public(host: str, port: int) -> None:
 
 
 async def fetch(url: str, *, accept: str = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5") -> Fetched:
+    """GET a page, following redirects hop by hop, and read its body (capped)."""
+    return await _request("GET", url, accept=accept, read_body=True)
+
+
+async def probe(url: str) -> Fetched:
+    """Does the page answer? HEAD first; a server that refuses or mishandles HEAD (405, 501, a WAF's
+    403) gets a GET whose body is not read. The answer is the last hop's status and URL."""
+    accept = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.5"
+    head = await _request("HEAD", url, accept=accept, read_body=False)
+    if 200 <= head.status < 300:
+        return head
+    return await _request("GET", url, accept=accept, read_body=False)
+
+
+async def _request(method: str, url: str, *, accept: str, read_body: bool) -> Fetched:
     cfg = get_market_settings()
     headers = {"User-Agent": cfg.user_agent, "Accept": accept}
     try:
@@ -83,18 +99,19 @@ async def fetch(url: str, *, accept: str = "text/html,application/xhtml+xml;q=0.
                 for hop in range(cfg.scrape_max_redirects + 1):
                     host, port = check_url(current)
                     await check_public(host, port)
-                    async with client.stream("GET", current) as resp:
+                    async with client.stream(method, current) as resp:
                         location = resp.headers.get("location")
                         if resp.status_code in REDIRECTS and location:
                             current = urljoin(current, location)
                             continue
-                        body = await _read_capped(resp, cfg.scrape_max_bytes)
+                        body = await _read_capped(resp, cfg.scrape_max_bytes) if read_body else b""
                         return Fetched(
                             status=resp.status_code,
                             url=current,
                             content_type=resp.headers.get("content-type", ""),
                             body=body,
                             redirects=hop,
+                            method=method,
                         )
                 raise FetchError("redirect_limit", f"more than {cfg.scrape_max_redirects} redirects")
     except TimeoutError:

@@ -7,6 +7,7 @@ from web.hub.agents import audit, registration, wallet
 from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.work import review, work
 from web.kernel import health
 from web.kernel.errors import HubError
 from web.kernel.routing import Api
@@ -28,6 +29,8 @@ ROUTE_MODULES = (
     products,
     fuel,
     quotes,
+    work,
+    review,
 )
 
 SECURITY_SCHEMES = {

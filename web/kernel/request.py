@@ -35,6 +35,12 @@ def client_address(request: web.Request) -> str:
     return request.remote or "unknown"
 
 
+def public_url(request: web.Request, path: str) -> str:
+    """An absolute URL under the operator's public address when one is configured, else the path."""
+    base = runtime(request).settings.public_url
+    return f"{base.rstrip('/')}{path}" if base else path
+
+
 def country(request: web.Request) -> str | None:
     header = runtime(request).settings.country_header
     value = request.headers.get(header, "").strip().upper() if header else ""

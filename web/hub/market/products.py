@@ -23,7 +23,7 @@ from web.hub.market.schemas import (
     ScrapeQueued,
 )
 from web.kernel.access import Agent
-from web.kernel.request import client_address, context, rate_limits, runtime
+from web.kernel.request import client_address, context, public_url, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 
 routes = Routes()
@@ -106,9 +106,7 @@ async def refresh(request: web.Request) -> web.Response:
 
 
 def _cart_url(request: web.Request, cart_id: str) -> str:
-    path = f"/api/market/cart/optimise/{cart_id}"
-    base = runtime(request).settings.public_url
-    return f"{base.rstrip('/')}{path}" if base else path
+    return public_url(request, f"/api/market/cart/optimise/{cart_id}")
 
 
 @routes.route(

@@ -1,0 +1,273 @@
+"""Claiming work: the pool of open assignments (made by a sweep from the quote-rate item keys that lack a
+current observation), leases that run out, and the agent's own list.
+
+An assignment is leased to one agent at a time. Claiming locks the row (SKIP LOCKED on PostgreSQL, so two
+agents claiming at once get different assignments instead of waiting on each other); an expired lease
+is as good as open, so a lapsed claim frees the work at once, and the sweep tidies the rows."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.kernel import audit
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, Conflict
+from domain.kernel.sqlutil import execute_counted, for_update
+from domain.market.models import Product, QuoteItem
+from domain.work.models import WorkAssignment
+from domain.work.settings import get_work_settings
+
+PRICE = "price_observation_mining"
+SPOTCHECK = "applicability_spotcheck"
+SUPPORTED = (PRICE, SPOTCHECK)
+# Work types of the public hub that this server does not hand out.
+UNSUPPORTED = ("scrape", "qa_spot_check", "dependency_proposal")
+STATUSES = ("open", "claimed", "submitted", "resolved")
+LIST_LIMIT = 200
+
+
+def reward_of(work_type: str) -> int:
+    cfg = get_work_settings()
+    return cfg.price_reward_credits if work_type == PRICE else cfg.spotcheck_reward_credits
+
+
+def to_dict(a: WorkAssignment) -> dict[str, Any]:
+    return {
+        "id": a.id,
+        "workType": a.work_type,
+        "payload": a.payload,
+        "rewardCredits": a.reward_credits,
+        "status": a.status,
+        "agentId": a.agent_id,
+        "claimedAt": iso(a.claimed_at),
+        "submittedAt": iso(a.submitted_at),
+        "resolvedAt": iso(a.resolved_at),
+        "expiresAt": iso(a.expires_at),
+        "createdAt": iso(a.created_at),
+    }
+
+
+def _check_type(work_type: str) -> None:
+    if work_type in SUPPORTED:
+        return
+    known = (
+        " (a work type of the public hub this server does not hand out)" if work_type in UNSUPPORTED else ""
+    )
+    raise BadRequest(
+        f"workType: {work_type!r} is not supported{known}; supported: {', '.join(SUPPORTED)}",
+        code="unsupported_work_type",
+        field="workType",
+        supported=list(SUPPORTED),
+    )
+
+
+async def _item_payload(session: AsyncSession, key: str) -> dict[str, Any]:
+    item = await session.get(QuoteItem, key)
+    if item is None:
+        raise BadRequest(
+            f"payload.itemKey: unknown item key {key!r}", code="unknown_item_key", field="payload.itemKey"
+        )
+    return {
+        "itemKey": item.key,
+        "unit": item.unit,
+        "description": item.description,
+        "category": item.category,
+    }
+
+
+def _lockable(session: AsyncSession, stmt: Any) -> Any:
+    """Row-lock what a claim takes; on PostgreSQL skip rows another claim holds right now."""
+    if session.bind is not None and session.bind.dialect.name == "postgresql":
+        return stmt.with_for_update(skip_locked=True).execution_options(populate_existing=True)
+    return stmt
+
+
+async def claim(
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    work_type: str,
+    payload: dict[str, Any] | None,
+    expires_in_minutes: int,
+) -> dict[str, Any]:
+    actor = ctx.require_actor()
+    _check_type(work_type)
+    payload = dict(payload or {})
+    now = utcnow()
+    lease = now + timedelta(minutes=expires_in_minutes)
+    item_key: str | None = None
+    if work_type == PRICE and payload.get("itemKey") is not None:
+        if not isinstance(payload["itemKey"], str):
+            raise BadRequest(
+                "payload.itemKey: must be a string", code="validation_error", field="payload.itemKey"
+            )
+        payload = {**payload, **await _item_payload(session, payload["itemKey"])}
+        item_key = payload["itemKey"]
+
+    # The caller's own live claim of this type is reused (and its lease extended to what was asked).
+    own_stmt = select(WorkAssignment).where(
+        WorkAssignment.agent_id == actor.id,
+        WorkAssignment.work_type == work_type,
+        WorkAssignment.status == "claimed",
+        WorkAssignment.expires_at > now,
+    )
+    if item_key is not None:
+        own_stmt = own_stmt.where(WorkAssignment.item_key == item_key)
+    own = await session.scalar(for_update(own_stmt.order_by(WorkAssignment.claimed_at).limit(1)))
+    if own is not None:
+        own.expires_at = max(own.expires_at, lease)
+        return await _claimed(session, ctx, own, reused=True)
+
+    if work_type == PRICE:
+        pool = select(WorkAssignment).where(
+            WorkAssignment.work_type == PRICE,
+            or_(
+                WorkAssignment.status == "open",
+                and_(WorkAssignment.status == "claimed", WorkAssignment.expires_at <= now),
+            ),
+        )
+        if item_key is not None:
+            pool = pool.where(WorkAssignment.item_key == item_key)
+        taken = await session.scalar(
+            _lockable(session, pool.order_by(WorkAssignment.created_at, WorkAssignment.id).limit(1))
+        )
+        if taken is not None:
+            taken.status, taken.agent_id, taken.claimed_at, taken.expires_at = "claimed", actor.id, now, lease
+            return await _claimed(session, ctx, taken, reused=False)
+        if item_key is None:
+            raise Conflict(
+                "no price-observation work is open: every item key has a current observation or is being "
+                "worked on; claim a specific key with payload.itemKey, or try again later",
+                code="no_work_available",
+            )
+    row = WorkAssignment(
+        work_type=work_type,
+        payload=payload,
+        item_key=item_key,
+        reward_credits=reward_of(work_type),
+        status="claimed",
+        agent_id=actor.id,
+        created_at=now,
+        claimed_at=now,
+        expires_at=lease,
+    )
+    session.add(row)
+    await session.flush()
+    return await _claimed(session, ctx, row, reused=False)
+
+
+async def _claimed(
+    session: AsyncSession, ctx: Context, row: WorkAssignment, *, reused: bool
+) -> dict[str, Any]:
+    await audit.record(
+        session, ctx, "work.claim", "work_assignment", row.id, after={"expiresAt": iso(row.expires_at)}
+    )
+    return {"assignment": to_dict(row), "reused": reused}
+
+
+async def assignments(session: AsyncSession, ctx: Context, *, status: str | None) -> dict[str, Any]:
+    """Open work is everyone's to see; other statuses are the caller's own assignments."""
+    actor = ctx.require_actor()
+    now = utcnow()
+    stmt = select(WorkAssignment)
+    if status == "open":
+        stmt = stmt.where(
+            or_(
+                WorkAssignment.status == "open",
+                and_(WorkAssignment.status == "claimed", WorkAssignment.expires_at <= now),
+            )
+        )
+    else:
+        stmt = stmt.where(WorkAssignment.agent_id == actor.id)
+        if status == "claimed":
+            stmt = stmt.where(WorkAssignment.status == "claimed", WorkAssignment.expires_at > now)
+        elif status is not None:
+            stmt = stmt.where(WorkAssignment.status == status)
+    rows = (
+        await session.scalars(
+            stmt.order_by(WorkAssignment.created_at.desc(), WorkAssignment.id).limit(LIST_LIMIT)
+        )
+    ).all()
+    listed = []
+    for row in rows:
+        item = to_dict(row)
+        if row.status == "claimed" and row.expires_at <= now:
+            item["status"], item["agentId"] = "open", None  # a lapsed lease: the work is free again
+        listed.append(item)
+    return {"assignments": listed, "count": len(listed), "status": status}
+
+
+async def expire_leases(session: AsyncSession) -> int:
+    """Sweep: claims whose lease ran out become open again (with a fresh TTL); open assignments nobody
+    claimed within their TTL are removed (the next creation sweep remakes any still needed)."""
+    now = utcnow()
+    ttl = timedelta(hours=get_work_settings().assignment_ttl_hours)
+    lapsed = (
+        await session.scalars(
+            for_update(
+                select(WorkAssignment).where(
+                    WorkAssignment.status == "claimed", WorkAssignment.expires_at <= now
+                )
+            ).limit(500)
+        )
+    ).all()
+    for row in lapsed:
+        row.status, row.agent_id, row.claimed_at, row.expires_at = "open", None, None, now + ttl
+    removed = await execute_counted(
+        session,
+        delete(WorkAssignment).where(WorkAssignment.status == "open", WorkAssignment.expires_at <= now),
+    )
+    return len(lapsed) + removed
+
+
+async def create_price_assignments(session: AsyncSession) -> int:
+    """Sweep: one open price-observation assignment for each item key whose newest in-stock observation
+    is missing or older than the stale window, unless one is already open, claimed or submitted;
+    at most a batch per run, the keys that have waited longest first."""
+    cfg = get_work_settings()
+    now = utcnow()
+    cutoff = now - timedelta(hours=cfg.assignment_stale_hours)
+    newest = (
+        select(Product.item_key, func.max(Product.observed_at).label("newest"))
+        .where(Product.item_key.is_not(None), Product.in_stock.is_(True), Product.price_cents.is_not(None))
+        .group_by(Product.item_key)
+        .subquery()
+    )
+    busy = select(WorkAssignment.item_key).where(
+        WorkAssignment.work_type == PRICE,
+        WorkAssignment.item_key.is_not(None),
+        WorkAssignment.status.in_(("open", "claimed", "submitted")),
+    )
+    rows = (
+        await session.execute(
+            select(QuoteItem, newest.c.newest)
+            .outerjoin(newest, newest.c.item_key == QuoteItem.key)
+            .where(or_(newest.c.newest.is_(None), newest.c.newest < cutoff), QuoteItem.key.not_in(busy))
+            .order_by(newest.c.newest.is_not(None), newest.c.newest, QuoteItem.key)
+            .limit(cfg.assignment_batch)
+        )
+    ).all()
+    for item, last in rows:
+        session.add(
+            WorkAssignment(
+                work_type=PRICE,
+                payload={
+                    "itemKey": item.key,
+                    "unit": item.unit,
+                    "description": item.description,
+                    "category": item.category,
+                    "lastObservedAt": iso(last),
+                },
+                item_key=item.key,
+                reward_credits=cfg.price_reward_credits,
+                status="open",
+                created_at=now,
+                expires_at=now + timedelta(hours=cfg.assignment_ttl_hours),
+            )
+        )
+    return len(rows)

@@ -1,0 +1,184 @@
+"""What a submission's outcome does, whoever decides it (the validator, a curator, the spot-check rule):
+accepted pays the credits once and turns a price observation into market data; deferred holds the credits
+for a curator; rejected records a defect. Callers hold the submission's row lock and have checked its
+status, so each outcome is applied once; the ledger's unique reference backs that up for the credits."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.kernel import ledger
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.context import SYSTEM, Context
+from domain.kernel.models import LedgerEntry
+from domain.market.catalog import normalise, record_observation
+from domain.market.models import Product, QuoteItem
+from domain.work import feed
+from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
+
+
+async def pay(session: AsyncSession, sub: WorkSubmission) -> int:
+    """Move the submission's reward from the mint to the agent, at most once (ledger ref)."""
+    if sub.reward_credits <= 0:
+        return 0
+    paid = await session.scalar(select(LedgerEntry.id).where(LedgerEntry.ref == sub.ledger_ref))
+    if paid is None:
+        await ledger.transfer(
+            session,
+            await ledger.system_wallet(session),
+            await ledger.wallet_id(session, "agent", sub.agent_id),
+            sub.reward_credits,
+            f"work:{sub.work_type}",
+            ref=sub.ledger_ref,
+        )
+    sub.credits_awarded = sub.reward_credits
+    return sub.reward_credits
+
+
+async def _product_for(session: AsyncSession, sub: WorkSubmission, obs: dict[str, Any]) -> Product:
+    """The catalogue product the observation is of: the retailer's product with that GTIN, else with that
+    URL, else a new crowd-sourced product whose pack size follows from the two prices."""
+    found = None
+    if obs.get("ean"):
+        found = await session.scalar(
+            select(Product)
+            .where(Product.retailer_slug == sub.retailer_slug, Product.ean.in_(ean_forms(obs["ean"])))
+            .order_by(Product.created_at)
+            .limit(1)
+        )
+    if found is None:
+        found = await session.scalar(
+            select(Product)
+            .where(Product.retailer_slug == sub.retailer_slug, Product.url == obs["productUrl"])
+            .order_by(Product.created_at)
+            .limit(1)
+        )
+    if found is not None:
+        if found.item_key is None:
+            found.item_key = sub.item_key
+        return found
+    item = await session.get(QuoteItem, sub.item_key)
+    digest = hashlib.sha256(obs["productUrl"].encode()).hexdigest()[:24]
+    product = Product(
+        retailer_slug=sub.retailer_slug,
+        sku=f"crowd:{obs['ean'] or digest}",
+        name=obs["productName"],
+        norm_name=normalise(obs["productName"]),
+        url=obs["productUrl"],
+        ean=obs.get("ean"),
+        category=item.category if item else "other",
+        pack_size=obs["priceCents"] / obs["unitPriceCents"],
+        pack_unit=item.unit if item else "item",
+        item_key=sub.item_key,
+        tier="standard",
+        scrape_enabled=False,  # its price comes from the crowd; the scraper's extractors may not fit it
+        created_at=utcnow(),
+    )
+    session.add(product)
+    await session.flush()
+    return product
+
+
+def ean_forms(ean: str) -> list[str]:
+    """A GTIN is stored zero-padded to 14 digits by submissions, as printed (8, 12 or 13) elsewhere."""
+    bare = ean.lstrip("0")
+    return sorted({ean, *(bare.zfill(n) for n in (8, 12, 13, 14) if len(bare) <= n)})
+
+
+async def record_market(session: AsyncSession, sub: WorkSubmission) -> str:
+    obs = sub.submission
+    product = await _product_for(session, sub, obs)
+    row = await record_observation(
+        session, product, price_cents=obs["priceCents"], in_stock=obs.get("inStock", True), source="crowd"
+    )
+    row.ref = new_id()
+    await session.flush()
+    return row.ref
+
+
+def _resolve(assignment: WorkAssignment) -> None:
+    assignment.status = "resolved"
+    assignment.resolved_at = utcnow()
+
+
+def _decided(sub: WorkSubmission, status: str, by: str, notes: str) -> None:
+    sub.status = status
+    sub.decided_by = by
+    sub.decided_at = utcnow()
+    sub.notes = notes
+
+
+async def accept(
+    session: AsyncSession,
+    sub: WorkSubmission,
+    assignment: WorkAssignment,
+    *,
+    by: str,
+    notes: str,
+    ctx: Context = SYSTEM,
+) -> None:
+    if sub.work_type == "price_observation_mining":
+        sub.price_observation_id = await record_market(session, sub)
+    await pay(session, sub)
+    _decided(sub, "accepted", by, notes)
+    _resolve(assignment)
+    await feed.notify(session, sub.agent_id, "work.submission.accepted", summary(sub), ctx)
+
+
+async def defer(session: AsyncSession, sub: WorkSubmission, *, by: str, notes: str) -> None:
+    _decided(sub, "deferred", by, notes)
+    await feed.notify(session, sub.agent_id, "work.submission.deferred", summary(sub))
+
+
+async def reject(
+    session: AsyncSession,
+    sub: WorkSubmission,
+    assignment: WorkAssignment,
+    *,
+    by: str,
+    reason: str,
+    notes: str,
+    defect_status: str = "open",
+    ctx: Context = SYSTEM,
+) -> WorkDefect:
+    now = utcnow()
+    defect = WorkDefect(
+        kind="price",
+        submission_id=sub.id,
+        assignment_id=assignment.id,
+        agent_id=sub.agent_id,
+        agent_name=sub.agent_name,
+        reason=reason,
+        detail=notes,
+        scenario=sub.item_key,
+        cluster=sub.retailer_slug,
+        data={"submission": sub.submission, "checks": sub.checks},
+        status=defect_status,
+        created_at=now,
+        resolved_at=now if defect_status != "open" else None,
+        resolved_by=by if defect_status != "open" else None,
+    )
+    session.add(defect)
+    await session.flush()
+    sub.price_defect_id = defect.id
+    _decided(sub, "rejected", by, notes)
+    _resolve(assignment)
+    await feed.notify(session, sub.agent_id, "work.submission.rejected", summary(sub), ctx)
+    return defect
+
+
+def summary(sub: WorkSubmission) -> dict[str, Any]:
+    return {
+        "submissionId": sub.id,
+        "assignmentId": sub.assignment_id,
+        "status": sub.status,
+        "creditsAwarded": sub.credits_awarded,
+        "notes": sub.notes,
+        "decidedBy": sub.decided_by,
+        "priceObservationId": sub.price_observation_id,
+        "priceDefectId": sub.price_defect_id,
+    }

@@ -1,0 +1,227 @@
+"""People keep the final word on work: curators decide deferred submissions (accept releases the held
+credits once and records the observation; reject records a defect a person confirmed), and staff
+resolve defects. Every decision is audited and lands in the agent's work feed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.kernel import audit
+from domain.kernel.clock import iso, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.sqlutil import for_update
+from domain.market.catalog import uuid_key
+from domain.market.models import Retailer
+from domain.work import feed, outcomes
+from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
+from domain.work.submissions import to_dict as submission_dict
+
+SUBMISSION_STATUSES = ("validating", "deferred", "accepted", "rejected")
+DEFECT_STATUSES = ("open", "accepted", "dismissed")
+
+
+async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
+    """Submissions by status (`all` for every one), oldest first, with what a curator needs to judge."""
+    stmt = select(WorkSubmission)
+    if status != "all":
+        stmt = stmt.where(WorkSubmission.status == status)
+    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    rows = (
+        await session.scalars(
+            stmt.order_by(WorkSubmission.created_at, WorkSubmission.id).limit(limit).offset(offset)
+        )
+    ).all()
+    retailers = {r.slug: r for r in (await session.scalars(select(Retailer))).all()}
+    return {
+        "submissions": [_review_item(s, retailers.get(s.retailer_slug or "")) for s in rows],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "status": status,
+    }
+
+
+def _review_item(sub: WorkSubmission, retailer: Retailer | None) -> dict[str, Any]:
+    return {
+        **submission_dict(sub),
+        "agentId": sub.agent_id,
+        "agentName": sub.agent_name,
+        "submission": sub.submission,
+        "itemKey": sub.item_key,
+        "retailer": None
+        if retailer is None
+        else {"slug": retailer.slug, "name": retailer.name, "domain": retailer.domain},
+        "createdAt": iso(sub.created_at),
+        "decidedAt": iso(sub.decided_at),
+        "decisionNote": sub.decision_note,
+    }
+
+
+async def item(session: AsyncSession, submission_id: str) -> dict[str, Any]:
+    key = uuid_key(submission_id)
+    sub = await session.get(WorkSubmission, key) if key else None
+    if sub is None:
+        raise NotFound(f"submission {submission_id!r} not found", code="submission_not_found")
+    retailer = await session.get(Retailer, sub.retailer_slug) if sub.retailer_slug else None
+    return _review_item(sub, retailer)
+
+
+async def _locked(session: AsyncSession, submission_id: str) -> tuple[WorkSubmission, WorkAssignment]:
+    key = uuid_key(submission_id)
+    sub = (
+        await session.scalar(for_update(select(WorkSubmission).where(WorkSubmission.id == key)))
+        if key
+        else None
+    )
+    if sub is None:
+        raise NotFound(f"submission {submission_id!r} not found", code="submission_not_found")
+    assignment = await session.scalar(
+        for_update(select(WorkAssignment).where(WorkAssignment.id == sub.assignment_id))
+    )
+    if assignment is None:  # pragma: no cover - the foreign key cascades
+        raise NotFound(f"submission {submission_id!r} has no assignment", code="submission_not_found")
+    if sub.status != "deferred":
+        raise Conflict(
+            f"submission {sub.id} is {sub.status}, not deferred: it was already decided"
+            if sub.status in ("accepted", "rejected")
+            else f"submission {sub.id} is still being validated",
+            code="already_decided" if sub.status in ("accepted", "rejected") else "not_deferred",
+            submissionStatus=sub.status,
+        )
+    return sub, assignment
+
+
+async def decide(
+    session: AsyncSession, ctx: Context, submission_id: str, *, decision: str, note: str
+) -> dict[str, Any]:
+    curator = ctx.require_actor()
+    sub, assignment = await _locked(session, submission_id)
+    before = sub.status
+    sub.decision_note = note
+    if decision == "accept":
+        await outcomes.accept(
+            session,
+            sub,
+            assignment,
+            by=curator.name,
+            notes=f"accepted by curator {curator.name}: {note}",
+            ctx=ctx,
+        )
+    else:
+        await outcomes.reject(
+            session,
+            sub,
+            assignment,
+            by=curator.name,
+            reason="curator_rejected",
+            notes=f"rejected by curator {curator.name}: {note}",
+            defect_status="accepted",
+            ctx=ctx,
+        )
+    await audit.record(
+        session,
+        ctx,
+        f"work.review.{decision}",
+        "work_submission",
+        sub.id,
+        before={"status": before},
+        after={"status": sub.status, "note": note, "creditsAwarded": sub.credits_awarded},
+    )
+    retailer = await session.get(Retailer, sub.retailer_slug) if sub.retailer_slug else None
+    return _review_item(sub, retailer)
+
+
+def defect_dict(d: WorkDefect) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "kind": d.kind,
+        "status": d.status,
+        "reason": d.reason,
+        "detail": d.detail,
+        "scenario": d.scenario,
+        "cluster": d.cluster,
+        "submissionId": d.submission_id,
+        "assignmentId": d.assignment_id,
+        "submittedBy": d.agent_id,
+        "agentName": d.agent_name,
+        "data": d.data,
+        "createdAt": iso(d.created_at),
+        "resolvedAt": iso(d.resolved_at),
+        "resolvedBy": d.resolved_by,
+        "resolutionNote": d.resolution_note,
+    }
+
+
+async def defects(
+    session: AsyncSession,
+    *,
+    status: str,
+    scenario: str | None,
+    cluster: str | None,
+    submitted_by: str | None,
+    limit: int,
+) -> dict[str, Any]:
+    stmt = select(WorkDefect)
+    if status != "all":
+        stmt = stmt.where(WorkDefect.status == status)
+    if scenario is not None:
+        stmt = stmt.where(WorkDefect.scenario == scenario)
+    if cluster is not None:
+        stmt = stmt.where(WorkDefect.cluster == cluster)
+    if submitted_by is not None:
+        stmt = stmt.where(WorkDefect.agent_id == submitted_by)
+    rows = (
+        await session.scalars(stmt.order_by(WorkDefect.created_at.desc(), WorkDefect.id).limit(limit))
+    ).all()
+    return {
+        "defects": [defect_dict(d) for d in rows],
+        "count": len(rows),
+        "filter": {
+            "status": status,
+            "scenario": scenario,
+            "cluster": cluster,
+            "submittedBy": submitted_by,
+            "limit": limit,
+        },
+    }
+
+
+async def resolve_defect(
+    session: AsyncSession, ctx: Context, defect_id: str, *, status: str, note: str | None
+) -> dict[str, Any]:
+    staff = ctx.require_actor()
+    key = uuid_key(defect_id)
+    defect = await session.scalar(for_update(select(WorkDefect).where(WorkDefect.id == key))) if key else None
+    if defect is None:
+        raise NotFound(f"defect {defect_id!r} not found", code="defect_not_found")
+    if defect.status != "open":
+        raise Conflict(
+            f"defect {defect.id} is already {defect.status}",
+            code="already_resolved",
+            defectStatus=defect.status,
+        )
+    defect.status = status
+    defect.resolved_at = utcnow()
+    defect.resolved_by = staff.name
+    defect.resolution_note = note
+    await audit.record(
+        session,
+        ctx,
+        "work.defect.resolve",
+        "work_defect",
+        defect.id,
+        before={"status": "open"},
+        after={"status": status, "note": note},
+    )
+    await feed.notify(
+        session,
+        defect.agent_id,
+        "work.defect.resolved",
+        {"defectId": defect.id, "submissionId": defect.submission_id, "status": status, "note": note},
+        ctx,
+    )
+    return defect_dict(defect)
