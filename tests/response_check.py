@@ -40,6 +40,8 @@ OTHER_CONTENT_TYPES: dict[tuple[str, str], str] = {
 OTHER_STATUSES: dict[tuple[str, str], int] = {
     ("POST", "/api/market/cart/optimise"): 202,  # still running after the short wait
     ("GET", "/api/market/cart/optimise/{cartId}"): 202,  # still running
+    ("POST", "/api/work/submit"): 202,  # the validator has not finished within the short wait
+    ("GET", "/api/work/submissions/{submissionId}"): 202,  # still validating
 }
 
 

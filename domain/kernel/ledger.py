@@ -121,6 +121,7 @@ async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int
                 "direction": "in" if r.to_wallet == wallet else "out",
                 "reason": r.reason,
                 "topicId": r.topic_id,
+                "ref": r.ref,
                 "createdAt": iso(r.created_at),
             }
             for r in rows

@@ -91,6 +91,9 @@ class LedgerEntry(Model):
     direction: Literal["in", "out"]
     reason: str
     topicId: str | None
+    ref: str | None = Field(
+        description="Idempotency reference of a payment made at most once (a work submission's ledgerId)"
+    )
     createdAt: Timestamp
 
 
