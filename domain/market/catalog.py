@@ -310,4 +310,5 @@ async def record_observation(
         product.price_cents = price_cents
         product.in_stock = in_stock
         product.observed_at = when
+        product.price_source = source
     return obs
