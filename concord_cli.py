@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
         cmd_migrate(settings)
     elif args.command == "seed":
         cmd_seed(settings)
-    elif args.command == "fuel":
+    elif args.command in ("fuel", "market"):
         return market_commands.run(settings, args)
     elif args.command == "keys" and args.keys_command in ("create-staff", "list-staff", "revoke-staff"):
         return cmd_staff_keys(settings, args)

@@ -3,24 +3,10 @@ ingest FILE`."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 
 from tests.axiom_helpers import act
-
-
-async def concord(*args: str) -> tuple[int, str, str]:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "concord_cli",
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    return proc.returncode or 0, out.decode(), err.decode()
+from tests.processes import concord
 
 
 async def test_create_staff_key_prints_it_once_and_it_works(hub, runtime):
