@@ -88,6 +88,7 @@ def product_dict(product: Product, retailer: Retailer) -> dict[str, Any]:
         "inStock": product.in_stock,
         "pickupAvailable": bool(product.pickup_available and retailer.pickup_available),
         "observedAt": iso(product.observed_at),
+        "priceSource": product.price_source,
         "stale": is_stale(product.observed_at),
         "demo": product.demo,
         "scrape": {
