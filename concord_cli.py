@@ -95,26 +95,54 @@ def cmd_seed(settings: Settings) -> None:
 def _add_staff_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     staff_cmd = keys_sub.add_parser("create-staff", help="create a staff key (printed once, stored hashed)")
     staff_cmd.add_argument("--name", required=True, help="who the key is for")
+    staff_cmd.add_argument(
+        "--role",
+        action="append",
+        required=True,
+        metavar="ROLE",
+        help="curator (deferred work) or reviewer (escalations, objected proposals); repeat it or give "
+        "curator,reviewer for both",
+    )
+    keys_sub.add_parser("list-staff", help="list staff keys (never the secrets)")
+    revoke = keys_sub.add_parser("revoke-staff", help="revoke a staff key by id")
+    revoke.add_argument("id")
 
 
-def cmd_create_staff_key(settings: Settings, name: str) -> None:
+def cmd_staff_keys(settings: Settings, args: argparse.Namespace) -> int:
+    import json
+
+    from domain.kernel.context import SYSTEM
     from domain.kernel.db import Database
+    from domain.kernel.errors import DomainError
     from domain.people import staff
 
-    async def run() -> dict[str, str]:
+    async def run() -> int:
         db = Database(settings.db_url)
         try:
-            async with db.transaction() as session:
-                return await staff.create(session, name=name)
+            if args.keys_command == "create-staff":
+                async with db.transaction() as session:
+                    created = await staff.create(session, name=args.name, roles=args.role)
+                print(created["apiKey"])
+                print(
+                    f"id {created['id']} · staff {created['name']} · roles {','.join(created['roles'])} · "
+                    "store the key now: it is shown once",
+                    file=sys.stderr,
+                )
+            elif args.keys_command == "list-staff":
+                async with db.read() as session:
+                    for row in await staff.list_keys(session):
+                        print(json.dumps(row))
+            elif args.keys_command == "revoke-staff":
+                async with db.transaction() as session:
+                    print(json.dumps(await staff.revoke(session, SYSTEM, args.id)))
+            return 0
+        except DomainError as exc:
+            print(f"error: {exc.detail}", file=sys.stderr)
+            return 2
         finally:
             await db.dispose()
 
-    created = asyncio.run(run())
-    print(created["apiKey"])
-    print(
-        f"id {created['id']} · staff {created['name']} · store the key now: it is shown once",
-        file=sys.stderr,
-    )
+    return asyncio.run(run())
 
 
 def cmd_ingest_legislation(settings: Settings, path: str) -> None:
@@ -226,10 +254,10 @@ def main(argv: list[str] | None = None) -> int:
         cmd_migrate(settings)
     elif args.command == "seed":
         cmd_seed(settings)
-    elif args.command == "fuel":
+    elif args.command in ("fuel", "market"):
         return market_commands.run(settings, args)
-    elif args.command == "keys" and args.keys_command == "create-staff":
-        cmd_create_staff_key(settings, args.name)
+    elif args.command == "keys" and args.keys_command in ("create-staff", "list-staff", "revoke-staff"):
+        return cmd_staff_keys(settings, args)
     elif args.command == "legislation" and args.leg_command == "ingest":
         cmd_ingest_legislation(settings, args.file)
     elif args.command == "serve":

@@ -17,11 +17,13 @@ async def axiom_key(hub: Any, owner: str = "Acme Research") -> dict[str, Any]:
     return data
 
 
-async def staff_headers(runtime: Any, name: str = "Curator") -> dict[str, str]:
+async def staff_headers(
+    runtime: Any, name: str = "Curator", roles: tuple[str, ...] = ("curator", "reviewer")
+) -> dict[str, str]:
     from domain.people import staff
 
     async with runtime.db.transaction() as session:
-        created = await staff.create(session, name=name)
+        created = await staff.create(session, name=name, roles=roles)
     return {"Authorization": f"Bearer {created['apiKey']}"}
 
 

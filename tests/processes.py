@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import socket
@@ -39,3 +40,19 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: floa
             proc.kill()
             return proc.wait(timeout=5)
     return proc.returncode
+
+
+async def concord(*args: str, timeout: float = 120) -> tuple[int, str, str]:
+    """`concord ARGS…` in a child process (asynchronously: the app under test keeps running), with this
+    run's settings; answers its exit code, stdout and stderr."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "concord_cli",
+        *args,
+        env=os.environ.copy(),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
+    return proc.returncode or 0, out.decode(), err.decode()

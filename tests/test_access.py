@@ -37,6 +37,7 @@ EXPECTED_COUNTS = {
     ("docs", "service"): 30,
 }
 
+STAFF_ROLES = ("curator", "reviewer")
 SCOPES = ("documents:read", "documents:write", "comments:read", "comments:write", "tap:read", "tap:write")
 MALFORMED = [
     {"Authorization": "Bearer"},
@@ -175,6 +176,11 @@ async def test_protected_operation_refuses_before_reading_input(hub, docs, runti
             )
             resp = await client.request(op.method, path, **_merge(request, lacking["headers"]))
             await _refused(resp, app, 403, op.access)
+        if isinstance(op.access, Staff) and op.access.role is not None:
+            other = next(role for role in STAFF_ROLES if role != op.access.role)
+            lacking_role = await staff_headers(runtime, name="Matrix Staff", roles=(other,))
+            resp = await client.request(op.method, path, **_merge(request, lacking_role))
+            await _refused(resp, app, 403, op.access)
 
     if _reads_input(op):
         # With a good key the same input is refused as input: the requests above really were invalid.
@@ -236,7 +242,8 @@ async def test_each_metered_call_is_charged_once_and_bad_input_or_usage_never(hu
 
 
 async def test_a_staff_role_is_enforced_after_the_key_and_before_the_body(aiohttp_client, runtime):
-    """No route needs a staff role yet (the review desk will); its declaration already works."""
+    """A route declared for reviewers refuses a curator's key (403) before reading the body, admits a
+    reviewer's and a key holding both roles, and a revoked reviewer key is 401."""
     from aiohttp import web
 
     from web.hub import api as hub_api
@@ -252,10 +259,16 @@ async def test_a_staff_role_is_enforced_after_the_key_and_before_the_body(aiohtt
     table = Routes()
 
     @table.route(
-        "POST", "/desk", summary="Decide", tags=["Review"], body=Decision, access=Staff(role="reviewer")
+        "POST",
+        "/desk",
+        summary="Decide",
+        tags=["Review"],
+        body=Decision,
+        response=Decision,
+        access=Staff(role="reviewer"),
     )
     async def decide(request: web.Request, body: Decision) -> web.Response:
-        return json_response({"decision": body.decision})  # no staff key holds a role yet
+        return json_response({"decision": body.decision})
 
     api = Api(
         "desk",
@@ -274,12 +287,30 @@ async def test_a_staff_role_is_enforced_after_the_key_and_before_the_body(aiohtt
     api.add_routes(app)
     client = await aiohttp_client(app)
     access = api.operations[0].access
-    headers = await staff_headers(runtime)
+    curator = await staff_headers(runtime, name="Cora", roles=("curator",))
+    reviewer = await staff_headers(runtime, name="Rey", roles=("reviewer",))
+    both = await staff_headers(runtime, name="Bo", roles=("curator,reviewer",))
+    json_type = {"Content-Type": "application/json"}
     for data in (b'{"decision": "approve"}', NOT_JSON):
-        resp = await client.post("/desk", data=data, headers={"Content-Type": "application/json"})
+        resp = await client.post("/desk", data=data, headers=json_type)
         await _refused(resp, "hub", 401, access)
-        resp = await client.post("/desk", data=data, headers={"Content-Type": "application/json", **headers})
+        resp = await client.post("/desk", data=data, headers={**json_type, **curator})
         await _refused(resp, "hub", 403, access)
+    for headers in (reviewer, both):
+        resp = await client.post("/desk", data=b'{"decision": "approve"}', headers={**json_type, **headers})
+        assert resp.status == 200, await resp.text()
+        assert await resp.json() == {"decision": "approve"}
+        resp = await client.post("/desk", data=NOT_JSON, headers={**json_type, **headers})
+        assert resp.status == 400, await resp.text()
+    from domain.kernel.context import SYSTEM
+    from domain.people import staff
+
+    async with runtime.db.read() as session:
+        rey = next(k for k in await staff.list_keys(session) if k["name"] == "Rey")
+    async with runtime.db.transaction() as session:
+        await staff.revoke(session, SYSTEM, rey["id"])
+    resp = await client.post("/desk", data=b'{"decision": "approve"}', headers={**json_type, **reviewer})
+    await _refused(resp, "hub", 401, access)
     spec = api.openapi()["paths"]["/desk"]["post"]
     assert spec["security"] == [{"staffBearer": ["reviewer"]}]
     assert "403" in spec["responses"]

@@ -1,4 +1,5 @@
-"""GET /api/market/quote-rates: the spec's exact shapes, per-unit rates from pack sizes, staleness."""
+"""GET /api/market/quote-rates: the spec's exact shapes (plus `source`), per-unit rates from pack sizes,
+staleness, and crowd-sourced prices marked as such."""
 
 from datetime import timedelta
 
@@ -9,7 +10,8 @@ from domain import wiring
 from domain.kernel import sweeps
 from domain.kernel.clock import utcnow
 from domain.market import seed
-from domain.market.models import PriceObservation
+from domain.market.catalog import record_observation
+from domain.market.models import PriceObservation, Product
 from tests.market_fixtures import add_product, add_retailer, seeded  # noqa: F401 - fixture
 from web.hub.market.schemas import QuoteRatesResponse
 
@@ -24,6 +26,7 @@ OBS_FIELDS = {
     "observed_at",
     "stale",
     "tier",
+    "source",  # Concord's addition: "crowd" for a price an agent submitted, else the recorded source
 }
 
 
@@ -68,7 +71,7 @@ async def test_exact_shapes_and_rates_from_pack_sizes(hub, rates_rt):
     )
     assert resp.status == 200, await resp.text()
     body = await resp.json()
-    QuoteRatesResponse.model_validate(body)  # the spec's shapes, no field more or less
+    QuoteRatesResponse.model_validate(body)  # the spec's shapes and `source`, no field more or less
     assert set(body) == {"rates", "missing", "generated_at"}
     assert body["missing"] == ["paint_ceiling_l"]
     assert set(body["rates"]) == {"plasterboard_10mm_m2", "paint_interior_wall_l", "paint_ceiling_l"}
@@ -121,6 +124,51 @@ async def test_stale_observations_are_flagged_and_not_current(hub, rates_rt):
     # The fresh 2 kg bag is dearer per kg than the stale 5 kg bag, but only it is current.
     assert entry["cheapest"]["product_name"] == "Grout 2kg"
     assert entry["cheapest"]["rate_aud"] == pytest.approx(4.95)
+
+
+async def test_a_crowd_price_is_marked_crowd(hub, rates_rt):
+    """The newest observation's source is the product's: a crowd price recorded after a scraped one marks
+    the rate "crowd"; an older crowd price than the current one changes nothing."""
+    crowd = await add_product(
+        rates_rt, "alpha", "Grout 5kg", price_cents=1290, pack="5 kg", item_key="tile_grout_kg"
+    )
+    scraped = await add_product(
+        rates_rt, "beta", "Grout 2kg", price_cents=990, pack="2 kg", item_key="tile_grout_kg"
+    )
+    async with rates_rt.db.transaction() as session:
+        product = await session.get_one(Product, crowd)
+        await record_observation(session, product, price_cents=1190, in_stock=True, source="crowd")
+        product = await session.get_one(Product, scraped)
+        await record_observation(
+            session, product, price_cents=950, in_stock=True, source="scrape", observed_at=utcnow()
+        )
+        await record_observation(
+            session,
+            product,
+            price_cents=10,
+            in_stock=True,
+            source="crowd",
+            observed_at=utcnow() - timedelta(days=2),
+        )
+    resp = await hub.get("/api/market/quote-rates?items=tile_grout_kg")
+    assert resp.status == 200, await resp.text()
+    entry = (await resp.json())["rates"]["tile_grout_kg"]
+    by_product = {obs["product_id"]: obs for obs in entry["observations"]}
+    assert by_product[crowd]["source"] == "crowd"
+    assert by_product[crowd]["price_aud"] == 11.90
+    assert by_product[scraped]["source"] == "scrape"
+    assert by_product[scraped]["price_aud"] == 9.50
+    assert entry["cheapest"]["product_id"] == crowd  # 2.38 a kg against 4.75
+    assert entry["cheapest"]["source"] == "crowd"
+
+    # Product search and comparison carry it too, as priceSource.
+    resp = await hub.get("/api/market/products/search", params={"query": "grout"})
+    assert resp.status == 200, await resp.text()
+    sources = {p["id"]: p["priceSource"] for p in (await resp.json())["results"]}
+    assert sources == {crowd: "crowd", scraped: "scrape"}
+    resp = await hub.get("/api/market/products/compare", params={"productId": crowd})
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["product"]["priceSource"] == "crowd"
 
 
 async def test_out_of_dimension_pack_gives_no_rate(hub, rates_rt):

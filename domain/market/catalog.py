@@ -88,6 +88,7 @@ def product_dict(product: Product, retailer: Retailer) -> dict[str, Any]:
         "inStock": product.in_stock,
         "pickupAvailable": bool(product.pickup_available and retailer.pickup_available),
         "observedAt": iso(product.observed_at),
+        "priceSource": product.price_source,
         "stale": is_stale(product.observed_at),
         "demo": product.demo,
         "scrape": {
@@ -310,4 +311,5 @@ async def record_observation(
         product.price_cents = price_cents
         product.in_stock = in_stock
         product.observed_at = when
+        product.price_source = source
     return obs

@@ -1,4 +1,5 @@
-"""`concord fuel ingest --source nsw|wa FILE_OR_URL`: one ingestion run from the command line."""
+"""The market's operator commands: `concord fuel ingest --source nsw|wa FILE_OR_URL` (one ingestion
+run) and `concord market retailers add|list` (retailers as reference data)."""
 
 from __future__ import annotations
 
@@ -7,9 +8,11 @@ import asyncio
 import json
 import sys
 
+from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
+from domain.kernel.errors import DomainError
 from domain.kernel.settings import Settings
-from domain.market import fuel_ingest
+from domain.market import fuel_ingest, retailers
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -20,8 +23,28 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     ingest.add_argument("--fuel-type", help="WA only: fuel type of the feed (default: its Product, else U91)")
     ingest.add_argument("location", help="file path or http(s) URL")
 
+    market = sub.add_parser("market", help="market reference data")
+    areas = market.add_subparsers(dest="market_command", required=True)
+    retailer_cmd = areas.add_parser("retailers", help="retailers whose product pages the market accepts")
+    retailer_actions = retailer_cmd.add_subparsers(dest="retailers_command", required=True)
+    add = retailer_actions.add_parser("add", help="add a retailer")
+    add.add_argument("--slug", required=True, help="its id: 2 to 64 of a-z, 0-9 and '-'")
+    add.add_argument("--name", required=True, help="its display name (2 to 200 characters)")
+    add.add_argument(
+        "--domain",
+        required=True,
+        help="its web host, bare or as a URL (only the host is kept); its subdomains belong to it too",
+    )
+    retailer_actions.add_parser("list", help="list retailers (one JSON object a line)")
+
 
 def run(settings: Settings, args: argparse.Namespace) -> int:
+    if args.command == "market":
+        return asyncio.run(_retailers(settings, args))
+    return _fuel(settings, args)
+
+
+def _fuel(settings: Settings, args: argparse.Namespace) -> int:
     async def go() -> fuel_ingest.Report:
         db = Database(settings.db_url)
         try:
@@ -36,3 +59,24 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         return 1
     print(json.dumps(report.as_dict(), indent=2))
     return 0
+
+
+async def _retailers(settings: Settings, args: argparse.Namespace) -> int:
+    db = Database(settings.db_url)
+    try:
+        if args.retailers_command == "add":
+            async with db.transaction() as session:
+                added = await retailers.add_retailer(
+                    session, SYSTEM, slug=args.slug, name=args.name, domain=args.domain
+                )
+            print(json.dumps(added))
+        else:
+            async with db.read() as session:
+                for row in await retailers.list_retailers(session):
+                    print(json.dumps(row))
+        return 0
+    except DomainError as exc:
+        print(f"error: {exc.detail}", file=sys.stderr)
+        return 2
+    finally:
+        await db.dispose()

@@ -76,6 +76,9 @@ class Product(Base):
     price_cents: Mapped[int | None] = mapped_column(Integer)
     in_stock: Mapped[bool] = mapped_column(Boolean, default=True)
     observed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The source of that newest observation (scrape, demo, import, crowd, …); "crowd" marks a price an
+    # agent submitted through the work economy.
+    price_source: Mapped[str | None] = mapped_column(String(20))
     # Scraper state: when it last ran and what happened (ok, no_price, http_404, timeout, …).
     scrape_enabled: Mapped[bool] = mapped_column(Boolean, default=True)
     last_scraped_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -84,6 +84,8 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
             "observed_at": iso(product.observed_at),
             "stale": stale,
             "tier": product.tier if product.tier in ("budget", "standard", "premium") else "standard",
+            # Where the price came from: "crowd" for a price an agent submitted, else scrape, demo, …
+            "source": product.price_source,
         }
         observations[item.key].append(obs)
         if not stale:

@@ -6,7 +6,7 @@ most once (a submission's credits); market_price_observations.ref is the public 
 observation. Both are nullable: existing rows keep none.
 
 Revision ID: 0008_work
-Revises: 0004_market, 0006_section_records
+Revises: 0007_staff_roles_price_source
 Create Date: 2026-11-23 02:07:50.390130
 """
 
@@ -17,7 +17,7 @@ from sqlalchemy.dialects import postgresql
 import domain.kernel.db
 
 revision = "0008_work"
-down_revision = ("0004_market", "0006_section_records")
+down_revision = "0007_staff_roles_price_source"
 branch_labels = None
 depends_on = None
 

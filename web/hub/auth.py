@@ -32,8 +32,7 @@ from web.kernel.request import context, presented_key, runtime
 @dataclass(frozen=True)
 class StaffMember:
     ctx: Context
-    # Staff keys carry no role yet (the review desk stores them); a route that needs a role refuses
-    # every key until then, and Staff() without a role accepts any staff key, as ingest always has.
+    # The key's stored roles: Staff(role=...) admits only keys holding that role, Staff() any staff key.
     roles: frozenset[StaffRole]
 
 
@@ -60,8 +59,8 @@ async def check_commercial(request: web.Request, access: Commercial) -> None:
 
 async def check_staff(request: web.Request, access: Staff) -> None:
     async with runtime(request).db.read() as session:
-        actor = await staff.authenticate(session, presented_key(request))
-    member = request[STAFF] = StaffMember(context(request, actor), roles=frozenset())
+        found = await staff.authenticate(session, presented_key(request))
+    member = request[STAFF] = StaffMember(context(request, found.actor), roles=found.roles)
     if access.role is not None and access.role not in member.roles:
         raise Forbidden(
             f"this endpoint needs a staff key with the role {access.role}",
@@ -86,6 +85,11 @@ def commercial_key(request: web.Request) -> AxiomKey:
 def staff_context(request: web.Request) -> Context:
     """The Context of the staff member whose key authenticated this request (routes declared Staff())."""
     return principal(request, STAFF).ctx
+
+
+def staff_roles(request: web.Request) -> frozenset[StaffRole]:
+    """The roles of the staff key that authenticated this request (routes declared Staff())."""
+    return principal(request, STAFF).roles
 
 
 async def spend_credit(request: web.Request) -> int:

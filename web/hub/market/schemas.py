@@ -134,6 +134,10 @@ class Product(BaseModel):
     inStock: bool
     pickupAvailable: bool
     observedAt: Timestamp | None
+    priceSource: str | None = Field(
+        description='Source of the newest price: "crowd" (submitted by an agent through the work economy), '
+        '"scrape", "demo", "import", …; null before the first observation'
+    )
     stale: bool
     demo: bool
     scrape: ScrapeState
@@ -359,6 +363,11 @@ class QuoteRateObservation(BaseModel):
     observed_at: str = Field(json_schema_extra={"format": "date-time"})
     stale: bool = Field(description="True when the observation is older than 7 days.")
     tier: Literal["budget", "standard", "premium"]
+    source: str | None = Field(
+        description='Where the price came from: "crowd" for a price an agent submitted through the work '
+        'economy, else the source as recorded ("scrape", "demo", "import", …). An addition to the spec\'s '
+        "shape; null only for a price recorded before sources were kept."
+    )
 
 
 class QuoteRateEntry(BaseModel):
