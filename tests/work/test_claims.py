@@ -7,7 +7,7 @@ from domain import wiring
 from domain.kernel import sweeps
 from domain.work.settings import get_work_settings
 from tests.market_fixtures import add_product
-from tests.work_support import ITEM, claim, fast, hits, market, observation, shop, submit  # noqa: F401
+from tests.work.support import ITEM, claim, observation, submit
 
 
 async def sweep(runtime, name):
@@ -40,16 +40,19 @@ async def test_claim_validates_its_input(hub, market, register):
 async def test_claim_reuses_a_live_claim_and_leases_for_the_asked_time(hub, market, register, clock):
     agent = await register()
     first = await claim(hub, agent)
-    assert first["status"] == "claimed" and first["agentId"] == agent["agentId"]
+    assert first["status"] == "claimed"
+    assert first["agentId"] == agent["agentId"]
     assert first["rewardCredits"] == get_work_settings().price_reward_credits
-    assert first["payload"]["itemKey"] == ITEM and first["payload"]["unit"] == "L"
+    assert first["payload"]["itemKey"] == ITEM
+    assert first["payload"]["unit"] == "L"
     resp = await hub.post(
         "/api/work/claim",
         json={"workType": "price_observation_mining", "payload": {"itemKey": ITEM}, "expiresInMinutes": 600},
         headers=agent["headers"],
     )
     again = await resp.json()
-    assert again["reused"] is True and again["assignment"]["id"] == first["id"]
+    assert again["reused"] is True
+    assert again["assignment"]["id"] == first["id"]
     assert again["assignment"]["expiresAt"] > first["expiresAt"]  # the lease was extended to 600 min
     spot = await hub.post(
         "/api/work/claim",
@@ -62,12 +65,16 @@ async def test_claim_reuses_a_live_claim_and_leases_for_the_asked_time(hub, mark
 
 async def test_without_open_work_a_claim_says_so(hub, market, register):
     agent = await register()
-    resp = await hub.post("/api/work/claim", json={"workType": "price_observation_mining"}, headers=agent["headers"])
+    resp = await hub.post(
+        "/api/work/claim", json={"workType": "price_observation_mining"}, headers=agent["headers"]
+    )
     assert resp.status == 409
     assert (await resp.json())["error"] == "no_work_available"
 
 
-async def test_the_sweep_makes_work_for_missing_and_stale_item_keys(hub, market, register, monkeypatch, clock):
+async def test_the_sweep_makes_work_for_missing_and_stale_item_keys(
+    hub, market, register, monkeypatch, clock
+):
     keys = len((await (await hub.get("/api/market/quote-rates?items=" + ITEM)).json())["rates"])
     assert keys == 1
     monkeypatch.setattr(get_work_settings(), "assignment_batch", 5)
@@ -92,9 +99,12 @@ async def test_the_sweep_makes_work_for_missing_and_stale_item_keys(hub, market,
 
     # Claiming without a key takes the longest-waiting open assignment.
     taken = await (
-        await hub.post("/api/work/claim", json={"workType": "price_observation_mining"}, headers=agent["headers"])
+        await hub.post(
+            "/api/work/claim", json={"workType": "price_observation_mining"}, headers=agent["headers"]
+        )
     ).json()
-    assert taken["reused"] is False and taken["assignment"]["status"] == "claimed"
+    assert taken["reused"] is False
+    assert taken["assignment"]["status"] == "claimed"
     mine = await (await hub.get("/api/work/assignments?status=claimed", headers=agent["headers"])).json()
     assert [a["id"] for a in mine["assignments"]] == [taken["assignment"]["id"]]
 
@@ -113,21 +123,25 @@ async def test_a_lease_that_runs_out_frees_the_work(hub, market, register, shop,
     mine = await claim(hub, first, expiresInMinutes=1)
     clock.advance(timedelta(minutes=2))
     resp = await submit(hub, first, mine["id"], observation(shop))
-    assert resp.status == 409 and (await resp.json())["error"] == "lease_expired"
+    assert resp.status == 409
+    assert (await resp.json())["error"] == "lease_expired"
     listed = await (await hub.get("/api/work/assignments?status=open", headers=second["headers"])).json()
     assert mine["id"] in [a["id"] for a in listed["assignments"]]  # free again at once
 
     taken = await claim(hub, second)
-    assert taken["id"] == mine["id"] and taken["agentId"] == second["agentId"]
+    assert taken["id"] == mine["id"]
+    assert taken["agentId"] == second["agentId"]
     resp = await submit(hub, first, mine["id"], observation(shop))
-    assert resp.status == 403 and (await resp.json())["error"] == "not_your_assignment"
+    assert resp.status == 403
+    assert (await resp.json())["error"] == "not_your_assignment"
 
     # The sweep tidies: a lapsed lease becomes open with a fresh TTL; an unclaimed offer past it goes.
     clock.advance(timedelta(minutes=61))
     assert await sweep(market, "work.expire_leases") == 1
     listed = await (await hub.get("/api/work/assignments?status=open", headers=second["headers"])).json()
     row = next(a for a in listed["assignments"] if a["id"] == mine["id"])
-    assert row["agentId"] is None and row["claimedAt"] is None
+    assert row["agentId"] is None
+    assert row["claimedAt"] is None
     clock.advance(timedelta(hours=get_work_settings().assignment_ttl_hours + 1))
     assert await sweep(market, "work.expire_leases") == 1
     listed = await (await hub.get("/api/work/assignments?status=open", headers=second["headers"])).json()
@@ -150,4 +164,3 @@ async def test_two_agents_claiming_at_once_get_different_work(hub, market, regis
         assert resp.status == 200, await resp.text()
         ids.append((await resp.json())["assignment"]["id"])
     assert len(set(ids)) == len(ids)
-

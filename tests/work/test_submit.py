@@ -13,20 +13,9 @@ from domain.work import validator
 from domain.work.models import WorkSubmission
 from domain.work.settings import get_work_settings
 from tests.conftest import eventually
-from tests.work_support import (  # noqa: F401
-    ITEM,
-    SHOP,
-    balance,
-    claim,
-    fast,
-    hits,
-    market,
-    observation,
-    shop,
-    submit,
-)
+from tests.work.support import ITEM, balance, claim, observation, submit
 
-RULES = [
+RULES: list[tuple[dict[str, object], str]] = [
     ({"itemKey": "no_such_key"}, "submission.itemKey"),
     ({"itemKey": "tile_grout_kg", "unitPriceUnit": "kg"}, "submission.itemKey"),  # not this assignment's key
     ({"retailerSlug": "nobody"}, "submission.retailerSlug"),
@@ -49,7 +38,9 @@ RULES = [
 ]
 
 
-@pytest.mark.parametrize(("change", "field"), RULES, ids=[f"{f}={list(c.values())[0]!r}"[:60] for c, f in RULES])
+@pytest.mark.parametrize(
+    ("change", "field"), RULES, ids=[f"{f}={next(iter(c.values()))!r}"[:60] for c, f in RULES]
+)
 async def test_every_rule_is_a_400_naming_the_field(hub, market, register, shop, change, field):
     agent = await register()
     assignment = await claim(hub, agent)
@@ -72,12 +63,15 @@ async def test_missing_fields_and_bad_bodies(hub, market, register, shop):
         body = observation(shop)
         del body[name]
         resp = await submit(hub, agent, assignment["id"], body)
-        assert resp.status == 400 and (await resp.json())["field"] == f"submission.{name}"
+        assert resp.status == 400
+        assert (await resp.json())["field"] == f"submission.{name}"
     for bad in ({"assignmentId": "nope", "submission": {}}, {"assignmentId": assignment["id"]}, {}):
         resp = await hub.post("/api/work/submit", json=bad, headers=agent["headers"])
         assert resp.status == 400, bad
     resp = await hub.post(
-        "/api/work/submit", json={"assignmentId": assignment["id"], "submission": [1]}, headers=agent["headers"]
+        "/api/work/submit",
+        json={"assignmentId": assignment["id"], "submission": [1]},
+        headers=agent["headers"],
     )
     assert resp.status == 400
     resp = await submit(hub, agent, "00000000-0000-4000-8000-000000000000", observation(shop))
@@ -93,9 +87,13 @@ async def test_accepted_pays_once_and_becomes_crowd_market_data(hub, market, reg
     resp = await submit(hub, agent, assignment["id"], observation(shop, ean="9300633604370"))
     assert resp.status == 200, await resp.text()
     result = await resp.json()
-    assert result["accepted"] is True and result["deferred"] is False and result["status"] == "accepted"
-    assert result["creditsAwarded"] == 2 and result["creditsHeld"] == 0
-    assert result["priceObservationId"] and "priceDefectId" not in result
+    assert result["accepted"] is True
+    assert result["deferred"] is False
+    assert result["status"] == "accepted"
+    assert result["creditsAwarded"] == 2
+    assert result["creditsHeld"] == 0
+    assert result["priceObservationId"]
+    assert "priceDefectId" not in result
     assert {c["check"]: c["result"] for c in result["checks"]} == {
         "domain": "pass",
         "url": "pass",
@@ -111,12 +109,15 @@ async def test_accepted_pays_once_and_becomes_crowd_market_data(hub, market, reg
     ]
     async with market.db.read() as session:
         entry = await session.scalar(select(LedgerEntry).where(LedgerEntry.ref == result["ledgerId"]))
-        assert entry is not None and entry.amount == 2
+        assert entry is not None
+        assert entry.amount == 2
 
     # The observation is market data now: in the quote rates of its item key and in price history.
     rates = await (await hub.get(f"/api/market/quote-rates?items={ITEM}")).json()
     crowd = [o for o in rates["rates"][ITEM]["observations"] if o["product_url"].endswith("/p/ok")]
-    assert len(crowd) == 1 and crowd[0]["rate_aud"] == 15.0 and crowd[0]["price_aud"] == 60.0
+    assert len(crowd) == 1
+    assert crowd[0]["rate_aud"] == 15.0
+    assert crowd[0]["price_aud"] == 60.0
     history = await (await hub.get(f"/api/market/products/history?productId={crowd[0]['product_id']}")).json()
     assert [o["source"] for o in history["observations"]] == ["crowd"]
     assert history["product"]["ean"] in ("9300633604370", "09300633604370")
@@ -125,9 +126,11 @@ async def test_accepted_pays_once_and_becomes_crowd_market_data(hub, market, reg
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.accepted"]
     again = await submit(hub, agent, assignment["id"], observation(shop))
-    assert again.status == 409 and (await again.json())["error"] == "already_resolved"
+    assert again.status == 409
+    assert (await again.json())["error"] == "already_resolved"
     polled = await hub.get(f"/api/work/submissions/{result['submissionId']}", headers=agent["headers"])
-    assert polled.status == 200 and (await polled.json())["accepted"] is True
+    assert polled.status == 200
+    assert (await polled.json())["accepted"] is True
     other = await register()
     resp = await hub.get(f"/api/work/submissions/{result['submissionId']}", headers=other["headers"])
     assert resp.status == 404
@@ -144,7 +147,9 @@ OUTCOMES = [
 ]
 
 
-@pytest.mark.parametrize(("page", "changes", "status", "check", "code"), OUTCOMES, ids=[o[0] for o in OUTCOMES])
+@pytest.mark.parametrize(
+    ("page", "changes", "status", "check", "code"), OUTCOMES, ids=[o[0] for o in OUTCOMES]
+)
 async def test_validator_outcomes(hub, market, register, shop, fast, page, changes, status, check, code):
     agent = await register()
     before = await balance(hub, agent)
@@ -154,10 +159,13 @@ async def test_validator_outcomes(hub, market, register, shop, fast, page, chang
     result = await resp.json()
     assert result["status"] == status, result
     finding = next(c for c in result["checks"] if c["check"] == check)
-    assert finding["result"] == {"accepted": "pass", "deferred": "defer", "rejected": "reject"}[status], result
+    assert finding["result"] == {"accepted": "pass", "deferred": "defer", "rejected": "reject"}[status], (
+        result
+    )
     assert finding["code"] == code
     paid = 2 if status == "accepted" else 0
-    assert result["creditsAwarded"] == paid and await balance(hub, agent) == before + paid
+    assert result["creditsAwarded"] == paid
+    assert await balance(hub, agent) == before + paid
     assert result["creditsHeld"] == (2 if status == "deferred" else 0)
     assert result["deferred"] is (status == "deferred")
     if status == "rejected":
@@ -195,7 +203,9 @@ async def test_private_addresses_are_refused_unless_the_operator_allows_them(
 async def test_duplicates_and_new_retailers(hub, market, register, shop, fast):
     first, second = await register(), await register()
     a = await claim(hub, first)
-    assert (await (await submit(hub, first, a["id"], observation(shop, "ok-dup"))).json())["status"] == "accepted"
+    assert (await (await submit(hub, first, a["id"], observation(shop, "ok-dup"))).json())[
+        "status"
+    ] == "accepted"
     b = await claim(hub, second)
     dup = await (await submit(hub, second, b["id"], observation(shop, "ok-dup"))).json()
     assert dup["status"] == "rejected"
@@ -230,7 +240,9 @@ async def test_the_answer_is_202_while_the_validator_runs(hub, market, register,
     resp = await submit(hub, agent, assignment["id"], observation(shop, "slow-1"))
     assert resp.status == 202, await resp.text()
     body = await resp.json()
-    assert body["status"] == "validating" and body["accepted"] is False and body["creditsHeld"] == 2
+    assert body["status"] == "validating"
+    assert body["accepted"] is False
+    assert body["creditsHeld"] == 2
     assert resp.headers["Location"] == body["url"] == f"/api/work/submissions/{body['submissionId']}"
     assert "poll" in body["notes"]
 
@@ -239,7 +251,8 @@ async def test_the_answer_is_202_while_the_validator_runs(hub, market, register,
         return r.status == 200 and await r.json()
 
     final = await eventually(done, timeout=30)
-    assert final["status"] == "accepted" and final["ledgerId"] == body["ledgerId"]
+    assert final["status"] == "accepted"
+    assert final["ledgerId"] == body["ledgerId"]
 
 
 async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, register, shop, monkeypatch):
@@ -272,7 +285,8 @@ async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, re
         crowd = await session.scalar(
             select(func.count(PriceObservation.id)).where(PriceObservation.source == "crowd")
         )
-    assert payments == 1 and crowd == 1
+    assert payments == 1
+    assert crowd == 1
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.accepted"]
 
@@ -284,7 +298,8 @@ async def test_two_submits_at_once_make_one_submission(hub, market, register, sh
         *(submit(hub, agent, assignment["id"], observation(shop, f"ok-race-{n}")) for n in range(4))
     )
     statuses = sorted(r.status for r in answers)
-    assert statuses[0] in (200, 202) and statuses[1:] == [409, 409, 409], statuses
+    assert statuses[0] in (200, 202), statuses
+    assert statuses[1:] == [409, 409, 409], statuses
     async with market.db.read() as session:
         count = await session.scalar(
             select(func.count(WorkSubmission.id)).where(WorkSubmission.assignment_id == assignment["id"])
@@ -302,7 +317,8 @@ async def test_spot_checks_record_defects(hub, market, register):
     )
     assignment = (await resp.json())["assignment"]
     bad = await submit(hub, agent, assignment["id"], {"defects": [{"cluster": "QLD"}]})
-    assert bad.status == 400 and (await bad.json())["field"] == "submission.defects.0.description"
+    assert bad.status == 400
+    assert (await bad.json())["field"] == "submission.defects.0.description"
     bad = await submit(hub, agent, assignment["id"], {"defects": "none"})
     assert bad.status == 400
     submission = {
@@ -315,7 +331,9 @@ async def test_spot_checks_record_defects(hub, market, register):
     resp = await submit(hub, agent, assignment["id"], submission)
     assert resp.status == 200, await resp.text()
     result = await resp.json()
-    assert result["accepted"] is True and len(result["defectIds"]) == 2 and result["creditsAwarded"] == 1
+    assert result["accepted"] is True
+    assert len(result["defectIds"]) == 2
+    assert result["creditsAwarded"] == 1
     assert await balance(hub, agent) == before + 1
     empty = await hub.post(
         "/api/work/claim", json={"workType": "applicability_spotcheck"}, headers=agent["headers"]

@@ -5,7 +5,7 @@ audited and told to the agent; staff resolve defects."""
 import asyncio
 
 from tests.axiom_helpers import staff_headers
-from tests.work_support import balance, claim, fast, hits, market, observation, shop, submit  # noqa: F401
+from tests.work.support import balance, claim, observation, submit
 
 FAR = {"priceCents": 9000, "unitPriceCents": 2250}  # 50% above the median: deferred
 
@@ -24,35 +24,49 @@ async def test_a_curator_accepts_a_deferred_observation_once(hub, market, regist
     before = await balance(hub, agent)
 
     queue = await (await hub.get("/api/review/work", headers=curator)).json()
-    assert queue["status"] == "deferred" and queue["total"] == 1
+    assert queue["status"] == "deferred"
+    assert queue["total"] == 1
     item = queue["submissions"][0]
-    assert item["submissionId"] == result["submissionId"] and item["agentName"] == agent["agentName"]
+    assert item["submissionId"] == result["submissionId"]
+    assert item["agentName"] == agent["agentName"]
     assert item["submission"]["productUrl"].endswith("/p/ok-curated")
     assert item["retailer"]["domain"] == "127.0.0.1"
     assert any(c["code"] == "far_from_median" for c in item["checks"])
     one = await hub.get(f"/api/review/work/{result['submissionId']}", headers=curator)
-    assert one.status == 200 and (await one.json())["creditsHeld"] == 2
+    assert one.status == 200
+    assert (await one.json())["creditsHeld"] == 2
 
     answers = await asyncio.gather(
         *(
-            hub.post(f"/api/review/work/{result['submissionId']}/accept", json={"note": "checked the shelf"}, headers=curator)
+            hub.post(
+                f"/api/review/work/{result['submissionId']}/accept",
+                json={"note": "checked the shelf"},
+                headers=curator,
+            )
             for _ in range(3)
         )
     )
     assert sorted(r.status for r in answers) == [200, 409, 409]
     decided = next([await r.json() for r in answers if r.status == 200].__iter__())
-    assert decided["status"] == "accepted" and decided["creditsAwarded"] == 2 and decided["priceObservationId"]
-    assert decided["decidedBy"] == "Cora Curator" and decided["decisionNote"] == "checked the shelf"
+    assert decided["status"] == "accepted"
+    assert decided["creditsAwarded"] == 2
+    assert decided["priceObservationId"]
+    assert decided["decidedBy"] == "Cora Curator"
+    assert decided["decisionNote"] == "checked the shelf"
     assert await balance(hub, agent) == before + 2
-    again = await hub.post(f"/api/review/work/{result['submissionId']}/reject", json={"note": "no"}, headers=curator)
-    assert again.status == 409 and (await again.json())["error"] == "already_decided"
+    again = await hub.post(
+        f"/api/review/work/{result['submissionId']}/reject", json={"note": "no"}, headers=curator
+    )
+    assert again.status == 409
+    assert (await again.json())["error"] == "already_decided"
 
     # The agent reads the decision; the audit trail holds it; the queue is empty.
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.deferred", "work.submission.accepted"]
     assert feed["events"][-1]["actorKind"] == "Individual"
     polled = await (await hub.get(result["url"], headers=agent["headers"])).json()
-    assert polled["accepted"] is True and polled["creditsAwarded"] == 2
+    assert polled["accepted"] is True
+    assert polled["creditsAwarded"] == 2
     assert (await (await hub.get("/api/review/work", headers=curator)).json())["total"] == 0
     accepted = await (await hub.get("/api/review/work?status=accepted", headers=curator)).json()
     assert [s["submissionId"] for s in accepted["submissions"]] == [result["submissionId"]]
@@ -74,15 +88,20 @@ async def test_a_curator_rejects_and_the_defect_is_recorded(hub, market, registe
     resp = await hub.post(f"/api/review/work/{result['submissionId']}/reject", json={}, headers=curator)
     assert resp.status == 400  # a rejection says why
     resp = await hub.post(
-        f"/api/review/work/{result['submissionId']}/reject", json={"note": "a 10 L tin, not 4 L"}, headers=curator
+        f"/api/review/work/{result['submissionId']}/reject",
+        json={"note": "a 10 L tin, not 4 L"},
+        headers=curator,
     )
     assert resp.status == 200, await resp.text()
     decided = await resp.json()
-    assert decided["status"] == "rejected" and decided["priceDefectId"] and decided["creditsAwarded"] == 0
+    assert decided["status"] == "rejected"
+    assert decided["priceDefectId"]
+    assert decided["creditsAwarded"] == 0
     assert await balance(hub, agent) == before
     defects = await (await hub.get("/api/work/defects?status=accepted", headers=curator)).json()
     assert [d["id"] for d in defects["defects"]] == [decided["priceDefectId"]]
-    assert defects["defects"][0]["reason"] == "curator_rejected" and defects["defects"][0]["resolvedBy"] == "Cora Curator"
+    assert defects["defects"][0]["reason"] == "curator_rejected"
+    assert defects["defects"][0]["resolvedBy"] == "Cora Curator"
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert feed["events"][-1]["type"] == "work.submission.rejected"
 
@@ -91,8 +110,11 @@ async def test_roles_and_keys(hub, market, register, shop, fast):
     reviewer = await staff_headers(market, "Rey Reviewer", roles=("reviewer",))
     agent, result = await deferred_submission(hub, register, shop, "ok-roles")
     resp = await hub.get("/api/review/work", headers=reviewer)
-    assert resp.status == 403 and (await resp.json())["error"] == "insufficient_role"
-    resp = await hub.post(f"/api/review/work/{result['submissionId']}/accept", json={}, headers=agent["headers"])
+    assert resp.status == 403
+    assert (await resp.json())["error"] == "insufficient_role"
+    resp = await hub.post(
+        f"/api/review/work/{result['submissionId']}/accept", json={}, headers=agent["headers"]
+    )
     assert resp.status == 401
     curator = await staff_headers(market, "Cora Curator", roles=("curator",))
     for bad in ("nope", "00000000-0000-4000-8000-000000000000"):
@@ -109,23 +131,35 @@ async def test_staff_resolve_defects(hub, market, register, shop, fast):
     staff = await staff_headers(market, "Rey Reviewer", roles=("reviewer",))
     assert (await hub.get("/api/work/defects", headers=agent["headers"])).status == 401
     listed = await (await hub.get("/api/work/defects", headers=staff)).json()
-    assert listed["filter"]["status"] == "open" and listed["count"] == 1
+    assert listed["filter"]["status"] == "open"
+    assert listed["count"] == 1
     defect = listed["defects"][0]
-    assert defect["id"] == rejected["priceDefectId"] and defect["reason"] == "url_not_found"
-    assert defect["submittedBy"] == agent["agentId"] and defect["scenario"] == "paint_interior_wall_l"
-    by_agent = await (await hub.get(f"/api/work/defects?status=all&submittedBy={agent['agentId']}", headers=staff)).json()
+    assert defect["id"] == rejected["priceDefectId"]
+    assert defect["reason"] == "url_not_found"
+    assert defect["submittedBy"] == agent["agentId"]
+    assert defect["scenario"] == "paint_interior_wall_l"
+    by_agent = await (
+        await hub.get(f"/api/work/defects?status=all&submittedBy={agent['agentId']}", headers=staff)
+    ).json()
     assert by_agent["count"] == 1
     other = await (await hub.get("/api/work/defects?status=all&cluster=elsewhere", headers=staff)).json()
     assert other["count"] == 0
     assert (await hub.get("/api/work/defects?limit=501", headers=staff)).status == 400
 
-    resp = await hub.post(f"/api/work/defects/{defect['id']}/resolve", json={"status": "maybe"}, headers=staff)
+    resp = await hub.post(
+        f"/api/work/defects/{defect['id']}/resolve", json={"status": "maybe"}, headers=staff
+    )
     assert resp.status == 400
     resp = await hub.post(
-        f"/api/work/defects/{defect['id']}/resolve", json={"status": "accepted", "note": "page is gone"}, headers=staff
+        f"/api/work/defects/{defect['id']}/resolve",
+        json={"status": "accepted", "note": "page is gone"},
+        headers=staff,
     )
-    assert resp.status == 200 and (await resp.json())["status"] == "accepted"
-    resp = await hub.post(f"/api/work/defects/{defect['id']}/resolve", json={"status": "dismissed"}, headers=staff)
+    assert resp.status == 200
+    assert (await resp.json())["status"] == "accepted"
+    resp = await hub.post(
+        f"/api/work/defects/{defect['id']}/resolve", json={"status": "dismissed"}, headers=staff
+    )
     assert resp.status == 409
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert feed["events"][-1]["type"] == "work.defect.resolved"
