@@ -23,7 +23,7 @@ from alembic import op
 revision = "0007_staff_roles_price_source"
 down_revision = ("0004_market", "0006_section_records")
 branch_labels = None
-depends_on = ("0003_axiom", "0004_market")
+depends_on = ("0003_axiom",)  # staff_keys; 0004_market (market_products) is a parent
 
 EVERY_ROLE = "curator,reviewer"
 
