@@ -29,7 +29,9 @@ from urllib.parse import urlsplit
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.kernel import audit
 from domain.kernel.clock import utcnow
+from domain.kernel.context import SYSTEM
 from domain.kernel.outbox import Job
 from domain.kernel.sqlutil import for_update
 from domain.market import outbound
@@ -250,6 +252,14 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
         await outcomes.defer(session, locked, by=VALIDATOR, notes=notes)
     else:
         await outcomes.reject(session, locked, assignment, by=VALIDATOR, reason=reason, notes=notes)
+    await audit.record(
+        session,
+        SYSTEM,
+        f"work.validate.{status}",
+        "work_submission",
+        locked.id,
+        after={"status": status, "checks": locked.checks, "creditsAwarded": locked.credits_awarded},
+    )
 
 
 async def validator_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:

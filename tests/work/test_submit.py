@@ -125,6 +125,17 @@ async def test_accepted_pays_once_and_becomes_crowd_market_data(hub, market, reg
     # The agent's feed says so, and the assignment is resolved; a second submit is a conflict.
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.accepted"]
+    async with market.db.read() as session:
+        from domain.kernel.models import AuditEntry
+
+        ops = set(
+            (
+                await session.scalars(
+                    select(AuditEntry.op).where(AuditEntry.entity_id == result["submissionId"])
+                )
+            ).all()
+        )
+    assert ops == {"work.submit", "work.validate.accepted"}
     again = await submit(hub, agent, assignment["id"], observation(shop))
     assert again.status == 409
     assert (await again.json())["error"] == "already_resolved"
@@ -340,3 +351,34 @@ async def test_spot_checks_record_defects(hub, market, register):
     )
     clean = await submit(hub, agent, (await empty.json())["assignment"]["id"], {"checked": True})
     assert (await clean.json())["defectIds"] == []
+
+
+async def test_a_validator_that_gives_up_leaves_the_decision_to_a_curator(
+    hub, market, register, shop, monkeypatch
+):
+    """When retries run out the job's on_failure defers the submission (never left validating for ever);
+    a delivery still running then finds it decided and changes nothing."""
+    from domain import wiring
+    from domain.kernel import outbox
+    from domain.kernel.models import AuditEntry, OutboxJob
+
+    monkeypatch.setattr(get_work_settings(), "submit_wait_seconds", 0)
+    agent = await register()
+    before = await balance(hub, agent)
+    assignment = await claim(hub, agent)
+    body = await (await submit(hub, agent, assignment["id"], observation(shop, "slow-giveup"))).json()
+    async with market.db.read() as session:
+        job_id = await session.scalar(
+            select(OutboxJob.id).where(OutboxJob.actor == validator.VALIDATE_JOB.name)
+        )
+    await outbox.give_up(market.db, job_id, wiring.JOBS)
+    await asyncio.sleep(1.5)  # the worker's delivery (slow page) finishes after the give-up
+    final = await (await hub.get(body["url"], headers=agent["headers"])).json()
+    assert final["status"] == "deferred"
+    assert [c["code"] for c in final["checks"]] == ["validator_failed"]
+    assert await balance(hub, agent) == before
+    async with market.db.read() as session:
+        ops = (
+            await session.scalars(select(AuditEntry.op).where(AuditEntry.entity_id == body["submissionId"]))
+        ).all()
+    assert "work.submit" in ops
