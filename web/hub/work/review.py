@@ -9,7 +9,7 @@ from aiohttp import web
 
 from domain.work import review
 from web.hub.auth import staff_context
-from web.hub.work.schemas import AcceptBody, RejectBody, ReviewItem, ReviewQuery, ReviewQueue
+from web.hub.work.schemas import DecisionAcceptBody, DecisionRejectBody, ReviewItem, ReviewQuery, ReviewQueue
 from web.kernel.access import Staff
 from web.kernel.request import public_url, runtime
 from web.kernel.routing import Routes, json_response
@@ -61,13 +61,13 @@ async def item(request: web.Request) -> web.Response:
     "/api/review/work/{submissionId}/accept",
     summary="Accept a deferred submission: the held credits are paid, the observation becomes market data",
     tags=TAGS,
-    body=AcceptBody,
+    body=DecisionAcceptBody,
     body_optional=True,
     response=ReviewItem,
     access=CURATOR,
     errors=DECIDE_ERRORS,
 )
-async def accept(request: web.Request, body: AcceptBody) -> web.Response:
+async def accept(request: web.Request, body: DecisionAcceptBody) -> web.Response:
     return await _decide(request, "accept", body.note)
 
 
@@ -76,12 +76,12 @@ async def accept(request: web.Request, body: AcceptBody) -> web.Response:
     "/api/review/work/{submissionId}/reject",
     summary="Reject a deferred submission: a defect is recorded, no credits move",
     tags=TAGS,
-    body=RejectBody,
+    body=DecisionRejectBody,
     response=ReviewItem,
     access=CURATOR,
     errors=DECIDE_ERRORS,
 )
-async def reject(request: web.Request, body: RejectBody) -> web.Response:
+async def reject(request: web.Request, body: DecisionRejectBody) -> web.Response:
     return await _decide(request, "reject", body.note)
 
 

@@ -185,9 +185,9 @@ class ReviewQueue(Exact):
     status: str
 
 
-class AcceptBody(Model):
+class DecisionAcceptBody(Model):
     note: str = Field(default="", max_length=2000, description="Why (optional when accepting)")
 
 
-class RejectBody(Model):
+class DecisionRejectBody(Model):
     note: str = Field(min_length=1, max_length=2000, description="Why the observation is refused")
