@@ -148,9 +148,9 @@ async def test_keys_roles_and_bad_input(docs, hub, runtime, register, team, revi
     # Ids that are no document proposal: malformed, unknown, a topic's proposal.
     topic_id, (a, _b, _c) = await open_topic(hub, register)
     topic_proposal = (await propose(hub, topic_id, a))["id"]
-    for bad in ("nope", MISSING, topic_proposal):
-        resp = await hub.post(f"/api/review/proposals/{bad}/decide", headers=reviewer, json=body)
-        assert resp.status == 404, bad
+    for unknown in ("nope", MISSING, topic_proposal):
+        resp = await hub.post(f"/api/review/proposals/{unknown}/decide", headers=reviewer, json=body)
+        assert resp.status == 404, unknown
         assert (await resp.json())["error"] == "proposal_not_found"
-        assert (await hub.get(f"/api/review/proposals/{bad}", headers=reviewer)).status == 404
+        assert (await hub.get(f"/api/review/proposals/{unknown}", headers=reviewer)).status == 404
     assert (await decide(hub, reviewer, pid, decision="approve", note="x" * 2000))["status"] == "approved"
