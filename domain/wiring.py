@@ -16,6 +16,7 @@ from domain.kernel.sweeps import Sweep
 from domain.market import cart, fuel_ingest, quote_rates, scrape
 from domain.market import seed as market_seed
 from domain.market.settings import get_market_settings
+from domain.review import escalations as review_escalations
 from domain.topics import consensus as topic_consensus
 from domain.topics import lifecycle as topic_lifecycle
 from domain.work import claims as work_claims
@@ -26,6 +27,7 @@ JOBS: dict[str, Job] = {
     for job in (
         library.CONVERT_JOB,
         escalations.NOTIFY_JOB,
+        review_escalations.ANSWER_JOB,
         cart.CART_JOB,
         scrape.SCRAPE_JOB,
         fuel_ingest.INGEST_JOB,

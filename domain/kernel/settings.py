@@ -47,7 +47,8 @@ class Settings(BaseSettings):
     )
     escalation_webhook_url: str | None = Field(
         default=None,
-        description="URL that receives a JSON POST for every escalation; unset: review queue only.",
+        description="URL that receives a JSON POST for every escalation and for its answer; "
+        "unset: review queue only.",
     )
     outbound_allow_private: bool = Field(
         default=False, description="Allow outgoing requests to loopback and private addresses (tests, labs)."

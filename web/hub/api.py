@@ -6,6 +6,8 @@ from web.hub import auth
 from web.hub.agents import audit, registration, wallet
 from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
+from web.hub.review import escalations as review_escalations
+from web.hub.review import proposals as review_proposals
 from web.hub.topics import collaboration, overview, proposals, topics, voting
 from web.hub.work import review, work
 from web.kernel import health
@@ -31,6 +33,8 @@ ROUTE_MODULES = (
     quotes,
     work,
     review,
+    review_escalations,
+    review_proposals,
 )
 
 SECURITY_SCHEMES = {

@@ -1,0 +1,226 @@
+"""Reviewers answer the questions agents escalate from topics and documents: the queue with each
+question's context (the resource, the section as it reads now, the proposal in question), and one answer
+per escalation, optionally with a decision on the proposal it names. An answer is audited, lands on the
+resource's event stream as `pact.human.resolved` and is posted to the escalation webhook when one is set.
+
+On the wire the stored status `resolved` reads `answered`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.request
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.models import Escalation, Proposal
+from domain.kernel import audit, outbox
+from domain.kernel.clock import canonical_id, iso, utcnow
+from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.outbox import Job
+from domain.kernel.settings import get_settings
+from domain.kernel.sqlutil import for_update
+from domain.review import resources
+
+STATUSES = ("open", "answered", "all")
+_STORED = {"open": "open", "answered": "resolved"}
+
+
+def wire_status(stored: str) -> str:
+    return "answered" if stored == "resolved" else stored
+
+
+async def queue(
+    session: AsyncSession, *, status: str, source: str | None, limit: int, offset: int
+) -> dict[str, Any]:
+    """Escalations by status and source, oldest first, each with its context."""
+    stmt = select(Escalation)
+    if status != "all":
+        stmt = stmt.where(Escalation.status == _STORED[status])
+    if source is not None:
+        stmt = stmt.where(Escalation.resource_type == source)
+    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    rows = (
+        await session.scalars(stmt.order_by(Escalation.created_at, Escalation.id).limit(limit).offset(offset))
+    ).all()
+    found = await resources.infos(session, {(e.resource_type, e.resource_id) for e in rows})
+    proposal_ids = {e.proposal_id for e in rows if e.proposal_id}
+    proposals = (
+        {
+            p.id: p
+            for p in (await session.scalars(select(Proposal).where(Proposal.id.in_(proposal_ids)))).all()
+        }
+        if proposal_ids
+        else {}
+    )
+    return {
+        "escalations": [
+            _item(e, found.get((e.resource_type, e.resource_id)), proposals.get(e.proposal_id or ""))
+            for e in rows
+        ],
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "status": status,
+        "source": source,
+    }
+
+
+def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | None) -> dict[str, Any]:
+    text = resources.section_text(info.markdown if info else None, esc.section_id)
+    return {
+        "escalationId": esc.id,
+        "status": wire_status(esc.status),
+        "source": esc.resource_type,
+        "resourceType": esc.resource_type,
+        "resourceId": esc.resource_id,
+        "resourceTitle": info.title if info else None,
+        "resourceVersion": info.version if info else None,
+        "sectionId": esc.section_id,
+        "sectionText": text,
+        "question": esc.message,
+        "priority": esc.priority,
+        "raisedBy": esc.raised_by,
+        "raisedByName": esc.raised_by_name,
+        "createdAt": iso(esc.created_at),
+        "proposal": resources.proposal_brief(proposal) if proposal is not None else None,
+        "answer": None
+        if esc.status != "resolved"
+        else {
+            "text": esc.resolution or "",
+            "answeredBy": esc.resolved_by,
+            "answeredAt": iso(esc.resolved_at),
+        },
+    }
+
+
+async def item(session: AsyncSession, escalation_id: str) -> dict[str, Any]:
+    key = canonical_id(escalation_id)
+    esc = await session.get(Escalation, key) if key else None
+    if esc is None:
+        raise NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
+    return await _context(session, esc)
+
+
+async def _context(session: AsyncSession, esc: Escalation) -> dict[str, Any]:
+    found = await resources.infos(session, {(esc.resource_type, esc.resource_id)})
+    proposal = await session.get(Proposal, esc.proposal_id) if esc.proposal_id else None
+    return _item(esc, found.get((esc.resource_type, esc.resource_id)), proposal)
+
+
+async def answer(
+    session: AsyncSession, ctx: Context, escalation_id: str, *, text: str, decision: str | None
+) -> dict[str, Any]:
+    """Record the one answer to an open escalation; with a decision, approve or reject the proposal it
+    names (pending or objected) through the consensus engine in the same transaction."""
+    reviewer = ctx.require_actor()
+    key = canonical_id(escalation_id)
+    esc = await session.scalar(for_update(select(Escalation).where(Escalation.id == key))) if key else None
+    if esc is None:
+        raise NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
+    if esc.status != "open":
+        raise Conflict(
+            f"escalation {esc.id} was already answered by {esc.resolved_by}",
+            code="already_answered",
+            answeredBy=esc.resolved_by,
+            answeredAt=iso(esc.resolved_at),
+        )
+    decided: Proposal | None = None
+    new_version: int | None = None
+    if decision is not None:
+        if not esc.proposal_id:
+            raise BadRequest(
+                "this escalation names no proposal: answer it without a decision",
+                code="no_proposal",
+                field="decision",
+            )
+        proposal = await session.get(Proposal, esc.proposal_id)
+        if proposal is None:  # pragma: no cover - escalations are checked against their proposal
+            raise NotFound(f"proposal {esc.proposal_id} not found", code="proposal_not_found")
+        decided, new_version = await resources.decide(session, ctx, proposal, approve=decision == "approve")
+    esc.status = "resolved"
+    esc.resolution = text
+    esc.resolved_by = reviewer.name
+    esc.resolved_at = utcnow()
+    data = {
+        "escalationId": esc.id,
+        "answer": text,
+        "decision": decision,
+        "proposalId": esc.proposal_id,
+        "proposalStatus": decided.status if decided is not None else None,
+        "resolvedProposalIds": [decided.id] if decided is not None else [],
+        "isOverride": False,
+        "answeredBy": reviewer.name,
+    }
+    seq = await resources.resolved_event(
+        session, ctx, esc.resource_type, esc.resource_id, section_id=esc.section_id, data=data
+    )
+    await audit.record(
+        session,
+        ctx,
+        "review.escalation.answer",
+        "escalation",
+        esc.id,
+        before={"status": "open"},
+        after={
+            "status": "answered",
+            "answer": text,
+            "decision": decision,
+            "proposalId": esc.proposal_id,
+            "proposalStatus": decided.status if decided is not None else None,
+        },
+    )
+    outbox.enqueue(session, ANSWER_JOB, {"escalation_id": esc.id, "decision": decision})
+    result = await _context(session, esc)
+    result["decision"] = decision
+    result["eventSequence"] = seq
+    result["resourceVersion"] = new_version if new_version is not None else result["resourceVersion"]
+    return result
+
+
+def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
+    req = urllib.request.Request(
+        url,
+        data=json.dumps(body).encode(),
+        headers={"Content-Type": "application/json", "User-Agent": "Concord escalation notifier"},
+        method="POST",
+    )
+    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
+        return int(resp.status)
+
+
+async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
+    """Post the answer to the escalation webhook (when configured), as escalations themselves are."""
+    url = get_settings().escalation_webhook_url
+    esc = await session.get(Escalation, payload["escalation_id"])
+    if not url or esc is None:
+        return
+    body = {
+        "event": "escalation.answered",
+        "escalation": {
+            "escalationId": esc.id,
+            "resourceType": esc.resource_type,
+            "resourceId": esc.resource_id,
+            "sectionId": esc.section_id,
+            "proposalId": esc.proposal_id,
+            "question": esc.message,
+            "status": wire_status(esc.status),
+            "answer": esc.resolution,
+            "decision": payload.get("decision"),
+            "answeredBy": esc.resolved_by,
+            "answeredAt": iso(esc.resolved_at),
+        },
+    }
+    try:
+        status = await asyncio.to_thread(_post_json, url, body, 10.0)
+    except (urllib.error.URLError, OSError, ValueError) as exc:
+        raise RuntimeError(f"webhook delivery failed: {exc}") from exc
+    if not 200 <= status < 300:
+        raise RuntimeError(f"webhook answered {status}")
+
+
+ANSWER_JOB = Job("review.answer_notify", notify_answer)

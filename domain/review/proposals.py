@@ -1,0 +1,140 @@
+"""Reviewers decide document proposals paused by an objection: the queue with the section as it reads
+now beside the proposed text and the objections, and one decision per proposal (approve merges through
+the consensus engine, reject rejects). A decision is audited and lands on the document's event stream
+(the engine's `pact.proposal.merged`/`rejected`, then `pact.human.resolved` with the reviewer's note)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.models import Proposal, ProposalVote
+from domain.kernel import audit
+from domain.kernel.clock import canonical_id, iso
+from domain.kernel.context import Context
+from domain.kernel.errors import Conflict, NotFound
+from domain.review import resources
+
+STATUSES = ("objected", "pending", "approved", "rejected", "expired", "superseded", "all")
+DECIDED = ("approved", "rejected", "expired", "superseded", "merged")
+
+
+async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
+    """Document proposals by status (objected by default), oldest first, with their context."""
+    stmt = select(Proposal).where(Proposal.resource_type == "document")
+    if status != "all":
+        stmt = stmt.where(Proposal.status == status)
+    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
+    rows = (
+        await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id).limit(limit).offset(offset))
+    ).all()
+    return {
+        "proposals": await _items(session, rows),
+        "total": total,
+        "limit": limit,
+        "offset": offset,
+        "status": status,
+    }
+
+
+async def _items(session: AsyncSession, rows: Any) -> list[dict[str, Any]]:
+    rows = list(rows)
+    found = await resources.infos(session, {(p.resource_type, p.resource_id) for p in rows})
+    objections: dict[str, list[dict[str, Any]]] = {p.id: [] for p in rows}
+    if rows:
+        votes = await session.scalars(
+            select(ProposalVote)
+            .where(ProposalVote.proposal_id.in_(list(objections)), ProposalVote.kind == "object")
+            .order_by(ProposalVote.id)
+        )
+        for v in votes.all():
+            objections[v.proposal_id].append(
+                {
+                    "agentId": v.agent_id,
+                    "agentName": v.agent_name,
+                    "reason": v.reason,
+                    "createdAt": iso(v.created_at),
+                }
+            )
+    return [_item(p, found.get((p.resource_type, p.resource_id)), objections[p.id]) for p in rows]
+
+
+def _item(p: Proposal, info: resources.Info | None, objections: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "proposalId": p.id,
+        "status": p.status,
+        "documentId": p.resource_id,
+        "documentTitle": info.title if info else None,
+        "documentVersion": info.version if info else None,
+        "baseVersion": p.base_version,
+        "sectionId": p.section_id,
+        "currentText": resources.section_text(info.markdown if info else None, p.section_id),
+        "proposedText": p.new_content,
+        "summary": p.summary,
+        "authorId": p.author_id,
+        "authorName": p.author_name,
+        "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
+        "objections": objections,
+        "createdAt": iso(p.created_at),
+        "resolvedAt": iso(p.resolved_at),
+    }
+
+
+async def _find(session: AsyncSession, proposal_id: str) -> Proposal:
+    key = canonical_id(proposal_id)
+    proposal = await session.get(Proposal, key) if key else None
+    if proposal is None or proposal.resource_type != "document":
+        raise NotFound(f"document proposal {proposal_id!r} not found", code="proposal_not_found")
+    return proposal
+
+
+async def item(session: AsyncSession, proposal_id: str) -> dict[str, Any]:
+    return (await _items(session, [await _find(session, proposal_id)]))[0]
+
+
+async def decide(
+    session: AsyncSession, ctx: Context, proposal_id: str, *, decision: str, note: str
+) -> dict[str, Any]:
+    """Approve (merge) or reject an objected document proposal, once."""
+    reviewer = ctx.require_actor()
+    _resource, proposal = await resources.lock_proposal(session, await _find(session, proposal_id))
+    if proposal.status != "objected":
+        decided = proposal.status in DECIDED
+        raise Conflict(
+            f"proposal {proposal.id} is {proposal.status}: it was already decided"
+            if decided
+            else f"proposal {proposal.id} is {proposal.status}; reviewers decide objected proposals",
+            code="already_decided" if decided else "not_objected",
+            proposalStatus=proposal.status,
+        )
+    decided_proposal, version = await resources.decide(session, ctx, proposal, approve=decision == "approve")
+    seq = await resources.resolved_event(
+        session,
+        ctx,
+        "document",
+        decided_proposal.resource_id,
+        section_id=decided_proposal.section_id,
+        data={
+            "proposalId": decided_proposal.id,
+            "decision": decision,
+            "note": note,
+            "proposalStatus": decided_proposal.status,
+            "resolvedProposalIds": [decided_proposal.id],
+            "isOverride": decision == "approve",  # approving overrides the objection
+            "decidedBy": reviewer.name,
+            "newVersion": version if decided_proposal.status == "approved" else None,
+        },
+    )
+    await audit.record(
+        session,
+        ctx,
+        f"review.proposal.{decision}",
+        "proposal",
+        decided_proposal.id,
+        before={"status": "objected"},
+        after={"status": decided_proposal.status, "note": note, "documentVersion": version},
+    )
+    result = (await _items(session, [decided_proposal]))[0]
+    return {**result, "decision": decision, "note": note, "decidedBy": reviewer.name, "eventSequence": seq}

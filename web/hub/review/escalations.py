@@ -1,0 +1,83 @@
+"""Reviewers answer escalated questions from topics and documents: the queue with context, one
+escalation, and the one answer (optionally deciding the proposal it names)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from domain.review import escalations
+from web.hub.auth import staff_context
+from web.hub.review.schemas import AnswerBody, Answered, EscalationItem, EscalationQueue, EscalationsQuery
+from web.kernel.access import Staff
+from web.kernel.request import public_url, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAGS = ["Review"]
+REVIEWER = Staff(role="reviewer")
+
+
+def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
+    return {**item, "url": public_url(request, f"/api/review/escalations/{item['escalationId']}")}
+
+
+@routes.route(
+    "GET",
+    "/api/review/escalations",
+    summary="Escalations from topics and documents (open by default), oldest first, with their context",
+    tags=TAGS,
+    query=EscalationsQuery,
+    response=EscalationQueue,
+    access=REVIEWER,
+)
+async def queue(request: web.Request, query: EscalationsQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await escalations.queue(
+            session, status=query.status, source=query.source, limit=query.limit, offset=query.offset
+        )
+    result["escalations"] = [_with_url(request, item) for item in result["escalations"]]
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/review/escalations/{escalationId}",
+    summary="One escalation with its context",
+    tags=TAGS,
+    response=EscalationItem,
+    access=REVIEWER,
+    errors={404: "Escalation not found"},
+)
+async def item(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await escalations.item(session, request.match_info["escalationId"])
+    return json_response(_with_url(request, result))
+
+
+@routes.route(
+    "POST",
+    "/api/review/escalations/{escalationId}/answer",
+    summary="Answer an escalation once; with a decision, approve or reject the proposal it names",
+    tags=TAGS,
+    body=AnswerBody,
+    response=Answered,
+    access=REVIEWER,
+    errors={
+        400: "Bad body, or a decision on an escalation that names no proposal",
+        404: "Escalation not found",
+        409: "Already answered, or the proposal is no longer pending or objected",
+    },
+)
+async def answer(request: web.Request, body: AnswerBody) -> web.Response:
+    async with runtime(request).db.transaction() as session:
+        result = await escalations.answer(
+            session,
+            staff_context(request),
+            request.match_info["escalationId"],
+            text=body.answer,
+            decision=body.decision,
+        )
+    return json_response(_with_url(request, result))

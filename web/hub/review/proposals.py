@@ -1,0 +1,77 @@
+"""Reviewers decide document proposals paused by an objection: the queue with the current and proposed
+text side by side, one proposal, and the one decision (approve merges, reject refuses)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from domain.review import proposals
+from web.hub.auth import staff_context
+from web.hub.review.schemas import DecideBody, Decided, ProposalItem, ProposalQueue, ProposalsQuery
+from web.kernel.access import Staff
+from web.kernel.request import public_url, runtime
+from web.kernel.routing import Routes, json_response
+
+routes = Routes()
+
+TAGS = ["Review"]
+REVIEWER = Staff(role="reviewer")
+
+
+def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
+    return {**item, "url": public_url(request, f"/api/review/proposals/{item['proposalId']}")}
+
+
+@routes.route(
+    "GET",
+    "/api/review/proposals",
+    summary="Document proposals for reviewers (objected by default), oldest first, with their context",
+    tags=TAGS,
+    query=ProposalsQuery,
+    response=ProposalQueue,
+    access=REVIEWER,
+)
+async def queue(request: web.Request, query: ProposalsQuery) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await proposals.queue(session, status=query.status, limit=query.limit, offset=query.offset)
+    result["proposals"] = [_with_url(request, item) for item in result["proposals"]]
+    return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/review/proposals/{proposalId}",
+    summary="One document proposal with the section's current text and the objections",
+    tags=TAGS,
+    response=ProposalItem,
+    access=REVIEWER,
+    errors={404: "Document proposal not found"},
+)
+async def item(request: web.Request) -> web.Response:
+    async with runtime(request).db.read() as session:
+        result = await proposals.item(session, request.match_info["proposalId"])
+    return json_response(_with_url(request, result))
+
+
+@routes.route(
+    "POST",
+    "/api/review/proposals/{proposalId}/decide",
+    summary="Decide an objected document proposal once: approve merges it, reject refuses it",
+    tags=TAGS,
+    body=DecideBody,
+    response=Decided,
+    access=REVIEWER,
+    errors={404: "Document proposal not found", 409: "Already decided, or not objected"},
+)
+async def decide(request: web.Request, body: DecideBody) -> web.Response:
+    async with runtime(request).db.transaction() as session:
+        result = await proposals.decide(
+            session,
+            staff_context(request),
+            request.match_info["proposalId"],
+            decision=body.decision,
+            note=body.note,
+        )
+    return json_response(_with_url(request, result))

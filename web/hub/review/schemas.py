@@ -1,0 +1,141 @@
+"""Requests and responses of the reviewers' review API: escalations and objected document proposals."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from web.hub.schemas import MAX_INT, Model
+from web.kernel.wire import Exact, Timestamp
+
+
+class Votes(Exact):
+    approve: int
+    reject: int
+    object: int
+
+
+class EscalationsQuery(Model):
+    status: Literal["open", "answered", "all"] = "open"
+    source: Literal["topic", "document"] | None = Field(
+        default=None, description="Only escalations raised on topics, or on documents"
+    )
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
+
+
+class EscalatedProposal(Exact):
+    proposalId: str
+    status: str
+    sectionId: str
+    summary: str
+    newContent: str
+    authorId: str
+    authorName: str
+    votes: Votes
+
+
+class Answer(Exact):
+    text: str
+    answeredBy: str | None
+    answeredAt: Timestamp | None
+
+
+class EscalationItem(Exact):
+    escalationId: str
+    status: Literal["open", "answered"]
+    source: Literal["topic", "document"]
+    resourceType: Literal["topic", "document"]
+    resourceId: str
+    resourceTitle: str | None = Field(description="The topic's title or the document's name")
+    resourceVersion: int | None
+    sectionId: str | None
+    sectionText: str | None = Field(description="The section's body as it reads now, when it still exists")
+    question: str
+    priority: str
+    raisedBy: str | None = Field(description="Id of the agent that asked")
+    raisedByName: str | None
+    createdAt: Timestamp
+    proposal: EscalatedProposal | None
+    answer: Answer | None
+    url: str
+
+
+class EscalationQueue(Exact):
+    escalations: list[EscalationItem]
+    total: int
+    limit: int
+    offset: int
+    status: str
+    source: str | None
+
+
+class AnswerBody(Model):
+    answer: str = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
+    decision: Literal["approve", "reject"] | None = Field(
+        default=None,
+        description="Also decide the proposal the escalation names (pending or objected): approve merges it",
+    )
+
+
+class Answered(EscalationItem):
+    decision: Literal["approve", "reject"] | None
+    eventSequence: int = Field(description="Sequence number of pact.human.resolved on the resource's stream")
+
+
+class ProposalsQuery(Model):
+    status: Literal["objected", "pending", "approved", "rejected", "expired", "superseded", "all"] = (
+        "objected"
+    )
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
+
+
+class Objection(Exact):
+    agentId: str
+    agentName: str
+    reason: str | None
+    createdAt: Timestamp
+
+
+class ProposalItem(Exact):
+    proposalId: str
+    status: str
+    documentId: str
+    documentTitle: str | None
+    documentVersion: int | None
+    baseVersion: int
+    sectionId: str
+    currentText: str | None = Field(description="The section's body as it reads now")
+    proposedText: str
+    summary: str
+    authorId: str
+    authorName: str
+    votes: Votes
+    objections: list[Objection]
+    createdAt: Timestamp
+    resolvedAt: Timestamp | None
+    url: str
+
+
+class ProposalQueue(Exact):
+    proposals: list[ProposalItem]
+    total: int
+    limit: int
+    offset: int
+    status: str
+
+
+class DecideBody(Model):
+    decision: Literal["approve", "reject"] = Field(
+        description="approve merges the proposal; reject refuses it"
+    )
+    note: str = Field(min_length=1, max_length=2000, description="Why: the agents read it")
+
+
+class Decided(ProposalItem):
+    decision: Literal["approve", "reject"]
+    note: str
+    decidedBy: str
+    eventSequence: int = Field(description="Sequence number of pact.human.resolved on the document's stream")
