@@ -10,15 +10,56 @@ from runtime.process import Runtime
 from web.docs import api as docs_api
 from web.docs import mcp as mcp_server
 from web.hub import api as hub_api
+from web.hub import pages as review_pages
 from web.hub.axiom.keys import CITATION_INDEX
+from web.kernel import home
 from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
 from web.kernel.middleware import request_context
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
 from web.kernel.routing import Api, json_response
 
+REFERENCE = [
+    home.Link("API reference", "/docs", "every operation, its parameters, bodies, responses and security"),
+    home.Link("OpenAPI document", "/openapi.json", "the same, as OpenAPI 3.1 JSON for tools and clients"),
+]
+HUB_LINKS = [
+    *REFERENCE,
+    home.Link("Review desk", "/review/", "staff sign in with their key to answer escalations and decide"),
+]
+HUB_GUIDES = [
+    home.Link("docs/hub.md", None, "registration, topics, content and sections, events, statistics, audit"),
+    home.Link(
+        "docs/consensus.md", None, "proposals and votes, lifecycle, intents, constraints, bounty, wallet"
+    ),
+    home.Link("docs/axiom.md", None, "commercial keys, verified facts, legislation, citation resolution"),
+    home.Link(
+        "docs/market.md", None, "products, comparison, price history, scraping, carts, fuel, quote rates"
+    ),
+    home.Link(
+        "docs/work.md", None, "the work economy: claims, price observations, credits, curators, defects"
+    ),
+    home.Link(
+        "docs/review.md", None, "people keep the final word: escalations, objected proposals, the desk"
+    ),
+]
+DOCS_GUIDES = [
+    home.Link(
+        "docs/documents.md", None, "service keys, upload and conversion, share links, comments, agents"
+    ),
+    home.Link("docs/mcp.md", None, "the MCP server: connecting a client, the tools"),
+]
 
-def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Application:
+
+def _base_app(
+    rt: Runtime,
+    api: Api,
+    style: str,
+    body_limit: int,
+    *,
+    links: list[home.Link],
+    guides: list[home.Link],
+) -> web.Application:
     app = web.Application(middlewares=[request_context], client_max_size=body_limit)
     app[RUNTIME] = rt
     app[API] = api
@@ -31,20 +72,26 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
         return json_response(spec)
 
     app.router.add_get("/openapi.json", openapi)
+    home.add_routes(app, spec, links=links, guides=guides)
     return app
 
 
 def create_hub_app(rt: Runtime) -> web.Application:
-    app = _base_app(rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes)
+    app = _base_app(
+        rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
+    )
     # The document API has no rate-limited or cached route: only the hub pays for a limiter's storage
     # and a cache's commit hook.
     app[RATE_LIMITS] = RateLimits(rt.settings)
     app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[CITATION_INDEX] = IndexHolder()
+    review_pages.add_routes(app)  # the review desk for people: HTML, outside the API's tables
     return app
 
 
 def create_docs_app(rt: Runtime) -> web.Application:
-    app = _base_app(rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes)
+    app = _base_app(
+        rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes, links=REFERENCE, guides=DOCS_GUIDES
+    )
     mcp_server.add_routes(app)
     return app

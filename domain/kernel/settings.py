@@ -50,6 +50,12 @@ class Settings(BaseSettings):
         description="URL that receives a JSON POST for every escalation and for its answer; "
         "unset: review queue only.",
     )
+    review_session_hours: float = Field(
+        default=8.0,
+        gt=0,
+        le=24 * 30,
+        description="How long a sign-in to the review pages (`/review/`) lasts; signing out ends it sooner.",
+    )
     outbound_allow_private: bool = Field(
         default=False, description="Allow outgoing requests to loopback and private addresses (tests, labs)."
     )

@@ -117,4 +117,9 @@ async def authenticate(session: AsyncSession, api_key: str | None) -> StaffMembe
         raise Unauthorized("invalid staff key")
     if row.revoked_at is not None:
         raise Unauthorized("this staff key has been revoked")
+    return member_of(row)
+
+
+def member_of(row: StaffKey) -> StaffMember:
+    """The staff member a key row stands for (the caller has checked the key is live)."""
     return StaffMember(Actor(row.id, row.name, row.key_hash, kind="staff"), frozenset(_roles_of(row)))

@@ -1,0 +1,68 @@
+"""Steps of the review-desk page tests: a staff key's secret, signing in over HTTP, the form token of a
+page, a document escalation that names an objected proposal, a deferred work submission."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from typing import Any
+
+from tests.axiom_helpers import staff_headers
+from tests.review.support import doc_escalate, doc_object, doc_propose
+from tests.work.support import claim, observation, submit
+
+_CANDIDATES = (shutil.which("chromium"), "/usr/bin/chromium", shutil.which("chromium-browser"))
+CHROMIUM = next((path for path in _CANDIDATES if path and os.path.exists(path)), None)
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+FAR = {"priceCents": 9000, "unitPriceCents": 2250}  # 50% above the median: the validator defers it
+
+
+async def staff_key(runtime: Any, name: str, roles: tuple[str, ...]) -> str:
+    headers = await staff_headers(runtime, name, roles=roles)
+    return headers["Authorization"].removeprefix("Bearer ")
+
+
+def csrf_of(html: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert found, "no form token on the page"
+    return found.group(1)
+
+
+async def sign_in(hub: Any, key: str) -> str:
+    """Sign in through the form (the client keeps the cookies); the session's form token."""
+    form = await hub.get("/review/")
+    assert form.status == 200
+    resp = await hub.post(
+        "/review/sign-in", data={"key": key, "csrf": csrf_of(await form.text())}, allow_redirects=False
+    )
+    assert resp.status == 303, await resp.text()
+    queue = await hub.get("/review/")
+    assert queue.status == 200
+    return csrf_of(await queue.text())
+
+
+async def objected_escalation(docs: Any, team: dict[str, Any]) -> tuple[str, str]:
+    """An agent proposes new budget text, another objects and escalates it: (escalation id, proposal id)."""
+    (alice, bob, _carol), base = team["keys"], team["base"]
+    pid = await doc_propose(docs, alice, base, text="Less money, spent <carefully> & audited.")
+    await doc_object(docs, bob, base, pid, reason="breaks the grant's terms")
+    esc = await doc_escalate(docs, bob, base, question="Can we cut the budget like this?", proposalId=pid)
+    return str(esc["escalationId"]), pid
+
+
+async def deferred_submission(hub: Any, register: Any, shop: Any, page: str = "ok-curated") -> dict[str, Any]:
+    agent = await register()
+    assignment = await claim(hub, agent)
+    result = await (await submit(hub, agent, assignment["id"], observation(shop, page, **FAR))).json()
+    assert result["status"] == "deferred", result
+    return dict(result)

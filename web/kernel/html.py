@@ -1,0 +1,171 @@
+"""Server-rendered HTML for people (the apps' home and reference pages, the hub's review pages): a tiny
+template helper that escapes every value it is given, the page layout with its landmarks, and the one
+stylesheet, served by the app itself (`/assets/concord.css`). No script, no external asset."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Iterable
+from typing import Any
+
+from aiohttp import web
+
+STYLESHEET_PATH = "/assets/concord.css"
+
+# What a page may load: its own stylesheet and nothing else; forms post to the page's own origin.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+    "Referrer-Policy": "same-origin",
+}
+
+
+class Markup(str):
+    """Text that is already HTML: `h` and `join` keep it as it is and escape everything else."""
+
+    __slots__ = ()
+
+
+def esc(value: Any) -> Markup:
+    """A value as HTML text: Markup stays, None reads as nothing, anything else is escaped."""
+    if isinstance(value, Markup):
+        return value
+    if value is None:
+        return Markup("")
+    return Markup(html.escape(str(value), quote=True))
+
+
+def h(template: str, /, **values: Any) -> Markup:
+    """`template` (trusted HTML with `{name}` fields) with every value escaped unless it is Markup."""
+    return Markup(template.format(**{name: esc(value) for name, value in values.items()}))
+
+
+def join(parts: Iterable[Any], sep: str = "") -> Markup:
+    return Markup(esc(sep).join(esc(part) for part in parts))
+
+
+def page(
+    title: str,
+    body: Markup,
+    *,
+    site: str,
+    home: str = "/",
+    nav: Markup | None = None,
+    status: int = 200,
+    headers: dict[str, str] | None = None,
+    no_store: bool = False,
+) -> web.Response:
+    """A whole HTML page: banner (site name, navigation), the main content, a footer."""
+    document = h(
+        """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · {site}</title>
+<link rel="stylesheet" href="{css}">
+</head>
+<body>
+<a class="skip" href="#main">Skip to the content</a>
+<header class="banner">
+<p class="brand"><a href="{home}">{site}</a></p>
+{nav}
+</header>
+<main id="main" tabindex="-1">
+{body}
+</main>
+<footer class="footer"><p>Concord: agents reach consensus; people keep the final word.</p></footer>
+</body>
+</html>
+""",
+        title=title,
+        site=site,
+        css=STYLESHEET_PATH,
+        home=home,
+        nav=nav or Markup(""),
+        body=body,
+    )
+    response = web.Response(text=document, status=status, content_type="text/html", charset="utf-8")
+    response.headers.update(SECURITY_HEADERS)
+    if no_store:
+        response.headers["Cache-Control"] = "no-store"
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+STYLESHEET = """
+:root { color-scheme: light; --ink: #1b1f24; --muted: #57606a; --line: #d0d7de; --accent: #0b57d0;
+  --bg: #ffffff; --panel: #f6f8fa; --ok: #116329; --ok-bg: #dafbe1; --bad: #82071e; --bad-bg: #ffebe9;
+  --focus: #bf5700; }
+* { box-sizing: border-box; }
+html { font-size: 100%; }
+body { margin: 0; font: 1rem/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", sans-serif;
+  color: var(--ink); background: var(--bg); }
+a { color: var(--accent); }
+a:hover { text-decoration-thickness: 2px; }
+:focus-visible { outline: 3px solid var(--focus); outline-offset: 2px; }
+.skip { position: absolute; left: -999px; top: 0; background: var(--bg); padding: .5rem 1rem; }
+.skip:focus { left: .5rem; z-index: 10; }
+.banner { display: flex; flex-wrap: wrap; align-items: center; justify-content: space-between; gap: 1rem;
+  padding: .75rem 1.5rem; border-bottom: 1px solid var(--line); background: var(--panel); }
+.brand { margin: 0; font-weight: 700; font-size: 1.15rem; }
+.brand a { color: var(--ink); text-decoration: none; }
+.banner nav ul { display: flex; flex-wrap: wrap; gap: 1rem; list-style: none; margin: 0; padding: 0;
+  align-items: center; }
+.banner form { display: inline; margin: 0; }
+main { max-width: 72rem; margin: 0 auto; padding: 1.5rem; }
+main:focus { outline: none; }
+.footer { border-top: 1px solid var(--line); color: var(--muted); padding: .75rem 1.5rem; font-size: .9rem; }
+h1 { font-size: 1.6rem; margin: .25rem 0 1rem; }
+h2 { font-size: 1.25rem; margin: 2rem 0 .75rem; }
+h3 { font-size: 1.05rem; margin: 1.25rem 0 .5rem; }
+p, ul, ol, dl { margin: 0 0 1rem; }
+code, pre, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; }
+pre { white-space: pre-wrap; word-break: break-word; background: var(--panel); border: 1px solid var(--line);
+  border-radius: 6px; padding: .75rem; margin: 0 0 1rem; }
+table { border-collapse: collapse; width: 100%; margin: 0 0 1rem; }
+caption { text-align: left; font-weight: 600; padding: 0 0 .4rem; }
+th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .45rem .6rem; }
+thead th { background: var(--panel); border-bottom: 2px solid var(--line); }
+.muted { color: var(--muted); }
+.flash, .error, .notice { border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; border: 1px solid; }
+.flash { background: var(--ok-bg); color: var(--ok); border-color: #4ac26b; }
+.error { background: var(--bad-bg); color: var(--bad); border-color: #ff8182; }
+.notice { background: var(--panel); border-color: var(--line); }
+.side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+@media (max-width: 48rem) { .side-by-side { grid-template-columns: 1fr; } }
+.side-by-side h3 { margin-top: 0; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+dl.facts dt { font-weight: 600; }
+dl.facts dd { margin: 0; }
+form.decision { border: 1px solid var(--line); border-radius: 6px; padding: 1rem; margin: 0 0 1rem;
+  max-width: 48rem; }
+fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
+legend { font-weight: 600; padding: 0; margin-bottom: .35rem; }
+label { display: block; font-weight: 600; margin: 0 0 .35rem; }
+fieldset label { display: inline; font-weight: 400; margin-right: 1rem; }
+.hint { color: var(--muted); font-size: .9rem; margin: -.2rem 0 .5rem; }
+input[type=text], input[type=password], textarea { width: 100%; max-width: 48rem; font: inherit;
+  padding: .5rem .6rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; color: var(--ink); }
+textarea { min-height: 6rem; }
+.field { margin: 0 0 1rem; }
+button { font: inherit; font-weight: 600; padding: .5rem 1rem; border-radius: 6px; cursor: pointer;
+  border: 1px solid #1f6feb; background: var(--accent); color: #fff; }
+button.secondary { background: #fff; color: var(--accent); }
+button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
+.banner button { padding: .25rem .75rem; }
+.method { display: inline-block; min-width: 4.2rem; text-align: center; font-weight: 700; border-radius: 4px;
+  padding: 0 .4rem; margin-right: .4rem; background: var(--panel); border: 1px solid var(--line); }
+.op { border-top: 1px solid var(--line); padding-top: .5rem; }
+.toc { columns: 2 16rem; }
+"""
+
+
+async def stylesheet(_request: web.Request) -> web.Response:
+    response = web.Response(text=STYLESHEET, content_type="text/css", charset="utf-8")
+    response.headers["Cache-Control"] = "public, max-age=3600"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
