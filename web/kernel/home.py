@@ -4,6 +4,7 @@ their parameters, bodies, responses and security, then the schemas), with no scr
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -136,7 +137,7 @@ def _limits(schema: dict[str, Any]) -> str:
         ("default", "default"),
     ):
         if key in schema:
-            parts.append(f"{label} {schema[key]}")
+            parts.append(f"{label} {json.dumps(schema[key])}")
     return "; ".join(parts)
 
 

@@ -132,6 +132,7 @@ th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--l
 thead th { background: var(--panel); border-bottom: 2px solid var(--line); }
 .muted { color: var(--muted); }
 .flash, .error, .notice { border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; border: 1px solid; }
+.flash p, .error p, .notice p { margin: 0; }
 .flash { background: var(--ok-bg); color: var(--ok); border-color: #4ac26b; }
 .error { background: var(--bad-bg); color: var(--bad); border-color: #ff8182; }
 .notice { background: var(--panel); border-color: var(--line); }
@@ -146,7 +147,9 @@ form.decision { border: 1px solid var(--line); border-radius: 6px; padding: 1rem
 fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 legend { font-weight: 600; padding: 0; margin-bottom: .35rem; }
 label { display: block; font-weight: 600; margin: 0 0 .35rem; }
-fieldset label { display: inline; font-weight: 400; margin-right: 1rem; }
+fieldset label { display: inline; font-weight: 400; margin: 0 1.25rem 0 .35rem; }
+fieldset input[type=radio] { margin: 0; vertical-align: middle; }
+form.decision h2 { margin-top: 0; }
 .hint { color: var(--muted); font-size: .9rem; margin: -.2rem 0 .5rem; }
 input[type=text], input[type=password], textarea { width: 100%; max-width: 48rem; font: inherit;
   padding: .5rem .6rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; color: var(--ink); }

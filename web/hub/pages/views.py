@@ -93,10 +93,12 @@ def message_page(heading: str, text: str, *, back: bool = True) -> Markup:
 
 
 def _count(shown: int, total: int, noun: str) -> Markup:
+    """'No escalations waiting.', '1 escalation waiting.', '2 escalations waiting.'"""
     if total == 0:
-        return h('<p class="muted">No {noun} waiting.</p>', noun=noun)
+        return h('<p class="muted">No {noun}s waiting.</p>', noun=noun)
     more = f" (the oldest {shown} shown)" if total > shown else ""
-    return h("<p>{total} {noun} waiting{more}.</p>", total=total, noun=noun, more=more)
+    plural = "" if total == 1 else "s"
+    return h("<p>{total} {noun}{plural} waiting{more}.</p>", total=total, noun=noun, plural=plural, more=more)
 
 
 def _table(caption: str, headers: Iterable[str], rows: list[Markup]) -> Markup:
@@ -145,7 +147,7 @@ def queue(
             h(
                 '<section aria-labelledby="escalations"><h2 id="escalations">Open escalations</h2>'
                 "{count}{table}</section>",
-                count=_count(len(rows), escalations["total"], "escalations"),
+                count=_count(len(rows), escalations["total"], "escalation"),
                 table=_table(
                     "Questions agents escalated, oldest first",
                     ("question", "from", "section", "proposal", "raised by", "raised"),
@@ -172,7 +174,7 @@ def queue(
             h(
                 '<section aria-labelledby="proposals"><h2 id="proposals">Objected document proposals</h2>'
                 "{count}{table}</section>",
-                count=_count(len(rows), proposals["total"], "objected proposals"),
+                count=_count(len(rows), proposals["total"], "objected proposal"),
                 table=_table(
                     "Proposals paused by an objection, oldest first",
                     ("summary", "document", "section", "proposed by", "objections", "proposed"),
@@ -202,7 +204,7 @@ def queue(
             h(
                 '<section aria-labelledby="work"><h2 id="work">Deferred work submissions</h2>{count}{table}'
                 "</section>",
-                count=_count(len(rows), work["total"], "deferred submissions"),
+                count=_count(len(rows), work["total"], "deferred submission"),
                 table=_table(
                     "Observations the validator passed to a curator, oldest first",
                     ("product", "retailer", "price", "deferred because", "agent", "submitted"),
@@ -264,6 +266,14 @@ def _radios(name: str, legend: str, options: list[tuple[str, str]], chosen: str,
             for value, label in options
         ),
     )
+
+
+def _section_of(e: dict[str, Any]) -> Markup:
+    if e["sectionId"]:
+        return h("<code>{s}</code>", s=e["sectionId"])
+    if e["proposal"] is not None and e["proposal"]["sectionId"]:
+        return h("<code>{s}</code> (the proposal's)", s=e["proposal"]["sectionId"])
+    return Markup("the whole " + esc(e["source"]))
 
 
 # --- one escalation -------------------------------------------------------------------------------------
@@ -358,7 +368,7 @@ def escalation(
                 ("Status", e["status"]),
                 (e["source"].capitalize(), e["resourceTitle"] or e["resourceId"]),
                 ("Version", e["resourceVersion"]),
-                ("Section", h("<code>{s}</code>", s=e["sectionId"]) if e["sectionId"] else "the whole"),
+                ("Section", _section_of(e)),
                 ("Priority", e["priority"]),
                 ("Raised by", e["raisedByName"] or e["raisedBy"]),
                 ("Raised", when(e["createdAt"])),

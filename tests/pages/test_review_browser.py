@@ -1,0 +1,120 @@
+"""The review desk in a real headless Chromium (Debian's chromium driven by playwright): a reviewer signs
+in with a staff key, opens an escalation, answers it and approves its objected proposal, and sees the
+flash; a curator accepts a deferred observation; signing out ends the session (the old cookie no longer
+works); the keyboard reaches the sign-in input and button. Screenshots go to a temporary directory (and
+/tmp/concord-shots/ when it exists, for a person to look at)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from tests.pages.support import deferred_submission, objected_escalation, staff_key
+
+SHOTS = Path(tempfile.mkdtemp(prefix="concord-pages-"))
+KEEP = Path("/tmp/concord-shots")
+KEEP_SHOTS = KEEP.is_dir() and os.access(KEEP, os.W_OK)
+
+
+async def shot(page: Any, name: str, *, full_page: bool = True) -> None:
+    path = SHOTS / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=full_page)
+    if KEEP_SHOTS:
+        shutil.copy(path, KEEP / path.name)
+
+
+async def sign_in(page: Any, base: str, key: str) -> None:
+    await page.goto(f"{base}/review/")
+    await page.get_by_label("Staff key", exact=True).fill(key)
+    await page.get_by_role("button", name="Sign in").click()
+    await page.wait_for_url(f"{base}/review/")
+
+
+async def test_a_reviewer_answers_an_escalation_and_approves_its_proposal(
+    browser, live_hub, docs, team, runtime
+):
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    esc, _pid = await objected_escalation(docs, team)
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    assert await page.get_by_role("status").inner_text() == "Signed in as Rey Reviewer."
+    await shot(page, "reviewer-queue")
+
+    await page.get_by_role("link", name="Can we cut the budget like this?").click()
+    await page.wait_for_url(f"{base}/review/escalations/{esc}")
+    assert "Less money, spent <carefully> & audited." in await page.locator("#main").inner_text()
+    await page.get_by_label("Answer", exact=True).fill("Yes: the grant allows it.")
+    await page.get_by_label("Approve (merge) it").check()
+    await shot(page, "reviewer-escalation")
+    await page.get_by_role("button", name="Send the answer").click()
+    await page.wait_for_url(f"{base}/review/")
+    assert await page.get_by_role("status").inner_text() == "Answer sent; the proposal was approved."
+    assert "No escalations waiting." in await page.locator("#main").inner_text()
+    await shot(page, "reviewer-after-answer")
+
+
+async def test_a_curator_accepts_a_deferred_observation(
+    browser, live_hub, hub, market, register, shop, fast, runtime
+):
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    sub = await deferred_submission(hub, register, shop, "ok-browser")
+    await sign_in(page, base, await staff_key(runtime, "Cora Curator", ("curator",)))
+    assert "Open escalations" not in await page.locator("#main").inner_text()
+    await page.get_by_role("link", name="Acme Interior Wall Paint 4L").click()
+    await page.wait_for_url(f"{base}/review/work/{sub['submissionId']}")
+    assert await page.get_by_role("link", name=f"http://127.0.0.1:{shop.port}/p/ok-browser").count() >= 1
+    await page.get_by_label("Note (optional)").fill("Checked the shelf price.")
+    await shot(page, "curator-submission")
+    await page.get_by_role("button", name="Accept the observation").click()
+    await page.wait_for_url(f"{base}/review/")
+    assert await page.get_by_role("status").inner_text() == "Observation accepted: credits paid."
+    await shot(page, "curator-after-accept")
+
+
+async def test_sign_out_ends_the_session_and_the_old_cookie_no_longer_works(browser, live_hub, runtime):
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    cookies = await page.context.cookies()
+    session = next(c for c in cookies if c["name"] == "concord_review")
+    assert session["httpOnly"] is True
+    assert session["sameSite"] == "Strict"
+    assert session["path"] == "/review"
+    assert session["expires"] > 0
+    await page.get_by_role("button", name="Sign out").click()
+    await page.wait_for_url(f"{base}/review/")
+    assert await page.get_by_role("status").inner_text() == "Signed out."
+    await page.context.add_cookies([{**session}])  # the old cookie, put back
+    await page.goto(f"{base}/review/")
+    assert await page.get_by_role("heading", level=1).inner_text() == "Sign in to the review desk"
+    assert "signed out" in await page.get_by_role("alert").inner_text()
+    await shot(page, "signed-out")
+
+
+async def test_the_keyboard_reaches_the_sign_in_input_and_button(browser, live_hub):
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    await page.goto(f"{base}/review/")
+    await page.get_by_role("heading", level=1).click()  # the keyboard starts from the top of the content
+    reached = []
+    for _ in range(8):
+        await page.keyboard.press("Tab")
+        reached.append(await page.evaluate("document.activeElement.id || document.activeElement.textContent"))
+        if reached[-1] == "key":  # the focus is visible: an outline drawn around the input
+            assert await page.evaluate("getComputedStyle(document.activeElement).outlineStyle") == "solid"
+        if "Sign in" in reached[-1]:
+            break
+    assert reached == ["key", "Sign in"]
+    await shot(page, "sign-in-focus")
+
+
+async def test_the_home_page_and_the_reference_render(browser, live_hub):
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    await page.goto(f"{base}/")
+    await page.get_by_role("link", name="API reference").first.click()
+    await page.wait_for_url(f"{base}/docs")
+    assert (
+        await page.get_by_role("heading", level=1).inner_text()
+        == "Concord knowledge graph hub: API reference"
+    )
+    await shot(page, "reference", full_page=False)  # the whole reference is very long
