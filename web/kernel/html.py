@@ -64,7 +64,7 @@ def page(
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} · {site}</title>
+<title>{full_title}</title>
 <link rel="stylesheet" href="{css}">
 </head>
 <body>
@@ -81,6 +81,7 @@ def page(
 </html>
 """,
         title=title,
+        full_title=title if title == site else f"{title} · {site}",
         site=site,
         css=STYLESHEET_PATH,
         home=home,
