@@ -312,3 +312,73 @@ async def test_expired_and_revoked_links_are_gone_and_owner_lists(docs, shared, 
     assert resp.status == 404
     resp = await docs.get(f"/api/documents/{doc['id']}/share-links", headers=owner["headers"])
     assert [x["state"] for x in (await resp.json())["data"]] == ["expired", "revoked"]
+
+
+async def test_full_review_decides_an_objected_proposal_via_page_and_api(docs, shared, runtime):
+    owner, doc = shared["owner"], shared["doc"]
+    base = f"/api/tap/{doc['id']}"
+    keys = [owner, await make_key(runtime, org="Acme", name="k1")]
+    for i, key in enumerate(keys):
+        resp = await docs.post(
+            f"{base}/join", headers=key["headers"], json={"agentName": f"a{i}", "role": "editor"}
+        )
+        assert resp.status == 201
+    made = []
+    for text in ("More money.", "Less money."):
+        resp = await docs.post(
+            f"{base}/proposals",
+            headers=owner["headers"],
+            json={"sectionId": "sec:plan:budget", "content": text, "summary": text},
+        )
+        assert resp.status == 201, await resp.text()
+        prop = await resp.json()
+        resp = await docs.post(
+            f"{base}/proposals/{prop['proposalId']}/object", headers=keys[1]["headers"], json={"reason": "no"}
+        )
+        assert resp.status == 200, await resp.text()
+        made.append(prop["proposalId"])
+    comment_only = await shared["link"](permission="CommentOnly", accessMode="open")
+    resp = await docs.post(
+        f"/api/share/{comment_only['token']}/proposals/{made[0]}/decide",
+        json={"decision": "approve", "note": "fine"},
+    )
+    assert resp.status == 403
+    link = await shared["link"](permission="FullReview", accessMode="open")
+    view = await (await docs.get(f"/api/share/{link['token']}")).json()
+    assert [p["proposalId"] for p in view["proposals"]] == made
+    resp = await docs.post(
+        f"/api/share/{link['token']}/proposals/{made[0]}/decide", json={"decision": "reject", "note": ""}
+    )
+    assert resp.status == 400
+    resp = await docs.post(
+        f"/api/share/{link['token']}/proposals/{made[0]}/decide",
+        json={"decision": "reject", "note": "Too costly"},
+    )
+    assert resp.status == 200, await resp.text()
+    decided = await resp.json()
+    assert decided["status"] == "rejected"
+    assert decided["note"] == "Too costly"
+    # The page's form decides the other one.
+    page = await (await docs.get(f"/share/{link['token']}")).text()
+    assert "Objected proposals (1)" in page
+    resp = await docs.post(
+        f"/share/{link['token']}/proposals/{made[1]}/decide",
+        data={"decision": "approve", "note": "Agreed", "csrf": csrf_of(page)},
+        allow_redirects=False,
+    )
+    assert resp.status == 303, await resp.text()
+    resp = await docs.get(f"{base}/proposals?status=approved", headers=owner["headers"])
+    assert [p["proposalId"] for p in (await resp.json())["proposals"]] == [made[1]]
+    from sqlalchemy import select
+
+    from domain.kernel.models import AuditEntry, Event
+
+    async with runtime.db.read() as session:
+        kinds = (await session.scalars(select(Event.type).where(Event.type == "pact.proposal.decided"))).all()
+        ops = (await session.scalars(select(AuditEntry.op).where(AuditEntry.op == "share_link.decide"))).all()
+    assert len(kinds) == 2
+    assert len(ops) == 2
+    resp = await docs.post(
+        f"/api/share/{link['token']}/proposals/{made[1]}/decide", json={"decision": "reject", "note": "late"}
+    )
+    assert resp.status == 400
