@@ -26,6 +26,14 @@ JSON_TYPES = ("application/json", "application/problem+json")
 # Operations that answer no JSON, each with its reason; their content type must be the documented one.
 NOT_JSON = {
     ("GET", "/api/documents/{id}/download"): "binary DOCX, declared as such in /openapi.json",
+    # The share-link review page and its forms: HTML (text/html in /openapi.json); a form answers a page
+    # or a 303 back to the page, and a refusal is a page with its status (checked in tests/sharing).
+    ("GET", "/share/{token}"): "HTML review page",
+    ("POST", "/share/{token}/verify"): "HTML form: the code form",
+    ("POST", "/share/{token}/code"): "HTML form: 303 to the page with the session cookie",
+    ("POST", "/share/{token}/comments"): "HTML form: 303 to the page",
+    ("POST", "/share/{token}/comments/{commentId}/resolve"): "HTML form: 303 to the page",
+    ("POST", "/share/{token}/proposals/{proposalId}/decide"): "HTML form: 303 to the page",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {
@@ -132,6 +140,8 @@ class ResponseChecker:
         if op is not None and (op.method, op.path, status) in OTHER_BODIES:
             return None
         if status >= 400:
+            if op is not None and op.content_type == "text/html" and ctype == "text/html":
+                return None  # an HTML page's refusal is a page too (the share-link review page)
             if ctype != self.error_type:
                 return f"{where}: error content type {ctype}, expected {self.error_type}"
             return self.validate(where, self.declared.error_schema, response)

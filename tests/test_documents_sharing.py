@@ -21,7 +21,7 @@ async def test_share_links_modes_validation_and_lookup(docs, runtime):
     assert resp.status == 201, await resp.text()
     link = await resp.json()
     assert link["token"].startswith("shr_")
-    assert link["url"].endswith(f"/api/masterdocuments/share-link/{link['token']}")
+    assert link["url"].endswith(f"/share/{link['token']}")  # the review page
     assert link["expiresAt"]
     resp = await docs.get(f"/api/masterdocuments/share-link/{link['token']}", headers=owner["headers"])
     assert resp.status == 200
@@ -69,17 +69,19 @@ async def test_share_links_modes_validation_and_lookup(docs, runtime):
         json={"permission": "ReadOnly", "accessMode": "closed-org", "allowedDomain": "acme.com"},
     )
     assert resp.status == 201
-    # Another organisation cannot see a non-public link; unknown tokens are 404.
+    # The token is the credential: any holder sees the link's terms, never its reviewer list (the owner
+    # lists that); unknown tokens are 404.
     other = await make_key(runtime, org="Globex")
     resp = await docs.get(f"/api/masterdocuments/share-link/{closed['token']}", headers=other["headers"])
-    assert resp.status == 404
+    assert resp.status == 200
+    assert (await resp.json())["reviewerEmails"] == []
     resp = await docs.get("/api/masterdocuments/share-link/shr_unknown", headers=owner["headers"])
     assert resp.status == 404
     resp = await docs.post(
         url, headers=owner["headers"], json={"permission": "ReadOnly", "accessMode": "open", "public": True}
     )
     public = await resp.json()
-    resp = await docs.get(f"/api/masterdocuments/share-link/{public['token']}", headers=other["headers"])
+    resp = await docs.get(f"/api/masterdocuments/share-link/{public['token']}")
     assert resp.status == 200
     # An expired link is gone.
     from domain.documents.models import ShareLink
@@ -88,7 +90,8 @@ async def test_share_links_modes_validation_and_lookup(docs, runtime):
     async with runtime.db.transaction() as session:
         await session.execute(update(ShareLink).values(expires_at=utcnow() - timedelta(seconds=1)))
     resp = await docs.get(f"/api/masterdocuments/share-link/{link['token']}", headers=owner["headers"])
-    assert resp.status == 404
+    assert resp.status == 410
+    assert (await resp.json())["code"] == "share_link_expired"
     resp = await docs.post(url, headers=other["headers"], json={})
     assert resp.status == 404
 

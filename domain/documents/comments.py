@@ -98,6 +98,28 @@ async def resolve(session: AsyncSession, caller: Caller, comment_id: str) -> dic
         raise Forbidden(
             "only the document's owner or the comment's author may resolve it", code="not_owner_or_author"
         )
+    return await _resolve(session, caller, comment)
+
+
+async def resolve_on(
+    session: AsyncSession, caller: Caller, document_id: str, comment_id: str
+) -> dict[str, Any]:
+    """Resolve a comment of one document for a caller the document's share link admits (FullReview)."""
+    comment = (
+        await session.scalar(
+            select(Comment)
+            .where(Comment.id == comment_id, Comment.document_id == document_id)
+            .with_for_update()
+        )
+        if 0 < len(comment_id) <= 36
+        else None
+    )
+    if comment is None:
+        raise NotFound(f"comment {comment_id} not found on this document", code="comment_not_found")
+    return await _resolve(session, caller, comment)
+
+
+async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> dict[str, Any]:
     before = to_dict(comment)
     if not comment.resolved:
         comment.resolved = True

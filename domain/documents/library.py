@@ -274,7 +274,7 @@ async def reviewers_count(session: AsyncSession, doc: Document) -> int:
     emails: set[str] = set()
     now = utcnow()
     for link in (await session.scalars(select(ShareLink).where(ShareLink.document_id == doc.id))).all():
-        if link.expires_at > now:
+        if link.expires_at > now and link.revoked_at is None:
             emails.update(e.casefold() for e in link.reviewer_emails or [])
     return len(agents) + len(emails)
 

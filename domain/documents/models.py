@@ -76,6 +76,40 @@ class ShareLink(Base):
     created_by: Mapped[str] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    revoked_by: Mapped[str | None] = mapped_column(String(36))
+
+
+class ShareLinkCode(Base):
+    """A one-time code mailed to prove an address for a closed share link; only a salted hash is kept."""
+
+    __tablename__ = "share_link_codes"
+    __table_args__ = (Index("ix_share_link_codes_link_email", "link_id", "email"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    link_id: Mapped[str] = mapped_column(ForeignKey("share_links.id"))
+    email: Mapped[str] = mapped_column(String(254))
+    code_hash: Mapped[str] = mapped_column(String(64))
+    salt: Mapped[str] = mapped_column(String(32))
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class ShareLinkSession(Base):
+    """A browser's (or API client's) session on one share link: the cookie's SHA-256, and the address it
+    proved (none yet, or none needed for an open or public link)."""
+
+    __tablename__ = "share_link_sessions"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    link_id: Mapped[str] = mapped_column(ForeignKey("share_links.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    email: Mapped[str | None] = mapped_column(String(254))
+    verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class Comment(Base):

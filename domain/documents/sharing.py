@@ -1,23 +1,41 @@
-"""Share links of a document: permission, access mode, expiry; tokens are stored hashed."""
+"""Share links of a document: permission, access mode, expiry; tokens are stored hashed.
+
+A link's token opens its one document to whoever holds it, within the link's `permission` (ReadOnly:
+read; CommentOnly: and comment; FullReview: and resolve comments, decide objected proposals). A closed
+link (`closed-individual`, `closed-org`) that is not `public` first needs the reviewer's address proven
+with a one-time code mailed to it (6 digits, 10 minutes, 5 attempts, kept as a salted hash); the proof
+lives in a session on that link (its cookie kept as a SHA-256). Expired and revoked links are Gone."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import secrets
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import library
+from domain.consensus import engine as consensus
+from domain.consensus import sections
+from domain.consensus.models import Proposal
+from domain.documents import comments, library, proposals
 from domain.documents.access import Caller
-from domain.documents.models import Document, ShareLink
+from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
-from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import BadRequest, Forbidden, Gone, NotFound, RateLimited
 
 TOKEN_PREFIX = "shr_"
+PERMISSIONS = ("ReadOnly", "CommentOnly", "FullReview")
+CODE_TTL = timedelta(minutes=10)
+CODE_ATTEMPTS = 5
+CODES_PER_HOUR = 5  # one-time codes mailed per link and address in an hour
+SESSION_TTL = timedelta(hours=12)
 _EMAIL = re.compile(
     r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@([A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+)$"
 )
@@ -87,7 +105,7 @@ async def create(
     await audit.record(session, caller.ctx, "share_link.create", "share_link", link.id, after=view)
     return {
         "token": token,
-        "url": f"{base_url}/api/masterdocuments/share-link/{token}",
+        "url": f"{base_url}/share/{token}",
         "expiresAt": iso(link.expires_at),
         **view,
     }
@@ -106,14 +124,433 @@ def public_view(link: ShareLink) -> dict[str, Any]:
     }
 
 
-async def lookup(session: AsyncSession, caller: Caller, token: str) -> dict[str, Any]:
-    """A live link of the caller's organisation (or a public one); unknown or expired → 404."""
+def owner_view(link: ShareLink) -> dict[str, Any]:
+    """What the owner organisation sees of a link in its list (never the token: only its hash is kept)."""
+    return {
+        **public_view(link),
+        "createdAt": iso(link.created_at),
+        "revokedAt": iso(link.revoked_at),
+        "state": state(link),
+    }
+
+
+def state(link: ShareLink) -> str:
+    if link.revoked_at is not None:
+        return "revoked"
+    return "expired" if link.expires_at <= utcnow() else "active"
+
+
+# ---- the owner's side: list, revoke --------------------------------------------------------------------
+
+
+async def list_links(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+    doc = await library.get(session, caller, document_id)
+    rows = (
+        await session.scalars(
+            select(ShareLink)
+            .where(ShareLink.document_id == doc.id)
+            .order_by(ShareLink.created_at, ShareLink.id)
+        )
+    ).all()
+    return {"documentId": doc.id, "data": [owner_view(link) for link in rows]}
+
+
+async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_id: str) -> dict[str, Any]:
+    doc = await library.get(session, caller, document_id)
+    link = await session.scalar(
+        select(ShareLink).where(ShareLink.id == link_id, ShareLink.document_id == doc.id).with_for_update()
+        if 0 < len(link_id) <= 36
+        else select(ShareLink).where(ShareLink.id == "")
+    )
+    if link is None:
+        raise NotFound(f"share link {link_id} not found on document {doc.id}", code="share_link_not_found")
+    before = owner_view(link)
+    if link.revoked_at is None:
+        link.revoked_at = utcnow()
+        link.revoked_by = caller.key_id
+        await session.execute(delete(ShareLinkSession).where(ShareLinkSession.link_id == link.id))
+        await events.append(
+            session, library.stream(doc.id), "pact.share-link.revoked", caller.ctx, data={"linkId": link.id}
+        )
+    view = owner_view(link)
+    await audit.record(
+        session, caller.ctx, "share_link.revoke", "share_link", link.id, before=before, after=view
+    )
+    return view
+
+
+# ---- the holder's side: a live link, its session, the address proof -------------------------------------
+
+
+async def live_link(session: AsyncSession, token: str) -> tuple[ShareLink, Document]:
+    """The link a token names and its document: unknown → 404; revoked or expired → 410 Gone."""
     link = None
     if token.startswith(TOKEN_PREFIX) and len(token) <= 100:
         link = await session.scalar(select(ShareLink).where(ShareLink.token_hash == keys.hash_key(token)))
-    if link is None or link.expires_at <= utcnow() or (link.org_id != caller.org_id and not link.public):
-        raise NotFound("share link not found or expired", code="share_link_not_found")
-    doc = await session.get(Document, link.document_id)
-    if doc is None:
-        raise NotFound("share link not found or expired", code="share_link_not_found")
-    return {**public_view(link), "title": doc.title, "status": doc.status}
+    doc = await session.get(Document, link.document_id) if link is not None else None
+    if link is None or doc is None:
+        raise NotFound("no share link has this token", code="share_link_not_found")
+    if link.revoked_at is not None:
+        raise Gone(
+            f"this share link was revoked on {iso(link.revoked_at)}; ask the document's owner for a new one",
+            code="share_link_revoked",
+        )
+    if link.expires_at <= utcnow():
+        raise Gone(
+            f"this share link expired on {iso(link.expires_at)}; ask the document's owner for a new one",
+            code="share_link_expired",
+        )
+    return link, doc
+
+
+def lookup_view(link: ShareLink, doc: Document) -> dict[str, Any]:
+    """What any holder of the token may know before proving an address: the link's terms and the
+    document's title (the reviewer list stays with the owner: GET /api/documents/{id}/share-links)."""
+    return {**public_view(link), "reviewerEmails": [], "title": doc.title, "status": doc.status}
+
+
+async def lookup(session: AsyncSession, token: str) -> dict[str, Any]:
+    link, doc = await live_link(session, token)
+    return lookup_view(link, doc)
+
+
+def needs_proof(link: ShareLink) -> bool:
+    return link.access_mode != "open" and not link.public
+
+
+@dataclass(frozen=True)
+class Visit:
+    """A holder of a live link, with the session its cookie names (if any)."""
+
+    link: ShareLink
+    doc: Document
+    session: ShareLinkSession | None
+
+    @property
+    def admitted(self) -> bool:
+        return not needs_proof(self.link) or (
+            self.session is not None and self.session.verified_at is not None
+        )
+
+    @property
+    def email(self) -> str | None:
+        return self.session.email if self.session is not None and self.session.verified_at else None
+
+
+async def visit(session: AsyncSession, token: str, cookie: str | None) -> Visit:
+    link, doc = await live_link(session, token)
+    found = None
+    if cookie and len(cookie) <= 100:
+        found = await session.scalar(
+            select(ShareLinkSession).where(
+                ShareLinkSession.token_hash == keys.hash_key(cookie), ShareLinkSession.link_id == link.id
+            )
+        )
+        if found is not None and found.expires_at <= utcnow():
+            found = None
+    return Visit(link, doc, found)
+
+
+async def open_session(session: AsyncSession, link: ShareLink) -> tuple[str, ShareLinkSession]:
+    """A new session on the link: the cookie value (shown once) and its row."""
+    cookie = secrets.token_urlsafe(32)
+    now = utcnow()
+    row = ShareLinkSession(
+        id=new_id(),
+        link_id=link.id,
+        token_hash=keys.hash_key(cookie),
+        email=None,
+        verified_at=None,
+        created_at=now,
+        expires_at=min(now + SESSION_TTL, link.expires_at),
+    )
+    session.add(row)
+    await session.flush()
+    return cookie, row
+
+
+def csrf_token(cookie: str, link_id: str) -> str:
+    """A per-visit form token bound to the session cookie: a random nonce and its HMAC under the cookie."""
+    nonce = secrets.token_urlsafe(12)
+    mac = hmac.new(cookie.encode(), f"{link_id}:{nonce}".encode(), hashlib.sha256).hexdigest()
+    return f"{nonce}.{mac}"
+
+
+def csrf_ok(cookie: str | None, link_id: str, token: str | None) -> bool:
+    if not cookie or not token or "." not in token or len(token) > 200:
+        return False
+    nonce, mac = token.split(".", 1)
+    want = hmac.new(cookie.encode(), f"{link_id}:{nonce}".encode(), hashlib.sha256).hexdigest()
+    return hmac.compare_digest(want, mac)
+
+
+def _email(raw: str) -> str:
+    email = (raw or "").strip()
+    if not _EMAIL.match(email) or len(email) > 254:
+        raise BadRequest(f"email {raw[:100]!r} is not an email address", field="email")
+    return email.lower()
+
+
+def _code_hash(salt: str, code: str) -> str:
+    return hashlib.sha256(f"{salt}:{code}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CodeRequest:
+    email: str
+    code: str | None  # None: the address may not review; nothing is mailed (and the answer looks the same)
+    expires_at: datetime
+
+
+async def request_code(session: AsyncSession, link: ShareLink, raw_email: str) -> CodeRequest:
+    """A one-time code for an address, when the link admits it. A closed-org link refuses another domain
+    plainly (400 naming email); a closed-individual link answers alike for listed and unlisted addresses,
+    so that the reviewer list cannot be probed."""
+    email = _email(raw_email)
+    now = utcnow()
+    if not needs_proof(link):
+        raise BadRequest(f"this share link is {link.access_mode} and needs no address", field="email")
+    if link.access_mode == "closed-org":
+        domain = link.allowed_domain or ""
+        if not email.endswith("@" + domain):
+            raise BadRequest(f"email: this link is for addresses at {domain} only", field="email")
+        allowed = not link.reviewer_emails or email in {e.lower() for e in link.reviewer_emails}
+    else:
+        allowed = email in {e.lower() for e in link.reviewer_emails or []}
+    if not allowed:
+        return CodeRequest(email, None, now + CODE_TTL)
+    recent = await session.scalar(
+        select(func.count())
+        .select_from(ShareLinkCode)
+        .where(
+            ShareLinkCode.link_id == link.id,
+            ShareLinkCode.email == email,
+            ShareLinkCode.created_at > now - timedelta(hours=1),
+        )
+    )
+    if int(recent or 0) >= CODES_PER_HOUR:
+        raise RateLimited(
+            f"{CODES_PER_HOUR} codes were sent to this address in the last hour; try again later",
+            retry_after=3600,
+        )
+    await session.execute(
+        delete(ShareLinkCode).where(
+            ShareLinkCode.link_id == link.id,
+            ShareLinkCode.email == email,
+            ShareLinkCode.used_at.is_(None),
+            ShareLinkCode.created_at <= now - timedelta(hours=1),
+        )
+    )
+    code = f"{secrets.randbelow(10**6):06d}"
+    salt = secrets.token_hex(16)
+    session.add(
+        ShareLinkCode(
+            id=new_id(),
+            link_id=link.id,
+            email=email,
+            code_hash=_code_hash(salt, code),
+            salt=salt,
+            attempts=0,
+            created_at=now,
+            expires_at=now + CODE_TTL,
+        )
+    )
+    await session.flush()
+    return CodeRequest(email, code, now + CODE_TTL)
+
+
+def code_mail(doc: Document, code: str, url: str) -> tuple[str, str]:
+    subject = f"Your code to review {doc.title}"
+    text = (
+        f"Your one-time code is {code}\n\n"
+        f'Enter it on the review page of "{doc.title}" ({url}) within 10 minutes.\n'
+        "If you did not ask for it, ignore this mail.\n"
+    )
+    return subject, text
+
+
+@dataclass(frozen=True)
+class CodeCheck:
+    ok: bool
+    detail: str
+    attempts_left: int = 0
+    cookie: str | None = None  # on success: the new session's cookie (a fresh one: no fixation)
+    session: ShareLinkSession | None = None
+
+
+async def confirm_code(
+    session: AsyncSession, ctx: Context, visit_: Visit, raw_email: str, code: str
+) -> CodeCheck:
+    """Check a code against the address's newest live code; a wrong one spends an attempt (the caller
+    commits either way and refuses afterwards). On success a new session holds the proven address and
+    the visit's old session, if any, ends."""
+    link = visit_.link
+    email = _email(raw_email)
+    code = (code or "").strip()
+    if not re.fullmatch(r"\d{6}", code):
+        raise BadRequest("code must be the 6 digits from the mail", field="code")
+    now = utcnow()
+    found = await session.scalar(
+        select(ShareLinkCode)
+        .where(
+            ShareLinkCode.link_id == link.id, ShareLinkCode.email == email, ShareLinkCode.used_at.is_(None)
+        )
+        .order_by(ShareLinkCode.created_at.desc())
+        .limit(1)
+        .with_for_update()
+    )
+    if found is None or found.expires_at <= now:
+        return CodeCheck(False, "no live code for this address: ask for a new one")
+    if found.attempts >= CODE_ATTEMPTS:
+        return CodeCheck(
+            False, f"{CODE_ATTEMPTS} wrong attempts: this code no longer works; ask for a new one"
+        )
+    if not hmac.compare_digest(found.code_hash, _code_hash(found.salt, code)):
+        found.attempts += 1
+        left = CODE_ATTEMPTS - found.attempts
+        if left == 0:
+            return CodeCheck(False, "wrong code; no attempts left: ask for a new one")
+        return CodeCheck(False, f"wrong code; {left} attempt{'s' if left != 1 else ''} left", left)
+    found.used_at = now
+    if visit_.session is not None:
+        await session.delete(visit_.session)
+    cookie, row = await open_session(session, link)
+    row.email = email
+    row.verified_at = now
+    await audit.record(
+        session, ctx, "share_link.verify", "share_link", link.id, after={"email": email, "sessionId": row.id}
+    )
+    return CodeCheck(True, "address proven", cookie=cookie, session=row)
+
+
+def reviewer_actor(visit_: Visit) -> Actor:
+    who = visit_.email or "share-link reviewer"
+    return Actor(id=visit_.link.id, name=who, key_hash="", kind="reviewer")
+
+
+def reviewer_caller(ctx: Context, visit_: Visit, author: str | None = None) -> Caller:
+    name = (author or visit_.email or "Reviewer (share link)")[:200]
+    return Caller(ctx=ctx, org_id=visit_.link.org_id, key_id=visit_.link.id, name=name)
+
+
+def require_admitted(visit_: Visit) -> None:
+    if not visit_.admitted:
+        raise Forbidden(
+            f"this share link is {visit_.link.access_mode}: prove your address with a one-time code first "
+            "(POST /api/share/{token}/verification, then /verification/confirm)",
+            code="share_verification_required",
+        )
+
+
+def require_permission(link: ShareLink, needed: str, doing: str) -> None:
+    if PERMISSIONS.index(link.permission) < PERMISSIONS.index(needed):
+        ways = " or ".join(PERMISSIONS[PERMISSIONS.index(needed) :])
+        raise Forbidden(
+            f"this share link's permission is {link.permission}; {doing} needs {ways}",
+            code="share_permission",
+            permission=link.permission,
+            requiredPermission=needed,
+        )
+
+
+# ---- what a holder reads and does -------------------------------------------------------------------
+
+
+async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]:
+    rows = (
+        await session.scalars(
+            select(Proposal)
+            .where(
+                Proposal.resource_type == "document",
+                Proposal.resource_id == doc.id,
+                Proposal.status == "objected",
+            )
+            .order_by(Proposal.created_at, Proposal.id)
+        )
+    ).all()
+    return [proposals.view(p) for p in rows]
+
+
+async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
+    require_admitted(visit_)
+    link, doc = visit_.link, visit_.doc
+    content = (doc.content or "") if doc.status == "ready" else ""
+    rows = (
+        await session.scalars(
+            select(Comment).where(Comment.document_id == doc.id).order_by(Comment.created_at, Comment.id)
+        )
+    ).all()
+    return {
+        "link": lookup_view(link, doc),
+        "reviewer": visit_.email,
+        "document": {
+            "id": doc.id,
+            "title": doc.title,
+            "status": doc.status,
+            "version": doc.version,
+            "updatedAt": iso(doc.updated_at),
+            "content": content,
+        },
+        "sections": sections.tree(content) if content else [],
+        "comments": [comments.to_dict(c) for c in rows],
+        "proposals": await objected(session, doc) if link.permission == "FullReview" else [],
+    }
+
+
+async def add_comment(
+    session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]
+) -> dict[str, Any]:
+    require_admitted(visit_)
+    require_permission(visit_.link, "CommentOnly", "commenting")
+    who = reviewer_caller(ctx, visit_, body.get("author"))
+    return await comments.create(
+        session,
+        who,
+        {"documentId": visit_.doc.id, "text": body["text"], "paragraphId": body.get("paragraphId") or None},
+    )
+
+
+async def resolve_comment(
+    session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str
+) -> dict[str, Any]:
+    require_admitted(visit_)
+    require_permission(visit_.link, "FullReview", "resolving comments")
+    return await comments.resolve_on(session, reviewer_caller(ctx, visit_), visit_.doc.id, comment_id)
+
+
+async def decide(
+    session: AsyncSession, ctx: Context, visit_: Visit, proposal_id: str, *, decision: str, note: str
+) -> dict[str, Any]:
+    require_admitted(visit_)
+    require_permission(visit_.link, "FullReview", "deciding proposals")
+    note = (note or "").strip()
+    if not note:
+        raise BadRequest("note is required: say why", field="note")
+    if decision not in ("approve", "reject"):
+        raise BadRequest("decision must be approve or reject", field="decision")
+    resource = proposals.DocumentResource(visit_.doc)
+    found = await consensus.get_proposal(session, resource, proposal_id, lock=False)
+    if found.status != "objected":
+        raise BadRequest(
+            f"proposal is {found.status}; a share link decides objected proposals only", field="proposalId"
+        )
+    proposal = await consensus.decide_paused(
+        session, ctx, resource, proposals.POLICY, proposal_id, approve=decision == "approve"
+    )
+    data = {
+        "proposalId": proposal.id,
+        "decision": decision,
+        "note": note,
+        "reviewer": visit_.email,
+        "shareLinkId": visit_.link.id,
+    }
+    await events.append(
+        session,
+        library.stream(visit_.doc.id),
+        "pact.proposal.decided",
+        ctx,
+        section_id=proposal.section_id,
+        data=data,
+    )
+    await audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
+    return {**proposals.view(proposal), "decision": decision, "note": note}

@@ -56,6 +56,15 @@ class Settings(BaseSettings):
         le=24 * 30,
         description="How long a sign-in to the review pages (`/review/`) lasts; signing out ends it sooner.",
     )
+    smtp_url: str | None = Field(
+        default=None,
+        description="SMTP server for mail (share-link one-time codes): smtp://[user:password@]host:port, "
+        "smtps:// for TLS, smtp+starttls:// for STARTTLS. Unset: mails are written as .eml files to "
+        "`<data_dir>/mail/`.",
+    )
+    mail_from: str = Field(
+        default="concord@localhost", description="Sender address of the mails Concord sends."
+    )
     outbound_allow_private: bool = Field(
         default=False, description="Allow outgoing requests to loopback and private addresses (tests, labs)."
     )
@@ -104,7 +113,9 @@ class Settings(BaseSettings):
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
 
-    @field_validator("database_url", "redis_url", "escalation_webhook_url", "public_url", mode="before")
+    @field_validator(
+        "database_url", "redis_url", "escalation_webhook_url", "public_url", "smtp_url", mode="before"
+    )
     @classmethod
     def _empty_is_unset(cls, v: object) -> object:
         return None if v == "" else v
@@ -124,6 +135,10 @@ class Settings(BaseSettings):
     @property
     def blob_dir(self) -> Path:
         return self.data_dir / "blobs"
+
+    @property
+    def mail_dir(self) -> Path:
+        return self.data_dir / "mail"
 
     @property
     def is_sqlite(self) -> bool:

@@ -2,7 +2,7 @@
 
 from typing import Any
 
-from web.docs import agents, auth, comments, documents, proposals, sharing
+from web.docs import agents, auth, comments, documents, proposals, share_pages, sharing
 from web.kernel import health
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
@@ -48,7 +48,7 @@ class DocsApi(Api):
         return spec
 
 
-ROUTE_MODULES = (health, documents, sharing, comments, agents, proposals)
+ROUTE_MODULES = (health, documents, sharing, share_pages, comments, agents, proposals)
 
 
 def build_api() -> Api:

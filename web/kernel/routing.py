@@ -134,6 +134,7 @@ class Routes:
         errors: dict[int, str] | None = None,
         aliases: list[str] | None = None,
         documented_body: type[BaseModel] | None = None,
+        content_type: str = "application/json",
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             self.operations.append(
@@ -150,6 +151,7 @@ class Routes:
                     status,
                     access,
                     errors or {},
+                    content_type=content_type,
                     aliases=aliases or [],
                     documented_body=documented_body,
                 )
@@ -261,6 +263,8 @@ class Api:
             success: dict[str, Any] = {"description": op.summary}
             if op.response is not None:
                 success["content"] = {op.content_type: {"schema": ref(op.response)}}
+            elif op.content_type != "application/json":
+                success["content"] = {op.content_type: {"schema": {"type": "string"}}}
             else:
                 success["content"] = {"application/json": {"schema": {"type": "object"}}}
             responses: dict[str, Any] = {str(op.status): success}

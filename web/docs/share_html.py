@@ -1,0 +1,212 @@
+"""HTML of the share-link review page: plain server-rendered markup, one inline style sheet, no scripts,
+no external assets. Every piece of text from the database is escaped; the document's Markdown is
+rendered by markdown-it with raw HTML off (it escapes any HTML the Markdown holds)."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from markdown_it import MarkdownIt
+
+from domain.consensus import sections
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+STYLE = """
+body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1a1a1a}
+a{color:#0645ad}
+a:focus,button:focus,input:focus,textarea:focus,select:focus{outline:3px solid #f0b400;outline-offset:2px}
+.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem}
+table{border-collapse:collapse}th,td{border:1px solid #888;padding:.25rem .5rem}
+.doc{border-top:1px solid #ccc;border-bottom:1px solid #ccc;padding:.5rem 0}
+.note{background:#eef6ee;border-left:4px solid #2a7a2a;padding:.5rem}
+.error{background:#fbeaea;border-left:4px solid #a00;padding:.5rem}
+.comment{border-left:3px solid #ccc;padding-left:.75rem;margin:.75rem 0}
+label{display:block;font-weight:600;margin-top:.5rem}textarea,input[type=text],input[type=email]{width:100%;max-width:36rem}
+button{margin-top:.5rem;padding:.35rem .9rem}
+"""
+
+
+def render_markdown(content: str) -> str:
+    """The document as HTML; headings carry their section ids so the section tree can link to them."""
+    ids = {s.heading_start: s.id for s in sections.parse(content) if s.heading_level}
+    tokens = _md.parse(content)
+    for tok in tokens:
+        if tok.type == "heading_open" and tok.map and tok.level == 0 and tok.map[0] in ids:
+            tok.attrSet("id", ids[tok.map[0]])
+    return str(_md.renderer.render(tokens, _md.options, {}))
+
+
+def page(title: str, body: str, *, lang: str = "en") -> str:
+    return (
+        f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="referrer" content="no-referrer">'
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+    )
+
+
+def message(title: str, text: str) -> str:
+    body = f'<main id="content"><h1>{escape(title)}</h1><p role="alert">{escape(text)}</p></main>'
+    return page(title, body)
+
+
+def _status(note: str | None, error: str | None) -> str:
+    out = ""
+    if note:
+        out += f'<p class="note" role="status">{escape(note)}</p>'
+    if error:
+        out += f'<p class="error" role="alert">{escape(error)}</p>'
+    return out
+
+
+def _hidden(csrf: str) -> str:
+    return f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+
+
+def email_form(action: str, title: str, mode: str, csrf: str, *, error: str | None = None) -> str:
+    who = "one of the invited reviewers" if mode == "closed-individual" else "an address of the organisation"
+    body = (
+        f'<main id="content"><h1>Review “{escape(title)}”</h1>{_status(None, error)}'
+        f"<p>This link is for {who}. Enter your email address and we will mail you a 6-digit code.</p>"
+        f'<form method="post" action="{escape(action)}">{_hidden(csrf)}'
+        '<label for="email">Your email address</label>'
+        '<input type="email" id="email" name="email" autocomplete="email" required>'
+        '<button type="submit">Send me a code</button></form></main>'
+    )
+    return page(f"Review {title}", body)
+
+
+def code_form(
+    action: str, again: str, title: str, email: str, csrf: str, *, note: str | None, error: str | None
+) -> str:
+    body = (
+        f'<main id="content"><h1>Review “{escape(title)}”</h1>{_status(note, error)}'
+        f'<form method="post" action="{escape(action)}">{_hidden(csrf)}'
+        f'<input type="hidden" name="email" value="{escape(email)}">'
+        f"<p>Code sent to <strong>{escape(email)}</strong> if it may review this document.</p>"
+        '<label for="code">6-digit code from the mail</label>'
+        '<input type="text" id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" '
+        'autocomplete="one-time-code" required>'
+        '<button type="submit">Open the document</button></form>'
+        f'<p><a href="{escape(again)}">Use another address or ask for a new code</a></p></main>'
+    )
+    return page(f"Review {title}", body)
+
+
+def _toc(nodes: list[dict[str, Any]]) -> str:
+    if not nodes:
+        return ""
+    items = "".join(
+        f'<li><a href="#{escape(n["sectionId"])}">{escape(n["title"] or "Introduction")}</a>'
+        f"{_toc(n['children'])}</li>"
+        for n in nodes
+    )
+    return f"<ul>{items}</ul>"
+
+
+def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for n in nodes:
+        out.append((n["sectionId"], "\u2014 " * depth + (n["title"] or "Introduction")))
+        out.extend(_flat(n["children"], depth + 1))
+    return out
+
+
+def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None, error: str | None) -> str:
+    link, doc = view["link"], view["document"]
+    perm = link["permission"]
+    title = doc["title"]
+    who = f" as {view['reviewer']}" if view["reviewer"] else ""
+    parts = [
+        '<a class="skip" href="#document">Skip to the document</a>',
+        f'<header><h1 id="title">{escape(title)}</h1>',
+        f"<p>Shared with you{escape(who)} for <strong>{escape(perm)}</strong> review; "
+        f'this link works until <time datetime="{escape(link["expiresAt"])}">'
+        f"{escape(link['expiresAt'])}</time>.</p>",
+        f"{_status(note, error)}</header>",
+    ]
+    if view["sections"]:
+        parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{_toc(view["sections"])}</nav>')
+    parts.append("<main>")
+    if doc["status"] != "ready":
+        parts.append(
+            f'<p id="document" role="status">The document is {escape(doc["status"])}; come back later.</p>'
+        )
+    else:
+        parts.append(
+            '<article id="document" class="doc" aria-labelledby="title">'
+            f"{render_markdown(doc['content'])}</article>"
+        )
+    comments = view["comments"]
+    parts.append(f'<section aria-labelledby="comments"><h2 id="comments">Comments ({len(comments)})</h2>')
+    if not comments:
+        parts.append("<p>No comments yet.</p>")
+    for c in comments:
+        where = (
+            f' on <a href="#{escape(c["paragraphId"])}">{escape(c["paragraphId"])}</a>'
+            if c["paragraphId"]
+            else ""
+        )
+        state = " (resolved)" if c["resolved"] else ""
+        parts.append(
+            f'<article class="comment" aria-label="Comment by {escape(c["author"])}">'
+            f"<p><strong>{escape(c['author'])}</strong>{where}, "
+            f'<time datetime="{escape(c["createdAt"])}">{escape(c["createdAt"])}</time>{state}</p>'
+            f"<p>{escape(c['text'])}</p>"
+        )
+        if perm == "FullReview" and not c["resolved"]:
+            parts.append(
+                f'<form method="post" action="{escape(base)}/comments/{escape(c["id"])}/resolve">'
+                f"{_hidden(csrf)}"
+                f'<button type="submit" aria-label="Resolve the comment by {escape(c["author"])}">'
+                "Resolve</button></form>"
+            )
+        parts.append("</article>")
+    if perm in ("CommentOnly", "FullReview"):
+        options = "".join(
+            f'<option value="{escape(sid)}">{escape(label)}</option>'
+            for sid, label in _flat(view["sections"])
+        )
+        parts.append(
+            '<h3 id="add">Add a comment</h3>'
+            f'<form method="post" action="{escape(base)}/comments" aria-labelledby="add">'
+            f"{_hidden(csrf)}"
+            '<label for="text">Comment</label>'
+            '<textarea id="text" name="text" rows="4" required maxlength="10000"></textarea>'
+            '<label for="paragraphId">On section (optional)</label>'
+            '<select id="paragraphId" name="paragraphId"><option value="">The whole document</option>'
+            f"{options}</select>"
+            '<label for="author">Your name (optional)</label>'
+            '<input type="text" id="author" name="author" maxlength="200">'
+            '<button type="submit">Add comment</button></form>'
+        )
+    parts.append("</section>")
+    if perm == "FullReview":
+        props = view["proposals"]
+        parts.append(
+            f'<section aria-labelledby="proposals"><h2 id="proposals">Objected proposals ({len(props)})</h2>'
+        )
+        if not props:
+            parts.append("<p>No proposal waits for a decision.</p>")
+        for p in props:
+            pid = escape(p["proposalId"])
+            parts.append(
+                f'<article aria-labelledby="p-{pid}"><h3 id="p-{pid}">{escape(p["summary"] or "Proposal")} '
+                f"by {escape(p['agentName'])} on {escape(p['sectionId'])}</h3>"
+                f"<pre>{escape(p['content'])}</pre>"
+                f'<form method="post" action="{escape(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
+                f"<fieldset><legend>Your decision</legend>"
+                f'<input type="radio" id="a-{pid}" name="decision" value="approve" required>'
+                f'<label for="a-{pid}" style="display:inline">Approve</label> '
+                f'<input type="radio" id="r-{pid}" name="decision" value="reject">'
+                f'<label for="r-{pid}" style="display:inline">Reject</label>'
+                f'<label for="n-{pid}">Note (why)</label>'
+                f'<textarea id="n-{pid}" name="note" rows="2" required maxlength="4000"></textarea>'
+                "</fieldset>"
+                '<button type="submit">Decide</button></form></article>'
+            )
+        parts.append("</section>")
+    parts.append("</main>")
+    return page(f"{title} (review)", "\n".join(parts))

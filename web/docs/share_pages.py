@@ -1,0 +1,261 @@
+"""The review page a share link's `url` opens (GET /share/{token}) and the forms it posts. Anonymous at
+the key level: the token is checked inside, a closed link that is not public asks for the reviewer's
+address and the mailed code first, and every form carries a CSRF token bound to the link's session
+cookie (HttpOnly, SameSite=Strict). Errors are pages too (410 for an expired or revoked link)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from functools import wraps
+from typing import Any
+
+from aiohttp import web
+
+from domain.documents import sharing
+from domain.kernel.errors import DomainError, Forbidden
+from web.docs import share_html
+from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
+from web.kernel.request import context, runtime
+from web.kernel.routing import Routes
+
+routes = Routes()
+
+HTML = "text/html"
+ERRORS = {
+    403: "The form's CSRF token is missing or stale, or the link's permission does not allow it (a page)",
+    404: "No share link has this token (a page)",
+    410: "The share link expired or was revoked (a page)",
+}
+NOTES = {
+    "comment": "Your comment was added.",
+    "resolved": "The comment is resolved.",
+    "decided": "Your decision is recorded.",
+    "verified": "Your address is proven; welcome.",
+}
+TITLES = {404: "Link not found", 410: "Link no longer works", 403: "Not allowed", 429: "Too many requests"}
+
+Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def html(text: str, status: int = 200) -> web.Response:
+    response = web.Response(text=text, status=status, content_type=HTML)
+    response.headers["Content-Security-Policy"] = (
+        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; "
+        "base-uri 'none'"
+    )
+    response.headers["Cache-Control"] = "no-store"
+    response.headers["X-Content-Type-Options"] = "nosniff"
+    return response
+
+
+def as_page(fn: Page) -> Page:
+    """Domain refusals as pages with their status instead of problem+json."""
+
+    @wraps(fn)
+    async def run(request: web.Request) -> web.StreamResponse:
+        try:
+            return await fn(request)
+        except DomainError as exc:
+            title = TITLES.get(exc.status, "Cannot do that")
+            return html(share_html.message(title, exc.detail), exc.status)
+
+    return run
+
+
+def _base(request: web.Request) -> str:
+    return f"/share/{request.match_info['token']}"
+
+
+async def _visit_with_session(request: web.Request) -> tuple[sharing.Visit, str, Any]:
+    """The visit, its cookie value, and a new session row when the browser had none (to set)."""
+    token = request.match_info["token"]
+    async with runtime(request).db.transaction() as session:
+        link, _ = await sharing.live_link(session, token)
+        cookie = session_cookie(request, link.id)
+        found = await sharing.visit(session, token, cookie)
+        if found.session is not None and cookie is not None:
+            return found, cookie, None
+        cookie, row = await sharing.open_session(session, link)
+        return sharing.Visit(found.link, found.doc, row), cookie, row
+
+
+async def _form(request: web.Request) -> tuple[sharing.Visit, dict[str, str]]:
+    """A posted form's visit, after its CSRF token checks out against the session cookie."""
+    token = request.match_info["token"]
+    async with runtime(request).db.read() as session:
+        link, _ = await sharing.live_link(session, token)
+        cookie = session_cookie(request, link.id)
+        found = await sharing.visit(session, token, cookie)
+    data = await request.post()
+    form = {k: v for k, v in data.items() if isinstance(v, str)}
+    if found.session is None or not sharing.csrf_ok(cookie, link.id, form.get("csrf")):
+        raise Forbidden(
+            "this form is stale or did not come from the review page (CSRF check failed): reload the page "
+            "and try again",
+            code="csrf_failed",
+        )
+    return found, form
+
+
+def _redirect(request: web.Request, done: str) -> web.Response:
+    raise web.HTTPSeeOther(f"{_base(request)}?done={done}")
+
+
+async def _render(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
+    found, cookie, new_row = await _visit_with_session(request)
+    csrf = sharing.csrf_token(cookie, found.link.id)
+    if not found.admitted:
+        text = share_html.email_form(
+            f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf
+        )
+    else:
+        async with runtime(request).db.read() as session:
+            view = await sharing.document_view(session, found)
+        note = NOTES.get(request.query.get("done", ""))
+        text = share_html.review_page(_base(request), view, csrf, note=note, error=error)
+    response = html(text, status)
+    if new_row is not None:
+        set_session_cookie(request, response, found.link, cookie, new_row)
+    return response
+
+
+@routes.route(
+    "GET",
+    "/share/{token}",
+    summary="The review page of a share link (HTML): the document, its sections and comments, and the "
+    "forms the link's permission allows; a closed link asks for the address and the mailed code first",
+    tags=["Sharing"],
+    errors=ERRORS,
+    content_type=HTML,
+)
+@as_page
+async def review_page(request: web.Request) -> web.StreamResponse:
+    return await _render(request)
+
+
+@routes.route(
+    "POST",
+    "/share/{token}/verify",
+    summary="Review page form: mail a one-time code to an address (HTML)",
+    tags=["Sharing"],
+    errors={**ERRORS, 400: "Not an address, or outside a closed-org link's domain (a page)"},
+    content_type=HTML,
+)
+@as_page
+async def verify_form(request: web.Request) -> web.StreamResponse:
+    found, form = await _form(request)
+    cookie = session_cookie(request, found.link.id) or ""
+    csrf = sharing.csrf_token(cookie, found.link.id)
+    try:
+        asked = await send_code(request, form.get("email", ""))
+    except DomainError as exc:
+        if exc.status != 400:
+            raise
+        text = share_html.email_form(
+            f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf, error=exc.detail
+        )
+        return html(text, 400)
+    text = share_html.code_form(
+        f"{_base(request)}/code", _base(request), found.doc.title, asked.email, csrf, note=None, error=None
+    )
+    return html(text)
+
+
+@routes.route(
+    "POST",
+    "/share/{token}/code",
+    summary="Review page form: prove the address with the mailed code; sets the session cookie (HTML)",
+    tags=["Sharing"],
+    errors=ERRORS,
+    content_type=HTML,
+)
+@as_page
+async def code_form(request: web.Request) -> web.StreamResponse:
+    found, form = await _form(request)
+    email = form.get("email", "")
+    try:
+        _, checked = await check_code(request, email, form.get("code", ""))
+    except DomainError as exc:
+        if exc.status != 400:
+            raise
+        checked = sharing.CodeCheck(False, exc.detail)
+    if not checked.ok or checked.cookie is None or checked.session is None:
+        cookie = session_cookie(request, found.link.id) or ""
+        text = share_html.code_form(
+            f"{_base(request)}/code",
+            _base(request),
+            found.doc.title,
+            email,
+            sharing.csrf_token(cookie, found.link.id),
+            note=None,
+            error=checked.detail,
+        )
+        return html(text, 403)
+    response = web.HTTPSeeOther(f"{_base(request)}?done=verified")
+    set_session_cookie(request, response, found.link, checked.cookie, checked.session)
+    raise response
+
+
+@routes.route(
+    "POST",
+    "/share/{token}/comments",
+    summary="Review page form: add a comment (CommentOnly, FullReview); redirects back to the page",
+    tags=["Sharing"],
+    errors=ERRORS,
+    content_type=HTML,
+)
+@as_page
+async def comment_form(request: web.Request) -> web.StreamResponse:
+    found, form = await _form(request)
+    text = form.get("text", "").strip()
+    if not text or len(text) > 10_000:
+        return await _render(request, status=400, error="text: write a comment of 1 to 10000 characters")
+    body = {
+        "text": text,
+        "paragraphId": form.get("paragraphId") or None,
+        "author": form.get("author", "").strip()[:200] or None,
+    }
+    async with runtime(request).db.transaction() as session:
+        await sharing.add_comment(session, context(request, sharing.reviewer_actor(found)), found, body)
+    return _redirect(request, "comment")
+
+
+@routes.route(
+    "POST",
+    "/share/{token}/comments/{commentId}/resolve",
+    summary="Review page form: resolve a comment (FullReview); redirects back to the page",
+    tags=["Sharing"],
+    errors=ERRORS,
+    content_type=HTML,
+)
+@as_page
+async def resolve_form(request: web.Request) -> web.StreamResponse:
+    found, _ = await _form(request)
+    async with runtime(request).db.transaction() as session:
+        await sharing.resolve_comment(
+            session, context(request, sharing.reviewer_actor(found)), found, request.match_info["commentId"]
+        )
+    return _redirect(request, "resolved")
+
+
+@routes.route(
+    "POST",
+    "/share/{token}/proposals/{proposalId}/decide",
+    summary="Review page form: approve or reject an objected proposal with a note (FullReview)",
+    tags=["Sharing"],
+    errors=ERRORS,
+    content_type=HTML,
+)
+@as_page
+async def decide_form(request: web.Request) -> web.StreamResponse:
+    found, form = await _form(request)
+    async with runtime(request).db.transaction() as session:
+        await sharing.decide(
+            session,
+            context(request, sharing.reviewer_actor(found)),
+            found,
+            request.match_info["proposalId"],
+            decision=form.get("decision", ""),
+            note=form.get("note", ""),
+        )
+    return _redirect(request, "decided")

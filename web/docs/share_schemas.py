@@ -1,0 +1,80 @@
+"""Models of the share-link API: what a token's holder reads and sends, and the owner's list."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from web.docs.schemas import CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
+from web.kernel.wire import Timestamp
+
+
+class ShareLinkInfo(ShareLink):
+    createdAt: Timestamp
+    revokedAt: Timestamp | None
+    state: Literal["active", "expired", "revoked"]
+
+
+class ShareLinkList(Out):
+    documentId: str
+    data: list[ShareLinkInfo] = Field(description="Oldest first, revoked and expired ones included")
+
+
+class SharedDocument(Out):
+    id: str
+    title: str
+    status: Literal["processing", "ready", "failed"]
+    version: int
+    updatedAt: Timestamp
+    content: str = Field(description="Markdown (empty until the document is ready)")
+
+
+class ShareView(Out):
+    link: ShareLinkLookup
+    reviewer: str | None = Field(description="The proven address (closed links), else null")
+    document: SharedDocument
+    sections: list[Section]
+    comments: list[CommentOut] = Field(description="Oldest first")
+    proposals: list[Proposal] = Field(description="Objected proposals to decide (FullReview links only)")
+
+
+class ShareCommentBody(Model):
+    text: str = Field(min_length=1, max_length=10_000)
+    paragraphId: str | None = Field(default=None, max_length=256, description="A section id (sec:…)")
+    author: str | None = Field(
+        default=None, max_length=200, description="Display name; default: the proven address or 'Reviewer'."
+    )
+
+
+class ShareDecisionBody(Model):
+    decision: Literal["approve", "reject"]
+    note: str = Field(min_length=1, max_length=4000)
+
+
+class ShareDecision(Proposal):
+    decision: Literal["approve", "reject"]
+    note: str
+
+
+class VerificationBody(Model):
+    email: str = Field(min_length=3, max_length=254)
+
+
+class VerificationSent(Out):
+    email: str
+    detail: str = Field(description="The same words whether or not the address may review")
+    expiresInSeconds: int
+
+
+class ConfirmBody(Model):
+    email: str = Field(min_length=3, max_length=254)
+    code: str = Field(min_length=1, max_length=12)
+
+
+class ShareSession(Out):
+    email: str
+    expiresAt: Timestamp
+    cookie: str = Field(
+        description="Name of the session cookie set on this response (HttpOnly, SameSite=Strict)"
+    )
