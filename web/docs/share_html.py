@@ -10,6 +10,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 
 from domain.consensus import sections
+from web.kernel.html import when
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -24,7 +25,8 @@ table{border-collapse:collapse}th,td{border:1px solid #888;padding:.25rem .5rem}
 .error{background:#fbeaea;border-left:4px solid #a00;padding:.5rem}
 .comment{border-left:3px solid #ccc;padding-left:.75rem;margin:.75rem 0}
 label{display:block;font-weight:600;margin-top:.5rem}textarea,input[type=text],input[type=email]{width:100%;max-width:36rem}
-button{margin-top:.5rem;padding:.35rem .9rem}
+button{display:block;margin-top:.75rem;padding:.4rem 1rem;font:inherit}
+select{font:inherit}
 """
 
 
@@ -123,8 +125,7 @@ def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None,
         '<a class="skip" href="#document">Skip to the document</a>',
         f'<header><h1 id="title">{escape(title)}</h1>',
         f"<p>Shared with you{escape(who)} for <strong>{escape(perm)}</strong> review; "
-        f'this link works until <time datetime="{escape(link["expiresAt"])}">'
-        f"{escape(link['expiresAt'])}</time>.</p>",
+        f"this link works until {when(link['expiresAt'])}.</p>",
         f"{_status(note, error)}</header>",
     ]
     if view["sections"]:
@@ -153,7 +154,7 @@ def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None,
         parts.append(
             f'<article class="comment" aria-label="Comment by {escape(c["author"])}">'
             f"<p><strong>{escape(c['author'])}</strong>{where}, "
-            f'<time datetime="{escape(c["createdAt"])}">{escape(c["createdAt"])}</time>{state}</p>'
+            f"{when(c['createdAt'])}{state}</p>"
             f"<p>{escape(c['text'])}</p>"
         )
         if perm == "FullReview" and not c["resolved"]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -173,3 +174,14 @@ async def stylesheet(_request: web.Request) -> web.Response:
     response.headers["Cache-Control"] = "public, max-age=3600"
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def when(value: str | None) -> Markup:
+    """An ISO timestamp as a readable UTC time in a <time> element."""
+    if not value:
+        return Markup("")
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return esc(value)
+    return h('<time datetime="{iso}">{text}</time>', iso=value, text=moment.strftime("%d %b %Y %H:%M UTC"))

@@ -4,25 +4,13 @@ work submission, and the message pages. Every value goes through `h`/`esc` (web/
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
 from domain.people.sessions import SignedIn
-from web.kernel.html import Markup, esc, h, join
+from web.kernel.html import Markup, esc, h, join, when
 
 SITE = "Concord review desk"
-
-
-def when(value: str | None) -> Markup:
-    """An ISO timestamp as a readable UTC time in a <time> element."""
-    if not value:
-        return Markup("")
-    try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return esc(value)
-    return h('<time datetime="{iso}">{text}</time>', iso=value, text=moment.strftime("%d %b %Y %H:%M UTC"))
 
 
 def csrf_field(token: str) -> Markup:
