@@ -26,6 +26,8 @@ JSON_TYPES = ("application/json", "application/problem+json")
 # Operations that answer no JSON, each with its reason; their content type must be the documented one.
 NOT_JSON = {
     ("GET", "/api/documents/{id}/download"): "binary DOCX, declared as such in /openapi.json",
+    ("GET", "/.well-known/oauth-authorization-server"): "reserved: only ever its 404 error body",
+    ("GET", "/.well-known/oauth-protected-resource"): "reserved: only ever its 404 error body",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {

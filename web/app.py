@@ -36,8 +36,7 @@ def _base_app(rt: Runtime, api: Api, style: str, body_limit: int) -> web.Applica
 
 def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes)
-    # The document API has no rate-limited or cached route: only the hub pays for a limiter's storage
-    # and a cache's commit hook.
+    # Only the hub has cached reads: the document API does not pay for a cache's commit hook.
     app[RATE_LIMITS] = RateLimits(rt.settings)
     app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[CITATION_INDEX] = IndexHolder()
@@ -46,5 +45,6 @@ def create_hub_app(rt: Runtime) -> web.Application:
 
 def create_docs_app(rt: Runtime) -> web.Application:
     app = _base_app(rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes)
+    app[RATE_LIMITS] = RateLimits(rt.settings)  # sign-ins (POST /api/auth/login)
     mcp_server.add_routes(app)
     return app

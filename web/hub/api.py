@@ -8,12 +8,13 @@ from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.topics import collaboration, overview, proposals, topics, voting
 from web.hub.work import review, work
-from web.kernel import health
+from web.kernel import health, wellknown
 from web.kernel.errors import HubError
 from web.kernel.routing import Api
 
 ROUTE_MODULES = (
     health,
+    wellknown,
     registration,
     wallet,
     audit,
