@@ -229,6 +229,81 @@ def cmd_service_keys(settings: Settings, args: argparse.Namespace) -> int:
     return asyncio.run(run())
 
 
+def _add_user_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    users_sub = sub.add_parser(
+        "users", help="people of an organisation who sign in to the document API"
+    ).add_subparsers(dest="users_command", required=True)
+    create = users_sub.add_parser(
+        "create", help="add a person; the password is read from standard input, never the command line"
+    )
+    create.add_argument("--org", required=True, help="organisation of the person (created if new)")
+    create.add_argument("--email", required=True, help="the person's email address (sign-in name)")
+    create.add_argument(
+        "--scopes",
+        default="documents:read,documents:write,comments:read,comments:write,tap:read,tap:write",
+        help="comma-separated document API scopes (spec §5), as for service keys; default: all",
+    )
+    listing = users_sub.add_parser("list", help="list the people of an organisation (never a password)")
+    listing.add_argument("--org", required=True)
+    disable = users_sub.add_parser("disable", help="refuse a person's sign-ins and end their sessions")
+    disable.add_argument("email")
+    disable.add_argument("--org", required=True)
+
+
+def _read_password() -> str:
+    """The password from standard input: prompted for (twice) on a terminal, else its first line."""
+    import getpass
+
+    if sys.stdin.isatty():
+        first = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != first:
+            raise SystemExit("error: the two passwords differ")
+        return first
+    return sys.stdin.readline().rstrip("\r\n")
+
+
+def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
+    import json
+
+    from domain.kernel.context import SYSTEM
+    from domain.kernel.db import Database
+    from domain.kernel.errors import DomainError
+    from domain.people import users
+
+    async def run() -> int:
+        db = Database(settings.db_url)
+        try:
+            if args.users_command == "create":
+                password = _read_password()
+                async with db.transaction() as session:
+                    made = await users.create(
+                        session,
+                        SYSTEM,
+                        org_name=args.org,
+                        email=args.email,
+                        password=password,
+                        scopes=args.scopes,
+                    )
+                print(json.dumps(made))
+            elif args.users_command == "list":
+                async with db.read() as session:
+                    for row in await users.list_users(session, args.org):
+                        print(json.dumps(row))
+            elif args.users_command == "disable":
+                async with db.transaction() as session:
+                    print(
+                        json.dumps(await users.disable(session, SYSTEM, org_name=args.org, email=args.email))
+                    )
+            return 0
+        except DomainError as exc:
+            print(f"error: {exc.detail}", file=sys.stderr)
+            return 2
+        finally:
+            await db.dispose()
+
+    return asyncio.run(run())
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -242,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
     _add_staff_key_commands(keys_sub)
     _add_service_key_commands(keys_sub)
+    _add_user_commands(sub)
     leg_cmd = sub.add_parser("legislation", help="legislation store").add_subparsers(
         dest="leg_command", required=True
     )
@@ -258,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         return market_commands.run(settings, args)
     elif args.command == "keys" and args.keys_command in ("create-staff", "list-staff", "revoke-staff"):
         return cmd_staff_keys(settings, args)
+    elif args.command == "users":
+        return cmd_users(settings, args)
     elif args.command == "legislation" and args.leg_command == "ingest":
         cmd_ingest_legislation(settings, args.file)
     elif args.command == "serve":

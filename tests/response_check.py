@@ -34,6 +34,8 @@ NOT_JSON = {
     ("POST", "/share/{token}/comments"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/comments/{commentId}/resolve"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/proposals/{proposalId}/decide"): "HTML form: 303 to the page",
+    ("GET", "/.well-known/oauth-authorization-server"): "reserved: only ever its 404 error body",
+    ("GET", "/.well-known/oauth-protected-resource"): "reserved: only ever its 404 error body",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {

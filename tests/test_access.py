@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from tests.axiom_helpers import axiom_key, staff_headers
 from tests.documents_support import make_key
+from tests.people.support import person_headers
 from web.docs.api import build_api as build_docs_api
 from web.hub.api import build_api as build_hub_api
 from web.kernel.access import Access, Anonymous, Commercial, Service, Staff
@@ -29,12 +30,20 @@ MATRIX = [
 # Every operation per app and access kind. A new operation changes a count here on purpose: a route that
 # needs a key is in the matrix by construction, and one that needs none has to be counted as such.
 EXPECTED_COUNTS = {
-    ("hub", "anonymous"): 40,
+    ("hub", "anonymous"): 42,
     ("hub", "agent"): 23,
     ("hub", "commercial"): 6,
     ("hub", "staff"): 13,
-    ("docs", "anonymous"): 15,
+    ("docs", "anonymous"): 20,
     ("docs", "service"): 31,
+}
+
+# Anonymous operations that check a credential in their body (a password, a refresh token) and so may
+# answer 401 although they need no key.
+CREDENTIAL_IN_BODY = {
+    ("POST", "/api/auth/login"),
+    ("POST", "/api/auth/refresh"),
+    ("POST", "/api/auth/logout"),
 }
 
 STAFF_ROLES = ("curator", "reviewer")
@@ -49,6 +58,7 @@ MALFORMED = [
     {"X-Api-Key": "svc_sk_" + "0" * 40},
     {"X-Api-Key": "staff_sk_" + "0" * 40},
     {"x-source-agent-key": "pact_sk_wrong"},
+    {"Authorization": "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"},  # a forged JWT
 ]
 NOT_JSON = b'{"truncated": '
 
@@ -78,7 +88,7 @@ def _bad_input(op: Operation) -> dict[str, Any]:
 
 
 async def _keys(hub: Any, runtime: Any, register: Any) -> dict[str, dict[str, str]]:
-    """One valid key of each kind, as its owner would send it."""
+    """One valid key of each kind, as its owner would send it, and a signed-in person's access token."""
     agent = await register()
     commercial = await axiom_key(hub)
     service = await make_key(runtime, org="Matrix Org")
@@ -87,6 +97,9 @@ async def _keys(hub: Any, runtime: Any, register: Any) -> dict[str, dict[str, st
         "commercial": commercial["headers"],
         "staff": await staff_headers(runtime),
         "service": service["headers"],
+        "person": await person_headers(
+            runtime, org="Matrix Org", scopes=list(SCOPES), email="matrix@example.org"
+        ),
     }
 
 
@@ -100,7 +113,12 @@ async def _refused(resp: Any, app: str, status: int, access: Access) -> None:
         assert body["status"] == status
         assert body["detail"]
         if status == 401:
-            assert body["code"] in ("missing_api_key", "invalid_api_key", "revoked_api_key"), body
+            assert body["code"] in (
+                "missing_api_key",
+                "invalid_api_key",
+                "revoked_api_key",
+                "invalid_token",
+            ), body
         else:
             assert isinstance(access, Service)
             assert body["code"] == "insufficient_scope"
@@ -161,9 +179,10 @@ async def test_protected_operation_refuses_before_reading_input(hub, docs, runti
         for headers in MALFORMED:
             resp = await client.request(op.method, path, **_merge(request, headers))
             await _refused(resp, app, 401, op.access)
-        # A valid key of every other kind, as Bearer and as X-Api-Key.
+        # A valid key of every other kind, as Bearer and as X-Api-Key (a person's token is one of the
+        # document API's credentials: elsewhere it is another kind).
         for kind, headers in keys.items():
-            if kind == op.access.kind:
+            if kind == op.access.kind or (kind == "person" and isinstance(op.access, Service)):
                 continue
             secret = next(iter(headers.values())).removeprefix("Bearer ")
             for sent in ({"Authorization": f"Bearer {secret}"}, {"X-Api-Key": secret}):
@@ -175,6 +194,14 @@ async def test_protected_operation_refuses_before_reading_input(hub, docs, runti
                 runtime, org="Matrix Org", scopes=",".join(s for s in SCOPES if s != op.access.scope)
             )
             resp = await client.request(op.method, path, **_merge(request, lacking["headers"]))
+            await _refused(resp, app, 403, op.access)
+            person = await person_headers(
+                runtime,
+                org="Matrix Org",
+                scopes=[s for s in SCOPES if s != op.access.scope],
+                email=f"lacking-{len(requests)}-{uuid.uuid4().hex[:8]}@example.org",
+            )
+            resp = await client.request(op.method, path, **_merge(request, person))
             await _refused(resp, app, 403, op.access)
         if isinstance(op.access, Staff) and op.access.role is not None:
             other = next(role for role in STAFF_ROLES if role != op.access.role)
@@ -197,7 +224,7 @@ async def test_openapi_shows_each_operations_access(hub, docs):
             assert entry["x-access"]["kind"] == access.kind
             if isinstance(access, Anonymous):
                 assert "security" not in entry
-                assert "401" not in entry["responses"]
+                assert ("401" in entry["responses"]) == ((op.method, op.path) in CREDENTIAL_IN_BODY)
                 continue
             assert access.scheme in spec["components"]["securitySchemes"]
             assert "401" in entry["responses"]

@@ -80,8 +80,7 @@ def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
     )
-    # The document API has no rate-limited or cached route: only the hub pays for a limiter's storage
-    # and a cache's commit hook.
+    # Only the hub has cached reads: the document API does not pay for a cache's commit hook.
     app[RATE_LIMITS] = RateLimits(rt.settings)
     app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[CITATION_INDEX] = IndexHolder()
@@ -93,5 +92,6 @@ def create_docs_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes, links=REFERENCE, guides=DOCS_GUIDES
     )
+    app[RATE_LIMITS] = RateLimits(rt.settings)  # sign-ins (POST /api/auth/login)
     mcp_server.add_routes(app)
     return app

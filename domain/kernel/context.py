@@ -12,7 +12,7 @@ class Actor:
     id: str
     name: str
     key_hash: str
-    kind: str = "agent"  # agent | service | staff | system
+    kind: str = "agent"  # agent | service | staff | person | system
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ async def append(
     ).scalar_one()
     actor = ctx.actor if ctx else None
     kind = actor_kind or ("System" if actor is None or actor.kind == "system" else "AiAgent")
-    if actor is not None and actor.kind == "staff":
+    if actor is not None and actor.kind in ("staff", "person"):
         kind = "Individual"
     event = Event(
         stream=stream,

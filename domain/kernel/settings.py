@@ -38,6 +38,25 @@ class Settings(BaseSettings):
     rate_limit_keys: int = Field(
         default=10, ge=1, description="Commercial keys created per minute per client."
     )
+    rate_limit_login: int = Field(
+        default=10,
+        ge=1,
+        description="Document API sign-ins (POST /api/auth/login) per minute per client address, and as "
+        "many per email address.",
+    )
+    jwt_secret: str | None = Field(
+        default=None,
+        min_length=32,
+        description="Secret (HS256) signing the document API's access tokens; give every web process the "
+        "same one (at least 32 characters). Unset: generated once and kept in `<data_dir>/jwt-secret` "
+        "(mode 0600).",
+    )
+    access_token_minutes: int = Field(
+        default=15, ge=1, le=1440, description="Lifetime of a signed-in person's access token (JWT)."
+    )
+    refresh_token_days: int = Field(
+        default=30, ge=1, description="Lifetime of a refresh token; each one is replaced when used."
+    )
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest JSON request body accepted.")
     max_upload_bytes: int = Field(
         default=26_214_400, ge=1024, description="Largest document upload accepted."
@@ -114,7 +133,8 @@ class Settings(BaseSettings):
     log_level: str = Field(default="INFO", description="Python logging level.")
 
     @field_validator(
-        "database_url", "redis_url", "escalation_webhook_url", "public_url", "smtp_url", mode="before"
+        "database_url", "redis_url", "escalation_webhook_url", "public_url", "smtp_url", "jwt_secret",
+        mode="before",
     )
     @classmethod
     def _empty_is_unset(cls, v: object) -> object:

@@ -2,8 +2,8 @@
 
 from typing import Any
 
-from web.docs import agents, auth, comments, documents, proposals, share_pages, sharing
-from web.kernel import health
+from web.docs import agents, auth, comments, documents, proposals, sessions, share_pages, sharing
+from web.kernel import health, wellknown
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
 
@@ -48,7 +48,7 @@ class DocsApi(Api):
         return spec
 
 
-ROUTE_MODULES = (health, documents, sharing, share_pages, comments, agents, proposals)
+ROUTE_MODULES = (health, wellknown, sessions, documents, sharing, share_pages, comments, agents, proposals)
 
 
 def build_api() -> Api:
@@ -64,7 +64,8 @@ def build_api() -> Api:
                 "type": "apiKey",
                 "in": "header",
                 "name": "X-Api-Key",
-                "description": "Service key svc_sk_…",
+                "description": "Service key svc_sk_…; also accepted as Authorization: Bearer, as is a "
+                "person's access token (JWT) from POST /api/auth/login.",
             },
         },
         guards=auth.GUARDS,

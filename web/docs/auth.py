@@ -1,6 +1,8 @@
-"""The document API's guard: service keys (spec §5). A missing, invalid, revoked or other-kind key
-answers 401 and a key without the declared scope 403 (problem+json), before the request's input is
-read; the key is looked up once and cached on the request for the handler (`caller`) and MCP."""
+"""The document API's guard: service keys and signed-in people (spec §5). A service key (X-Api-Key or
+Bearer) or a person's access token (a JWT from POST /api/auth/login, as Bearer) is checked before the
+request's input is read: missing, invalid, revoked or expired answers 401 and a credential without the
+declared scope 403 (problem+json). The principal is looked up once and cached on the request for the
+handler (`caller`) and MCP."""
 
 from __future__ import annotations
 
@@ -11,39 +13,77 @@ from aiohttp import web
 from domain.documents import servicekeys
 from domain.documents.access import Caller
 from domain.documents.models import ServiceKey
+from domain.kernel.errors import Forbidden
+from domain.people import user_sessions as sessions
 from web.kernel.access import Access, Guard, Service, principal
 from web.kernel.request import context, presented_key, runtime
 
 
 @dataclass(frozen=True)
 class ServicePrincipal:
-    key: ServiceKey
+    """Who is calling: a service key (`key`) or a signed-in person (`person`), with the scopes that apply."""
+
     caller: Caller
+    scopes: frozenset[str]
+    key: ServiceKey | None = None
+    person: sessions.Person | None = None
 
 
 SERVICE = web.RequestKey("service_principal", ServicePrincipal)
 
 
+def bearer_token(request: web.Request) -> str | None:
+    """The Authorization: Bearer credential when it is a person's access token (a JWT), else None."""
+    auth = request.headers.get("Authorization", "")
+    token = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
+    return (
+        token if token and sessions.looks_like_jwt(token) and not request.headers.get("X-Api-Key") else None
+    )
+
+
+async def person_of(request: web.Request, token: str) -> sessions.Person:
+    rt = runtime(request)
+    async with rt.db.read() as session:
+        return await sessions.authenticate(session, rt.settings, token)
+
+
 async def service_principal(request: web.Request) -> ServicePrincipal:
-    """The live service key of the request, or 401."""
+    """The live service key or signed-in person of the request, or 401."""
     if SERVICE in request:
         return request[SERVICE]
+    token = bearer_token(request)
+    if token is not None:
+        person = await person_of(request, token)
+        caller = Caller(
+            ctx=context(request, person.actor),
+            org_id=person.user.org_id,
+            key_id=person.user.id,
+            name=person.user.email,
+        )
+        found = request[SERVICE] = ServicePrincipal(caller, person.scopes, person=person)
+        return found
     async with runtime(request).db.read() as session:
         key = await servicekeys.authenticate(session, presented_key(request))
     caller = Caller(
         ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name
     )
-    found = request[SERVICE] = ServicePrincipal(key, caller)
+    found = request[SERVICE] = ServicePrincipal(caller, frozenset(key.scopes), key=key)
     return found
 
 
+def require_scope(found: ServicePrincipal, scope: str) -> None:
+    if scope not in found.scopes:
+        whose = "this key" if found.key is not None else "this person"
+        raise Forbidden(f"{whose} lacks the scope {scope}", code="insufficient_scope", requiredScope=scope)
+
+
 async def check_service(request: web.Request, access: Service) -> None:
-    servicekeys.require_scope((await service_principal(request)).key, access.scope)
+    require_scope(await service_principal(request), access.scope)
 
 
 GUARDS: dict[type[Access], Guard] = {Service: check_service}
 
 
 def caller(request: web.Request) -> Caller:
-    """The caller whose key the route's Service(...) access admitted."""
+    """The caller whose key or access token the route's Service(...) access admitted."""
     return principal(request, SERVICE).caller

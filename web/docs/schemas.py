@@ -20,6 +20,54 @@ class Out(BaseModel):
     """A response body."""
 
 
+class LoginBody(BaseModel):
+    """Credentials are taken as typed: a password's spaces are part of it."""
+
+    model_config = ConfigDict(extra="ignore")
+    email: str = Field(min_length=1, max_length=320, description="The person's email address.")
+    password: str = Field(min_length=1, max_length=1024)
+    organisation: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The organisation to sign in to; needed only when the address belongs to several.",
+    )
+
+
+class RefreshBody(Model):
+    refreshToken: str = Field(min_length=1, max_length=200)
+
+
+class LogoutBody(Model):
+    refreshToken: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="The session's refresh token; without it, the access token sent as Bearer is used.",
+    )
+
+
+class SignedInUser(Exact):
+    id: str
+    email: str
+    organisation: str
+    organisationId: str
+
+
+class TokenPair(Exact):
+    accessToken: str = Field(description="A JWT for 'Authorization: Bearer'; short-lived.")
+    tokenType: Literal["Bearer"]
+    expiresIn: int = Field(description="Seconds the access token lives.")
+    refreshToken: str = Field(description="Opaque; buys the next pair once (POST /api/auth/refresh).")
+    refreshExpiresIn: int = Field(description="Seconds the refresh token lives unless used.")
+    scopes: list[str]
+    user: SignedInUser
+
+
+class LoggedOut(Exact):
+    loggedOut: Literal[True]
+    sessionId: str
+
+
 class DocumentListQuery(Model):
     tag: str | None = Field(default=None, max_length=64, description="Only documents with this tag.")
     page: int = Field(default=1, ge=1, le=100_000, description="Page number, from 1.")

@@ -10,12 +10,13 @@ from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import collaboration, overview, proposals, topics, voting
 from web.hub.work import review, work
-from web.kernel import health
+from web.kernel import health, wellknown
 from web.kernel.errors import HubError
 from web.kernel.routing import Api
 
 ROUTE_MODULES = (
     health,
+    wellknown,
     registration,
     wallet,
     audit,

@@ -90,7 +90,7 @@ class Commercial(Access):
 
 @dataclass(frozen=True)
 class Service(Access):
-    """A document API service key (svc_sk_) holding `scope`."""
+    """A document API service key (svc_sk_), or a signed-in person's access token (JWT), holding `scope`."""
 
     scope: ServiceScope
     kind = "service"
@@ -100,13 +100,16 @@ class Service(Access):
         return [self.scope]
 
     def describe(self) -> str:
-        return f"Needs a service key (svc_sk_…) with the scope {self.scope}."
+        return f"Needs a service key (svc_sk_…) or a person's access token with the scope {self.scope}."
 
     def extension(self) -> dict[str, Any]:
         return {"kind": self.kind, "scope": self.scope}
 
     def responses(self) -> dict[int, str]:
-        return {401: "Missing, invalid or revoked API key", 403: f"The key lacks the scope {self.scope}"}
+        return {
+            401: "Missing, invalid or revoked API key, or an invalid or expired access token",
+            403: f"The key or person lacks the scope {self.scope}",
+        }
 
 
 @dataclass(frozen=True)

@@ -48,7 +48,7 @@ class Client:
 async def _client(request: web.Request) -> Client:
     """The service key of the request (401 before anything else runs); each tool checks its own scope."""
     found = await service_principal(request)
-    return Client(found.caller, frozenset(found.key.scopes))
+    return Client(found.caller, found.scopes)
 
 
 def _dump(model: BaseModel) -> dict[str, Any]:

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from domain.kernel.context import Context
 from domain.kernel.errors import DomainError, NotFound, Unauthorized
-from domain.people import sessions
-from domain.people.sessions import SignedIn
+from domain.people import staff_sessions as sessions
+from domain.people.staff_sessions import SignedIn
 from domain.review import escalations, proposals, resources
 from domain.work import review as work_review
 from web.hub.pages import views

@@ -13,7 +13,7 @@ from datetime import timedelta
 from aiohttp import web
 
 from domain.kernel.errors import Unauthorized
-from domain.people import sessions
+from domain.people import staff_sessions as sessions
 from web.kernel.request import runtime
 
 PATH = "/review"

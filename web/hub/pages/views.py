@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-from domain.people.sessions import SignedIn
+from domain.people.staff_sessions import SignedIn
 from web.kernel.html import Markup, esc, h, join, when
 
 SITE = "Concord review desk"

@@ -1,0 +1,333 @@
+"""Browser sessions on the document API (spec/document-api.md §5.2): a person signs in with email and
+password and gets a short-lived access token (a JWT the document API accepts as `Authorization: Bearer`
+with the person's scopes) and an opaque refresh token (kept as SHA-256 only) that buys the next pair once.
+
+A sign-in opens a session; its access tokens name it (`sid`) and its refresh tokens belong to it. The
+session ends on logout, when a refresh token is presented a second time (someone else may hold a copy:
+every token of the session stops working) and when the person is disabled. Access tokens are checked
+against the person and the session on every request, so an ended session's tokens stop at once.
+
+Times come from the kernel's clock (`iat`/`exp` included), so expiry is checked here rather than by PyJWT,
+which would read the machine's clock."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jwt
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.documents.models import Organisation
+from domain.kernel import audit, keys
+from domain.kernel.clock import new_id, utcnow
+from domain.kernel.context import Actor, Context
+from domain.kernel.errors import BadRequest, DomainError, Unauthorized
+from domain.kernel.settings import Settings
+from domain.people import users
+from domain.people.models import RefreshToken, User, UserSession
+
+ISSUER = "concord"
+AUDIENCE = "concord-documents"
+ALGORITHM = "HS256"
+TOKEN_TYPE = "Bearer"
+REFRESH_PREFIX = "crt_"
+SECRET_FILE = "jwt-secret"
+# The same answer for an unknown address, a wrong password and a disabled person: it says nothing more.
+BAD_CREDENTIALS = "wrong email or password"
+TOO_MANY_MATCHES = 20  # an address in more organisations than this must name its organisation
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who a live access token belongs to, and what it may do now."""
+
+    user: User
+    session_id: str
+    scopes: frozenset[str]
+    actor: Actor
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refused refresh whose side effect (the session ended) must commit before the error answers."""
+
+    error: DomainError
+
+
+def looks_like_jwt(token: str) -> bool:
+    """Whether a presented credential is a JWT (three base64url parts) rather than an API key."""
+    return token.startswith("eyJ") and token.count(".") == 2
+
+
+@lru_cache(maxsize=8)
+def _secret_in(data_dir: Path) -> str:
+    path = data_dir / SECRET_FILE
+    try:
+        return path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        pass
+    data_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(48)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another process of this data directory wrote it first: use theirs
+        return path.read_text(encoding="ascii").strip()
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(secret + "\n")
+    return secret
+
+
+def signing_secret(settings: Settings) -> str:
+    """CONCORD_JWT_SECRET, or the one generated once under the data directory (so that tokens survive a
+    restart of the embedded mode)."""
+    return settings.jwt_secret or _secret_in(settings.data_dir.resolve())
+
+
+def actor_of(user: User) -> Actor:
+    """A person as the actor of audit entries and events (shown as an Individual)."""
+    return Actor(id=user.id, name=user.email, key_hash=keys.hash_key(f"user:{user.id}"), kind="person")
+
+
+def _access_token(settings: Settings, user: User, session_id: str, scopes: list[str], now: datetime) -> str:
+    issued = int(now.timestamp())
+    claims = {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "sub": user.id,
+        "org": user.org_id,
+        "scopes": scopes,
+        "sid": session_id,
+        "iat": issued,
+        "exp": issued + settings.access_token_minutes * 60,
+        "jti": new_id(),
+    }
+    return jwt.encode(claims, signing_secret(settings), algorithm=ALGORITHM)
+
+
+def _new_refresh_token(session: AsyncSession, settings: Settings, session_id: str, now: datetime) -> str:
+    secret = REFRESH_PREFIX + secrets.token_urlsafe(32)
+    session.add(
+        RefreshToken(
+            id=new_id(),
+            session_id=session_id,
+            token_hash=keys.hash_key(secret),
+            created_at=now,
+            expires_at=now + timedelta(days=settings.refresh_token_days),
+        )
+    )
+    return secret
+
+
+def _pair(
+    session: AsyncSession, settings: Settings, user: User, org: Organisation, session_id: str
+) -> dict[str, Any]:
+    now = utcnow()
+    return {
+        "accessToken": _access_token(settings, user, session_id, list(user.scopes), now),
+        "tokenType": TOKEN_TYPE,
+        "expiresIn": settings.access_token_minutes * 60,
+        "refreshToken": _new_refresh_token(session, settings, session_id, now),
+        "refreshExpiresIn": settings.refresh_token_days * 86400,
+        "scopes": list(user.scopes),
+        "user": {"id": user.id, "email": user.email, "organisation": org.name, "organisationId": org.id},
+    }
+
+
+async def login(
+    session: AsyncSession,
+    ctx: Context,
+    settings: Settings,
+    *,
+    email: str,
+    password: str,
+    organisation: str | None = None,
+) -> dict[str, Any]:
+    """A new session and its first token pair; 401 with the same words whatever was wrong."""
+    address = email.strip().lower()
+    query = (
+        select(User, Organisation)
+        .join(Organisation, Organisation.id == User.org_id)
+        .where(User.email == address, User.disabled_at.is_(None))
+        .order_by(User.created_at, User.id)
+        .limit(TOO_MANY_MATCHES + 1)
+    )
+    if organisation is not None and organisation.strip():
+        query = query.where(Organisation.name_key == " ".join(organisation.split()).casefold())
+    candidates = list((await session.execute(query)).tuples())
+    if len(candidates) > TOO_MANY_MATCHES:
+        raise BadRequest("organisation: name the organisation to sign in to", field="organisation")
+    matches = [
+        (user, org) for user, org in candidates if await users.password_matches(user.password_hash, password)
+    ]
+    if not candidates:
+        await users.password_matches(None, password)  # as long as a wrong password takes
+    if not matches:
+        raise Unauthorized(BAD_CREDENTIALS, code="invalid_credentials")
+    if len(matches) > 1:
+        raise BadRequest(
+            "organisation: this address signs in to several organisations; name one",
+            field="organisation",
+            organisations=sorted(org.name for _, org in matches),
+        )
+    user, org = matches[0]
+    now = utcnow()
+    user.last_login_at = now
+    if users.needs_rehash(user.password_hash):
+        user.password_hash = await users.hash_password(password)
+    opened = UserSession(id=new_id(), user_id=user.id, created_at=now)
+    session.add(opened)
+    await session.flush()
+    pair = _pair(session, settings, user, org, opened.id)
+    person_ctx = Context(actor=actor_of(user), request_id=ctx.request_id, country=ctx.country)
+    await audit.record(
+        session, person_ctx, "people.session.login", "user_session", opened.id, after={"userId": user.id}
+    )
+    return pair
+
+
+async def _end(session: AsyncSession, session_id: str, reason: str) -> bool:
+    """End a session (idempotent); whether this call ended it."""
+    result = await session.execute(
+        update(UserSession)
+        .where(UserSession.id == session_id, UserSession.ended_at.is_(None))
+        .values(ended_at=utcnow(), end_reason=reason)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def refresh(session: AsyncSession, settings: Settings, token: str) -> dict[str, Any] | Refusal:
+    """The next token pair for a refresh token, which is used up. A token presented again ends its
+    session (the refusal is returned, to be raised once the end is committed)."""
+    found = (
+        await session.execute(
+            select(RefreshToken, UserSession, User, Organisation)
+            .join(UserSession, UserSession.id == RefreshToken.session_id)
+            .join(User, User.id == UserSession.user_id)
+            .join(Organisation, Organisation.id == User.org_id)
+            .where(RefreshToken.token_hash == keys.hash_key(token.strip()))
+        )
+    ).first()
+    if found is None:
+        raise Unauthorized("invalid refresh token", code="invalid_refresh_token")
+    row, opened, user, org = found
+    if opened.ended_at is not None or user.disabled_at is not None:
+        raise Unauthorized("this session has ended: sign in again", code="invalid_refresh_token")
+    now = utcnow()
+    if row.expires_at <= now:
+        raise Unauthorized("this refresh token has expired: sign in again", code="refresh_token_expired")
+    # Used once, atomically: of two requests presenting the same token, one gets the pair.
+    used = await session.execute(
+        update(RefreshToken)
+        .where(RefreshToken.id == row.id, RefreshToken.used_at.is_(None))
+        .values(used_at=now)
+    )
+    if not getattr(used, "rowcount", 0):
+        await _end(session, opened.id, "refresh_reused")
+        await audit.record(
+            session,
+            Context(actor=actor_of(user)),
+            "people.session.reuse",
+            "user_session",
+            opened.id,
+            after={"userId": user.id},
+        )
+        return Refusal(
+            Unauthorized(
+                "this refresh token was already used, so its session has ended: sign in again",
+                code="refresh_token_reused",
+            )
+        )
+    opened.refreshed_at = now
+    return _pair(session, settings, user, org, opened.id)
+
+
+async def logout(
+    session: AsyncSession, *, refresh_token: str | None, person: Person | None
+) -> dict[str, Any]:
+    """End the session of a refresh token or of the access token's person (idempotent)."""
+    if refresh_token:
+        session_id = await session.scalar(
+            select(RefreshToken.session_id).where(
+                RefreshToken.token_hash == keys.hash_key(refresh_token.strip())
+            )
+        )
+        if session_id is None:
+            raise Unauthorized("invalid refresh token", code="invalid_refresh_token")
+        user_id = await session.scalar(select(UserSession.user_id).where(UserSession.id == session_id))
+    elif person is not None:
+        session_id, user_id = person.session_id, person.user.id
+    else:
+        raise BadRequest(
+            "refreshToken: give the refresh token, or send the access token as 'Authorization: Bearer …'",
+            field="refreshToken",
+        )
+    ended_now = await _end(session, session_id, "logout")
+    user = await session.get(User, user_id) if user_id else None
+    if ended_now and user is not None:
+        await audit.record(
+            session, Context(actor=actor_of(user)), "people.session.logout", "user_session", session_id
+        )
+    return {"loggedOut": True, "sessionId": session_id}
+
+
+def _claims(settings: Settings, token: str) -> dict[str, Any]:
+    try:
+        claims: dict[str, Any] = jwt.decode(
+            token,
+            signing_secret(settings),
+            algorithms=[ALGORITHM],
+            audience=AUDIENCE,
+            issuer=ISSUER,
+            options={
+                "verify_exp": False,  # checked below against the kernel's clock
+                "verify_iat": False,
+                "verify_nbf": False,
+                "require": ["sub", "sid", "scopes", "exp", "iat", "iss", "aud", "jti"],
+            },
+        )
+    except jwt.InvalidAudienceError:
+        raise Unauthorized("this token is not for the document API", code="invalid_token") from None
+    except jwt.InvalidIssuerError:
+        raise Unauthorized("this token was not issued by Concord", code="invalid_token") from None
+    except jwt.MissingRequiredClaimError as exc:
+        raise Unauthorized(f"invalid access token: {exc}", code="invalid_token") from None
+    except jwt.InvalidTokenError:
+        raise Unauthorized("invalid access token", code="invalid_token") from None
+    exp = claims["exp"]
+    if not isinstance(exp, int | float) or not isinstance(claims["scopes"], list):
+        raise Unauthorized("invalid access token", code="invalid_token")
+    if exp <= utcnow().timestamp():
+        raise Unauthorized(
+            "the access token has expired: refresh it (POST /api/auth/refresh) or sign in again",
+            code="token_expired",
+        )
+    return claims
+
+
+async def authenticate(session: AsyncSession, settings: Settings, token: str) -> Person:
+    """The person of a live access token, or 401 (`invalid_token`, `token_expired`). The scopes are the
+    token's, narrowed to the person's current ones."""
+    claims = _claims(settings, token)
+    found = (
+        await session.execute(
+            select(User, UserSession)
+            .join(UserSession, UserSession.user_id == User.id)
+            .where(User.id == str(claims["sub"]), UserSession.id == str(claims["sid"]))
+        )
+    ).first()
+    if found is None:
+        raise Unauthorized("invalid access token", code="invalid_token")
+    user, opened = found
+    if user.disabled_at is not None:
+        raise Unauthorized("this person has been disabled", code="invalid_token")
+    if opened.ended_at is not None:
+        raise Unauthorized("this session has ended (signed out): sign in again", code="invalid_token")
+    scopes = frozenset(str(s) for s in claims["scopes"]) & frozenset(user.scopes)
+    return Person(user=user, session_id=opened.id, scopes=scopes, actor=actor_of(user))
