@@ -1,7 +1,7 @@
 """The review page a share link's `url` opens (GET /share/{token}) and the forms it posts. Anonymous at
 the key level: the token is checked inside, a closed link that is not public asks for the reviewer's
 address and the mailed code first, and every form carries a CSRF token bound to the link's session
-cookie (HttpOnly, SameSite=Strict). Errors are pages too (410 for an expired or revoked link)."""
+cookie (HttpOnly, SameSite=Lax). Errors are pages too (410 for an expired or revoked link)."""
 
 from __future__ import annotations
 

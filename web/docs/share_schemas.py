@@ -76,5 +76,5 @@ class ShareSession(Out):
     email: str
     expiresAt: Timestamp
     cookie: str = Field(
-        description="Name of the session cookie set on this response (HttpOnly, SameSite=Strict)"
+        description="Name of the session cookie set on this response (HttpOnly, SameSite=Lax)"
     )

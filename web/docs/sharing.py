@@ -61,7 +61,10 @@ def set_session_cookie(
         max_age=max(1, int((row.expires_at - utcnow()).total_seconds())),
         path="/",
         httponly=True,
-        samesite="Strict",
+        # Lax, not Strict: the link is usually opened from a mail (another site), and a reviewer who proved
+        # the address should not need a new code each time; cross-site POSTs still carry no cookie, and
+        # every form also needs its CSRF token.
+        samesite="Lax",
         secure=request.secure,
     )
 
