@@ -76,7 +76,7 @@ async def test_intents_and_constraints_with_section_filter(hub: Any, register: A
 async def test_salience_upserts_and_maps_every_section(hub: Any, register: Any):
     topic_id, (a, b, _c) = await open_topic(hub, register)
     base = f"/api/pact/{topic_id}/salience"
-    for score in (-1, 11, 2.5, "high"):
+    for score in (-1, 11, 2.5, "high", True, "5", 5.0):
         assert (await _post(hub, base, a, {"sectionId": "sec:answer", "score": score}, 400))[
             "field"
         ] == "score"

@@ -155,10 +155,11 @@ async def test_intents_constraints_and_salience(docs, runtime):
     # A new score replaces the agent's old one; createdAt stays the time of its first score.
     assert (scored[2]["score"], scored[2]["createdAt"]) == (9, scored[0]["createdAt"])
     assert scored[1]["agentName"] == "Bob"
-    resp = await docs.post(
-        f"{base}/salience", headers=bob["headers"], json={"sectionId": "sec:plan", "score": 11}
-    )
-    assert resp.status == 400
+    for bad in (11, -1, True, "5", 2.5):  # strict integers 0-10, as on the hub
+        resp = await docs.post(
+            f"{base}/salience", headers=bob["headers"], json={"sectionId": "sec:plan", "score": bad}
+        )
+        assert resp.status == 400, bad
     resp = await docs.get(f"{base}/salience", headers=bob["headers"])
     body = await resp.json()
     sal = body["salience"]

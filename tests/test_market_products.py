@@ -41,6 +41,15 @@ async def test_search_requires_query_and_filters(hub, runtime):
     assert [r["name"] for r in body["results"]] == ["Full Cream Milk 2L"]
     body = await (await hub.get("/api/market/products/search?query=100%25_milk")).json()
     assert body["total"] == 0
+    # What can be bought now comes first, then the cheapest.
+    await add_product(runtime, "alpha", "Skim Milk 2L", price_cents=200, pack="2 L", in_stock=False)
+    body = await (await hub.get("/api/market/products/search?query=milk")).json()
+    assert [(r["name"], r["inStock"]) for r in body["results"]] == [
+        ("Light Milk 2L", True),
+        ("Full Cream Milk 2L", True),
+        ("Milk Chocolate 200g", True),
+        ("Skim Milk 2L", False),
+    ]
 
 
 async def test_compare_matches_by_ean_then_name_and_pack(hub, runtime):
@@ -129,8 +138,8 @@ async def test_seeded_catalogue_and_stats(hub):
     body = await (await hub.get("/api/market/products/search?query=paint&category=paint&limit=100")).json()
     assert body["total"] > 10
     assert all(r["demo"] for r in body["results"])
-    prices = [r["price"] for r in body["results"]]
-    assert prices == sorted(prices)
+    order = [(not r["inStock"], r["price"]) for r in body["results"]]
+    assert order == sorted(order)  # in stock first, then by price
 
 
 async def test_seed_is_idempotent(hub, runtime):

@@ -110,7 +110,10 @@ async def search(session: AsyncSession, *, query: str, category: str | None, lim
         stmt = stmt.where(func.lower(Product.category) == category.strip().lower())
     total = await session.scalar(select(func.count()).select_from(stmt.subquery()))
     rows = (
-        await session.execute(stmt.order_by(Product.price_cents, Product.name, Product.id).limit(limit))
+        # In stock first (what can be bought now), then the cheapest.
+        await session.execute(
+            stmt.order_by(Product.in_stock.desc(), Product.price_cents, Product.name, Product.id).limit(limit)
+        )
     ).all()
     return {
         "query": query,

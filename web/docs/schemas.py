@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
 from domain.kernel.clock import iso
@@ -230,7 +230,7 @@ class SectionQuery(Model):
 
 class SalienceBody(Model):
     sectionId: str = Field(min_length=1, max_length=256)
-    score: int = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
+    score: StrictInt = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
 
 
 class LockBody(Model):

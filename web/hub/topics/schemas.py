@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, StrictInt, model_serializer
 
 from domain.consensus import escalations, records
 from domain.kernel.clock import iso
@@ -65,7 +65,7 @@ class ConstraintBody(Model):
 
 class SalienceBody(Model):
     sectionId: SectionId
-    score: int = Field(ge=0, le=10, description="0 (not my concern) to 10 (must review)")
+    score: StrictInt = Field(ge=0, le=10, description="0 (not my concern) to 10 (must review)")
 
 
 class DependencyBody(Model):
