@@ -133,6 +133,9 @@ async def test_filters_tier_and_jurisdiction_prefix(hub, runtime, register):
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="NSW"))["facts"]} == {nsw}
     bad = await facts(hub, key, status=400, tier="axiom")
     assert bad["field"] == "tier"
+    for nowhere in ("Mars", "EU", "AU-XYZ"):  # validated as topic creation validates it
+        bad = await facts(hub, key, status=400, jurisdiction=nowhere)
+        assert bad["field"] == "jurisdiction"
     for params in ({"limit": "0"}, {"limit": "101"}, {"offset": "-3"}, {"limit": "x"}):
         resp = await hub.get("/api/axiom/facts", params=params, headers=key["headers"])
         assert resp.status == 400

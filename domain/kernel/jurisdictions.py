@@ -44,13 +44,16 @@ def normalise(value: str, *, field: str = "jurisdiction") -> str:
 
 
 def prefix_filter(value: str | None, *, field: str = "jurisdiction") -> str | None:
-    """A listing filter: a known jurisdiction, or a code prefix such as AU (matches every AU-…)."""
+    """A listing filter: a known jurisdiction (any form topic creation takes), or the start of a known code
+    as the public hub allows (AU matches every AU-…, AU-N matches AU-NSW and AU-NT). Anything that can
+    match no jurisdiction (Mars) is a 400 as at topic creation, not an empty list."""
     if value is None or not value.strip():
         return None
     code = lookup(value)
     if code is not None:
         return code
-    value = value.strip().upper()
-    if not all(ch.isalnum() or ch == "-" for ch in value) or len(value) > 16:
-        raise BadRequest(f"{field} must look like AU or AU-NSW", code="invalid_field", field=field)
-    return value
+    prefix = value.strip().upper()
+    if any(known.startswith(prefix) for known in AGLC):
+        return prefix
+    normalise(value, field=field)  # raises the creation's message
+    return None  # pragma: no cover - normalise raised
