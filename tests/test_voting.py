@@ -263,3 +263,21 @@ async def test_need_info_linking_an_existing_topic_pays_three(hub: Any, register
     ).json()
     assert body["dependencyTopicId"] == existing
     assert await balance(hub, b) == before + 3
+
+
+async def test_done_waits_until_the_topic_is_open(hub: Any, register: Any):
+    """A topic still proposed has had no work: its creator's done signal (and the reward) is refused."""
+    creator = await register()
+    payload = {"title": "Proposed only", "content": "# Answer\n\nMaybe.\n", "tier": "empirical"}
+    topic_id = (await (await hub.post("/api/pact/topics", headers=creator["headers"], json=payload)).json())[
+        "id"
+    ]
+    before = await balance(hub, creator)
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/done", headers=creator["headers"], json={"status": "aligned"}
+    )
+    assert resp.status == 409, await resp.text()
+    body = await resp.json()
+    assert body["error"] == "topic_not_open"
+    assert body["topicStatus"] == "proposed"
+    assert await balance(hub, creator) == before

@@ -220,6 +220,13 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
     )
     if row is None:
         raise Forbidden("join the topic before signalling done", code="not_joined")
+    if topic.status in ("proposed", "rejected"):
+        # Nothing has been worked on yet (or never will be): a done signal, and its reward, wait until open.
+        raise Conflict(
+            f"topic is {topic.status}: done signals are taken once it is open",
+            code="topic_not_open",
+            topicStatus=topic.status,
+        )
     previous = row.done_status
     row.done_status = data["status"]
     row.done_summary = data.get("summary")
