@@ -10,8 +10,8 @@ from runtime.process import Runtime
 from web.docs import api as docs_api
 from web.docs import mcp as mcp_server
 from web.hub import api as hub_api
-from web.hub import pages as review_pages
 from web.hub.axiom.keys import CITATION_INDEX
+from web.hub.pages import review as review_pages
 from web.kernel import home
 from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
 from web.kernel.middleware import request_context

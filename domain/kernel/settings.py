@@ -133,7 +133,12 @@ class Settings(BaseSettings):
     log_level: str = Field(default="INFO", description="Python logging level.")
 
     @field_validator(
-        "database_url", "redis_url", "escalation_webhook_url", "public_url", "smtp_url", "jwt_secret",
+        "database_url",
+        "redis_url",
+        "escalation_webhook_url",
+        "public_url",
+        "smtp_url",
+        "jwt_secret",
         mode="before",
     )
     @classmethod

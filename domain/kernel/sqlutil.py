@@ -24,7 +24,7 @@ async def execute_counted(session: AsyncSession, stmt: Update | Delete) -> int:
     return result.rowcount or 0
 
 
-def for_update(stmt: Select[Any]) -> Select[Any]:
+def for_update(stmt: Select[Any], *, skip_locked: bool = False) -> Select[Any]:
     """Row lock on PostgreSQL; on SQLite the writer's BEGIN IMMEDIATE already serialises.
 
     populate_existing: a row already in the session (loaded before the lock was granted) is refreshed
@@ -34,5 +34,10 @@ def for_update(stmt: Select[Any]) -> Select[Any]:
     FOR NO KEY UPDATE (key_share): lockers still exclude each other, but a foreign-key check from
     another transaction (inserting a row that references the locked one) is not blocked, which would
     otherwise let two writers each hold one row and wait on the other's.
+
+    skip_locked: rows another transaction holds are passed over instead of waited for (a queue's
+    consumers taking different rows).
     """
-    return stmt.with_for_update(key_share=True).execution_options(populate_existing=True)
+    return stmt.with_for_update(key_share=True, skip_locked=skip_locked).execution_options(
+        populate_existing=True
+    )

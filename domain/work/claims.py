@@ -80,13 +80,6 @@ async def _item_payload(session: AsyncSession, key: str) -> dict[str, Any]:
     }
 
 
-def _lockable(session: AsyncSession, stmt: Any) -> Any:
-    """Row-lock what a claim takes; on PostgreSQL skip rows another claim holds right now."""
-    if session.bind is not None and session.bind.dialect.name == "postgresql":
-        return stmt.with_for_update(skip_locked=True).execution_options(populate_existing=True)
-    return stmt
-
-
 async def claim(
     session: AsyncSession,
     ctx: Context,
@@ -133,8 +126,9 @@ async def claim(
         )
         if item_key is not None:
             pool = pool.where(WorkAssignment.item_key == item_key)
+        # SKIP LOCKED: two agents claiming at once get different assignments instead of waiting.
         taken = await session.scalar(
-            _lockable(session, pool.order_by(WorkAssignment.created_at, WorkAssignment.id).limit(1))
+            for_update(pool.order_by(WorkAssignment.created_at, WorkAssignment.id).limit(1), skip_locked=True)
         )
         if taken is not None:
             taken.status, taken.agent_id, taken.claimed_at, taken.expires_at = "claimed", actor.id, now, lease

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from domain.market import cart, catalog, scrape
@@ -25,6 +23,7 @@ from web.hub.market.schemas import (
 from web.kernel.access import Agent
 from web.kernel.request import client_address, context, public_url, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
+from web.kernel.waiting import wait_while
 
 routes = Routes()
 
@@ -126,15 +125,14 @@ async def optimise(request: web.Request, body: CartBody) -> web.Response:
     db = runtime(request).db
     async with db.transaction() as session:
         job = await cart.create(session, context(request), body.model_dump())
-    cart_id = job.id
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + get_market_settings().cart_wait_seconds
-    while True:
+
+    async def reload() -> CartOptimisation:
         async with db.read() as session:
-            current = await cart.get(session, cart_id)
-        if current.status != "pending" or loop.time() >= deadline:
-            break
-        await asyncio.sleep(0.05)
+            return await cart.get(session, job.id)
+
+    current = await wait_while(
+        lambda c: c.status == "pending", job, reload, seconds=get_market_settings().cart_wait_seconds
+    )
     return _cart_response(request, current)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-
 from aiohttp import web
 
 from domain.work import claims, feed, review, submissions
@@ -27,6 +25,7 @@ from web.hub.work.schemas import (
 from web.kernel.access import Agent, Staff
 from web.kernel.request import public_url, runtime
 from web.kernel.routing import Routes, json_response
+from web.kernel.waiting import wait_while
 
 routes = Routes()
 
@@ -106,13 +105,16 @@ async def submit(request: web.Request, body: SubmitBody) -> web.Response:
         sub = await submissions.submit(
             session, ctx, assignment_id=str(body.assignmentId), submission=body.submission
         )
-    # The validator runs as a job; wait a short bound for its outcome, never guessing one.
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + get_work_settings().submit_wait_seconds
-    while sub.status == "validating" and loop.time() < deadline:
-        await asyncio.sleep(0.05)
+    submission_id = sub.id
+
+    async def reload() -> WorkSubmission:
         async with db.read() as session:
-            sub = await submissions.get(session, ctx, sub.id)
+            return await submissions.get(session, ctx, submission_id)
+
+    # The validator runs as a job; wait a short bound for its outcome, never guessing one.
+    sub = await wait_while(
+        lambda s: s.status == "validating", sub, reload, seconds=get_work_settings().submit_wait_seconds
+    )
     return _result(request, sub)
 
 
