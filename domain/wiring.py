@@ -9,6 +9,7 @@ from domain.consensus import escalations
 from domain.documents import library
 from domain.documents import locks as document_locks
 from domain.documents import proposals as document_proposals
+from domain.documents import sharing as document_sharing
 from domain.kernel import sweeps
 from domain.kernel.outbox import Job
 from domain.kernel.seeding import Seeder
@@ -16,6 +17,7 @@ from domain.kernel.sweeps import Sweep
 from domain.market import cart, fuel_ingest, quote_rates, scrape
 from domain.market import seed as market_seed
 from domain.market.settings import get_market_settings
+from domain.people import staff_sessions, user_sessions
 from domain.review import escalations as review_escalations
 from domain.topics import consensus as topic_consensus
 from domain.topics import lifecycle as topic_lifecycle
@@ -46,6 +48,11 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),
     Sweep("work.expire_leases", 60, work_claims.expire_leases),
     Sweep("work.create_price_assignments", 900, work_claims.create_price_assignments),
+    # Housekeeping: rows kept for CONCORD_RETENTION_DAYS after they stop mattering.
+    Sweep("kernel.purge_history", 3600, sweeps.purge_history),
+    Sweep("people.purge_sessions", 3600, staff_sessions.purge),
+    Sweep("people.purge_user_sessions", 3600, user_sessions.purge),
+    Sweep("documents.purge_share_access", 3600, document_sharing.purge_access),
 )
 
 SEEDERS: tuple[Seeder, ...] = (

@@ -29,6 +29,8 @@ from domain.kernel import audit, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, Gone, NotFound, RateLimited
+from domain.kernel.sqlutil import execute_counted
+from domain.kernel.sweeps import retention_cutoff
 
 TOKEN_PREFIX = "shr_"
 PERMISSIONS = ("ReadOnly", "CommentOnly", "FullReview")
@@ -554,3 +556,14 @@ async def decide(
     )
     await audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
     return {**proposals.view(proposal), "decision": decision, "note": note}
+
+
+async def purge_access(session: AsyncSession) -> int:
+    """Delete one-time codes and share sessions that expired more than the retention period ago (proofs
+    of address stay in the audit trail)."""
+    cutoff = retention_cutoff()
+    codes = await execute_counted(session, delete(ShareLinkCode).where(ShareLinkCode.expires_at < cutoff))
+    visits = await execute_counted(
+        session, delete(ShareLinkSession).where(ShareLinkSession.expires_at < cutoff)
+    )
+    return codes + visits

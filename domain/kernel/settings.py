@@ -127,6 +127,14 @@ class Settings(BaseSettings):
         description="How long other processes' writes may take to show in cached hub reads (topic content, "
         "sections, lists); this process's own writes show at once. 0: no cache.",
     )
+    retention_days: float = Field(
+        default=7,
+        gt=0,
+        le=3650,
+        description="Days that finished housekeeping rows are kept before the hourly sweeps delete them: "
+        "ended or expired sign-in sessions and refresh tokens, expired share-link codes and sessions, "
+        "sweep runs, finished background jobs (failed jobs stay until an operator clears them).",
+    )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
     )

@@ -5,14 +5,17 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
-from domain.kernel.models import SweepRun
+from domain.kernel.models import OutboxJob, SweepRun
+from domain.kernel.settings import get_settings
+from domain.kernel.sqlutil import execute_counted
 
 log = logging.getLogger("concord.sweeps")
 SweepFn = Callable[[AsyncSession], Awaitable[int]]
@@ -42,3 +45,19 @@ async def run(db: Database, item: Sweep, holder: str) -> int:
 async def requeue_stale_jobs(session: AsyncSession) -> int:
     """Jobs sent long ago but never finished lost their message (a broker crash): send them again."""
     return await outbox.requeue_unfinished(session, older_than=timedelta(minutes=15))
+
+
+def retention_cutoff() -> datetime:
+    """Rows that finished before this are history nobody reads any more (`CONCORD_RETENTION_DAYS`)."""
+    return utcnow() - timedelta(days=get_settings().retention_days)
+
+
+async def purge_history(session: AsyncSession) -> int:
+    """Sweep runs (several a minute) and finished jobs pile up forever otherwise. Failed jobs stay: they
+    are what an operator has to look at."""
+    cutoff = retention_cutoff()
+    runs = await execute_counted(session, delete(SweepRun).where(SweepRun.started_at < cutoff))
+    jobs = await execute_counted(
+        session, delete(OutboxJob).where(OutboxJob.status == "done", OutboxJob.finished_at < cutoff)
+    )
+    return runs + jobs

@@ -8,13 +8,15 @@ import secrets
 from dataclasses import dataclass
 from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Unauthorized
+from domain.kernel.sqlutil import execute_counted
+from domain.kernel.sweeps import retention_cutoff
 from domain.people import staff
 from domain.people.models import StaffKey, StaffSession
 
@@ -89,3 +91,13 @@ async def end(session: AsyncSession, ctx: Context, session_id: str) -> None:
         return
     row.ended_at = utcnow()
     await audit.record(session, ctx, "staff.session.end", "staff_session", session_id)
+
+
+async def purge(session: AsyncSession) -> int:
+    """Delete sessions that ended or expired more than the retention period ago (sign-ins and sign-outs
+    stay in the audit trail)."""
+    cutoff = retention_cutoff()
+    return await execute_counted(
+        session,
+        delete(StaffSession).where(or_(StaffSession.ended_at < cutoff, StaffSession.expires_at < cutoff)),
+    )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import jwt
-from sqlalchemy import select, update
+from sqlalchemy import delete, exists, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation
@@ -30,6 +30,8 @@ from domain.kernel.clock import new_id, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, DomainError, Unauthorized
 from domain.kernel.settings import Settings
+from domain.kernel.sqlutil import execute_counted
+from domain.kernel.sweeps import retention_cutoff
 from domain.people import users
 from domain.people.models import RefreshToken, User, UserSession
 
@@ -331,3 +333,21 @@ async def authenticate(session: AsyncSession, settings: Settings, token: str) ->
         raise Unauthorized("this session has ended (signed out): sign in again", code="invalid_token")
     scopes = frozenset(str(s) for s in claims["scopes"]) & frozenset(user.scopes)
     return Person(user=user, session_id=opened.id, scopes=scopes, actor=actor_of(user))
+
+
+async def purge(session: AsyncSession) -> int:
+    """Delete what can no longer be used, once the retention period has passed: refresh tokens expired
+    since (expiry is checked before reuse, so a deleted token answers 401 just as an expired one did), and
+    sessions that ended since or whose every refresh token is gone (nothing can renew them)."""
+    cutoff = retention_cutoff()
+    ended = select(UserSession.id).where(UserSession.ended_at < cutoff)
+    tokens = await execute_counted(
+        session,
+        delete(RefreshToken).where(or_(RefreshToken.expires_at < cutoff, RefreshToken.session_id.in_(ended))),
+    )
+    dead = or_(
+        UserSession.ended_at < cutoff,
+        (UserSession.created_at < cutoff) & ~exists().where(RefreshToken.session_id == UserSession.id),
+    )
+    sessions = await execute_counted(session, delete(UserSession).where(dead))
+    return tokens + sessions
