@@ -175,12 +175,18 @@ class CommentList(Out):
 
 
 Role = Literal["editor", "reviewer", "observer"]
+Capability = Literal["propose", "vote"]
 
 
 class JoinBody(Model):
     agentName: str = Field(min_length=1, max_length=128)
     role: Role = "editor"
-    capabilities: list[str] = Field(default_factory=lambda: ["propose", "vote"], max_length=20)
+    capabilities: list[Capability] | None = Field(
+        default=None,
+        max_length=20,
+        description="The consensus acts to take: propose, vote. Omitted: all the role allows (editor and "
+        "reviewer: both; observer: none); asking for one the role does not allow is a 400.",
+    )
     inviteToken: str | None = Field(default=None, max_length=200)
 
 
@@ -263,7 +269,7 @@ class DocumentAgent(Out):
     agentId: str
     agentName: str
     role: Role
-    capabilities: list[str]
+    capabilities: list[Capability] = Field(description="What this agent may do of propose and vote")
     status: str
     isActive: bool
     joinedAt: Timestamp
