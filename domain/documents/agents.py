@@ -158,9 +158,7 @@ async def escalate(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    question = body.get("question") or body.get("message")
-    if not question:
-        raise BadRequest("question is required (the PACT CLI sends it as message)", field="question")
+    question = escalations.question_of(body.get("question"), body.get("message"))
     if body.get("sectionId"):
         section(doc, body["sectionId"])
     if body.get("proposalId"):
@@ -187,6 +185,7 @@ async def escalate(
         "escalationId": result.id,
         "status": result.status,
         "question": question,
+        "message": question,
         "sectionId": result.section_id,
         "proposalId": result.proposal_id,
         "priority": result.priority,
