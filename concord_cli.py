@@ -9,6 +9,7 @@ import logging
 import signal
 import sys
 
+from domain.axiom import commands as axiom_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
 
@@ -313,6 +314,7 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
     market_commands.add_parser(sub)
+    axiom_commands.add_parser(sub)
     keys_parser = sub.add_parser("keys", help="service keys (document API) and staff keys")
     keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
     _add_staff_key_commands(keys_sub)
@@ -332,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd_seed(settings)
     elif args.command in ("fuel", "market"):
         return market_commands.run(settings, args)
+    elif args.command == "axiom":
+        return axiom_commands.run(settings, args)
     elif args.command == "keys" and args.keys_command in ("create-staff", "list-staff", "revoke-staff"):
         return cmd_staff_keys(settings, args)
     elif args.command == "users":

@@ -201,7 +201,7 @@ async def test_collaboration_edge_inputs(hub: Any, register: Any):
     assert (await _post(hub, f"{base}/dependencies", outsider, {**dep, "dependsOn": other}, 403))[
         "error"
     ] == "not_joined"
-    assert (await _post(hub, f"{base}/escalate", a, {}, 400))["field"] == "message"
+    assert (await _post(hub, f"{base}/escalate", a, {}, 400))["field"] == "question"
     assert (await _post(hub, f"{base}/escalate", a, {"message": "x", "priority": "now"}, 400))[
         "field"
     ] == "priority"

@@ -140,3 +140,45 @@ async def test_ttl_sweep_accepts_silence_after_one_approval(docs, runtime):
     statuses = {p["proposalId"]: p["status"] for p in (await resp.json())["proposals"]}
     assert statuses == {p1["proposalId"]: "approved", p2["proposalId"]: "expired"}
     assert "More money." in await content(docs, a, doc["id"])
+
+
+async def test_votes_and_outcomes_are_distinct_events(docs, runtime):
+    (a, b, c), doc, base = await _team(docs, runtime)
+
+    async def proposal_events(pid):
+        page = await (await docs.get(f"{base}/events?limit=200", headers=a["headers"])).json()
+        return [
+            (e["type"], e["data"].get("vote")) for e in page["events"] if e["data"].get("proposalId") == pid
+        ]
+
+    doomed = (await _propose(docs, a, base))["proposalId"]
+    resp = await docs.post(f"{base}/proposals/{doomed}/reject", headers=b["headers"], json={"reason": "no"})
+    assert (await resp.json())["status"] == "pending"
+    # One reject vote of the two needed: a vote event, no rejection yet.
+    assert await proposal_events(doomed) == [
+        ("pact.proposal.created", None),
+        ("pact.proposal.vote.reject", "reject"),
+    ]
+    resp = await docs.post(f"{base}/proposals/{doomed}/reject", headers=c["headers"], json={"reason": "no"})
+    assert (await resp.json())["status"] == "rejected"
+    assert (await proposal_events(doomed))[2:] == [
+        ("pact.proposal.vote.reject", "reject"),
+        ("pact.proposal.rejected", None),
+    ]
+
+    paused = (await _propose(docs, a, base, section="sec:plan:risks"))["proposalId"]
+    await docs.post(f"{base}/proposals/{paused}/object", headers=b["headers"], json={"reason": "legal"})
+    assert (await proposal_events(paused))[1:] == [
+        ("pact.proposal.vote.object", "object"),
+        ("pact.proposal.objected", None),
+    ]
+
+    merged = (await _propose(docs, a, base, section="sec:plan"))["proposalId"]
+    for key in (b, c):
+        await docs.post(f"{base}/proposals/{merged}/approve", headers=key["headers"], json={})
+    assert [t for t, _ in await proposal_events(merged)] == [
+        "pact.proposal.created",
+        "pact.proposal.vote.approve",
+        "pact.proposal.vote.approve",
+        "pact.proposal.merged",
+    ]

@@ -77,7 +77,7 @@ async def test_two_approvals_merge_and_pay(hub: Any, register: Any):
     assert "The first answer." not in body["content"]
     assert await balance(hub, author) == before + 10
     types = await event_types(hub, topic_id)
-    assert types[-3:] == ["pact.proposal.approved", "pact.proposal.approved", "pact.proposal.merged"]
+    assert types[-3:] == ["pact.proposal.vote.approve", "pact.proposal.vote.approve", "pact.proposal.merged"]
 
 
 async def test_vote_rules(hub: Any, register: Any):
@@ -259,14 +259,16 @@ async def test_every_transition_has_its_event_and_audit_entry(hub: Any, register
             by_proposal.setdefault(pid, []).append(event["type"])
     assert by_proposal[mixed["id"]] == [
         "pact.proposal.created",
-        "pact.proposal.approved",
-        "pact.proposal.objected",
-        "pact.proposal.rejected",
+        "pact.proposal.vote.approve",
+        "pact.proposal.vote.object",
+        "pact.proposal.vote.reject",
         "pact.proposal.expired",
     ]
+    # Votes and the outcome are distinct events: the first reject left the proposal pending.
     assert by_proposal[doomed["id"]] == [
         "pact.proposal.created",
-        "pact.proposal.rejected",
+        "pact.proposal.vote.reject",
+        "pact.proposal.vote.reject",
         "pact.proposal.rejected",
     ]
     assert by_proposal[winner["id"]][-1] == "pact.proposal.merged"

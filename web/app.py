@@ -17,7 +17,7 @@ from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_C
 from web.kernel.middleware import request_context
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
-from web.kernel.routing import Api, json_response
+from web.kernel.routing import Api, answer_every_method, json_response
 
 REFERENCE = [
     home.Link("API reference", "/docs", "every operation, its parameters, bodies, responses and security"),
@@ -85,6 +85,7 @@ def create_hub_app(rt: Runtime) -> web.Application:
     app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
     app[CITATION_INDEX] = IndexHolder()
     review_pages.add_routes(app)  # the review desk for people: HTML, outside the API's tables
+    answer_every_method(app)  # last: every resource, the API's and the pages', answers each method
     return app
 
 
@@ -94,4 +95,5 @@ def create_docs_app(rt: Runtime) -> web.Application:
     )
     app[RATE_LIMITS] = RateLimits(rt.settings)  # sign-ins (POST /api/auth/login)
     mcp_server.add_routes(app)
+    answer_every_method(app)
     return app

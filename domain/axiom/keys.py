@@ -20,12 +20,14 @@ from domain.axiom.models import AxiomKey, AxiomUsageDay
 from domain.kernel import audit, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Actor, Context
-from domain.kernel.errors import BadRequest, PaymentRequired, Unauthorized
+from domain.kernel.errors import BadRequest, NotFound, PaymentRequired, Unauthorized
+from domain.kernel.sqlutil import for_update
 
 AXIOM_KEY_PREFIX = "pact_ax_"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-# Self-service keys get the free tier; the others are issued by the operator (same meter, more credits).
+# Self-service keys get the free tier; the operator moves a key to another (`concord axiom keys set-tier`):
+# same meter, the tier's monthly credits.
 TIERS: dict[str, dict[str, Any]] = {
     "free": {"monthlyCredits": 1000, "priceAudPerMonth": 0, "selfService": True},
     "standard": {"monthlyCredits": 100_000, "priceAudPerMonth": None, "selfService": False},
@@ -58,7 +60,16 @@ def discovery() -> dict[str, Any]:
         },
         "pricing": {
             "currency": "AUD",
-            "tiers": [{"tier": name, **info} for name, info in TIERS.items()],
+            "tiers": [
+                {
+                    "tier": name,
+                    **info,
+                    "issuedBy": "self-service: POST /api/axiom/keys"
+                    if info["selfService"]
+                    else "the operator: concord axiom keys set-tier KEY_ID " + name,
+                }
+                for name, info in TIERS.items()
+            ],
         },
         "capabilities": [
             "facts",
@@ -225,3 +236,53 @@ async def usage(session: AsyncSession, key: AxiomKey) -> dict[str, Any]:
         "lastUsedAt": iso(key.last_used_at),
         "createdAt": iso(key.created_at),
     }
+
+
+# ---- the operator's commands (concord axiom keys list|set-tier) ------------------------------------
+
+
+def _row(key: AxiomKey, period: str) -> dict[str, Any]:
+    queries = key.period_queries if key.period == period else 0
+    return {
+        "keyId": key.id,
+        "ownerName": key.owner_name,
+        "tier": key.tier,
+        "monthlyCredits": key.monthly_credits,
+        "billingPeriod": period,
+        "queries": queries,
+        "creditsRemaining": max(0, key.monthly_credits - queries),
+        "totalQueries": key.total_queries,
+        "createdAt": iso(key.created_at),
+        "lastUsedAt": iso(key.last_used_at),
+    }
+
+
+async def list_keys(session: AsyncSession) -> list[dict[str, Any]]:
+    """Every commercial key with its tier and this period's usage, oldest first (never a secret)."""
+    period = period_of(utcnow())
+    rows = (await session.scalars(select(AxiomKey).order_by(AxiomKey.created_at, AxiomKey.id))).all()
+    return [_row(k, period) for k in rows]
+
+
+async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) -> dict[str, Any]:
+    """Move a key to a tier: its monthly credits become the tier's at once, for the current period too. The
+    period's queries so far still count, so an upgrade adds the difference and a downgrade below what was
+    already used leaves no credits (402) until the next period. Audited with the before and after."""
+    if tier not in TIERS:
+        raise BadRequest(
+            f"unknown tier {tier!r}; tiers: {', '.join(TIERS)}", code="invalid_field", field="tier"
+        )
+    key = await session.scalar(for_update(select(AxiomKey).where(AxiomKey.id == key_id)))
+    if key is None:
+        raise NotFound(f"no commercial key {key_id!r} (see `concord axiom keys list`)", code="key_not_found")
+    period = period_of(utcnow())
+    before = _row(key, period)
+    key.tier = tier
+    key.monthly_credits = int(TIERS[tier]["monthlyCredits"])
+    await session.flush()
+    after = _row(key, period)
+    if (before["tier"], before["monthlyCredits"]) != (after["tier"], after["monthlyCredits"]):
+        await audit.record(
+            session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after
+        )
+    return {**after, "previousTier": before["tier"], "previousMonthlyCredits": before["monthlyCredits"]}

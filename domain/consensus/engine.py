@@ -214,16 +214,14 @@ async def vote(
     setattr(proposal, column, getattr(proposal, column) + 1)
     await session.flush()
     await policy.on_vote(session, ctx, proposal, kind)
-    event_type = {
-        "approve": "pact.proposal.approved",
-        "reject": "pact.proposal.rejected",
-        "object": "pact.proposal.objected",
-    }
     needed = needed_for(len(eligible))
+    # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
+    # vote decided one, follows as pact.proposal.merged, .rejected or .objected, so a reader never takes
+    # one reject vote for the rejection.
     await events.append(
         session,
         stream_of(resource),
-        event_type[kind],
+        f"pact.proposal.vote.{kind}",
         ctx,
         section_id=proposal.section_id,
         data={
@@ -241,6 +239,14 @@ async def vote(
         proposal.status = outcome
         if outcome == "rejected":
             proposal.resolved_at = utcnow()
+        await events.append(
+            session,
+            stream_of(resource),
+            f"pact.proposal.{outcome}",
+            ctx,
+            section_id=proposal.section_id,
+            data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
+        )
     await audit.record(
         session, ctx, f"proposal.{kind}", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )

@@ -16,10 +16,28 @@ from domain.consensus.models import Escalation
 from domain.kernel import audit, events, outbox
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
+from domain.kernel.errors import BadRequest
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 
 PRIORITIES = ("low", "normal", "high", "urgent")
+
+
+def question_of(question: str | None, message: str | None) -> str:
+    """The text of an escalation: both APIs take it as `question` (the spec's name) or `message` (the PACT
+    CLI's); either one will do, both only when they agree, so no request is read differently than meant."""
+    if question and message and question != message:
+        raise BadRequest(
+            "question and message are two names for the same text: give one of them (or both equal)",
+            field="question",
+            fields=["question", "message"],
+        )
+    text = question or message
+    if not text:
+        raise BadRequest(
+            "question (or message) is required: the text for the human reviewers", field="question"
+        )
+    return text
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,16 @@ from domain.consensus import escalations, sections
 from domain.consensus.models import Proposal
 from domain.documents import library, locks
 from domain.documents.access import Caller
-from domain.documents.membership import agent_ctx, agent_view, member, membership, record, section
+from domain.documents.membership import (
+    CAPABILITIES,
+    ROLE_CAPABILITIES,
+    agent_ctx,
+    agent_view,
+    member,
+    membership,
+    record,
+    section,
+)
 from domain.documents.models import DocumentAgent
 from domain.kernel import events
 from domain.kernel.clock import iso, new_id, utcnow
@@ -44,14 +53,14 @@ async def join(
     )
     if taken:
         raise Conflict(f"an agent named {name!r} is already on this document", code="agent.already_joined")
-    caps = list(dict.fromkeys(c.strip() for c in body.get("capabilities") or [] if c and c.strip()))
+    role = body.get("role") or "editor"
     agent = DocumentAgent(
         id=new_id(),
         document_id=doc.id,
         key_id=caller.key_id,
         agent_name=name,
-        role=body.get("role") or "editor",
-        capabilities=caps,
+        role=role,
+        capabilities=_capabilities(role, body.get("capabilities")),
         invite_token=body.get("inviteToken"),
         status="active",
         joined_at=utcnow(),
@@ -61,6 +70,31 @@ async def join(
     view = agent_view(agent)
     await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=view)
     return {**view, "documentId": doc.id, "registrationId": agent.id}
+
+
+def _capabilities(role: str, asked: list[str] | None) -> list[str]:
+    """The role's capabilities, or the ones asked for if the role grants them all (400 otherwise: the
+    answer lists exactly what the agent may do, so asking for more is refused rather than dropped)."""
+    allowed = ROLE_CAPABILITIES.get(role, ())
+    if asked is None:
+        return list(allowed)
+    wanted = list(dict.fromkeys(c.strip() for c in asked))
+    unknown = [c for c in wanted if c not in CAPABILITIES]
+    if unknown:
+        raise BadRequest(
+            f"capabilities: unknown {', '.join(map(repr, unknown))}; known: {', '.join(CAPABILITIES)}",
+            field="capabilities",
+        )
+    refused = [c for c in wanted if c not in allowed]
+    if refused:
+        raise BadRequest(
+            f"capabilities: role {role} may not {' or '.join(refused)}; it may have "
+            f"{', '.join(allowed) or 'none'} (omit capabilities to get the role's)",
+            field="capabilities",
+            role=role,
+            allowed=list(allowed),
+        )
+    return [c for c in CAPABILITIES if c in wanted]
 
 
 async def leave(
@@ -124,9 +158,7 @@ async def escalate(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    question = body.get("question") or body.get("message")
-    if not question:
-        raise BadRequest("question is required (the PACT CLI sends it as message)", field="question")
+    question = escalations.question_of(body.get("question"), body.get("message"))
     if body.get("sectionId"):
         section(doc, body["sectionId"])
     if body.get("proposalId"):
@@ -153,6 +185,7 @@ async def escalate(
         "escalationId": result.id,
         "status": result.status,
         "question": question,
+        "message": question,
         "sectionId": result.section_id,
         "proposalId": result.proposal_id,
         "priority": result.priority,

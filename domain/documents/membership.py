@@ -19,6 +19,22 @@ from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
 
 WRITER_ROLES = ("editor", "reviewer")
+# The consensus acts an agent may take on a document, and the most each role may have; a join may ask for
+# fewer. Everything else a role may do (intents, constraints, locks, salience, escalation) follows from the
+# role alone (docs/documents.md "Agents on a document").
+CAPABILITIES = ("propose", "vote")
+ROLE_CAPABILITIES: dict[str, tuple[str, ...]] = {
+    "editor": CAPABILITIES,
+    "reviewer": CAPABILITIES,
+    "observer": (),
+}
+
+
+def capabilities(a: DocumentAgent) -> list[str]:
+    """What the agent may do: what it joined with, within what its role allows (a row kept from before
+    roles bounded capabilities may list more; it never grants more)."""
+    allowed = ROLE_CAPABILITIES.get(a.role, ())
+    return [c for c in CAPABILITIES if c in allowed and c in (a.capabilities or [])]
 
 
 def agent_view(a: DocumentAgent) -> dict[str, Any]:
@@ -26,7 +42,7 @@ def agent_view(a: DocumentAgent) -> dict[str, Any]:
         "agentId": a.id,
         "agentName": a.agent_name,
         "role": a.role,
-        "capabilities": list(a.capabilities or []),
+        "capabilities": capabilities(a),
         "status": a.status,
         "isActive": a.status == "active",
         "joinedAt": iso(a.joined_at),

@@ -14,7 +14,7 @@ from domain.consensus import engine as consensus
 from domain.consensus.models import Proposal
 from domain.documents import library, locks
 from domain.documents.access import Caller
-from domain.documents.membership import WRITER_ROLES, agent_ctx, member, require_writer
+from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
@@ -75,8 +75,8 @@ def view(p: Proposal) -> dict[str, Any]:
 
 
 def _can(agent: DocumentAgent, capability: str) -> None:
-    require_writer(agent, "propose" if capability == "propose" else "vote")
-    if agent.capabilities and capability not in agent.capabilities:
+    require_writer(agent, capability)
+    if capability not in capabilities(agent):
         raise Forbidden(f"this agent joined without the {capability} capability", code="capability.missing")
 
 

@@ -17,12 +17,15 @@ async def escalate(
     ctx: Context,
     topic_id: str,
     *,
-    message: str,
+    question: str | None,
+    message: str | None,
     section_id: str | None,
     proposal_id: str | None,
     priority: str | None,
 ) -> escalations.Raised:
-    """Raise a question for human reviewers; a named section or proposal must belong to this topic."""
+    """Raise a question for human reviewers (`question` or `message`, see escalations.question_of); a named
+    section or proposal must belong to this topic."""
+    text = escalations.question_of(question, message)
     topic = await topics.get(session, topic_id)
     if section_id and sections.find(topic.content, section_id) is None:
         raise NotFound(
@@ -35,7 +38,7 @@ async def escalate(
         ctx,
         resource_type="topic",
         resource_id=topic.id,
-        message=message,
+        message=text,
         section_id=section_id,
         proposal_id=proposal_id,
         priority=priority or "normal",

@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
 from domain.kernel.clock import iso
-from web.kernel.wire import Exact, Timestamp
+from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
 
 
 class Model(BaseModel):
@@ -175,12 +175,18 @@ class CommentList(Out):
 
 
 Role = Literal["editor", "reviewer", "observer"]
+Capability = Literal["propose", "vote"]
 
 
 class JoinBody(Model):
     agentName: str = Field(min_length=1, max_length=128)
     role: Role = "editor"
-    capabilities: list[str] = Field(default_factory=lambda: ["propose", "vote"], max_length=20)
+    capabilities: list[Capability] | None = Field(
+        default=None,
+        max_length=20,
+        description="The consensus acts to take: propose, vote. Omitted: all the role allows (editor and "
+        "reviewer: both; observer: none); asking for one the role does not allow is a 400.",
+    )
     inviteToken: str | None = Field(default=None, max_length=200)
 
 
@@ -238,8 +244,18 @@ class LockBody(Model):
 
 
 class EscalateBody(Model):
-    question: str | None = Field(default=None, min_length=1, max_length=5_000)
-    message: str | None = Field(default=None, min_length=1, max_length=5_000, description="PACT CLI alias.")
+    """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
+
+    model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
+    question: str | None = Field(
+        default=None, min_length=1, max_length=5_000, description="The question for human reviewers."
+    )
+    message: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=5_000,
+        description="The same as question (the PACT CLI's name).",
+    )
     sectionId: str | None = Field(default=None, max_length=256)
     proposalId: str | None = Field(default=None, max_length=36)
     priority: Literal["low", "medium", "high"] = "medium"
@@ -263,7 +279,7 @@ class DocumentAgent(Out):
     agentId: str
     agentName: str
     role: Role
-    capabilities: list[str]
+    capabilities: list[Capability] = Field(description="What this agent may do of propose and vote")
     status: str
     isActive: bool
     joinedAt: Timestamp
@@ -363,6 +379,7 @@ class Escalation(Out):
     escalationId: str
     status: str
     question: str
+    message: str = Field(description="The question again (the hub's and the PACT CLI's name for it)")
     sectionId: str | None
     proposalId: str | None
     priority: Literal["low", "medium", "high"]

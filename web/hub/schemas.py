@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from web.kernel.wire import Date, Timestamp
+from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Date, Timestamp
 
 Str = Annotated[str, Field(min_length=1)]
 # Offsets and cursors are bound by what both databases take as an integer parameter.
@@ -234,7 +234,15 @@ class AuditPage(Model):
 
 
 class EscalateBody(Model):
-    message: str = Field(min_length=1, max_length=5000, description="The question for human reviewers.")
+    """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
+
+    model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
+    question: str | None = Field(
+        default=None, min_length=1, max_length=5000, description="The question for human reviewers."
+    )
+    message: str | None = Field(
+        default=None, min_length=1, max_length=5000, description="The same as question (the PACT CLI's name)."
+    )
     sectionId: str | None = Field(default=None, max_length=256)
     proposalId: str | None = Field(default=None, max_length=36)
     priority: Literal["low", "normal", "high", "urgent"] = "normal"

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from aiohttp import web
+from aiohttp import hdrs, web
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
@@ -219,13 +219,17 @@ class Api:
         return handle
 
     def add_routes(self, app: web.Application) -> None:
-        # aiohttp matches in registration order: literal segments must win over placeholders
-        # (/api/pact/wallet before /api/pact/{topicId}), whatever order the modules were imported in.
-        routes = [
-            (op.method, path, self.handler(op)) for op in self.operations for path in [op.path, *op.aliases]
-        ]
-        for method, path, handler in sorted(routes, key=lambda r: _specificity(r[1])):
-            app.router.add_route(method, path, handler)
+        # One aiohttp resource per path, holding all its methods (answer_every_method gives each resource
+        # the methods it lacks), registered literal segments first (/api/pact/wallet before
+        # /api/pact/{topicId}) whatever order the modules were imported in.
+        by_path: dict[str, list[tuple[str, Handler]]] = {}
+        for op in self.operations:
+            for path in (op.path, *op.aliases):
+                by_path.setdefault(path, []).append((op.method, self.handler(op)))
+        for path in sorted(by_path, key=_specificity):
+            resource = app.router.add_resource(path)
+            for method, handler in by_path[path]:
+                resource.add_route(method, handler)
 
     def openapi(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
@@ -298,6 +302,31 @@ class Api:
             "paths": paths,
             "components": {"schemas": schemas, "securitySchemes": self.security_schemes},
         }
+
+
+def answer_every_method(app: web.Application) -> None:
+    """Give every resource of the app a route for the methods it does not serve, answering 405 with its
+    own Allow. Call it once all routes are added.
+
+    Why: aiohttp tries a literal resource first (/api/axiom/legislation/ingest), but when that resource
+    lacks the request's method it goes on to the placeholder resources that also match
+    (/api/axiom/legislation/{docId}): GET on the literal path would reach the placeholder's handler, and
+    OPTIONS or HEAD would get a 405 whose Allow mixes both resources' methods. With this, the resource
+    that matches a path first answers every method, so a literal path always wins."""
+    for resource in app.router.resources():
+        if not isinstance(resource, web.Resource):
+            continue
+        methods = {route.method for route in resource}
+        if hdrs.METH_ANY in methods:
+            continue
+        resource.add_route(hdrs.METH_ANY, _not_allowed(sorted(methods)))
+
+
+def _not_allowed(allowed: list[str]) -> Handler:
+    async def not_allowed(request: web.Request) -> web.StreamResponse:
+        raise web.HTTPMethodNotAllowed(request.method, allowed)
+
+    return not_allowed
 
 
 def _specificity(path: str) -> tuple[int, ...]:

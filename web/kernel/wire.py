@@ -3,7 +3,7 @@ are strings on the wire; the schema's format lets the tests check every one the 
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
@@ -15,3 +15,8 @@ class Exact(BaseModel):
     """A response built field by field from a domain result: no field outside the model is sent."""
 
     model_config = ConfigDict(extra="forbid")
+
+
+# JSON Schema of an escalation body: its text comes as `question` or `message`, at least one of them
+# (domain.consensus.escalations.question_of refuses two different texts).
+ONE_OF_QUESTION_MESSAGE: dict[str, Any] = {"anyOf": [{"required": ["question"]}, {"required": ["message"]}]}

@@ -39,6 +39,7 @@ class PricingTier(BaseModel):
     monthlyCredits: int
     priceAudPerMonth: int | None = Field(description="null: priced by agreement")
     selfService: bool
+    issuedBy: str = Field(description="How a key gets this tier")
 
 
 class Pricing(BaseModel):

@@ -245,7 +245,11 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
     response=EscalationRaised,
     status=201,
     access=Agent(),
-    errors={401: "Missing or invalid agent key", 404: "Topic, section or proposal not found"},
+    errors={
+        400: "Neither question nor message, or both and different; the detail names the field",
+        401: "Missing or invalid agent key",
+        404: "Topic, section or proposal not found",
+    },
 )
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     ctx = agent_context(request)
@@ -254,6 +258,7 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
             session,
             ctx,
             _topic(request),
+            question=body.question,
             message=body.message,
             section_id=body.sectionId,
             proposal_id=body.proposalId,
