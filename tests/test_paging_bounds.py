@@ -1,6 +1,6 @@
-"""Every list endpoint's paging and cursor parameters: out-of-range, huge and malformed values are a 400 naming
-the field, never a 500 (PostgreSQL's INTEGER and BIGINT and SQLite's 64-bit integers overflow on numbers a
-client may well send), and the largest accepted value still answers 200."""
+"""Every list endpoint's paging and cursor parameters: out-of-range, huge and malformed values are a 400
+naming the field, never a 500 (PostgreSQL's INTEGER and BIGINT and SQLite's 64-bit integers overflow on
+numbers a client may well send), and the largest accepted value still answers 200."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 
 from tests.axiom_helpers import axiom_key, staff_headers
 from tests.documents_support import make_key, upload
+from tests.test_mcp import connect, text_of
 
 HUGE = ["2147483648", "9223372036854775808", "9999999999999999999", "1" + "0" * 40, "-1", "1e3", "0x10", "½"]
 
@@ -52,6 +53,8 @@ async def hub_targets(hub: Any, register: Any, runtime: Any) -> list[tuple[str, 
 
 
 FAILS: list = []
+
+
 async def _probe(client: Any, path: str, headers: dict[str, str], field: str, value: str) -> None:
     sep = "&" if "?" in path else "?"
     resp = await client.get(f"{path}{sep}{field}={value}", headers=headers)
@@ -65,7 +68,8 @@ async def test_hub_list_parameters_refuse_huge_and_malformed_numbers(hub: Any, h
         for field in fields:
             for value in HUGE:
                 await _probe(hub, path, headers, field, value)
-    for f in FAILS: print(f)
+    for f in FAILS:
+        print(f)
     assert not FAILS
 
 
@@ -85,7 +89,33 @@ async def test_document_list_parameters_refuse_huge_and_malformed_numbers(docs: 
         for field in fields:
             for value in HUGE:
                 await _probe(docs, path, key["headers"], field, value)
-    for since in ["evt_2147483648", "evt_9999999999999999999", "evt_" + "9" * 40, "evt_-1", "evt_²", "evt_1e3"]:
+    for since in [
+        "evt_2147483648",
+        "evt_9999999999999999999",
+        "evt_" + "9" * 40,
+        "evt_-1",
+        "evt_²",
+        "evt_1e3",
+    ]:
         await _probe(docs, f"/api/tap/{doc}/poll", key["headers"], "since", since)
-    for f in FAILS: print(f)
+    for f in FAILS:
+        print(f)
     assert not FAILS
+
+
+async def test_mcp_list_and_poll_refuse_huge_numbers(docs: Any, runtime: Any) -> None:
+    key = await make_key(runtime)
+    resp = await upload(docs, key, b"# Doc\n\nText.\n", "doc.md")
+    doc = (await resp.json())["id"]
+    async with connect(docs, key) as session:
+        for name, arguments, field in [
+            ("pact_list_documents", {"page": 10**20}, "page"),
+            ("pact_list_documents", {"page": 2**31}, "page"),
+            ("pact_poll", {"documentId": doc, "since": "evt_9999999999999999999"}, "since"),
+            ("pact_poll", {"documentId": doc, "since": "evt_2147483648"}, "since"),
+        ]:
+            result = await session.call_tool(name, arguments)
+            assert result.isError, (name, arguments)
+            text = text_of(result)
+            assert field in text, (name, arguments, text)
+            assert "internal" not in text.casefold(), (name, arguments, text)

@@ -19,7 +19,6 @@ from domain.kernel.context import Context
 from domain.kernel.models import Event, EventStream
 from domain.kernel.sqlutil import insert_ignore
 
-
 # Sequence numbers are INTEGER columns; a cursor beyond this is refused before it reaches the database.
 MAX_SEQ = 2**31 - 1
 

@@ -7,8 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from web.hub.schemas import Model
-from web.kernel.wire import MAX_INT
-from web.kernel.wire import Exact, Timestamp
+from web.kernel.wire import MAX_INT, Exact, Timestamp
 
 
 class Votes(Exact):
