@@ -18,6 +18,8 @@ class Proposal(Base):
     __table_args__ = (
         Index("ix_proposals_resource_created", "resource_type", "resource_id", "created_at"),
         Index("ix_proposals_status_expires", "status", "expires_at"),
+        # The reviewers' queue: document proposals of one status, oldest first.
+        Index("ix_proposals_type_status_created", "resource_type", "status", "created_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
