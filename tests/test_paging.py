@@ -215,7 +215,7 @@ async def test_document_events_and_poll_page_with_the_section_filter_before_the_
     budget = [e["sequenceNumber"] for e in everything if e["sectionId"] == "sec:plan:budget"]
     assert len(budget) == 2
 
-    since, seen = "evt_0", []
+    since, seen = "evt_0", list[int]()
     for _ in range(10):
         resp = await docs.get(
             f"{base}/poll?since={since}&sectionId=sec:plan:budget&limit=1", headers=key["headers"]
