@@ -74,6 +74,9 @@ async def test_hub_lists_read_their_index_in_order(hub: Any, register: Any, runt
         ("/api/review/proposals?status=objected&offset=1", "proposals"),
         ("/api/review/escalations?status=open&offset=1", "escalations"),
         ("/api/review/work?status=deferred&offset=1", "work_submissions"),
+        ("/api/review/proposals?status=all&offset=1", "proposals"),
+        ("/api/review/escalations?status=all&offset=1", "escalations"),
+        ("/api/review/work?status=all&offset=1", "work_submissions"),
         ("/api/work/defects?status=open", "work_defects"),
     ]:
         await assert_index_served(runtime, hub, url, staff, table)

@@ -12,7 +12,8 @@ sorting every matching row:
 - document_comments (org_id, created_at, id) replaces (org_id): the organisation-wide comment search;
 - agents (created_at, id): the hub's agent directory;
 - topics (created_at, id): the topic list without a status filter (with one, (status, created_at) serves);
-- proposals (resource_type, status, created_at, id): the reviewers' queue of document proposals.
+- proposals (resource_type, status, created_at, id) and (resource_type, created_at, id), escalations
+  (created_at, id), work_submissions (created_at, id): the review queues, by status and with status=all.
 
 No row changes; the downgrade drops document_tags and puts the old indexes back.
 
@@ -50,6 +51,9 @@ NEW_INDEXES: list[tuple[str, str, list[str]]] = [
     ("ix_agents_created_id", "agents", ["created_at", "id"]),
     ("ix_topics_created_id", "topics", ["created_at", "id"]),
     ("ix_proposals_type_status_created", "proposals", ["resource_type", "status", "created_at", "id"]),
+    ("ix_proposals_type_created_id", "proposals", ["resource_type", "created_at", "id"]),
+    ("ix_escalations_created_id", "escalations", ["created_at", "id"]),
+    ("ix_work_submissions_created_id", "work_submissions", ["created_at", "id"]),
 ]
 # The indexes the new ones make redundant (each is a prefix of its replacement).
 OLD_INDEXES: list[tuple[str, str, list[str]]] = [
