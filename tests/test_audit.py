@@ -275,6 +275,8 @@ async def test_tampered_garbage_or_foreign_cursors_are_400(hub, register):
         _forge(alice["apiKey"], created, True),
         _forge(alice["apiKey"], "2030-01-01T00:00:00", 5),  # no offset
         _forge(alice["apiKey"], "not a date", 5),
+        _forge(alice["apiKey"], "0001-01-01T00:00:00+05:00", 5),  # before year 1 in UTC
+        _forge(alice["apiKey"], "9999-12-31T23:59:59-14:00", 5),  # after year 9999 in UTC
         bob_cursor,  # another agent's cursor
     ]
     for c in bad:

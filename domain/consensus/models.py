@@ -18,6 +18,9 @@ class Proposal(Base):
     __table_args__ = (
         Index("ix_proposals_resource_created", "resource_type", "resource_id", "created_at"),
         Index("ix_proposals_status_expires", "status", "expires_at"),
+        # The reviewers' queue: document proposals of one status (or of any), oldest first.
+        Index("ix_proposals_type_status_created", "resource_type", "status", "created_at", "id"),
+        Index("ix_proposals_type_created_id", "resource_type", "created_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -57,7 +60,10 @@ class ProposalVote(Base):
 
 class Escalation(Base):
     __tablename__ = "escalations"
-    __table_args__ = (Index("ix_escalations_status_created", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_escalations_status_created", "status", "created_at"),
+        Index("ix_escalations_created_id", "created_at", "id"),  # the reviewers' queue, status=all
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     resource_type: Mapped[str] = mapped_column(String(20))  # topic | document

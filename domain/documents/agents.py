@@ -8,6 +8,7 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sqlalchemy import select
@@ -203,13 +204,17 @@ async def event_page(
     return await events.page(session, library.stream(doc.id), after=after, limit=limit)
 
 
+_CURSOR = re.compile(r"(?:evt_)?([0-9]{1,10})")
+
+
 def _cursor(value: str | None) -> int:
+    """A poll cursor, evt_<n> (or n), bounded by the largest sequence number the database holds."""
     if not value:
         return 0
-    raw = value.removeprefix("evt_")
-    if not raw.isdigit():
+    found = _CURSOR.fullmatch(value)
+    if found is None or int(found[1]) > events.MAX_SEQ:
         raise BadRequest("since must be a cursor from an earlier poll (evt_<n>)", field="since")
-    return int(raw)
+    return int(found[1])
 
 
 async def poll(
@@ -223,7 +228,9 @@ async def poll(
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id)
     after = _cursor(since)
-    page = await events.page(session, library.stream(doc.id), after=after, limit=limit)
+    page = await events.page(
+        session, library.stream(doc.id), after=after, limit=limit, section_id=section_id or None
+    )
     changes = [
         {
             "type": e["type"],
@@ -235,7 +242,6 @@ async def poll(
             "createdAt": e["createdAt"],
         }
         for e in page["events"]
-        if not section_id or e["sectionId"] == section_id
     ]
     last = page["events"][-1]["sequenceNumber"] if page["events"] else after
     return {

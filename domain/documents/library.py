@@ -16,7 +16,7 @@ from domain.documents import blobs, convert, export_docx
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.errors import ConversionError
-from domain.documents.models import Comment, Document, DocumentAgent, ShareLink
+from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
 from domain.kernel import audit, events, outbox
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import SYSTEM
@@ -45,6 +45,19 @@ def parse_tags(raw: str | list[str] | None) -> list[str]:
         if not _TAG.match(t):
             raise BadRequest(f"tag {t!r} must be 1-64 letters, digits, spaces or .:/+-_", field="tags")
     return tags
+
+
+def tag_key(tag: str) -> str:
+    """The form a tag is matched in: the list's tag filter is case-insensitive."""
+    return tag.casefold()
+
+
+def tag_rows(doc: Document) -> list[DocumentTag]:
+    """The document_tags rows of a document (each case-folded tag once), written with the document."""
+    return [
+        DocumentTag(document_id=doc.id, tag_key=key, org_id=doc.org_id, created_at=doc.created_at)
+        for key in dict.fromkeys(tag_key(t) for t in doc.tags or [])
+    ]
 
 
 def title_from(filename: str | None) -> str:
@@ -120,6 +133,7 @@ async def create(
     )
     session.add(doc)
     await session.flush()
+    session.add_all(tag_rows(doc))
     await events.append(
         session,
         stream(doc.id),
@@ -245,16 +259,34 @@ CONVERT_JOB = Job("documents.convert", convert_job, on_failure=mark_failed)
 async def list_documents(
     session: AsyncSession, caller: Caller, *, tag: str | None, page: int, page_size: int
 ) -> dict[str, Any]:
-    stmt = select(Document).where(Document.org_id == caller.org_id)
-    rows = list((await session.scalars(stmt.order_by(Document.created_at.desc(), Document.id))).all())
+    """A page of the organisation's documents, newest first, optionally only those with a tag.
+
+    Paged in SQL by offset (the spec's page and pageSize): the ids of the page are read off an index in
+    the list's order (documents (org_id, created_at, id), or document_tags (org_id, tag_key, created_at,
+    document_id) with a tag), and only that page's documents are loaded. The total counts the same index
+    range."""
+    id_col: Any
     if tag:
-        # JSON array membership is filtered here to stay portable between SQLite and PostgreSQL.
-        wanted = tag.casefold()
-        rows = [d for d in rows if any(t.casefold() == wanted for t in d.tags or [])]
-    total = len(rows)
-    start = (page - 1) * page_size
+        id_col, created = DocumentTag.document_id, DocumentTag.created_at
+        where = [DocumentTag.org_id == caller.org_id, DocumentTag.tag_key == tag_key(tag)]
+    else:
+        id_col, created = Document.id, Document.created_at
+        where = [Document.org_id == caller.org_id]
+    total = int(await session.scalar(select(func.count(id_col)).where(*where)) or 0)
+    ids = list(
+        (
+            await session.scalars(
+                select(id_col)
+                .where(*where)
+                .order_by(created.desc(), id_col.desc())
+                .limit(page_size)
+                .offset((page - 1) * page_size)
+            )
+        ).all()
+    )
+    found = {d.id: d for d in (await session.scalars(select(Document).where(Document.id.in_(ids)))).all()}
     return {
-        "data": [summary(d) for d in rows[start : start + page_size]],
+        "data": [summary(found[i]) for i in ids],
         "total": total,
         "page": page,
         "pageSize": page_size,

@@ -39,7 +39,8 @@ class ServiceKey(Base):
 
 class Document(Base):
     __tablename__ = "documents"
-    __table_args__ = (Index("ix_documents_org_created", "org_id", "created_at"),)
+    # The list's order (newest first, id breaking ties) read straight off the index, a page at a time.
+    __table_args__ = (Index("ix_documents_org_created_id", "org_id", "created_at", "id"),)
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     org_id: Mapped[str] = mapped_column(ForeignKey("organisations.id"))
@@ -59,6 +60,23 @@ class Document(Base):
     conversion_ms: Mapped[int | None] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class DocumentTag(Base):
+    """One tag of a document, case-folded, beside the document's organisation and creation time: the
+    tag filter of the document list reads this index in the list's order, so it pages in SQL. The
+    document's `tags` keep the tags as uploaded (their order and case) for the responses; the two are
+    written together (library.create), and a document's tags never change after upload."""
+
+    __tablename__ = "document_tags"
+    __table_args__ = (
+        Index("ix_document_tags_org_tag_created", "org_id", "tag_key", "created_at", "document_id"),
+    )
+
+    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"), primary_key=True)
+    tag_key: Mapped[str] = mapped_column(String(200), primary_key=True)  # casefold() of a tag (<= 64 chars)
+    org_id: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 class ShareLink(Base):
@@ -114,11 +132,15 @@ class ShareLinkSession(Base):
 
 class Comment(Base):
     __tablename__ = "document_comments"
-    __table_args__ = (Index("ix_document_comments_doc_created", "document_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_document_comments_doc_created", "document_id", "created_at"),
+        # The organisation-wide comment search, in its order (oldest first, id breaking ties).
+        Index("ix_document_comments_org_created_id", "org_id", "created_at", "id"),
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
-    org_id: Mapped[str] = mapped_column(String(36), index=True)
+    org_id: Mapped[str] = mapped_column(String(36))
     text: Mapped[str] = mapped_column(Text)
     author: Mapped[str] = mapped_column(String(200))
     author_key_id: Mapped[str] = mapped_column(String(36))

@@ -8,10 +8,10 @@ import hashlib
 import hmac
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import iso, utcnow
@@ -92,8 +92,8 @@ def decode_cursor(key_hash: str, cursor: str) -> tuple[datetime, int]:
         when = datetime.fromisoformat(created)
         if when.tzinfo is None:
             raise ValueError
-        return when, entry_id
-    except (ValueError, TypeError, UnicodeError, binascii.Error, RecursionError):
+        return when.astimezone(UTC), entry_id
+    except (ValueError, TypeError, OverflowError, UnicodeError, binascii.Error, RecursionError):
         raise BadRequest(
             "cursor is not a next_cursor this endpoint gave you", code="invalid_cursor", field="cursor"
         ) from None
@@ -115,14 +115,17 @@ def to_dict(entry: AuditEntry) -> dict[str, Any]:
 async def list_for_key(
     session: AsyncSession, key_hash: str, *, limit: int, cursor: str | None
 ) -> dict[str, Any]:
+    """The key's entries, newest first, a page at a time.
+
+    Keyset paging on the index (key_hash, created_at, id): the cursor's `created_at <= when` is the index
+    range (both databases seek to it), and the tie-break on id only filters rows of that very instant, so
+    a page 10,000 deep reads as many index entries as the first page."""
     stmt = select(AuditEntry).where(AuditEntry.key_hash == key_hash)
     if cursor:
         when, entry_id = decode_cursor(key_hash, cursor)
         stmt = stmt.where(
-            or_(
-                AuditEntry.created_at < when,
-                and_(AuditEntry.created_at == when, AuditEntry.id < entry_id),
-            )
+            AuditEntry.created_at <= when,
+            or_(AuditEntry.created_at < when, AuditEntry.id < entry_id),
         )
     stmt = stmt.order_by(AuditEntry.created_at.desc(), AuditEntry.id.desc()).limit(limit + 1)
     rows = list((await session.scalars(stmt)).all())

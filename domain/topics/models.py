@@ -14,7 +14,10 @@ from domain.kernel.db import Base, JSONType, UTCDateTime
 
 class Topic(Base):
     __tablename__ = "topics"
-    __table_args__ = (Index("ix_topics_status_created", "status", "created_at"),)
+    __table_args__ = (
+        Index("ix_topics_status_created", "status", "created_at"),
+        Index("ix_topics_created_id", "created_at", "id"),  # the topic list's order, newest first
+    )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     title: Mapped[str] = mapped_column(String(500))

@@ -222,7 +222,7 @@ async def list_topics(
             await session.scalars(
                 select(Topic)
                 .where(*conds)
-                .order_by(Topic.created_at.desc(), Topic.id)
+                .order_by(Topic.created_at.desc(), Topic.id.desc())  # ix_topics_created_id, read backwards
                 .limit(limit)
                 .offset(offset)
             )

@@ -53,6 +53,7 @@ class WorkSubmission(Base):
         Index("ix_work_submissions_status_created", "status", "created_at"),
         Index("ix_work_submissions_agent", "agent_id", "created_at"),
         Index("ix_work_submissions_product", "retailer_slug", "product_key", "created_at"),
+        Index("ix_work_submissions_created_id", "created_at", "id"),  # the curators' queue, status=all
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

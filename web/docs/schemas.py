@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
 from domain.kernel.clock import iso
-from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
+from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
 
 
 class Model(BaseModel):
@@ -262,7 +262,7 @@ class EscalateBody(Model):
 
 
 class EventsQuery(Model):
-    after: int = Field(default=0, ge=0, description="Return events after this sequence number.")
+    after: int = Field(default=0, ge=0, le=MAX_INT, description="Return events after this sequence number.")
     limit: int = Field(default=50, ge=1, le=200)
 
 

@@ -7,11 +7,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Date, Timestamp
+from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Date, Timestamp
 
 Str = Annotated[str, Field(min_length=1)]
-# Offsets and cursors are bound by what both databases take as an integer parameter.
-MAX_INT = 2_147_483_647
 
 
 def _has_nul(value: Any) -> bool:

@@ -9,6 +9,9 @@ from pydantic import BaseModel, ConfigDict, WithJsonSchema
 
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Date = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
+# Offsets and cursors are bound by what both databases take as an integer parameter (PostgreSQL's INTEGER);
+# a larger number is a 400 naming the field, never an overflow inside the driver.
+MAX_INT = 2_147_483_647
 
 
 class Exact(BaseModel):

@@ -73,7 +73,7 @@ def _body(args: BaseModel) -> dict[str, Any]:
 class ListArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tag: str | None = Field(default=None, max_length=64, description="Only documents with this tag.")
-    page: int = Field(default=1, ge=1)
+    page: int = Field(default=1, ge=1, le=100_000)
     pageSize: int = Field(default=20, ge=1, le=100)
 
 

@@ -13,6 +13,7 @@ from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
+from web.kernel.wire import MAX_INT
 
 routes = Routes()
 
@@ -31,7 +32,7 @@ class FactsQuery(BaseModel):
         description='Full-text query: words (all must match), "phrases", or, -excluded',
     )
     limit: int = Field(default=20, ge=1, le=100)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
 
 
 @routes.route(

@@ -15,6 +15,7 @@ from web.hub.axiom.schemas import IngestResult, LegislationDetail, LegislationPa
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
+from web.kernel.wire import MAX_INT
 
 routes = Routes()
 
@@ -29,7 +30,7 @@ class LegislationQuery(BaseModel):
     type: Literal["act", "regulation", "standard", "guidance"] | None = None
     q: str | None = Field(default=None, max_length=300, description="Words in the title or designation")
     limit: int = Field(default=20, ge=1, le=100)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
     format: Literal["json", "markdown"] = "json"
     include: str | None = Field(default=None, description="Comma-separated: sections, amendments")
 
@@ -43,7 +44,7 @@ class SearchQuery(BaseModel):
         default=None, description="Section status"
     )
     limit: int = Field(default=20, ge=1, le=100)
-    offset: int = Field(default=0, ge=0)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
 
 
 class DocQuery(BaseModel):

@@ -6,8 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from web.hub.schemas import MAX_INT, Model
-from web.kernel.wire import Exact, Timestamp
+from web.hub.schemas import Model
+from web.kernel.wire import MAX_INT, Exact, Timestamp
 
 
 class Votes(Exact):

@@ -7,9 +7,9 @@ from uuid import UUID
 
 from pydantic import Field
 
-from web.hub.schemas import MAX_INT, Model
+from web.hub.schemas import Model
 from web.hub.topics.read_models import TopicEvent
-from web.kernel.wire import Exact, Timestamp
+from web.kernel.wire import MAX_INT, Exact, Timestamp
 
 
 class ClaimBody(Model):
