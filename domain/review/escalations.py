@@ -7,17 +7,13 @@ On the wire the stored status `resolved` reads `answered`."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import urllib.error
-import urllib.request
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Escalation, Proposal
-from domain.kernel import audit, outbox
+from domain.kernel import audit, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
@@ -182,17 +178,6 @@ async def answer(
     return result
 
 
-def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
-    req = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "Concord escalation notifier"},
-        method="POST",
-    )
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
-        return int(resp.status)
-
-
 async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
     """Post the answer to the escalation webhook (when configured), as escalations themselves are."""
     url = get_settings().escalation_webhook_url
@@ -215,12 +200,9 @@ async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
             "answeredAt": iso(esc.resolved_at),
         },
     }
-    try:
-        status = await asyncio.to_thread(_post_json, url, body, 10.0)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise RuntimeError(f"webhook delivery failed: {exc}") from exc
-    if not 200 <= status < 300:
-        raise RuntimeError(f"webhook answered {status}")
+    # A refusal or a failure raises: the job is retried, then left failed with the reason (an answer keeps
+    # no delivery record of its own).
+    await webhooks.post_json(url, body)
 
 
 ANSWER_JOB = Job("review.answer_notify", notify_answer)
