@@ -2,7 +2,8 @@
 
 The URL is the operator's, so its host may be on a private address when listed in
 `CONCORD_OUTBOUND_TRUSTED_HOSTS`; redirects are not followed (as GitHub's and Stripe's webhooks do not):
-a receiver that moved is configured with its new URL, and an answer cannot steer the POST elsewhere."""
+a receiver that moved is configured with its new URL, and an answer cannot steer the POST elsewhere.
+A URL the guard refuses, or that redirects, is `Refused`: retrying the same settings cannot help."""
 
 from __future__ import annotations
 
@@ -16,13 +17,16 @@ LIMITS = outbound.Limits(
 )
 
 
+REFUSED = outbound.REFUSED | {"redirect_limit"}
+
+
 class Refused(Exception):
-    """The webhook as configured may never be contacted (a non-http(s) URL, a non-public address): no
-    retry can help, only a change of settings."""
+    """The webhook as configured may not be contacted (a non-http(s) URL, a non-public address) or
+    redirects: no retry can help, only a change of settings."""
 
 
 class DeliveryFailed(Exception):
-    """This attempt failed (no answer, an error status, a redirect); a retry may succeed."""
+    """This attempt failed (no answer, an error status); a retry may succeed."""
 
 
 async def post_json(url: str, body: dict[str, Any]) -> None:
@@ -37,7 +41,7 @@ async def post_json(url: str, body: dict[str, Any]) -> None:
             configured=True,
         )
     except outbound.FetchError as exc:
-        if exc.kind in outbound.REFUSED:
+        if exc.kind in REFUSED:
             raise Refused(f"webhook refused: {exc.detail}") from None
         raise DeliveryFailed(f"webhook delivery failed: {exc.detail}") from None
     if not 200 <= answer.status < 300:

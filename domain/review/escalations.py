@@ -7,6 +7,7 @@ On the wire the stored status `resolved` reads `answered`."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from sqlalchemy import func, select
@@ -21,6 +22,8 @@ from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.review import resources
+
+log = logging.getLogger("concord.review")
 
 STATUSES = ("open", "answered", "all")
 _STORED = {"open": "open", "answered": "resolved"}
@@ -200,9 +203,12 @@ async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
             "answeredAt": iso(esc.resolved_at),
         },
     }
-    # A refusal or a failure raises: the job is retried, then left failed with the reason (an answer keeps
-    # no delivery record of its own).
-    await webhooks.post_json(url, body)
+    try:
+        await webhooks.post_json(url, body)  # DeliveryFailed is raised: the job is retried
+    except webhooks.Refused as exc:
+        # Retrying cannot help until the settings change; the escalation's own delivery already shows the
+        # refusal, so the answer's is logged rather than retried into a failed job.
+        log.warning("answer to escalation %s not posted: %s", esc.id, exc)
 
 
 ANSWER_JOB = Job("review.answer_notify", notify_answer)
