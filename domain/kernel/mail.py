@@ -58,7 +58,10 @@ def server(url: str) -> Server:
         port = None
         scheme = ""
     if scheme not in SCHEMES or not parts.hostname:
-        raise MailError(f"CONCORD_SMTP_URL must look like smtp://host:port, not {url!r}")
+        # The URL is not repeated: it may hold the relay's password.
+        raise MailError(
+            "CONCORD_SMTP_URL must look like smtp://[user:password@]host:port (smtps://, smtp+starttls://)"
+        )
     return Server(
         scheme=scheme,
         host=parts.hostname,

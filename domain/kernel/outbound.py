@@ -265,7 +265,7 @@ async def request(
                         location = resp.headers.get("location")
                         if resp.status_code in REDIRECTS and location:
                             if hop == limits.max_redirects:
-                                raise _too_many(limits.max_redirects, current, resp.status_code, location)
+                                raise _too_many(limits.max_redirects, resp.status_code, location)
                             current = target(current.url.join(location))  # httpx refuses a bad Location first
                             continue
                         body = await _read_capped(resp, limits.max_bytes) if read_body else b""
@@ -317,11 +317,11 @@ async def _send(
     raise failed
 
 
-def _too_many(limit: int, at: Target, status: int, location: str) -> FetchError:
+def _too_many(limit: int, status: int, location: str) -> FetchError:
     if limit == 0:
         return FetchError(
             "redirect_limit",
-            f"{at.url} answered {status} redirecting to {location[:200]}; redirects are not followed here",
+            f"answered {status} redirecting to {location[:200]}; redirects are not followed here",
         )
     return FetchError("redirect_limit", f"more than {limit} redirects")
 

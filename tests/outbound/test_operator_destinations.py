@@ -215,3 +215,16 @@ async def test_mail_goes_to_the_checked_address_of_a_trusted_relay(relay, dns, s
     assert await mail.send(settings, "ann@example.com", "Your code", "123456") == "mail.internal"
     assert len(inbox.messages) == 1
     assert dns.asked["mail.internal"] == 1
+
+
+@pytest.mark.parametrize(
+    "url", ["http://mail.example/", "file:///var/mail", "smtp://user:s3cret@mail.example:bad"]
+)
+async def test_an_smtp_url_of_another_kind_is_refused_plainly_without_repeating_it(
+    settings, monkeypatch, url
+):
+    monkeypatch.setattr(settings, "smtp_url", url)
+    with pytest.raises(mail.MailError) as info:
+        await mail.send(settings, "ann@example.com", "Your code", "123456")
+    assert str(info.value).startswith("CONCORD_SMTP_URL must look like smtp://")
+    assert "s3cret" not in str(info.value)
