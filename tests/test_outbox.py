@@ -40,6 +40,7 @@ async def webhook(aiohttp_server: Any, settings: Any, monkeypatch: pytest.Monkey
     app.router.add_post("/hook", hook.handle)
     server = await aiohttp_server(app)
     monkeypatch.setattr(settings, "escalation_webhook_url", str(server.make_url("/hook")))
+    monkeypatch.setattr(settings, "outbound_trusted_hosts", [server.host])  # the operator's own service
     return hook
 
 

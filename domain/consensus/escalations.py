@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -13,7 +9,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Escalation
-from domain.kernel import audit, events, outbox
+from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest
@@ -136,17 +132,6 @@ def to_dict(esc: Escalation) -> dict[str, Any]:
     }
 
 
-def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
-    req = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "Concord escalation notifier"},
-        method="POST",
-    )
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
-        return int(resp.status)
-
-
 async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
     esc = await session.get(Escalation, payload["escalation_id"])
     if esc is not None and esc.delivery_status != "delivered":
@@ -164,11 +149,11 @@ async def notify(session: AsyncSession, payload: dict[str, Any]) -> None:
     if url:
         body = {"event": "escalation.created", "escalation": to_dict(esc)}
         try:
-            status = await asyncio.to_thread(_post_json, url, body, 10.0)
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise RuntimeError(f"webhook delivery failed: {exc}") from exc
-        if not 200 <= status < 300:
-            raise RuntimeError(f"webhook answered {status}")
+            await webhooks.post_json(url, body)  # DeliveryFailed is raised: the job is retried
+        except webhooks.Refused as exc:  # only a change of settings helps: failed now, not after retries
+            esc.delivery_status = "failed"
+            esc.delivery_error = str(exc)
+            return
     esc.delivery_status = "delivered"
     esc.delivery_error = None
     esc.delivered_at = utcnow()

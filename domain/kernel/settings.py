@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Annotated
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 
 class Settings(BaseSettings):
@@ -85,7 +86,16 @@ class Settings(BaseSettings):
         default="concord@localhost", description="Sender address of the mails Concord sends."
     )
     outbound_allow_private: bool = Field(
-        default=False, description="Allow outgoing requests to loopback and private addresses (tests, labs)."
+        default=False,
+        description="Allow every outgoing connection (market pages and feeds, submitted URLs, the escalation "
+        "webhook, SMTP) to reach loopback, private and other non-public addresses: tests and labs only.",
+    )
+    outbound_trusted_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated host names (or addresses) of your own services that the escalation "
+        "webhook and the SMTP server may be on although they resolve to loopback or private addresses "
+        "(e.g. `reviews.internal,localhost`). Never applies to market pages, submitted URLs, feeds or "
+        "redirects.",
     )
     worker_threads: int = Field(
         default=4, ge=1, description="Threads of the in-process worker (embedded mode)."
@@ -152,6 +162,15 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, v: object) -> object:
         return None if v == "" else v
+
+    @field_validator("outbound_trusted_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, v: object) -> object:
+        """Comma-separated in the environment (the guard compares them in their `normal_host` form)."""
+        items = v.split(",") if isinstance(v, str) else v
+        if not isinstance(items, list | tuple):
+            return v
+        return [str(h).strip() for h in items if str(h).strip()]
 
     @property
     def db_url(self) -> str:

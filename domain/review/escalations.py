@@ -7,17 +7,14 @@ On the wire the stored status `resolved` reads `answered`."""
 
 from __future__ import annotations
 
-import asyncio
-import json
-import urllib.error
-import urllib.request
+import logging
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Escalation, Proposal
-from domain.kernel import audit, outbox
+from domain.kernel import audit, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
@@ -25,6 +22,8 @@ from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.review import resources
+
+log = logging.getLogger("concord.review")
 
 STATUSES = ("open", "answered", "all")
 _STORED = {"open": "open", "answered": "resolved"}
@@ -182,17 +181,6 @@ async def answer(
     return result
 
 
-def _post_json(url: str, body: dict[str, Any], timeout: float) -> int:
-    req = urllib.request.Request(
-        url,
-        data=json.dumps(body).encode(),
-        headers={"Content-Type": "application/json", "User-Agent": "Concord escalation notifier"},
-        method="POST",
-    )
-    with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - operator-configured URL
-        return int(resp.status)
-
-
 async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
     """Post the answer to the escalation webhook (when configured), as escalations themselves are."""
     url = get_settings().escalation_webhook_url
@@ -216,11 +204,11 @@ async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
         },
     }
     try:
-        status = await asyncio.to_thread(_post_json, url, body, 10.0)
-    except (urllib.error.URLError, OSError, ValueError) as exc:
-        raise RuntimeError(f"webhook delivery failed: {exc}") from exc
-    if not 200 <= status < 300:
-        raise RuntimeError(f"webhook answered {status}")
+        await webhooks.post_json(url, body)  # DeliveryFailed is raised: the job is retried
+    except webhooks.Refused as exc:
+        # Retrying cannot help until the settings change; the escalation's own delivery already shows the
+        # refusal, so the answer's is logged rather than retried into a failed job.
+        log.warning("answer to escalation %s not posted: %s", esc.id, exc)
 
 
 ANSWER_JOB = Job("review.answer_notify", notify_answer)
