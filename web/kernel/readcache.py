@@ -1,8 +1,10 @@
 """A micro-cache for the hub's hottest anonymous reads (topic content, sections, lists, stats).
 
-Entries are invalidated by every write this process commits (a generation counter bumped after
-commit), so a process always reads its own writes; writes made by other processes become visible
-after at most `CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off).
+Entries are invalidated by every write committed on this machine: the runtime's generation is bumped after
+each commit (runtime/machine.py; shared by the processes of one supervisor), and an entry is served only
+while the generation it was read under is still current. So a client reads its own writes whichever
+process of the machine answers; writes made on other machines become visible after at most
+`CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off).
 """
 
 from __future__ import annotations
@@ -15,31 +17,28 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.db import Database
+from runtime.machine import Generation
 
 MAX_ENTRIES = 4096
 
 
 class ReadCache:
-    def __init__(self, db: Database, ttl_seconds: float) -> None:
+    def __init__(self, db: Database, generation: Generation, ttl_seconds: float) -> None:
         self.db = db
         self.ttl = ttl_seconds
-        self.generation = 0
-        self._entries: OrderedDict[Hashable, tuple[int, float, Any]] = OrderedDict()
-        db.on_commit(lambda _session: self.bump())
-
-    def bump(self) -> None:
-        self.generation += 1
+        self.generation = generation
+        self._entries: OrderedDict[Hashable, tuple[Hashable, float, Any]] = OrderedDict()
 
     async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
             async with self.db.read() as session:
                 return await make(session)
         now = time.monotonic()
+        generation = self.generation.current()  # read before the data: a commit after it changes it
         hit = self._entries.get(key)
-        if hit is not None and hit[0] == self.generation and hit[1] > now:
+        if hit is not None and hit[0] == generation and hit[1] > now:
             self._entries.move_to_end(key)
             return hit[2]
-        generation = self.generation  # a write committed while we read must not be cached as current
         async with self.db.read() as session:
             value = await make(session)
         self._entries[key] = (generation, now + self.ttl, value)
