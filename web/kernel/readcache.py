@@ -9,6 +9,7 @@ process of the machine answers; writes made on other machines become visible aft
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -22,12 +23,19 @@ from runtime.machine import Generation
 MAX_ENTRIES = 4096
 
 
+class _Abandoned(Exception):
+    """The request that was reading an entry for others was cancelled (its client went away)."""
+
+
 class ReadCache:
     def __init__(self, db: Database, generation: Generation, ttl_seconds: float) -> None:
         self.db = db
         self.ttl = ttl_seconds
         self.generation = generation
         self._entries: OrderedDict[Hashable, tuple[Hashable, float, Any]] = OrderedDict()
+        # One read per key and generation at a time: when an entry expires under load, the requests that
+        # miss together wait for the first one's read instead of each running the same query.
+        self._reading: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
 
     async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
@@ -39,10 +47,34 @@ class ReadCache:
         if hit is not None and hit[0] == generation and hit[1] > now:
             self._entries.move_to_end(key)
             return hit[2]
-        async with self.db.read() as session:
-            value = await make(session)
+        reading = self._reading.get(key)
+        if reading is not None and reading[0] == generation:
+            try:
+                return await asyncio.shield(reading[1])
+            except _Abandoned:
+                pass  # the request reading it went away first: read it here
+        value = await self._read(key, generation, make)
         self._entries[key] = (generation, now + self.ttl, value)
         self._entries.move_to_end(key)
         while len(self._entries) > MAX_ENTRIES:
             self._entries.popitem(last=False)
         return value
+
+    async def _read(
+        self, key: Hashable, generation: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._reading[key] = (generation, future)
+        try:
+            async with self.db.read() as session:
+                value = await make(session)
+        except BaseException as exc:
+            future.set_exception(_Abandoned() if isinstance(exc, asyncio.CancelledError) else exc)
+            future.exception()  # retrieved: with no waiter, asyncio must not report it as unhandled
+            raise
+        else:
+            future.set_result(value)
+            return value
+        finally:
+            if self._reading.get(key, (None, None))[1] is future:
+                del self._reading[key]
