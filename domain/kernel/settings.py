@@ -130,8 +130,9 @@ class Settings(BaseSettings):
     read_cache_seconds: float = Field(
         default=1.0,
         ge=0,
-        description="How long other processes' writes may take to show in cached hub reads (topic content, "
-        "sections, lists); this process's own writes show at once. 0: no cache.",
+        description="How long writes made on other machines (or by other commands) may take to show in "
+        "cached hub reads (topic content, sections, lists); writes through any web process of the same "
+        "`concord serve`/`concord web` show at once, whichever process answers. 0: no cache.",
     )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
