@@ -28,9 +28,11 @@ def _logging(settings: Settings) -> None:
 
 
 async def _wait_for_stop(lifeline: int | None = None) -> None:
+    """Until SIGTERM or SIGINT; a supervised child (`lifeline` given) leaves SIGINT to its parent, which
+    stops its children itself (a terminal's Ctrl-C reaches the whole process group)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGTERM,) if lifeline is not None else (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     if lifeline is not None:
@@ -99,7 +101,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     with_scheduler = args.command == "serve"
     if args.supervised:
         supervised = Supervised.from_json(args.supervised)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the process group: the parent decides
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when its children stop
         web_role = supervised.role == "web"
         asyncio.run(
             _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised)

@@ -194,6 +194,9 @@ class Supervisor:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()
             code = await proc.wait()
+        if code == -signal.SIGTERM:  # still starting: it had no handler yet, and nothing to finish
+            log.info("%s (pid %d) stopped while starting", child.name, proc.pid)
+            return 0
         if code != 0:
             log.error("%s (pid %d) stopped with %s", child.name, proc.pid, _describe(code))
         return code
