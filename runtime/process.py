@@ -20,6 +20,7 @@ from domain.kernel.settings import Settings
 from runtime import machine
 from runtime.machine import Generation, LocalGeneration, SharedGeneration, Supervised
 from scheduler.runner import SchedulerService
+from workers import database as worker_database
 from workers.broker import is_embedded, setup_broker
 from workers.embedded import start_worker
 from workers.relay import Relay
@@ -58,6 +59,7 @@ class Runtime:
         embedded = is_embedded(broker)
         if worker if worker is not None else embedded:
             rt.worker = start_worker(broker, settings.worker_threads)
+            worker_database.on_commit(lambda _session: generation.bump())
         if embedded and relay:
             # This process sends to an in-memory broker: what the last sender had in memory died with it.
             # Under the supervisor only the background process sends, so no live process holds these jobs.

@@ -4,12 +4,14 @@ Entries are invalidated by every write committed on this machine: the runtime's 
 each commit (runtime/machine.py; shared by the processes of one supervisor), and an entry is served only
 while the generation it was read under is still current. So a client reads its own writes whichever
 process of the machine answers; writes made on other machines become visible after at most
-`CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off).
+`CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off). Requests that miss together share one
+read, and an entry still in use late in its life is re-read in the background, so hot reads never wait.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -21,6 +23,9 @@ from domain.kernel.db import Database
 from runtime.machine import Generation
 
 MAX_ENTRIES = 4096
+REFRESH_AHEAD = 0.5  # an entry served in the last half of its life is re-read in the background
+
+log = logging.getLogger("concord.readcache")
 
 
 class _Abandoned(Exception):
@@ -36,6 +41,7 @@ class ReadCache:
         # One read per key and generation at a time: when an entry expires under load, the requests that
         # miss together wait for the first one's read instead of each running the same query.
         self._reading: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
+        self._refreshing: set[asyncio.Task[None]] = set()  # referenced until done (asyncio keeps weak refs)
 
     async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
@@ -46,6 +52,8 @@ class ReadCache:
         hit = self._entries.get(key)
         if hit is not None and hit[0] == generation and hit[1] > now:
             self._entries.move_to_end(key)
+            if hit[1] - now < self.ttl * REFRESH_AHEAD and key not in self._reading:
+                self._refresh(key, generation, now, make)
             return hit[2]
         reading = self._reading.get(key)
         if reading is not None and reading[0] == generation:
@@ -54,11 +62,35 @@ class ReadCache:
             except _Abandoned:
                 pass  # the request reading it went away first: read it here
         value = await self._read(key, generation, make)
-        self._entries[key] = (generation, now + self.ttl, value)
+        self._store(key, generation, now + self.ttl, value)
+        return value
+
+    def _store(self, key: Hashable, generation: Hashable, expires: float, value: Any) -> None:
+        if self.generation.current() != generation:
+            return  # something committed during the read: the value may already be out of date
+        self._entries[key] = (generation, expires, value)
         self._entries.move_to_end(key)
         while len(self._entries) > MAX_ENTRIES:
             self._entries.popitem(last=False)
-        return value
+
+    def _refresh(
+        self, key: Hashable, generation: Hashable, now: float, make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> None:
+        """Re-read a hot entry in the background while it is still served: without it, every request for the
+        key would wait for the read when the entry expires (a stall each TTL). Its new life counts from now,
+        before the read, so the staleness bound holds."""
+
+        async def refresh() -> None:
+            try:
+                value = await self._read(key, generation, make)
+            except Exception:
+                log.warning("background refresh of a cached read failed", exc_info=True)
+                return
+            self._store(key, generation, now + self.ttl, value)
+
+        task = asyncio.create_task(refresh())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
 
     async def _read(
         self, key: Hashable, generation: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
