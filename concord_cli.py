@@ -12,6 +12,7 @@ import sys
 from domain.axiom import commands as axiom_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
+from runtime.machine import Supervised
 
 log = logging.getLogger("concord")
 
@@ -27,22 +28,44 @@ def _logging(settings: Settings) -> None:
         logging.getLogger("apscheduler").setLevel(logging.WARNING)
 
 
-async def _wait_for_stop() -> None:
+async def _wait_for_stop(lifeline: int | None = None) -> None:
+    """Until SIGTERM or SIGINT; a supervised child (`lifeline` given) leaves SIGINT to its parent, which
+    stops its children itself (a terminal's Ctrl-C reaches the whole process group)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    for sig in (signal.SIGTERM,) if lifeline is not None else (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+    if lifeline is not None:
+        # Only the supervisor can write to this pipe and it never does: readable means end of file, the
+        # supervisor is gone, and a child must not outlive it.
+        loop.add_reader(lifeline, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        if lifeline is not None:
+            loop.remove_reader(lifeline)
 
 
-async def _serve(settings: Settings, *, apps: bool, scheduler: bool) -> None:
+async def _serve(
+    settings: Settings, *, apps: bool, scheduler: bool, supervised: Supervised | None = None
+) -> None:
     from aiohttp import web
 
     from runtime.process import Runtime
     from web.app import create_docs_app, create_hub_app
 
-    rt = await Runtime.start(settings, relay=True, scheduler=scheduler)
+    embedded = not settings.redis_url
+    if supervised is None:
+        rt = await Runtime.start(settings, relay=True, scheduler=scheduler)
+    elif supervised.role == "web":
+        # With the in-process broker only the background process relays and runs jobs (the web processes
+        # ring its doorbell after a commit that added jobs); with Redis every web process relays.
+        rt = await Runtime.start(
+            settings, relay=not embedded, scheduler=False, worker=False, supervised=supervised
+        )
+    else:
+        rt = await Runtime.start(settings, relay=True, scheduler=scheduler, supervised=supervised)
     runners: list[web.AppRunner] = []
     try:
         if apps:
@@ -52,22 +75,71 @@ async def _serve(settings: Settings, *, apps: bool, scheduler: bool) -> None:
             ):
                 runner = web.AppRunner(app, access_log=None)
                 await runner.setup()
-                await web.TCPSite(runner, settings.host, port).start()
+                # Supervised web processes share the ports: the kernel spreads connections over them.
+                await web.TCPSite(runner, settings.host, port, reuse_port=supervised is not None).start()
                 runners.append(runner)
-            log.info(
-                "Concord hub on http://%s:%d, documents on http://%s:%d (%s, %s broker)",
-                settings.host,
-                settings.hub_port,
-                settings.host,
-                settings.docs_port,
-                "SQLite" if settings.is_sqlite else "PostgreSQL",
-                "Redis" if settings.redis_url else "in-process",
-            )
-        await _wait_for_stop()
+            if supervised is None:
+                log.info(
+                    "Concord hub on http://%s:%d, documents on http://%s:%d (%s, %s broker)",
+                    settings.host,
+                    settings.hub_port,
+                    settings.host,
+                    settings.docs_port,
+                    "SQLite" if settings.is_sqlite else "PostgreSQL",
+                    "Redis" if settings.redis_url else "in-process",
+                )
+        await _wait_for_stop(supervised.lifeline if supervised is not None else None)
     finally:
         for runner in runners:
             await runner.cleanup()
         await rt.stop()
+
+
+def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
+    """`serve` and `web`: one process, or a supervisor and its children (runtime/supervisor.py)."""
+    from runtime.supervisor import process_count, supervise
+
+    with_scheduler = args.command == "serve"
+    if args.supervised:
+        supervised = Supervised.from_json(args.supervised)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when its children stop
+        web_role = supervised.role == "web"
+        asyncio.run(
+            _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised)
+        )
+        return 0
+    processes = process_count(settings, args.processes)
+    if processes > 1:
+        return supervise(settings, args.command, processes)
+    asyncio.run(_serve(settings, apps=True, scheduler=with_scheduler))
+    return 0
+
+
+def _add_serve_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    for name, what in (
+        ("serve", "both apps, scheduler and (without Redis) in-process workers"),
+        ("web", "both apps only (production web process)"),
+    ):
+        cmd = sub.add_parser(name, help=what)
+        cmd.add_argument(
+            "--processes",
+            type=_positive,
+            default=None,
+            metavar="N",
+            help="web processes sharing the ports (default: CONCORD_WEB_PROCESSES, else one per core); "
+            "above 1, a parent process supervises them",
+        )
+        cmd.add_argument("--supervised", default=None, help=argparse.SUPPRESS)  # set by the supervisor
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return value
 
 
 def cmd_migrate(settings: Settings) -> None:
@@ -308,8 +380,7 @@ def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("serve", help="both apps, scheduler and (without Redis) in-process workers")
-    sub.add_parser("web", help="both apps only (production web process)")
+    _add_serve_commands(sub)
     sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
@@ -342,10 +413,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_users(settings, args)
     elif args.command == "legislation" and args.leg_command == "ingest":
         cmd_ingest_legislation(settings, args.file)
-    elif args.command == "serve":
-        asyncio.run(_serve(settings, apps=True, scheduler=True))
-    elif args.command == "web":
-        asyncio.run(_serve(settings, apps=True, scheduler=False))
+    elif args.command in ("serve", "web"):
+        return cmd_serve(settings, args)
     elif args.command == "scheduler":
         asyncio.run(_serve(settings, apps=False, scheduler=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):

@@ -1,7 +1,9 @@
 """The process's shared services: database, broker, outbox relay, scheduler and in-process worker.
 
 Started once per process and handed to both web apps (which attach their own web-only parts, such as
-rate limits and the read cache), to the scheduler, and to the command line."""
+rate limits and the read cache), to the scheduler, and to the command line. Under the supervisor
+(runtime/supervisor.py) a process also counts its commits in the machine's shared generation and, with the
+in-process broker, only the background process relays and runs jobs: the web processes ring its doorbell."""
 
 from __future__ import annotations
 
@@ -15,7 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.kernel import outbox
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
+from runtime import machine
+from runtime.machine import Generation, LocalGeneration, SharedGeneration, Supervised
 from scheduler.runner import SchedulerService
+from workers import database as worker_database
 from workers.broker import is_embedded, setup_broker
 from workers.embedded import start_worker
 from workers.relay import Relay
@@ -28,41 +33,69 @@ class Runtime:
     settings: Settings
     db: Database
     broker: dramatiq.Broker
+    generation: Generation
     relay: Relay | None = None
     scheduler: SchedulerService | None = None
     worker: dramatiq.Worker | None = None
+    supervised: Supervised | None = None
 
     @classmethod
     async def start(
-        cls, settings: Settings, *, relay: bool = True, scheduler: bool = False, worker: bool | None = None
+        cls,
+        settings: Settings,
+        *,
+        relay: bool = True,
+        scheduler: bool = False,
+        worker: bool | None = None,
+        supervised: Supervised | None = None,
     ) -> Runtime:
         db = Database(settings.db_url)
         broker = setup_broker(settings)
-        rt = cls(settings=settings, db=db, broker=broker)
+        generation: Generation = (
+            SharedGeneration(supervised.generation_path, supervised.slot) if supervised else LocalGeneration()
+        )
+        rt = cls(settings=settings, db=db, broker=broker, generation=generation, supervised=supervised)
+        db.on_commit(rt._committed)
         embedded = is_embedded(broker)
         if worker if worker is not None else embedded:
             rt.worker = start_worker(broker, settings.worker_threads)
-        if embedded:
-            # The in-memory broker lost whatever it held when the last process stopped.
+            worker_database.on_commit(lambda _session: generation.bump())
+        if embedded and relay:
+            # This process sends to an in-memory broker: what the last sender had in memory died with it.
+            # Under the supervisor only the background process sends, so no live process holds these jobs.
             async with db.transaction() as session:
                 requeued = await outbox.requeue_unfinished(session)
             if requeued:
                 log.info("requeued %d jobs sent before the last stop", requeued)
         if relay:
             rt.relay = Relay(db, broker, settings.relay_interval_seconds)
-            db.on_commit(rt._wake_relay)
             rt.relay.start()
+            bell = supervised.doorbell if supervised is not None else None
+            if bell is not None:  # the background process: web processes ring after adding jobs
+                asyncio.get_running_loop().add_reader(bell, rt._doorbell_rang, bell)
         if scheduler:
             rt.scheduler = SchedulerService(db, settings)
             rt.scheduler.start()
         return rt
 
-    def _wake_relay(self, session: AsyncSession) -> None:
-        """Commit hook: a unit of work that added outbox jobs wakes the relay at once."""
-        if self.relay is not None and outbox.has_new_jobs(session):
+    def _committed(self, session: AsyncSession) -> None:
+        """Commit hook: count the commit (read caches of the machine compare generations), and wake the
+        relay at once when the unit of work added outbox jobs (here, or in the background process)."""
+        self.generation.bump()
+        if outbox.has_new_jobs(session):
+            if self.relay is not None:
+                self.relay.wake()
+            elif self.supervised is not None and self.supervised.doorbell is not None:
+                machine.ring(self.supervised.doorbell)
+
+    def _doorbell_rang(self, doorbell: int) -> None:
+        machine.drain(doorbell)
+        if self.relay is not None:
             self.relay.wake()
 
     async def stop(self) -> None:
+        if self.relay is not None and self.supervised is not None and self.supervised.doorbell is not None:
+            asyncio.get_running_loop().remove_reader(self.supervised.doorbell)
         if self.scheduler is not None:
             await self.scheduler.stop()
         if self.relay is not None:

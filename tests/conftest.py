@@ -56,6 +56,8 @@ os.environ.update(
         "CONCORD_SWEEP_INTERVAL_SCALE": "0.02",
         "CONCORD_WORKER_THREADS": "4",
         "CONCORD_LOG_LEVEL": "WARNING",
+        # Servers the tests start run one process unless a test asks for more (tests/test_processes.py).
+        "CONCORD_WEB_PROCESSES": "1",
     }
 )
 if PG_ADMIN_URL:

@@ -211,3 +211,25 @@ async def test_discovery_document(docs: Any):
     assert body["endpoint"].endswith("/mcp")
     assert body["auth"]["header"] == "X-Api-Key"
     assert {t["name"] for t in body["tools"]} >= {"pact_join", "pact_upload_document"}
+
+
+async def test_a_session_is_used_and_kept_alive_then_ends_after_an_idle_hour(
+    docs: Any, runtime: Any, clock: Any
+):
+    from datetime import timedelta
+
+    from domain import wiring
+    from domain.kernel import sweeps
+
+    key = await make_key(runtime)
+    headers = {**ACCEPT, **key["headers"]}
+    session_id = (await docs.post("/mcp", json=INIT, headers=headers)).headers["Mcp-Session-Id"]
+    with_session = {**headers, "Mcp-Session-Id": session_id}
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    for _ in range(3):  # each use within the hour keeps it alive
+        clock.advance(timedelta(minutes=50))
+        assert (await docs.post("/mcp", json=ping, headers=with_session)).status == 200
+    clock.advance(timedelta(minutes=61))
+    assert (await docs.post("/mcp", json=ping, headers=with_session)).status == 404
+    sweep = next(s for s in wiring.SWEEPS if s.name == "documents.expire_mcp_sessions")
+    assert await sweeps.run(runtime.db, sweep, "test") == 1  # the idle session is forgotten

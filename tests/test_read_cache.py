@@ -49,3 +49,36 @@ async def test_own_writes_show_at_once(hub: Any, register: Any):
     assert resp.status == 201
     listed = await (await hub.get("/api/pact/topics")).json()
     assert listed["total"] == 1
+
+
+async def test_requests_that_miss_together_share_one_read(hub: Any, register: Any, runtime: Any):
+    import asyncio
+
+    from sqlalchemy import event
+
+    await runtime.relay.stop()  # its timer's polls would count too
+    agent = await register()
+    statements: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            statements.append(statement)
+
+    async def new_topic(n: int) -> None:  # a commit: every cached entry is out of date
+        body = {"title": f"Topic {n}", "content": "# Answer\n\nText.\n", "tier": "empirical"}
+        assert (await hub.post("/api/pact/topics", headers=agent["headers"], json=body)).status == 201
+
+    event.listen(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        await new_topic(1)
+        statements.clear()
+        assert (await hub.get("/api/pact/topics")).status == 200
+        one = len(statements)
+        await new_topic(2)
+        statements.clear()
+        answers = await asyncio.gather(*(hub.get("/api/pact/topics") for _ in range(20)))
+        assert [r.status for r in answers] == [200] * 20
+        assert {(await r.json())["total"] for r in answers} == {2}
+        assert len(statements) == one  # twenty requests, the statements of one
+    finally:
+        event.remove(runtime.db.engine.sync_engine, "before_cursor_execute", count)

@@ -76,14 +76,18 @@ def _base_app(
     return app
 
 
+def _rate_limits(rt: Runtime) -> RateLimits:
+    """Counted in Redis when configured, else in the machine's shared file under the supervisor."""
+    return RateLimits(rt.settings, rt.supervised.rate_limit_path if rt.supervised else None)
+
+
 def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
     )
-    # Only the hub has cached reads: the document API does not pay for a cache's commit hook.
-    app[RATE_LIMITS] = RateLimits(rt.settings)
-    app[READ_CACHE] = ReadCache(rt.db, rt.settings.read_cache_seconds)
-    app[CITATION_INDEX] = IndexHolder()
+    app[RATE_LIMITS] = _rate_limits(rt)
+    app[READ_CACHE] = ReadCache(rt.db, rt.generation, rt.settings.read_cache_seconds)
+    app[CITATION_INDEX] = IndexHolder(rt.generation.current)
     review_pages.add_routes(app)  # the review desk for people: HTML, outside the API's tables
     answer_every_method(app)  # last: every resource, the API's and the pages', answers each method
     return app
@@ -93,7 +97,7 @@ def create_docs_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes, links=REFERENCE, guides=DOCS_GUIDES
     )
-    app[RATE_LIMITS] = RateLimits(rt.settings)  # sign-ins (POST /api/auth/login)
+    app[RATE_LIMITS] = _rate_limits(rt)  # sign-ins (POST /api/auth/login)
     mcp_server.add_routes(app)
     answer_every_method(app)
     return app

@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from domain.kernel.db import Database
 from domain.kernel.settings import get_settings
 
 _db: Database | None = None
+_hooks: list[Callable[[AsyncSession], None]] = []
+
+
+def on_commit(callback: Callable[[AsyncSession], None]) -> None:
+    """Run `callback` after every commit of the workers' handle too (an in-process worker's jobs count as
+    the process's commits: the read caches of the machine see them at once)."""
+    _hooks.append(callback)
+    if _db is not None:
+        _db.on_commit(callback)
 
 
 def worker_db() -> Database:
     global _db
     if _db is None:
         _db = Database(get_settings().db_url)
+        for callback in _hooks:
+            _db.on_commit(callback)
     return _db

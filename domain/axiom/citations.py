@@ -8,7 +8,8 @@ Rules (spec/knowledge-graph-api.md, GET /api/axiom/resolve):
 - Same title in several jurisdictions and none named → ambiguous, with the candidates.
 
 Lookups use an in-memory index (title → instruments) that a process rebuilds when the legislation
-store changes: immediately after an ingest in the same process, and otherwise when the store's
+store changes: immediately after an ingest committed on the same machine (the holder is told of every
+commit there through a change token, such as the runtime's commit generation), and otherwise when the store's
 generation token (legislation_state) differs, checked at most once per REFRESH_SECONDS.
 """
 
@@ -18,6 +19,7 @@ import asyncio
 import re
 import time
 import unicodedata
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
@@ -288,22 +290,34 @@ async def load_entries(session: AsyncSession) -> list[Entry]:
 
 
 class IndexHolder:
-    """One process's index, rebuilt lazily when the store's generation changes."""
+    """One process's index, rebuilt lazily when the store's generation changes.
 
-    def __init__(self) -> None:
+    `changes` answers a token that changes whenever anything commits where this process would hear of it
+    at once (its machine); when it moved, the store's generation is checked before the next lookup rather
+    than up to REFRESH_SECONDS later."""
+
+    def __init__(self, changes: Callable[[], Hashable] | None = None) -> None:
         self.index = CitationIndex()
         self._stale = True
         self._checked = 0.0
+        self._changes = changes
+        self._seen: Hashable = None
         self._lock = asyncio.Lock()
 
     def mark_stale(self) -> None:
         self._stale = True
 
+    def _due(self) -> bool:
+        if self._stale or time.monotonic() - self._checked >= REFRESH_SECONDS:
+            return True
+        return self._changes is not None and self._changes() != self._seen
+
     async def current(self, session: AsyncSession) -> CitationIndex:
-        if not self._stale and time.monotonic() - self._checked < REFRESH_SECONDS:
+        if not self._due():
             return self.index
         async with self._lock:
-            if self._stale or time.monotonic() - self._checked >= REFRESH_SECONDS:
+            if self._due():
+                seen = self._changes() if self._changes is not None else None  # before the read below
                 gen = await session.scalar(
                     select(LegislationState.generation).where(LegislationState.id == 1)
                 )
@@ -311,6 +325,7 @@ class IndexHolder:
                     self._stale = False
                     self.index = CitationIndex.build(await load_entries(session), gen)
                 self._checked = time.monotonic()
+                self._seen = seen
         return self.index
 
 

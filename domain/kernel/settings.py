@@ -23,6 +23,12 @@ class Settings(BaseSettings):
     )
     queue_namespace: str = Field(default="concord", description="Prefix of the Dramatiq queues in Redis.")
     host: str = Field(default="127.0.0.1", description="Address both apps listen on.")
+    web_processes: int = Field(
+        default=0,
+        ge=0,
+        description="Web processes that `concord serve` and `concord web` start, sharing both ports "
+        "(SO_REUSEPORT) under one supervising parent; 0: one per core (`--processes` overrides).",
+    )
     hub_port: int = Field(default=8080, description="Port of the knowledge-graph hub.")
     docs_port: int = Field(default=8081, description="Port of the document API.")
     public_url: str | None = Field(default=None, description="External base URL of the hub, for links.")
@@ -134,8 +140,9 @@ class Settings(BaseSettings):
     read_cache_seconds: float = Field(
         default=1.0,
         ge=0,
-        description="How long other processes' writes may take to show in cached hub reads (topic content, "
-        "sections, lists); this process's own writes show at once. 0: no cache.",
+        description="How long writes made on other machines (or by other commands) may take to show in "
+        "cached hub reads (topic content, sections, lists); writes through any web process of the same "
+        "`concord serve`/`concord web` show at once, whichever process answers. 0: no cache.",
     )
     retention_days: float = Field(
         default=7,

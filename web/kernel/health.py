@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Literal
 
 from aiohttp import web
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
@@ -17,6 +18,7 @@ routes = Routes()
 
 class Health(BaseModel):
     status: Literal["ok"]
+    pid: int = Field(description="The web process that answered (several may share the port).")
 
 
 class Readiness(BaseModel):
@@ -35,7 +37,7 @@ class Readiness(BaseModel):
     response=Health,
 )
 async def healthz(request: web.Request) -> web.Response:
-    return json_response({"status": "ok"})
+    return json_response({"status": "ok", "pid": os.getpid()})
 
 
 @routes.route(

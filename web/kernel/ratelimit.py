@@ -1,8 +1,13 @@
-"""Per-client rate limits (moving window) from the `limits` library; shared through Redis when set."""
+"""Per-client rate limits (moving window) from the `limits` library.
+
+Where the counts live: Redis when it is configured (every process of every machine); else, under the
+supervisor, an SQLite file the machine's web processes share (web/kernel/limitstore.py), so N processes do
+not allow N times the limit; else this process's memory."""
 
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
@@ -10,10 +15,11 @@ from limits.aio.strategies import MovingWindowRateLimiter
 
 from domain.kernel.errors import RateLimited
 from domain.kernel.settings import Settings
+from web.kernel.limitstore import SQLiteWindowStorage
 
 
 class RateLimits:
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, shared_file: Path | None = None) -> None:
         storage: Storage
         if settings.redis_url:
             storage = RedisStorage(
@@ -21,6 +27,8 @@ class RateLimits:
                 implementation="redispy",
                 key_prefix=f"{settings.queue_namespace}:ratelimit",
             )
+        elif shared_file is not None:
+            storage = SQLiteWindowStorage(shared_file)
         else:
             storage = MemoryStorage()
         self.limiter = MovingWindowRateLimiter(storage)

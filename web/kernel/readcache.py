@@ -1,12 +1,17 @@
 """A micro-cache for the hub's hottest anonymous reads (topic content, sections, lists, stats).
 
-Entries are invalidated by every write this process commits (a generation counter bumped after
-commit), so a process always reads its own writes; writes made by other processes become visible
-after at most `CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off).
+Entries are invalidated by every write committed on this machine: the runtime's generation is bumped after
+each commit (runtime/machine.py; shared by the processes of one supervisor), and an entry is served only
+while the generation it was read under is still current. So a client reads its own writes whichever
+process of the machine answers; writes made on other machines become visible after at most
+`CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off). Requests that miss together share one
+read, and an entry still in use late in its life is re-read in the background, so hot reads never wait.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -15,35 +20,93 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.db import Database
+from runtime.machine import Generation
 
 MAX_ENTRIES = 4096
+REFRESH_AHEAD = 0.5  # an entry served in the last half of its life is re-read in the background
+
+log = logging.getLogger("concord.readcache")
+
+
+class _Abandoned(Exception):
+    """The request that was reading an entry for others was cancelled (its client went away)."""
 
 
 class ReadCache:
-    def __init__(self, db: Database, ttl_seconds: float) -> None:
+    def __init__(self, db: Database, generation: Generation, ttl_seconds: float) -> None:
         self.db = db
         self.ttl = ttl_seconds
-        self.generation = 0
-        self._entries: OrderedDict[Hashable, tuple[int, float, Any]] = OrderedDict()
-        db.on_commit(lambda _session: self.bump())
-
-    def bump(self) -> None:
-        self.generation += 1
+        self.generation = generation
+        self._entries: OrderedDict[Hashable, tuple[Hashable, float, Any]] = OrderedDict()
+        # One read per key and generation at a time: when an entry expires under load, the requests that
+        # miss together wait for the first one's read instead of each running the same query.
+        self._reading: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
+        self._refreshing: set[asyncio.Task[None]] = set()  # referenced until done (asyncio keeps weak refs)
 
     async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
             async with self.db.read() as session:
                 return await make(session)
         now = time.monotonic()
+        generation = self.generation.current()  # read before the data: a commit after it changes it
         hit = self._entries.get(key)
-        if hit is not None and hit[0] == self.generation and hit[1] > now:
+        if hit is not None and hit[0] == generation and hit[1] > now:
             self._entries.move_to_end(key)
+            if hit[1] - now < self.ttl * REFRESH_AHEAD and key not in self._reading:
+                self._refresh(key, generation, now, make)
             return hit[2]
-        generation = self.generation  # a write committed while we read must not be cached as current
-        async with self.db.read() as session:
-            value = await make(session)
-        self._entries[key] = (generation, now + self.ttl, value)
+        reading = self._reading.get(key)
+        if reading is not None and reading[0] == generation:
+            try:
+                return await asyncio.shield(reading[1])
+            except _Abandoned:
+                pass  # the request reading it went away first: read it here
+        value = await self._read(key, generation, make)
+        self._store(key, generation, now + self.ttl, value)
+        return value
+
+    def _store(self, key: Hashable, generation: Hashable, expires: float, value: Any) -> None:
+        if self.generation.current() != generation:
+            return  # something committed during the read: the value may already be out of date
+        self._entries[key] = (generation, expires, value)
         self._entries.move_to_end(key)
         while len(self._entries) > MAX_ENTRIES:
             self._entries.popitem(last=False)
-        return value
+
+    def _refresh(
+        self, key: Hashable, generation: Hashable, now: float, make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> None:
+        """Re-read a hot entry in the background while it is still served: without it, every request for the
+        key would wait for the read when the entry expires (a stall each TTL). Its new life counts from now,
+        before the read, so the staleness bound holds."""
+
+        async def refresh() -> None:
+            try:
+                value = await self._read(key, generation, make)
+            except Exception:
+                log.warning("background refresh of a cached read failed", exc_info=True)
+                return
+            self._store(key, generation, now + self.ttl, value)
+
+        task = asyncio.create_task(refresh())
+        self._refreshing.add(task)
+        task.add_done_callback(self._refreshing.discard)
+
+    async def _read(
+        self, key: Hashable, generation: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> Any:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._reading[key] = (generation, future)
+        try:
+            async with self.db.read() as session:
+                value = await make(session)
+        except BaseException as exc:
+            future.set_exception(_Abandoned() if isinstance(exc, asyncio.CancelledError) else exc)
+            future.exception()  # retrieved: with no waiter, asyncio must not report it as unhandled
+            raise
+        else:
+            future.set_result(value)
+            return value
+        finally:
+            if self._reading.get(key, (None, None))[1] is future:
+                del self._reading[key]

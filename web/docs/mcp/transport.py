@@ -1,16 +1,13 @@
 """MCP streamable HTTP transport on aiohttp: JSON-RPC over POST /mcp, answered as JSON or as an SSE stream
 as the client accepts; sessions by the Mcp-Session-Id header; DELETE ends a session.
 
-Messages are parsed and built with the `mcp` package's types. Sessions live in this process (an MCP
-client keeps talking to the process that initialised it: route /mcp with session affinity when several
-document processes run)."""
+Messages are parsed and built with the `mcp` package's types. Sessions live in the database
+(domain/documents/mcp_sessions.py), so any web process answers any session: no session affinity needed."""
 
 from __future__ import annotations
 
 import json
-import secrets
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import mcp.types as mt
@@ -18,7 +15,7 @@ from aiohttp import web
 from mcp.shared.version import SUPPORTED_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ValidationError
 
-from domain.documents import servicekeys
+from domain.documents import mcp_sessions, servicekeys
 from domain.documents.access import Caller
 from domain.kernel.errors import DomainError
 from web.docs.auth import service_principal
@@ -28,15 +25,6 @@ from web.kernel.routing import nul_field
 
 SERVER_NAME = "concord-documents"
 SERVER_VERSION = "1.0.0"
-SESSION_IDLE_SECONDS = 3600
-SESSIONS: web.AppKey[dict[str, Session]] = web.AppKey("mcp_sessions")
-
-
-@dataclass
-class Session:
-    key_id: str
-    protocol_version: str
-    last_seen: float = field(default_factory=time.monotonic)
 
 
 @dataclass(frozen=True)
@@ -107,7 +95,7 @@ async def post(request: web.Request) -> web.Response:
             status=400,
         )
 
-    sessions = request.app[SESSIONS]
+    db = runtime(request).db
     if isinstance(message, mt.JSONRPCRequest) and message.method == "initialize":
         try:
             params = mt.InitializeRequestParams.model_validate(message.params or {})
@@ -116,8 +104,8 @@ async def post(request: web.Request) -> web.Response:
                 request, _error(message.id, mt.INVALID_PARAMS, f"Invalid params: {exc.errors()[0]['msg']}")
             )
         version = _negotiate(params.protocolVersion)
-        new_id = secrets.token_urlsafe(24)
-        sessions[new_id] = Session(key_id=who.key_id, protocol_version=version)
+        async with db.transaction() as unit:
+            new_id = mcp_sessions.open_session(unit, who.key_id, version)
         result = mt.InitializeResult(
             protocolVersion=version,
             capabilities=mt.ServerCapabilities(tools=mt.ToolsCapability(listChanged=False)),
@@ -138,17 +126,17 @@ async def post(request: web.Request) -> web.Response:
             ),
             status=400,
         )
-    session = sessions.get(session_id)
-    if session is not None and _expired(session):
-        del sessions[session_id]
-        session = None
-    if session is None or session.key_id != who.key_id:  # another key's session looks like none
+    async with db.read() as unit:
+        session = await mcp_sessions.find(unit, session_id, who.key_id)  # another key's looks like none
+    if session is None:
         return _reply(
             request,
             _error(getattr(message, "id", None), mt.INVALID_REQUEST, "Session not found: initialize again"),
             status=404,
         )
-    session.last_seen = time.monotonic()
+    if mcp_sessions.needs_touch(session):
+        async with db.transaction() as unit:
+            await mcp_sessions.touch(unit, session)
     header_version = request.headers.get("MCP-Protocol-Version")
     if header_version and header_version not in SUPPORTED_PROTOCOL_VERSIONS:
         return _reply(
@@ -163,10 +151,6 @@ async def post(request: web.Request) -> web.Response:
     if not isinstance(message, mt.JSONRPCRequest):
         return web.Response(status=202)  # notifications and responses need no answer
     return _reply(request, await _dispatch(request, client, message))
-
-
-def _expired(session: Session) -> bool:
-    return time.monotonic() - session.last_seen > SESSION_IDLE_SECONDS
 
 
 async def _dispatch(request: web.Request, client: Client, message: mt.JSONRPCRequest) -> dict[str, Any]:
@@ -226,10 +210,10 @@ def _tool_error(code: str, detail: str, *, status: int = 400) -> mt.CallToolResu
 async def delete(request: web.Request) -> web.Response:
     who = (await _client(request)).caller
     session_id = request.headers.get("Mcp-Session-Id", "")
-    session = request.app[SESSIONS].get(session_id)
-    if session is None or session.key_id != who.key_id:
+    async with runtime(request).db.transaction() as unit:
+        ended = await mcp_sessions.end(unit, session_id, who.key_id)
+    if not ended:
         raise web.HTTPNotFound(text="no such MCP session")
-    del request.app[SESSIONS][session_id]
     return web.Response(status=204)
 
 
@@ -264,7 +248,6 @@ async def discovery(request: web.Request) -> web.Response:
 
 
 def add_routes(app: web.Application) -> None:
-    app[SESSIONS] = {}
     app.router.add_post("/mcp", post)
     app.router.add_delete("/mcp", delete)
     app.router.add_get("/mcp", get)

@@ -1,0 +1,212 @@
+"""The parent of `concord serve` and `concord web` when they run several web processes.
+
+It serves nothing itself. Before starting anything it checks that the ports are free (the children bind them
+with SO_REUSEPORT, which would otherwise let them join another server's port) and makes the machine's
+shared directory (runtime/machine.py). Then it starts:
+
+- N web processes (`concord <command> --supervised …`), each binding both ports with SO_REUSEPORT, so the
+  kernel spreads incoming connections over them;
+- one background process, when there is work that must run exactly once on the machine: with the in-process
+  broker (no Redis) the outbox relay and the worker (only it sends jobs, so only it requeues what a previous
+  one had in memory, at its own start), and for `serve` the scheduler.
+
+It restarts a child that dies (after a pause that grows while a child keeps dying young), and on SIGTERM or
+SIGINT sends SIGTERM to every child, waits for them to finish what they are doing (killing any that take
+longer than STOP_GRACE_SECONDS), removes the shared directory and exits. Children ignore SIGINT (a terminal's
+Ctrl-C reaches the whole process group; the parent decides) and stop by themselves if the parent disappears
+(they hold the read end of a pipe that only the parent can write to, so they see its end of file).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+import signal
+import socket
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from domain.kernel.settings import Settings
+from runtime import machine
+from runtime.machine import Role, Supervised
+
+log = logging.getLogger("concord.supervisor")
+
+Command = Literal["serve", "web"]
+STOP_GRACE_SECONDS = 45.0  # a sweep in flight gets 30 s to commit (scheduler/runner.py)
+YOUNG_SECONDS = 10.0  # a child that dies sooner is restarted after a growing pause
+FIRST_PAUSE, LONGEST_PAUSE = 0.5, 30.0
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity, which containers and taskset narrow)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def process_count(settings: Settings, option: int | None) -> int:
+    wanted = option if option is not None else settings.web_processes
+    return wanted if wanted > 0 else cores()
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Refuse to start on a port some server already holds (SO_REUSEPORT would quietly share it)."""
+    try:
+        with socket.create_server((host, port)):  # SO_REUSEADDR, not SO_REUSEPORT
+            pass
+    except OSError as exc:
+        raise SystemExit(f"concord: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+
+
+def _shared_directory() -> Path:
+    """In memory (/dev/shm) where there is one, so that the generation file is never written to disk."""
+    shm = Path("/dev/shm")
+    base = str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+    return Path(tempfile.mkdtemp(prefix="concord-", dir=base))
+
+
+@dataclass
+class Child:
+    name: str
+    supervised: Supervised
+    pass_fds: tuple[int, ...]
+    proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
+
+
+class Supervisor:
+    def __init__(self, settings: Settings, command: Command, processes: int) -> None:
+        self.settings = settings
+        self.command = command
+        self.processes = processes
+        self.embedded = not settings.redis_url
+        self.stop = asyncio.Event()
+
+    def _children(self, directory: Path, lifeline: int, doorbell: tuple[int, int] | None) -> list[Child]:
+        def child(name: str, role: Role, slot: int, bell: int | None) -> Child:
+            supervised = Supervised(
+                role=role, slot=slot, directory=str(directory), lifeline=lifeline, doorbell=bell
+            )
+            fds = (lifeline,) if bell is None else (lifeline, bell)
+            return Child(name, supervised, fds)
+
+        reader, writer = doorbell if doorbell is not None else (None, None)
+        children = [child(f"web process {n}", "web", n, writer) for n in range(self.processes)]
+        if self.embedded or self.command == "serve":
+            children.append(child("background process", "background", self.processes, reader))
+        return children
+
+    async def run(self) -> int:
+        for port in (self.settings.hub_port, self.settings.docs_port):
+            check_port_free(self.settings.host, port)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.stop.set)
+        directory = _shared_directory()
+        lifeline, lifeline_writer = os.pipe()  # the parent keeps the only write end until it exits
+        doorbell = os.pipe() if self.embedded else None
+        if doorbell is not None:
+            for fd in doorbell:
+                os.set_blocking(fd, False)
+        children = self._children(directory, lifeline, doorbell)
+        machine.create(directory, slots=len(children))
+        try:
+            keepers = [asyncio.create_task(self._keep(child)) for child in children]
+            log.info(
+                "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
+                "supervisor pid %d",
+                self.settings.host,
+                self.settings.hub_port,
+                self.settings.host,
+                self.settings.docs_port,
+                self.processes,
+                " and a background process" if len(children) > self.processes else "",
+                "SQLite" if self.settings.is_sqlite else "PostgreSQL",
+                "in-process" if self.embedded else "Redis",
+                os.getpid(),
+            )
+            codes = await asyncio.gather(*keepers)
+        finally:
+            for fd in (lifeline, lifeline_writer, *(doorbell or ())):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            shutil.rmtree(directory, ignore_errors=True)
+        return 0 if all(code == 0 for code in codes) else 1
+
+    async def _spawn(self, child: Child) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "concord_cli",
+            self.command,
+            "--supervised",
+            child.supervised.to_json(),
+            pass_fds=child.pass_fds,
+        )
+
+    async def _keep(self, child: Child) -> int:
+        """Run `child` until the supervisor stops, restarting it whenever it exits; its last exit code."""
+        loop = asyncio.get_running_loop()
+        pause = FIRST_PAUSE
+        stopping = asyncio.ensure_future(self.stop.wait())
+        try:
+            while True:
+                started = loop.time()
+                proc = child.proc = await self._spawn(child)
+                log.info("%s started (pid %d)", child.name, proc.pid)
+                exited = asyncio.ensure_future(proc.wait())
+                await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if not exited.done():
+                    return await self._terminate(child, proc, exited)
+                lived = loop.time() - started
+                pause = FIRST_PAUSE if lived >= YOUNG_SECONDS else min(pause * 2, LONGEST_PAUSE)
+                log.error(
+                    "%s (pid %d) exited with %s after %.1f s; restarting in %.1f s",
+                    child.name,
+                    proc.pid,
+                    _describe(proc.returncode),
+                    lived,
+                    pause,
+                )
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(stopping), timeout=pause)
+                if self.stop.is_set():
+                    return 0
+        finally:
+            stopping.cancel()
+
+    async def _terminate(
+        self, child: Child, proc: asyncio.subprocess.Process, exited: asyncio.Future[int]
+    ) -> int:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        try:
+            code = await asyncio.wait_for(exited, timeout=STOP_GRACE_SECONDS)
+        except TimeoutError:
+            log.error("%s (pid %d) did not stop in time; killing it", child.name, proc.pid)
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            code = await proc.wait()
+        if code == -signal.SIGTERM:  # still starting: it had no handler yet, and nothing to finish
+            log.info("%s (pid %d) stopped while starting", child.name, proc.pid)
+            return 0
+        if code != 0:
+            log.error("%s (pid %d) stopped with %s", child.name, proc.pid, _describe(code))
+        return code
+
+
+def _describe(code: int | None) -> str:
+    if code is not None and code < 0:
+        return f"signal {signal.Signals(-code).name}"
+    return f"code {code}"
+
+
+def supervise(settings: Settings, command: Command, processes: int) -> int:
+    return asyncio.run(Supervisor(settings, command, processes).run())

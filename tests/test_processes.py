@@ -1,0 +1,294 @@
+"""Several web processes behind one port, against real processes: `concord serve --processes 2` (embedded:
+in-process broker, whatever the database) and, on Redis, `concord web --processes 2` with a `dramatiq`
+worker process. Every request here opens a fresh connection, so the kernel spreads them over both
+processes (SO_REUSEPORT); /healthz names the process that answered."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+from aiohttp import web
+from sqlalchemy import select
+
+from domain.kernel.models import OutboxJob, SweepRun
+from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.documents_support import make_key
+from tests.processes import command, free_port, start, stop
+
+FRESH = 24  # reads per check: each on its own connection, so both processes answer some
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    },
+}
+MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen[bytes], log: Path, hub: str, docs: str) -> None:
+        self.proc, self.log, self.hub, self.docs = proc, log, hub, docs
+
+    def children(self) -> set[int]:
+        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        return {int(pid) for pid in path.read_text().split()}
+
+
+@pytest.fixture
+async def fresh() -> AsyncIterator[aiohttp.ClientSession]:
+    """A client that opens a new connection for every request."""
+    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
+        yield http
+
+
+@pytest.fixture
+async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
+    calls: list[dict[str, Any]] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        calls.append(await request.json())
+        return web.json_response({"ok": True})
+
+    app = web.Application()
+    app.router.add_post("/hook", handle)
+    server = await aiohttp_server(app)
+    return str(server.make_url("/hook")), calls
+
+
+async def _start(args: list[str], env: dict[str, str], tmp_path: Path, runtime: Any) -> Server:
+    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
+    hub_port, docs_port = free_port(), free_port()
+    env = {
+        **env,
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_LOG_LEVEL": "INFO",
+        # Long enough that a stale entry would outlive the test: only shared invalidation keeps reads fresh.
+        "CONCORD_READ_CACHE_SECONDS": "300",
+    }
+    log = tmp_path / "server.log"
+    server = Server(
+        start(args, env, log), log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
+    )
+    async with aiohttp.ClientSession() as http:
+        for base in (server.hub, server.docs):
+            for _ in range(600):
+                if server.proc.poll() is not None:
+                    raise AssertionError(f"server exited early:\n{log.read_text()}")
+                try:
+                    async with http.get(f"{base}/readyz") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError(f"server never became ready:\n{log.read_text()}")
+    return server
+
+
+async def _pids(http: aiohttp.ClientSession, base: str, want: int = 2, tries: int = 400) -> set[int]:
+    """Web process ids answering /healthz on fresh connections, until `want` distinct ones answered."""
+    seen: set[int] = set()
+    for _ in range(tries):
+        try:
+            async with http.get(f"{base}/healthz") as resp:
+                seen.add((await resp.json())["pid"])
+        except aiohttp.ClientError:
+            continue  # a connection that reached a process as it was killed
+        if len(seen) >= want:
+            break
+    return seen
+
+
+async def _both_processes_serve(server: Server, http: aiohttp.ClientSession) -> set[int]:
+    pids = await _pids(http, server.hub)
+    assert len(pids) == 2, pids
+    assert pids <= server.children()
+    assert len(await _pids(http, server.docs)) == 2  # the document API's port is shared too
+    return pids
+
+
+async def _registrations_limited_across_processes(server: Server, http: aiohttp.ClientSession) -> dict:
+    """CONCORD_RATE_LIMIT_REGISTER (10 a minute) holds for the machine, not for each process."""
+    agents = []
+    for n in range(10):
+        async with http.post(
+            f"{server.hub}/api/pact/register", json={"agentName": f"mp-{n}-{RUN_ID}"}
+        ) as resp:
+            assert resp.status == 201, await resp.text()
+            agents.append(await resp.json())
+    async with http.post(f"{server.hub}/api/pact/register", json={"agentName": f"mp-x-{RUN_ID}"}) as resp:
+        assert resp.status == 429, await resp.text()
+        assert int(resp.headers["Retry-After"]) >= 1
+    return {"Authorization": f"Bearer {agents[0]['apiKey']}"}
+
+
+async def _topic_ids(http: aiohttp.ClientSession, hub: str) -> set[str]:
+    async with http.get(f"{hub}/api/pact/topics?limit=100") as resp:
+        assert resp.status == 200, await resp.text()
+        return {t["id"] for t in (await resp.json())["topics"]}
+
+
+async def _writes_are_read_on_every_process(
+    server: Server, http: aiohttp.ClientSession, agent: dict, before: tuple[str, ...] = ()
+) -> list[str]:
+    """A write, then reads on fresh connections (both processes, each with the list cached before the
+    write): every read sees it. `before`: the topics that exist already."""
+    created = list(before)
+    for n in range(len(created), len(created) + 4):
+        for listed in await asyncio.gather(*(_topic_ids(http, server.hub) for _ in range(FRESH))):
+            assert listed == set(created)  # warms both processes' caches with the current list
+        topic = {"title": f"Topic {n} {RUN_ID}", "content": f"# Answer\n\nText {n}.\n", "tier": "empirical"}
+        async with http.post(f"{server.hub}/api/pact/topics", json=topic, headers=agent) as resp:
+            assert resp.status == 201, await resp.text()
+            created.append((await resp.json())["id"])
+        for listed in await asyncio.gather(*(_topic_ids(http, server.hub) for _ in range(FRESH))):
+            assert listed == set(created)
+    return created
+
+
+async def _jobs_run_once(
+    server: Server, http: aiohttp.ClientSession, agent: dict, topic: str, hook: Any
+) -> None:
+    """Escalations made on both processes: each notification job is sent and run exactly once."""
+    url, calls = hook
+    messages = [f"Check {n}" for n in range(8)]
+    for message in messages:
+        async with http.post(
+            f"{server.hub}/api/pact/{topic}/escalate", json={"message": message}, headers=agent
+        ) as resp:
+            assert resp.status == 201, await resp.text()
+
+    async def delivered() -> bool:
+        return len(calls) >= len(messages)
+
+    await eventually(delivered, timeout=60)
+    assert sorted(c["escalation"]["message"] for c in calls) == messages
+
+
+async def _mcp_session_on_every_process(server: Server, http: aiohttp.ClientSession, runtime: Any) -> None:
+    key = await make_key(runtime)
+    headers = {**MCP_ACCEPT, **key["headers"]}
+    async with http.post(f"{server.docs}/mcp", json=INIT, headers=headers) as resp:
+        assert resp.status == 200, await resp.text()
+        session = resp.headers["Mcp-Session-Id"]
+    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
+    for _ in range(FRESH):
+        async with http.post(
+            f"{server.docs}/mcp", json=ping, headers={**headers, "Mcp-Session-Id": session}
+        ) as resp:
+            assert resp.status == 200, await resp.text()
+
+
+async def _killed_child_is_replaced(server: Server, http: aiohttp.ClientSession, pids: set[int]) -> None:
+    victim = min(pids)
+    os.kill(victim, signal.SIGKILL)
+
+    async def replaced() -> bool:
+        now = await _pids(http, server.hub, tries=50)
+        return len(now) == 2 and victim not in now
+
+    await eventually(replaced, timeout=120, interval=0.5)
+
+
+def _stops_cleanly(server: Server) -> None:
+    children = server.children()
+    code = stop(server.proc, signal.SIGTERM, timeout=90)
+    text = server.log.read_text()
+    assert code == 0, text[-4000:]
+    for pid in children:  # reaped by the parent before it exited: none left behind
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+    assert "Traceback" not in text, text[-4000:]
+
+
+async def _outbox_done(runtime: Any) -> bool:
+    async with runtime.db.read() as session:
+        statuses = (await session.scalars(select(OutboxJob.status))).all()
+    return bool(statuses) and set(statuses) == {"done"}
+
+
+async def test_serve_with_two_processes(
+    runtime: Any, hook: Any, fresh: aiohttp.ClientSession, tmp_path: Path
+):
+    env = {
+        "CONCORD_REDIS_URL": "",  # the embedded mode: in-process broker, worker and scheduler
+        "CONCORD_ESCALATION_WEBHOOK_URL": hook[0],
+    }
+    server = await _start([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
+    try:
+        pids = await _both_processes_serve(server, fresh)
+        assert len(server.children()) == 3  # and the background process: relay, worker, scheduler
+        agent = await _registrations_limited_across_processes(server, fresh)
+        topics = await _writes_are_read_on_every_process(server, fresh, agent)
+        await _jobs_run_once(server, fresh, agent, topics[0], hook)
+        await eventually(lambda: _outbox_done(runtime))
+        await _mcp_session_on_every_process(server, fresh, runtime)
+        async with runtime.db.read() as session:  # the scheduler runs in one process, not in the web ones
+            holders = set((await session.scalars(select(SweepRun.holder))).all())
+        assert len(holders) == 1, holders
+        assert int(next(iter(holders)).rsplit(":", 1)[1]) not in pids
+        await _killed_child_is_replaced(server, fresh, pids)
+        await _writes_are_read_on_every_process(server, fresh, agent, before=tuple(topics))
+    finally:
+        if server.proc.poll() is None:
+            _stops_cleanly(server)
+
+
+async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Path):
+    env = {"CONCORD_REDIS_URL": ""}
+    server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+    children = server.children()
+    assert len(children) == 3  # two web processes and the background one (in-process broker)
+    server.proc.kill()  # no chance to stop them: the lifeline pipe closes with it
+    server.proc.wait()
+
+    async def gone() -> bool:
+        for pid in children:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                continue
+            stat = await asyncio.to_thread(Path(f"/proc/{pid}/stat").read_text)
+            if stat.rsplit(")", 1)[1].split()[0] != "Z":  # a zombie has exited (its parent is gone)
+                return False
+        return True
+
+    await eventually(gone, timeout=90, interval=0.2)
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
+async def test_web_with_two_processes_and_a_worker_process_on_redis(
+    runtime: Any, hook: Any, fresh: aiohttp.ClientSession, tmp_path: Path
+):
+    env = {
+        "CONCORD_ESCALATION_WEBHOOK_URL": hook[0],
+        # A namespace of their own, so the test process's worker cannot take the jobs.
+        "CONCORD_QUEUE_NAMESPACE": f"concord-mp-{RUN_ID}",
+    }
+    worker_log = tmp_path / "worker.log"
+    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+    try:
+        await _both_processes_serve(server, fresh)
+        assert len(server.children()) == 2  # with Redis, `web` needs no background process
+        agent = await _registrations_limited_across_processes(server, fresh)  # counted in Redis
+        topics = await _writes_are_read_on_every_process(server, fresh, agent)
+        await _jobs_run_once(server, fresh, agent, topics[0], hook)  # relayed by both, run by the worker
+        await eventually(lambda: _outbox_done(runtime))
+    finally:
+        _stops_cleanly(server)
+        stop(worker)
