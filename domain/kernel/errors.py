@@ -69,3 +69,14 @@ class RateLimited(DomainError):
     def __init__(self, detail: str, *, retry_after: int, **extra: Any) -> None:
         super().__init__(detail, **extra)
         self.retry_after = retry_after
+
+
+class Unavailable(DomainError):
+    """A service Concord depends on (the mail relay, Redis) failed just now: try again later."""
+
+    status = 503
+    code = "unavailable"
+
+    def __init__(self, detail: str, *, retry_after: int, **extra: Any) -> None:
+        super().__init__(detail, **extra)
+        self.retry_after = retry_after

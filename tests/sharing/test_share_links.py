@@ -3,6 +3,7 @@ one-time code, expiry and revocation, the owner's list."""
 
 from __future__ import annotations
 
+import socket
 from datetime import timedelta
 from typing import Any
 
@@ -382,3 +383,28 @@ async def test_full_review_decides_an_objected_proposal_via_page_and_api(docs, s
         f"/api/share/{link['token']}/proposals/{made[1]}/decide", json={"decision": "reject", "note": "late"}
     )
     assert resp.status == 400
+
+
+async def test_a_mail_relay_that_is_down_is_a_503_and_the_form_again(docs, shared, settings, monkeypatch):
+    """No 500 when the relay fails: the API says 503 with Retry-After, the page shows the form again."""
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setattr(settings, "smtp_url", f"smtp://127.0.0.1:{port}")
+    monkeypatch.setattr(settings, "outbound_trusted_hosts", ["127.0.0.1"])
+    link = await shared["link"](
+        permission="ReadOnly", accessMode="closed-individual", reviewerEmails=["ann@example.com"]
+    )
+    token, base = link["token"], f"/share/{link['token']}"
+    resp = await docs.post(f"/api/share/{token}/verification", json={"email": "ann@example.com"})
+    assert resp.status == 503, await resp.text()
+    assert resp.headers["Retry-After"] == "60"
+    problem = await resp.json()
+    assert problem["code"] == "mail_unavailable"
+    assert str(port) not in problem["detail"]  # the relay's address is the operator's business
+    page = await (await docs.get(base)).text()
+    resp = await docs.post(f"{base}/verify", data={"email": "ann@example.com", "csrf": csrf_of(page)})
+    assert resp.status == 503
+    text = await resp.text()
+    assert "try again in a minute" in text
+    assert 'type="email"' in text

@@ -138,7 +138,11 @@ async def review_page(request: web.Request) -> web.StreamResponse:
     "/share/{token}/verify",
     summary="Review page form: mail a one-time code to an address (HTML)",
     tags=["Sharing"],
-    errors={**ERRORS, 400: "Not an address, or outside a closed-org link's domain (a page)"},
+    errors={
+        **ERRORS,
+        400: "Not an address, or outside a closed-org link's domain (a page)",
+        503: "The mail relay failed: the form again, saying so (a page)",
+    },
     content_type=HTML,
 )
 @as_page
@@ -149,12 +153,12 @@ async def verify_form(request: web.Request) -> web.StreamResponse:
     try:
         asked = await send_code(request, form.get("email", ""))
     except DomainError as exc:
-        if exc.status != 400:
+        if exc.status not in (400, 503):  # a bad address, or the relay down: the form again, saying why
             raise
         text = share_html.email_form(
             f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf, error=exc.detail
         )
-        return html(text, 400)
+        return html(text, exc.status)
     text = share_html.code_form(
         f"{_base(request)}/code", _base(request), found.doc.title, asked.email, csrf, note=None, error=None
     )

@@ -5,6 +5,8 @@ that is not public, the session cookie of a proven address). The HTML review pag
 
 from __future__ import annotations
 
+import logging
+
 from aiohttp import web
 
 from domain.documents import sharing
@@ -12,7 +14,7 @@ from domain.documents.models import ShareLink, ShareLinkSession
 from domain.kernel import mail
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
-from domain.kernel.errors import BadRequest, Forbidden
+from domain.kernel.errors import BadRequest, Forbidden, Unavailable
 from web.docs.auth import caller
 from web.docs.schemas import CommentOut, ShareLinkBody, ShareLinkLookup, ShareLinkOut
 from web.docs.share_schemas import (
@@ -31,6 +33,7 @@ from web.kernel.access import Service
 from web.kernel.request import context, runtime
 from web.kernel.routing import Routes, json_response
 
+log = logging.getLogger("concord.sharing")
 routes = Routes()
 
 AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope"}
@@ -252,7 +255,16 @@ async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
         asked = await sharing.request_code(session, link, email)
     if asked.code is not None:
         subject, text = sharing.code_mail(doc, asked.code, f"{base_url(request)}/share/{token}")
-        await mail.send(runtime(request).settings, asked.email, subject, text)
+        try:
+            await mail.send(runtime(request).settings, asked.email, subject, text)
+        except mail.MailError as exc:
+            # The code is stored; the reviewer asks again once the relay answers (the operator sees why).
+            log.warning("share-link code not mailed: %s", exc)
+            raise Unavailable(
+                "the code could not be mailed just now; try again in a minute",
+                code="mail_unavailable",
+                retry_after=60,
+            ) from None
     return asked
 
 
@@ -278,7 +290,11 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
     body=VerificationBody,
     response=VerificationSent,
     status=202,
-    errors={**TOKEN_ERRORS, 429: "Too many codes for this address in the last hour"},
+    errors={
+        **TOKEN_ERRORS,
+        429: "Too many codes for this address in the last hour",
+        503: "The mail relay failed; see Retry-After",
+    },
 )
 async def request_verification(request: web.Request, body: VerificationBody) -> web.Response:
     asked = await send_code(request, body.email)

@@ -9,7 +9,7 @@ import uuid
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from domain.kernel.errors import DomainError, RateLimited
+from domain.kernel.errors import DomainError, RateLimited, Unavailable
 from web.kernel import errors
 from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE, REQUEST_ID
 
@@ -26,7 +26,8 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     try:
         response = await handler(request)
     except DomainError as exc:
-        headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, RateLimited) else None
+        retry = isinstance(exc, RateLimited | Unavailable)
+        headers = {"Retry-After": str(exc.retry_after)} if retry else None
         response = errors.render(style, exc.status, exc.code, exc.detail, extra=exc.extra, headers=headers)
     except web.HTTPException as exc:
         if exc.status < 400:
