@@ -26,8 +26,9 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     try:
         response = await handler(request)
     except DomainError as exc:
-        retry = isinstance(exc, RateLimited | Unavailable)
-        headers = {"Retry-After": str(exc.retry_after)} if retry else None
+        headers = None
+        if isinstance(exc, RateLimited | Unavailable):
+            headers = {"Retry-After": str(exc.retry_after)}
         response = errors.render(style, exc.status, exc.code, exc.detail, extra=exc.extra, headers=headers)
     except web.HTTPException as exc:
         if exc.status < 400:
