@@ -154,6 +154,7 @@ async def main() -> None:
         default=os.cpu_count() or 1,
         help="web processes of each server (default: cores)",
     )
+    parser.add_argument("--cache-seconds", type=float, default=1.0, help="CONCORD_READ_CACHE_SECONDS")
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (when wrk is installed)")
     parser.add_argument("--python-client", action="store_true", help="use the aiohttp client even with wrk")
     args = parser.parse_args()
@@ -170,7 +171,7 @@ async def main() -> None:
         "CONCORD_DOCS_PORT": str(docs_port),
         "CONCORD_LOG_LEVEL": "WARNING",
         "CONCORD_RATE_LIMIT_REGISTER": "1000",
-        "CONCORD_READ_CACHE_SECONDS": "0" if args.no_cache else "1",
+        "CONCORD_READ_CACHE_SECONDS": "0" if args.no_cache else str(args.cache_seconds),
     }
     subprocess.run([command("concord"), "migrate"], env=env, check=True)
     serve = subprocess.Popen([command("concord"), "serve", "--processes", str(args.processes)], env=env)
@@ -214,10 +215,11 @@ async def main() -> None:
             ratio = r["rps"] / base
             print(f"{name:32} {r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {ratio:8.0%}{late}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
+        cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         print(
             f"(content body {len(sample)} bytes; {args.clients} connections from {client}; "
             f"{args.seconds:.0f} s per target; {args.processes} web process(es) per server on "
-            f"{os.cpu_count()} cores, shared with the client; read cache {'off' if args.no_cache else 'on'}; "
+            f"{os.cpu_count()} cores, shared with the client; read cache {cache}; "
             "SQLite, in-process broker)"
         )
     finally:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import dramatiq
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.kernel import outbox
+from domain.kernel import commits, outbox
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
 from runtime import machine
@@ -81,7 +81,8 @@ class Runtime:
     def _committed(self, session: AsyncSession) -> None:
         """Commit hook: count the commit (read caches of the machine compare generations), and wake the
         relay at once when the unit of work added outbox jobs (here, or in the background process)."""
-        self.generation.bump()
+        if commits.seen_by_reads(session):
+            self.generation.bump()
         if outbox.has_new_jobs(session):
             if self.relay is not None:
                 self.relay.wake()

@@ -82,3 +82,35 @@ async def test_requests_that_miss_together_share_one_read(hub: Any, register: An
         assert len(statements) == one  # twenty requests, the statements of one
     finally:
         event.remove(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+
+
+async def test_idle_timers_leave_cached_reads_cached(hub: Any, register: Any, runtime: Any):
+    """A relay pass and a sweep that changed nothing commit only bookkeeping: every few seconds, they must
+    not empty the caches of the machine."""
+    from sqlalchemy import event
+
+    from domain import wiring
+    from domain.kernel import sweeps
+
+    agent = await register()
+    body = {"title": "Kept", "content": "# Answer\n\nText.\n", "tier": "empirical"}
+    assert (await hub.post("/api/pact/topics", headers=agent["headers"], json=body)).status == 201
+    assert (await hub.get("/api/pact/topics")).status == 200  # cached now
+    reads: list[str] = []
+
+    def count(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if "FROM topics" in statement:
+            reads.append(statement)
+
+    event.listen(runtime.db.engine.sync_engine, "before_cursor_execute", count)
+    try:
+        await runtime.relay.run_once()
+        idle = next(s for s in wiring.SWEEPS if s.name == "documents.expire_locks")
+        assert await sweeps.run(runtime.db, idle, "test") == 0
+        assert (await hub.get("/api/pact/topics")).status == 200
+        assert reads == []  # served from the cache
+        second = {**body, "title": "Second"}
+        assert (await hub.post("/api/pact/topics", headers=agent["headers"], json=second)).status == 201
+        assert (await (await hub.get("/api/pact/topics")).json())["total"] == 2  # a real write still shows
+    finally:
+        event.remove(runtime.db.engine.sync_engine, "before_cursor_execute", count)

@@ -9,7 +9,7 @@ import dramatiq
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.errors import ActorNotFound
 
-from domain.kernel import outbox
+from domain.kernel import commits, outbox
 from domain.kernel.db import Database
 from domain.kernel.models import OutboxJob
 
@@ -46,6 +46,7 @@ class Relay:
         sent = 0
         while True:
             async with self.db.transaction() as session:
+                commits.unseen_by_reads(session)  # job statuses only: no API read shows them
                 jobs = await outbox.claim_pending(session, limit=100)
                 sent_now = []
                 for job in jobs:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.kernel import outbox
+from domain.kernel import commits, outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
 from domain.kernel.models import OutboxJob, SweepRun
@@ -32,6 +32,8 @@ async def run(db: Database, item: Sweep, holder: str) -> int:
     started = utcnow()
     async with db.transaction() as session:
         count = await item.fn(session)
+        if not count:
+            commits.unseen_by_reads(session)  # only its run record: no cached read is out of date
         session.add(
             SweepRun(
                 name=item.name, holder=holder, started_at=started, finished_at=utcnow(), result=str(count)

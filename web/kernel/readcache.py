@@ -79,24 +79,42 @@ class ReadCache:
         """Re-read a hot entry in the background while it is still served: without it, every request for the
         key would wait for the read when the entry expires (a stall each TTL). Its new life counts from now,
         before the read, so the staleness bound holds."""
+        future = self._begin(key, generation)  # at once: the requests of this same loop turn see it
 
         async def refresh() -> None:
             try:
-                value = await self._read(key, generation, make)
+                value = await self._fill(key, future, make)
             except Exception:
                 log.warning("background refresh of a cached read failed", exc_info=True)
                 return
             self._store(key, generation, now + self.ttl, value)
 
+        def done(task: asyncio.Task[None]) -> None:
+            self._refreshing.discard(task)
+            if not future.done():  # cancelled before it began: waiters read for themselves
+                future.set_exception(_Abandoned())
+                future.exception()
+                if self._reading.get(key, (None, None))[1] is future:
+                    del self._reading[key]
+
         task = asyncio.create_task(refresh())
         self._refreshing.add(task)
-        task.add_done_callback(self._refreshing.discard)
+        task.add_done_callback(done)
+
+    def _begin(self, key: Hashable, generation: Hashable) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._reading[key] = (generation, future)
+        return future
 
     async def _read(
         self, key: Hashable, generation: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
     ) -> Any:
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._reading[key] = (generation, future)
+        return await self._fill(key, self._begin(key, generation), make)
+
+    async def _fill(
+        self, key: Hashable, future: asyncio.Future[Any], make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> Any:
+        """Read the value for `future` (registered under `key`), and hand it to whoever waits on it."""
         try:
             async with self.db.read() as session:
                 value = await make(session)
