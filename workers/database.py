@@ -13,3 +13,9 @@ def worker_db() -> Database:
     if _db is None:
         _db = Database(get_settings().db_url)
     return _db
+
+
+def forget_cached() -> None:
+    """Drop what the workers' sessions remember across units of work (tests that empty every table)."""
+    if _db is not None:
+        _db.forget_cached()

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Table, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import sections
@@ -26,10 +26,12 @@ from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit, events
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import SYSTEM, Context
+from domain.kernel.db import table_of
 from domain.kernel.errors import Conflict, Forbidden, NotFound
 from domain.kernel.sqlutil import for_update
 
 VOTE_KINDS = ("approve", "reject", "object")
+_VOTES = table_of(ProposalVote)
 
 
 class Resource(Protocol):
@@ -81,6 +83,11 @@ class Policy:
         return self.accepted_status if p.approve_count - p.object_count >= needed else None
 
 
+def _insert_ignore(session: AsyncSession, table: Table) -> Any:
+    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
+    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
+
+
 def needed_for(eligible: int) -> int:
     return max(1, min(2, eligible))
 
@@ -126,11 +133,14 @@ async def propose(
         base_version=version,
         ttl_seconds=ttl_seconds,
         status="pending",
+        approve_count=0,
+        reject_count=0,
+        object_count=0,
+        stake=0,
         created_at=now,
         expires_at=now + timedelta(seconds=ttl_seconds),
     )
-    session.add(proposal)
-    await session.flush()
+    session.add(proposal)  # inserted with the commit's flush, with whatever on_created sets (the stake)
     await policy.on_created(session, ctx, proposal)
     await events.append(
         session,
@@ -188,31 +198,30 @@ async def vote(
             f"only agents joined to this {resource.resource_type} with a voting role may vote",
             code="not_eligible",
         )
-    existing = await session.scalar(
-        select(ProposalVote.kind).where(
-            ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
+    # One statement: the (proposal, agent) unique key refuses a second vote, even from a racing request.
+    inserted = await session.scalar(
+        _insert_ignore(session, _VOTES)
+        .values(
+            proposal_id=proposal.id,
+            agent_id=actor.id,
+            agent_name=actor.name,
+            kind=kind,
+            reason=reason,
+            created_at=utcnow(),
         )
+        .on_conflict_do_nothing()
+        .returning(_VOTES.c.id)
     )
-    if existing:
+    if inserted is None:
+        existing = await session.scalar(
+            select(ProposalVote.kind).where(
+                ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
+            )
+        )
         raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
     before = snapshot(proposal)
-    try:
-        async with session.begin_nested():
-            session.add(
-                ProposalVote(
-                    proposal_id=proposal.id,
-                    agent_id=actor.id,
-                    agent_name=actor.name,
-                    kind=kind,
-                    reason=reason,
-                    created_at=utcnow(),
-                )
-            )
-    except IntegrityError:
-        raise Conflict("already voted on this proposal", code="already_voted") from None
     column = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}[kind]
     setattr(proposal, column, getattr(proposal, column) + 1)
-    await session.flush()
     await policy.on_vote(session, ctx, proposal, kind)
     event_type = {
         "approve": "pact.proposal.approved",
@@ -288,34 +297,37 @@ async def accept(
         section_id=proposal.section_id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
+    # Rival pending proposals on the section are superseded in one statement.
     rivals = (
         await session.scalars(
-            select(Proposal).where(
+            update(Proposal)
+            .where(
                 Proposal.resource_type == proposal.resource_type,
                 Proposal.resource_id == proposal.resource_id,
                 Proposal.section_id == proposal.section_id,
                 Proposal.status == "pending",
                 Proposal.id != proposal.id,
             )
+            .values(status="superseded", resolved_at=now)
+            .returning(Proposal.id)
+            .execution_options(synchronize_session="fetch")
         )
     ).all()
-    for rival in rivals:
-        rival.status = "superseded"
-        rival.resolved_at = now
+    for rival_id in rivals:
         await events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
             ctx,
-            section_id=rival.section_id,
-            data={"proposalId": rival.id, "supersededBy": proposal.id},
+            section_id=proposal.section_id,
+            data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
         await audit.record(
             session,
             ctx,
             "proposal.supersede",
             "proposal",
-            rival.id,
+            rival_id,
             after={"status": "superseded", "supersededBy": proposal.id},
         )
     await policy.on_accepted(session, ctx, proposal)
