@@ -26,14 +26,31 @@ def _own(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
 
 
-def cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU seconds of `pids` and every live descendant."""
-    total, todo, seen = 0.0, list(pids), set()
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of `pids` and every live descendant, by process."""
+    found: dict[int, float] = {}
+    todo = list(pids)
     while todo:
         pid = todo.pop()
-        if pid in seen:
+        if pid in found:
             continue
-        seen.add(pid)
-        total += _own(pid)
+        found[pid] = _own(pid)
         todo += _children(pid)
-    return total
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of `pids` and every live descendant."""
+    return sum(cpu_by_pid(pids).values())
+
+
+def cpu_since(before: dict[int, float], pids: list[int]) -> float:
+    """CPU seconds `pids` (and descendants) spent since `before` (a cpu_by_pid); new processes count whole."""
+    now = cpu_by_pid(pids)
+    return sum(t - before.get(pid, 0.0) for pid, t in now.items())
+
+
+def machine_idle() -> float:
+    """Seconds of idle CPU time of the whole machine since boot, summed over its cores (/proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    return (int(fields[4]) + int(fields[5])) / _TICKS  # idle + iowait

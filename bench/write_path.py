@@ -35,7 +35,7 @@ from typing import Any
 import aiohttp
 import asyncpg
 
-from bench.procstat import cpu_seconds
+from bench.procstat import cpu_by_pid, cpu_since, machine_idle
 from tests.processes import command, free_port
 
 BARE_SERVER = """
@@ -44,7 +44,9 @@ import asyncpg
 from aiohttp import web
 
 async def setup(app):
-    app["pool"] = await asyncpg.create_pool(sys.argv[2], min_size=4, max_size=20)
+    app["pool"] = await asyncpg.create_pool(
+        sys.argv[2], min_size=4, max_size=20, server_settings={"application_name": "bare"}
+    )
     yield
     await app["pool"].close()
 
@@ -76,20 +78,49 @@ class Result:
     cycles: int
     seconds: float
     latencies: list[float]
-    cpu: float  # server CPU seconds (the process tree) spent during the run
+    server_cpu: float  # CPU seconds of the server's processes during the run
+    db_cpu: float  # of its PostgreSQL backends
+    client_cpu: float  # of this (client) process
+    machine_busy: (
+        float  # share of the machine's CPU time not idle during the run (every process, any session)
+    )
 
     @property
     def rate(self) -> float:
         return self.cycles / self.seconds
 
+    def per_cycle(self, cpu: float) -> float:
+        return cpu / max(self.cycles, 1) * 1000
+
     def line(self, label: str, baseline: Result | None, single: Result | None) -> str:
         lat = sorted(self.latencies)
         p50 = statistics.median(lat) * 1000
         p99 = lat[max(0, int(len(lat) * 0.99) - 1)] * 1000
-        vs_bare = f"{self.rate / baseline.rate:7.0%}" if baseline else "   100%"
-        scale = f"{self.rate / single.rate:6.2f}x" if single else "  1.00x"
-        cpu_ms = self.cpu / max(self.cycles, 1) * 1000
-        return f"{label:<34}{self.rate:9.1f}{p50:9.2f}{p99:9.2f}{cpu_ms:11.2f}  {vs_bare}  {scale}"
+        vs_bare = f"{self.rate / baseline.rate:6.0%}" if baseline else "  100%"
+        scale = f"{self.rate / single.rate:5.2f}x" if single else "1.00x"
+        return (
+            f"{label:<30}{self.rate:8.1f}{p50:8.1f}{p99:8.1f}"
+            f"{self.per_cycle(self.server_cpu):8.1f}{self.per_cycle(self.db_cpu):7.1f}"
+            f"{self.per_cycle(self.client_cpu):8.1f}{self.machine_busy:7.0%}  {vs_bare}  {scale:>6}"
+        )
+
+
+HEADER = (
+    f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}{'busy':>7}"
+    f"  {'vs bare':>6}  {'scale':>6}"
+)
+
+
+async def backend_pids(url: str, application: str) -> list[int]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+            application,
+        )
+    finally:
+        await conn.close()
+    return [r["pid"] for r in rows]
 
 
 async def drive(
@@ -97,6 +128,7 @@ async def drive(
     seconds: float,
     cycle: Callable[[aiohttp.ClientSession, int, list[float]], Awaitable[None]],
     pids: list[int],
+    db: tuple[str, str],
 ) -> Result:
     latencies: list[float] = []
     done = 0
@@ -113,12 +145,15 @@ async def drive(
                 await cycle(http, n, latencies)
                 done += 1
 
-        cpu0 = cpu_seconds(pids)
+        backends = await backend_pids(*db)
+        cpu0, db0, own0, idle0 = cpu_by_pid(pids), cpu_by_pid(backends), time.process_time(), machine_idle()
         began = time.perf_counter()
         await asyncio.gather(*(client(n) for n in range(clients)))
         elapsed = time.perf_counter() - began
-        cpu = cpu_seconds(pids) - cpu0
-    return Result(done, elapsed, latencies, cpu)
+        server, own, idle = cpu_since(cpu0, pids), time.process_time() - own0, machine_idle() - idle0
+        db_cpu = cpu_since(db0, sorted(set(backends) | set(await backend_pids(*db))))
+    busy = 1 - idle / (elapsed * (os.cpu_count() or 1))
+    return Result(done, elapsed, latencies, server, db_cpu, own, busy)
 
 
 async def timed_post(
@@ -301,9 +336,11 @@ async def main() -> None:
             )
         results: dict[str, Result] = {}
         for clients in (1, args.parallel):
-            results[f"bare {clients}"] = await drive(clients, args.seconds, bare_cycle(bare_base), [bare.pid])
+            results[f"bare {clients}"] = await drive(
+                clients, args.seconds, bare_cycle(bare_base), [bare.pid], (url, "bare")
+            )
             results[f"concord {clients}"] = await drive(
-                clients, args.seconds, concord_cycle(hub, topics), [web.pid, worker.pid]
+                clients, args.seconds, concord_cycle(hub, topics), [web.pid, worker.pid], (url, "concord")
             )
         if spy is not None:
             spy.send_signal(2)
@@ -321,15 +358,17 @@ async def main() -> None:
 
     p = args.parallel
     print()
-    print(f"write path: propose + 2 approvals (merge) = 1 cycle of 3 requests; {args.seconds:.0f} s per row")
-    print(
-        f"{'target':<34}{'cycles/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'cpu ms/cyc':>11}"
-        f"  {'vs bare':>7}  {'scale':>7}"
-    )
+    seconds = f"{args.seconds:.0f} s a row"
+    print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
+    print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
+    print("busy: share of the whole machine's CPU in use during the row (other sessions' work included)")
+    print(HEADER)
     print(results["bare 1"].line("bare aiohttp+asyncpg, 1 row", None, None))
     print(results[f"bare {p}"].line(f"bare aiohttp+asyncpg, {p} rows", None, results["bare 1"]))
-    print(results["concord 1"].line("concord, 1 topic", results["bare 1"], None))
-    print(results[f"concord {p}"].line(f"concord, {p} topics", results[f"bare {p}"], results["concord 1"]))
+    print(results["concord 1"].line("concord web, 1 topic", results["bare 1"], None))
+    print(
+        results[f"concord {p}"].line(f"concord web, {p} topics", results[f"bare {p}"], results["concord 1"])
+    )
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -83,9 +83,30 @@ class Policy:
         return self.accepted_status if p.approve_count - p.object_count >= needed else None
 
 
-def _insert_ignore(session: AsyncSession, table: Table) -> Any:
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    return (postgresql if dialect == "postgresql" else sqlite).insert(table)
+def _dialect(session: AsyncSession) -> str:
+    return (
+        "postgresql" if session.bind is not None and session.bind.dialect.name == "postgresql" else "sqlite"
+    )
+
+
+# Built once, executed with parameters: a vote is one statement, refused by the (proposal, agent) unique key.
+_ADD_VOTE = {
+    name: dialect.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+_PROPOSALS = table_of(Proposal)
+_SUPERSEDE = (
+    update(_PROPOSALS)
+    .where(
+        _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
+        _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
+        _PROPOSALS.c.section_id == bindparam("p_section_id"),
+        _PROPOSALS.c.status == "pending",
+        _PROPOSALS.c.id != bindparam("merged"),
+    )
+    .values(status="superseded", resolved_at=bindparam("p_now"))
+    .returning(_PROPOSALS.c.id)
+)
 
 
 def needed_for(eligible: int) -> int:
@@ -200,17 +221,15 @@ async def vote(
         )
     # One statement: the (proposal, agent) unique key refuses a second vote, even from a racing request.
     inserted = await session.scalar(
-        _insert_ignore(session, _VOTES)
-        .values(
-            proposal_id=proposal.id,
-            agent_id=actor.id,
-            agent_name=actor.name,
-            kind=kind,
-            reason=reason,
-            created_at=utcnow(),
-        )
-        .on_conflict_do_nothing()
-        .returning(_VOTES.c.id)
+        _ADD_VOTE[_dialect(session)],
+        {
+            "proposal_id": proposal.id,
+            "agent_id": actor.id,
+            "agent_name": actor.name,
+            "kind": kind,
+            "reason": reason,
+            "created_at": utcnow(),
+        },
     )
     if inserted is None:
         existing = await session.scalar(
@@ -300,17 +319,14 @@ async def accept(
     # Rival pending proposals on the section are superseded in one statement.
     rivals = (
         await session.scalars(
-            update(Proposal)
-            .where(
-                Proposal.resource_type == proposal.resource_type,
-                Proposal.resource_id == proposal.resource_id,
-                Proposal.section_id == proposal.section_id,
-                Proposal.status == "pending",
-                Proposal.id != proposal.id,
-            )
-            .values(status="superseded", resolved_at=now)
-            .returning(Proposal.id)
-            .execution_options(synchronize_session="fetch")
+            _SUPERSEDE,
+            {
+                "p_resource_type": proposal.resource_type,
+                "p_resource_id": proposal.resource_id,
+                "p_section_id": proposal.section_id,
+                "merged": proposal.id,
+                "p_now": now,
+            },
         )
     ).all()
     for rival_id in rivals:

@@ -76,7 +76,7 @@ async def record(
 def _write(session: Session) -> None:
     queued: list[dict[str, Any]] = unit_state(session).get(_PENDING) or []
     if queued:
-        session.execute(_ENTRIES.insert().values(queued))
+        session.execute(_ENTRIES.insert(), queued)  # one cached statement, its rows sent in one batch
         queued.clear()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -24,6 +24,18 @@ from domain.kernel.models import Event, EventStream
 _STREAMS = table_of(EventStream)
 _EVENTS = table_of(Event)
 _PENDING = "concord_events"
+
+
+def _reserve(dialect: Any) -> Any:
+    """Add n to a stream's counter (creating it), answering the new last number. Built once, executed with
+    parameters, so neither its compilation nor its cache key is made again per request."""
+    upsert = dialect.insert(_STREAMS).values(stream=bindparam("stream"), last_seq=bindparam("n"))
+    return upsert.on_conflict_do_update(
+        index_elements=[_STREAMS.c.stream], set_={"last_seq": _STREAMS.c.last_seq + upsert.excluded.last_seq}
+    ).returning(_STREAMS.c.last_seq)
+
+
+_RESERVE = {"postgresql": _reserve(postgresql), "sqlite": _reserve(sqlite)}
 
 
 def stream_of(resource_type: str, resource_id: str) -> str:
@@ -85,21 +97,15 @@ def _write(session: Session) -> int:
     counts: dict[str, int] = {}
     for row in queued:
         counts[row["stream"]] = counts.get(row["stream"], 0) + 1
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    reserve = _RESERVE["postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"]
     next_seq: dict[str, int] = {}
     for stream in sorted(counts):  # stream rows are locked in one global order
-        upsert = dialect.insert(_STREAMS).values(stream=stream, last_seq=counts[stream])
-        last = session.execute(
-            upsert.on_conflict_do_update(
-                index_elements=[_STREAMS.c.stream],
-                set_={"last_seq": _STREAMS.c.last_seq + upsert.excluded.last_seq},
-            ).returning(_STREAMS.c.last_seq)
-        ).scalar_one()
+        last = session.execute(reserve, {"stream": stream, "n": counts[stream]}).scalar_one()
         next_seq[stream] = int(last) - counts[stream] + 1
     for row in queued:
         row["seq"] = next_seq[row["stream"]]
         next_seq[row["stream"]] += 1
-    session.execute(_EVENTS.insert().values(queued))
+    session.execute(_EVENTS.insert(), queued)  # one cached statement, its rows sent in one batch
     seq = int(queued[-1]["seq"])
     queued.clear()
     return seq

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import case, func, or_, select, update
+from sqlalchemy import bindparam, case, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -37,6 +37,20 @@ _WALLETS = table_of(Wallet)
 _ENTRIES = table_of(LedgerEntry)
 _PENDING = "concord_ledger"
 _CACHE_LIMIT = 100_000
+# Built once and executed with parameters (no per-call statement building or cache key).
+_APPLY = (
+    update(_WALLETS)
+    .where(_WALLETS.c.id == bindparam("p_wid"), _WALLETS.c.balance + bindparam("p_change") >= 0)
+    .values(balance=_WALLETS.c.balance + bindparam("p_change"))
+    .returning(_WALLETS.c.id)
+)
+_FIND = select(_WALLETS.c.id).where(
+    _WALLETS.c.kind == bindparam("kind"), _WALLETS.c.owner_id == bindparam("owner")
+)
+_CREATE = {
+    name: dialect.insert(_WALLETS).on_conflict_do_nothing()
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
 
 
 @dataclass
@@ -73,23 +87,19 @@ async def wallet_id(session: AsyncSession, kind: str, owner_id: str) -> str:
     """The id of a wallet, creating it empty on first use. Ids never change, so a process remembers the
     ones it has seen committed."""
     key = (kind, owner_id)
-    found = _cache(session).get(key)
-    if found:
-        return found
+    cached = _cache(session).get(key)
+    if cached:
+        return cached
     pending = _pending(session)
     if key in pending.seen:
         return pending.seen[key]
-    found = await session.scalar(select(Wallet.id).where(Wallet.kind == kind, Wallet.owner_id == owner_id))
+    found: str | None = await session.scalar(_FIND, {"kind": kind, "owner": owner_id})
     if not found:
-        dialect = postgresql if _dialect(session) == "postgresql" else sqlite
         await session.execute(
-            dialect.insert(_WALLETS)
-            .values(id=new_id(), kind=kind, owner_id=owner_id, balance=0, created_at=utcnow())
-            .on_conflict_do_nothing()
+            _CREATE[_dialect(session)],
+            {"id": new_id(), "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
         )
-        found = (
-            await session.scalars(select(Wallet.id).where(Wallet.kind == kind, Wallet.owner_id == owner_id))
-        ).one()
+        found = str((await session.scalars(_FIND, {"kind": kind, "owner": owner_id})).one())
     pending.seen[key] = found
     return found
 
@@ -98,7 +108,8 @@ async def new_wallet(session: AsyncSession, kind: str, owner_id: str) -> str:
     """Create the empty wallet of a new owner (one statement: no lookup first); its id."""
     wid = new_id()
     await session.execute(
-        _WALLETS.insert().values(id=wid, kind=kind, owner_id=owner_id, balance=0, created_at=utcnow())
+        _WALLETS.insert(),
+        {"id": wid, "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
     )
     _pending(session).seen[(kind, owner_id)] = wid
     return wid
@@ -190,7 +201,7 @@ async def write_entries(session: AsyncSession) -> None:
 
 def _write_entries(session: Session, pending: _Pending) -> None:
     if pending.entries:
-        session.execute(_ENTRIES.insert().values(pending.entries))
+        session.execute(_ENTRIES.insert(), pending.entries)  # one cached statement, rows in one batch
         pending.entries = []
 
 
@@ -203,33 +214,14 @@ def _settle(session: Session) -> None:
     pending.changes = {}
     if not changes:
         return
-    ids = list(changes)
-    if len(ids) > 1 and _dialect(session) == "postgresql":
-        # One statement locks them all, in id order (the lock is taken as the sorted rows come out).
-        session.execute(
-            select(_WALLETS.c.id)
-            .where(_WALLETS.c.id.in_(ids))
-            .order_by(_WALLETS.c.id)
-            .with_for_update(key_share=True)
-        )
-    change = case(changes, value=_WALLETS.c.id) if len(ids) > 1 else changes[ids[0]]
-    applied = set(
-        session.execute(
-            update(_WALLETS)
-            .where(_WALLETS.c.id.in_(ids), _WALLETS.c.balance + change >= 0)
-            .values(balance=_WALLETS.c.balance + change)
-            .returning(_WALLETS.c.id)
-        ).scalars()
-    )
-    short = [wid for wid in ids if wid not in applied]
-    if short:
-        wid = short[0]
-        have = int(session.execute(select(_WALLETS.c.balance).where(_WALLETS.c.id == wid)).scalar() or 0)
-        raise PaymentRequired(
-            f"balance {have} is less than the {-changes[wid]} tokens needed",
-            balance=have,
-            required=-changes[wid],
-        )
+    # One conditional UPDATE per wallet, in id order: the row lock each takes is held to the commit, so
+    # the wallets of every transaction are locked in the same order.
+    for wid, change in changes.items():
+        if session.execute(_APPLY, {"p_wid": wid, "p_change": change}).first() is None:
+            have = int(session.execute(select(_WALLETS.c.balance).where(_WALLETS.c.id == wid)).scalar() or 0)
+            raise PaymentRequired(
+                f"balance {have} is less than the {-change} tokens needed", balance=have, required=-change
+            )
 
 
 def _dialect(session: AsyncSession | Session) -> str:
