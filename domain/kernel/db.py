@@ -219,6 +219,9 @@ class Database:
         }
         self._writer = async_sessionmaker(self.engine, **options)
         self._reader = async_sessionmaker(self.engine.execution_options(concord_readonly=True), **options)
+        self._autocommit = async_sessionmaker(
+            self.engine.execution_options(isolation_level="AUTOCOMMIT"), **options
+        )
         self._after_commit: list[Callable[[AsyncSession], None]] = []
 
     def on_commit(self, callback: Callable[[AsyncSession], None]) -> None:
@@ -269,6 +272,17 @@ class Database:
             yield unit.session
             return
         async with self.read() as session:
+            yield session
+
+    @asynccontextmanager
+    async def single_statement(self) -> AsyncIterator[AsyncSession]:
+        """For one statement that is atomic on its own: on PostgreSQL in autocommit (no BEGIN and COMMIT
+        round trips); on SQLite a write unit of work as any other."""
+        if self.is_sqlite:
+            async with self.transaction() as session:
+                yield session
+            return
+        async with self._autocommit() as session:
             yield session
 
     @asynccontextmanager
