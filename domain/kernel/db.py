@@ -278,12 +278,13 @@ class Database:
     async def single_statement(self) -> AsyncIterator[AsyncSession]:
         """For one statement that is atomic on its own: on PostgreSQL in autocommit (no BEGIN and COMMIT
         round trips); on SQLite a write unit of work as any other."""
-        if self.is_sqlite:
-            async with self.transaction() as session:
+        async with (self._writer if self.is_sqlite else self._autocommit)() as session:
+            try:
                 yield session
-            return
-        async with self._autocommit() as session:
-            yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
