@@ -20,6 +20,8 @@ from typing import Any, Protocol
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from domain.consensus import sections
 from domain.consensus.models import Proposal, ProposalVote
@@ -330,6 +332,10 @@ async def accept(
         )
     ).all()
     for rival_id in rivals:
+        loaded = session.identity_map.get(identity_key(Proposal, rival_id))
+        if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
+            set_committed_value(loaded, "status", "superseded")
+            set_committed_value(loaded, "resolved_at", now)
         await events.append(
             session,
             stream_of(resource),
