@@ -18,11 +18,11 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _own(pid: int) -> float:
+def _own(pid: int) -> float | None:
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     except OSError:
-        return 0.0
+        return None  # gone
     return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
 
 
@@ -34,8 +34,10 @@ def cpu_by_pid(pids: list[int]) -> dict[int, float]:
         pid = todo.pop()
         if pid in found:
             continue
-        found[pid] = _own(pid)
-        todo += _children(pid)
+        own = _own(pid)
+        if own is not None:
+            found[pid] = own
+            todo += _children(pid)
     return found
 
 
@@ -45,7 +47,8 @@ def cpu_seconds(pids: list[int]) -> float:
 
 
 def cpu_since(before: dict[int, float], pids: list[int]) -> float:
-    """CPU seconds `pids` (and descendants) spent since `before` (a cpu_by_pid); new processes count whole."""
+    """CPU seconds `pids` (and descendants) spent since `before` (a cpu_by_pid); new processes count whole,
+    ended ones not at all (what they spent after `before` is lost)."""
     now = cpu_by_pid(pids)
     return sum(t - before.get(pid, 0.0) for pid, t in now.items())
 

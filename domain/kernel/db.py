@@ -121,6 +121,11 @@ def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
         # silently dropped by a middlebox (no FIN ever seen) is replaced within the hour; an error on a dead
         # connection invalidates the whole pool, so at most the requests already using one fail.
         kwargs["pool_recycle"] = 3600
+        # Kept open: with the default 5, every request beyond 5 at once opened a connection (a PostgreSQL
+        # backend forked, several round trips) and closed it on return.
+        if not null_pool:
+            kwargs["pool_size"] = 10
+            kwargs["max_overflow"] = 20
         kwargs["connect_args"] = {"server_settings": {"application_name": "concord"}}
     if null_pool:
         kwargs["poolclass"] = NullPool
