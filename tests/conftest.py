@@ -149,6 +149,9 @@ async def runtime(broker: Any) -> AsyncIterator[Any]:
     settings = get_settings()
     rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False)
     await _wipe(rt.db)
+    from workers.database import forget_cached
+
+    forget_cached()  # the workers' Database outlives the tables it remembered ids from
     if REDIS_URL:
         client = broker.client
         for key in client.scan_iter(f"{settings.queue_namespace}:ratelimit*"):

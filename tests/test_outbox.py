@@ -178,7 +178,7 @@ async def test_a_job_delivered_twice_takes_effect_once(
     async with runtime.db.read() as session:
         job = (await session.scalars(select(OutboxJob))).one()
     for _ in range(2):  # the broker redelivers the same message
-        runtime.relay._send(job)
+        runtime.relay._send(job.id, job.actor)
     await asyncio.to_thread(runtime.broker.join, "default", timeout=20_000)
     async with runtime.db.read() as session:
         job = (await session.scalars(select(OutboxJob))).one()

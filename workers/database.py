@@ -28,3 +28,9 @@ def worker_db() -> Database:
         for callback in _hooks:
             _db.on_commit(callback)
     return _db
+
+
+def forget_cached() -> None:
+    """Drop what the workers' sessions remember across units of work (tests that empty every table)."""
+    if _db is not None:
+        _db.forget_cached()

@@ -11,9 +11,9 @@ from dramatiq.errors import ActorNotFound
 
 from domain.kernel import commits, outbox
 from domain.kernel.db import Database
-from domain.kernel.models import OutboxJob
 
 log = logging.getLogger("concord.relay")
+BATCH = 100
 
 
 class Relay:
@@ -29,41 +29,54 @@ class Relay:
         if self._loop is not None:
             self._loop.call_soon_threadsafe(self._wake.set)
 
-    def _send(self, job: OutboxJob) -> None:
-        actor = self.broker.get_actor(job.actor)
+    def _send(self, job_id: str, actor_name: str) -> None:
+        actor = self.broker.get_actor(actor_name)
         self.broker.enqueue(
             dramatiq.Message(
                 queue_name=actor.queue_name,
-                actor_name=job.actor,
-                args=(job.id,),
+                actor_name=actor_name,
+                args=(job_id,),
                 kwargs={},
                 options={},
-                message_id=job.id,
+                message_id=job_id,
             )
         )
 
     async def run_once(self) -> int:
         sent = 0
         while True:
-            async with self.db.transaction() as session:
-                commits.unseen_by_reads(session)  # job statuses only: no API read shows them
-                jobs = await outbox.claim_pending(session, limit=100)
-                sent_now = []
-                for job in jobs:
+            # One statement marks a batch sent (autocommit on PostgreSQL): nothing is locked while sending.
+            async with self.db.single_statement() as session:
+                claimed = await outbox.claim_for_sending(session, limit=BATCH)
+            unrunnable: list[tuple[str, str]] = []
+            done = 0
+            try:
+                for job_id, actor_name in claimed:
                     try:
                         if isinstance(self.broker, StubBroker):
-                            self._send(job)
+                            self._send(job_id, actor_name)
                         else:
-                            await asyncio.to_thread(self._send, job)
+                            await asyncio.to_thread(self._send, job_id, actor_name)
                     except ActorNotFound:
                         # Not listed in domain/wiring.py: no worker could ever run it, so fail it visibly.
-                        log.error("job %s names no declared actor %r", job.id, job.actor)
-                        outbox.mark_failed(job, f"no worker declares the job {job.actor!r}")
-                        continue
-                    sent_now.append(job)
-                outbox.mark_sent(sent_now)
-            sent += len(jobs)
-            if len(jobs) < 100:
+                        log.error("job %s names no declared actor %r", job_id, actor_name)
+                        unrunnable.append((job_id, actor_name))
+                    done += 1
+            except BaseException:
+                async with self.db.transaction() as session:  # the rest were not sent: pending again
+                    commits.unseen_by_reads(session)
+                    await outbox.unclaim(session, [job_id for job_id, _actor in claimed[done:]])
+                raise
+            finally:
+                if unrunnable:
+                    async with self.db.transaction() as session:
+                        commits.unseen_by_reads(session)
+                        for job_id, actor_name in unrunnable:
+                            await outbox.fail_unrunnable(
+                                session, job_id, f"no worker declares the job {actor_name!r}"
+                            )
+            sent += len(claimed)
+            if len(claimed) < BATCH:
                 return sent
 
     async def _loop_forever(self) -> None:

@@ -45,8 +45,6 @@ async def register(
 ) -> dict[str, Any]:
     name = clean_name(agent_name)
     name_key = name_key_of(name)
-    if await session.scalar(select(Agent.id).where(Agent.name_key == name_key)):
-        raise Conflict(f"an agent named {name!r} is already registered", code="agent_name_taken")
     api_key = keys.generate(AGENT_KEY_PREFIX)
     agent = Agent(
         id=new_id(),
@@ -61,9 +59,9 @@ async def register(
     session.add(agent)
     try:
         await session.flush()
-    except IntegrityError:  # a concurrent registration took the name first
+    except IntegrityError:  # the name is taken (the unique name key decides, even between racing requests)
         raise Conflict(f"an agent named {name!r} is already registered", code="agent_name_taken") from None
-    wallet = await ledger.wallet_id(session, "agent", agent.id)
+    wallet = await ledger.new_wallet(session, "agent", agent.id)
     if starting_balance > 0:
         await ledger.transfer(
             session, await ledger.system_wallet(session), wallet, starting_balance, "registration"

@@ -17,19 +17,23 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import func, select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import bindparam, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from domain.consensus import sections
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit, events
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import SYSTEM, Context
+from domain.kernel.db import table_of
 from domain.kernel.errors import Conflict, Forbidden, NotFound
 from domain.kernel.sqlutil import for_update
 
 VOTE_KINDS = ("approve", "reject", "object")
+_VOTES = table_of(ProposalVote)
 
 
 class Resource(Protocol):
@@ -81,6 +85,32 @@ class Policy:
         return self.accepted_status if p.approve_count - p.object_count >= needed else None
 
 
+def _dialect(session: AsyncSession) -> str:
+    return (
+        "postgresql" if session.bind is not None and session.bind.dialect.name == "postgresql" else "sqlite"
+    )
+
+
+# Built once, executed with parameters: a vote is one statement, refused by the (proposal, agent) unique key.
+_ADD_VOTE = {
+    name: dialect.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+_PROPOSALS = table_of(Proposal)
+_SUPERSEDE = (
+    update(_PROPOSALS)
+    .where(
+        _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
+        _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
+        _PROPOSALS.c.section_id == bindparam("p_section_id"),
+        _PROPOSALS.c.status == "pending",
+        _PROPOSALS.c.id != bindparam("merged"),
+    )
+    .values(status="superseded", resolved_at=bindparam("p_now"))
+    .returning(_PROPOSALS.c.id)
+)
+
+
 def needed_for(eligible: int) -> int:
     return max(1, min(2, eligible))
 
@@ -126,11 +156,14 @@ async def propose(
         base_version=version,
         ttl_seconds=ttl_seconds,
         status="pending",
+        approve_count=0,
+        reject_count=0,
+        object_count=0,
+        stake=0,
         created_at=now,
         expires_at=now + timedelta(seconds=ttl_seconds),
     )
-    session.add(proposal)
-    await session.flush()
+    session.add(proposal)  # inserted with the commit's flush, with whatever on_created sets (the stake)
     await policy.on_created(session, ctx, proposal)
     await events.append(
         session,
@@ -188,31 +221,28 @@ async def vote(
             f"only agents joined to this {resource.resource_type} with a voting role may vote",
             code="not_eligible",
         )
-    existing = await session.scalar(
-        select(ProposalVote.kind).where(
-            ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
-        )
+    # One statement: the (proposal, agent) unique key refuses a second vote, even from a racing request.
+    inserted = await session.scalar(
+        _ADD_VOTE[_dialect(session)],
+        {
+            "proposal_id": proposal.id,
+            "agent_id": actor.id,
+            "agent_name": actor.name,
+            "kind": kind,
+            "reason": reason,
+            "created_at": utcnow(),
+        },
     )
-    if existing:
+    if inserted is None:
+        existing = await session.scalar(
+            select(ProposalVote.kind).where(
+                ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
+            )
+        )
         raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
     before = snapshot(proposal)
-    try:
-        async with session.begin_nested():
-            session.add(
-                ProposalVote(
-                    proposal_id=proposal.id,
-                    agent_id=actor.id,
-                    agent_name=actor.name,
-                    kind=kind,
-                    reason=reason,
-                    created_at=utcnow(),
-                )
-            )
-    except IntegrityError:
-        raise Conflict("already voted on this proposal", code="already_voted") from None
     column = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}[kind]
     setattr(proposal, column, getattr(proposal, column) + 1)
-    await session.flush()
     await policy.on_vote(session, ctx, proposal, kind)
     needed = needed_for(len(eligible))
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
@@ -294,34 +324,38 @@ async def accept(
         section_id=proposal.section_id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
+    # Rival pending proposals on the section are superseded in one statement.
     rivals = (
         await session.scalars(
-            select(Proposal).where(
-                Proposal.resource_type == proposal.resource_type,
-                Proposal.resource_id == proposal.resource_id,
-                Proposal.section_id == proposal.section_id,
-                Proposal.status == "pending",
-                Proposal.id != proposal.id,
-            )
+            _SUPERSEDE,
+            {
+                "p_resource_type": proposal.resource_type,
+                "p_resource_id": proposal.resource_id,
+                "p_section_id": proposal.section_id,
+                "merged": proposal.id,
+                "p_now": now,
+            },
         )
     ).all()
-    for rival in rivals:
-        rival.status = "superseded"
-        rival.resolved_at = now
+    for rival_id in rivals:
+        loaded = session.identity_map.get(identity_key(Proposal, rival_id))
+        if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
+            set_committed_value(loaded, "status", "superseded")
+            set_committed_value(loaded, "resolved_at", now)
         await events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
             ctx,
-            section_id=rival.section_id,
-            data={"proposalId": rival.id, "supersededBy": proposal.id},
+            section_id=proposal.section_id,
+            data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
         await audit.record(
             session,
             ctx,
             "proposal.supersede",
             "proposal",
-            rival.id,
+            rival_id,
             after={"status": "superseded", "supersededBy": proposal.id},
         )
     await policy.on_accepted(session, ctx, proposal)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -15,6 +16,7 @@ from markdown_it import MarkdownIt
 ROOT_ID = "sec:_root"
 MAX_SECTION_ID = 256
 _md = MarkdownIt("commonmark")
+_CACHE_TEXT_LIMIT = 256 * 1024
 
 
 @dataclass
@@ -59,14 +61,27 @@ def _unique(base: str, taken: set[str]) -> str:
     return slug
 
 
+@lru_cache(maxsize=128)
+def _scan(markdown: str) -> tuple[tuple[int, int, int, str], ...]:
+    """The top-level headings (level, first line, line after, text). Remembered for the last texts seen:
+    one write reads its resource's Markdown several times (propose, merge), and parsing is the cost."""
+    tokens = _md.parse(markdown)
+    return tuple(
+        (int(tok.tag[1]), tok.map[0], tok.map[1], _heading_text(tokens[i + 1]))
+        for i, tok in enumerate(tokens)
+        if tok.type == "heading_open" and tok.map and tok.level == 0
+    )
+
+
+def _headings(markdown: str) -> tuple[tuple[int, int, int, str], ...]:
+    # Large documents are not kept (their text would stay in memory with the entry).
+    return _scan(markdown) if len(markdown) <= _CACHE_TEXT_LIMIT else _scan.__wrapped__(markdown)
+
+
 def parse(markdown: str) -> list[Section]:
     """All sections in document order (the root preamble first when it has text)."""
     lines = markdown.splitlines()
-    tokens = _md.parse(markdown)
-    headings: list[tuple[int, int, int, str]] = []  # (level, start, end, text)
-    for i, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.map and tok.level == 0:
-            headings.append((int(tok.tag[1]), tok.map[0], tok.map[1], _heading_text(tokens[i + 1])))
+    headings = _headings(markdown)
     sections: list[Section] = []
     first = headings[0][1] if headings else len(lines)
     if any(line.strip() for line in lines[:first]):

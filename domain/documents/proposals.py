@@ -28,12 +28,15 @@ class DocumentResource:
 
     resource_type = "document"
 
-    def __init__(self, doc: Document) -> None:
+    def __init__(self, doc: Document, *, locked: bool = False) -> None:
         self.doc = doc
         self.resource_id = doc.id
+        self.locked = locked  # loaded with its row lock (library.get(for_update=True)): one lock per request
 
     async def lock(self, session: AsyncSession) -> None:
-        await session.execute(select(Document.id).where(Document.id == self.doc.id).with_for_update())
+        if not self.locked:
+            await session.execute(select(Document.id).where(Document.id == self.doc.id).with_for_update())
+            self.locked = True
 
     async def eligible_voters(self, session: AsyncSession) -> set[str]:
         rows = await session.scalars(
@@ -91,7 +94,7 @@ async def propose(
     proposal = await consensus.propose(
         session,
         agent_ctx(caller, agent),
-        DocumentResource(doc),
+        DocumentResource(doc, locked=True),
         POLICY,
         section_id=body["sectionId"],
         new_content=body["content"],
@@ -123,7 +126,13 @@ async def vote(
     agent = await member(session, caller, doc)
     _can(agent, "vote")
     result = await consensus.vote(
-        session, agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id, kind, reason
+        session,
+        agent_ctx(caller, agent),
+        DocumentResource(doc, locked=True),
+        POLICY,
+        proposal_id,
+        kind,
+        reason,
     )
     return {
         "proposalId": result["proposalId"],

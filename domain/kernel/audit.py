@@ -13,13 +13,17 @@ from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import before_commit, table_of, unit_state
 from domain.kernel.errors import BadRequest
 from domain.kernel.models import AuditEntry
 
 _OP = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
+_ENTRIES = table_of(AuditEntry)
+_PENDING = "concord_audit"
 
 
 def _dump(value: Any) -> str | None:
@@ -39,7 +43,8 @@ async def record(
     after: Any = None,
     key_hash: str | None = None,
 ) -> None:
-    """Add one entry to the caller's transaction: it commits (or rolls back) with the write it describes.
+    """Add one entry to the caller's transaction: it commits (or rolls back) with the write it describes,
+    written with the unit of work's other entries in one statement just before the commit.
 
     The entry belongs to `key_hash` (default: the acting key's) and keeps the request id and the coarse
     country from the Context; the client address is never stored."""
@@ -48,20 +53,31 @@ async def record(
     actor = ctx.actor
     if key_hash is None and actor is not None:
         key_hash = actor.key_hash or None  # the system actor has no key
-    session.add(
-        AuditEntry(
-            key_hash=key_hash,
-            actor_id=actor.id if actor else None,
-            op=op,
-            entity_type=entity_type,
-            entity_id=entity_id,
-            before_json=_dump(before),
-            after_json=_dump(after),
-            request_id=ctx.request_id,
-            ip_country=ctx.country,
-            created_at=utcnow(),
-        )
+    state = unit_state(session)
+    if _PENDING not in state:
+        state[_PENDING] = []
+        before_commit(session, 20, "audit", _write)
+    state[_PENDING].append(
+        {
+            "key_hash": key_hash,
+            "actor_id": actor.id if actor else None,
+            "op": op,
+            "entity_type": entity_type,
+            "entity_id": entity_id,
+            "before_json": _dump(before),
+            "after_json": _dump(after),
+            "request_id": ctx.request_id,
+            "ip_country": ctx.country,
+            "created_at": utcnow(),
+        }
     )
+
+
+def _write(session: Session) -> None:
+    queued: list[dict[str, Any]] = unit_state(session).get(_PENDING) or []
+    if queued:
+        session.execute(_ENTRIES.insert(), queued)  # one cached statement, its rows sent in one batch
+        queued.clear()
 
 
 # A cursor is base64url(JSON [created_at, id, check]); `check` binds the position to the caller's key

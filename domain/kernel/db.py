@@ -3,6 +3,14 @@
 SQLite notes: pysqlite's legacy transaction handling is turned off so that every unit of work is a real
 transaction; writers open with BEGIN IMMEDIATE, which serialises them (SQLite has no row locks and
 drops FOR UPDATE) so a read-modify-write can never interleave. PostgreSQL relies on row locks.
+
+Writes that need no answer before the commit (events, audit entries, wallet balances) are queued on the
+unit of work and written together just before it commits (`before_commit`): fewer round trips, and the
+row locks they take (event streams, wallets) are the last a transaction takes, each kind in one global
+order, so they can never close a wait cycle with the resource locks taken earlier.
+
+A request's unit of work may be opened by its access guard, so the caller's key is looked up inside the
+transaction that then does the work (`request_unit`, `guard_session`): no separate transaction for it.
 """
 
 from __future__ import annotations
@@ -10,15 +18,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, DateTime, Integer, MetaData, event
+from sqlalchemy import JSON, BigInteger, DateTime, Integer, MetaData, Table, event
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
-from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
@@ -55,6 +66,13 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def table_of(model: type[Base]) -> Table:
+    """A model's Table, for Core statements (no ORM bookkeeping) on the hot write path."""
+    found = model.__table__
+    assert isinstance(found, Table)
+    return found
+
+
 # Autoincrementing keys: BIGINT on PostgreSQL, INTEGER (the rowid alias) on SQLite.
 BigId = BigInteger().with_variant(Integer(), "sqlite")
 JSONType = JSON().with_variant(postgresql.JSONB(), "postgresql")
@@ -77,6 +95,16 @@ def _install_sqlite_hooks(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
 
+def _install_postgresql_hooks(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "checkout")
+    def _checkout(dbapi_conn: Any, _record: Any, _proxy: Any) -> None:
+        # Instead of pool_pre_ping (a round trip per checkout): asyncpg's protocol sees the server close an
+        # idle connection (restart, pg_terminate_backend, idle timeout) as it happens, so a closed one is
+        # known without asking the server; raising here makes the pool discard it and check out another.
+        if dbapi_conn.driver_connection.is_closed():
+            raise DisconnectionError("connection closed by the server while idle in the pool")
+
+
 def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
@@ -89,14 +117,96 @@ def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
             kwargs["pool_size"] = 16
             kwargs["max_overflow"] = 0
     else:
-        kwargs["pool_pre_ping"] = True
+        # No pool_pre_ping: see _install_postgresql_hooks. pool_recycle bounds a connection's age, so one
+        # silently dropped by a middlebox (no FIN ever seen) is replaced within the hour; an error on a dead
+        # connection invalidates the whole pool, so at most the requests already using one fail.
+        kwargs["pool_recycle"] = 3600
+        # Kept open: with the default 5, every request beyond 5 at once opened a connection (a PostgreSQL
+        # backend forked, several round trips) and closed it on return.
+        if not null_pool:
+            kwargs["pool_size"] = 10
+            kwargs["max_overflow"] = 20
         kwargs["connect_args"] = {"server_settings": {"application_name": "concord"}}
     if null_pool:
         kwargs["poolclass"] = NullPool
     engine = create_async_engine(url, **kwargs)
     if parsed.get_backend_name() == "sqlite":
         _install_sqlite_hooks(engine)
+    elif engine.dialect.driver == "asyncpg":
+        _install_postgresql_hooks(engine)
     return engine
+
+
+# Work queued on a unit of work, written just before it commits: (order, key) -> fn(session).
+Finisher = Callable[[Session], object]
+_FINISHERS = "concord_before_commit"
+_AFTER_COMMIT = "concord_after_commit"
+_UNIT = "concord_unit"
+# A per-Database dict shared by all its sessions (`session.info[SHARED]`), for immutable lookups (wallet ids).
+SHARED = "concord_shared"
+
+
+class UnitOfWorkSession(Session):
+    """The sessions of a Database: they run the finishers queued on them before committing."""
+
+
+@event.listens_for(UnitOfWorkSession, "before_commit")
+def _run_finishers(session: Session) -> None:
+    # Everything the ORM holds first, so that no row lock is taken after the finishers' ordered ones.
+    session.flush()
+    while session.info.get(_FINISHERS):
+        finishers: dict[tuple[int, str], Finisher] = session.info.pop(_FINISHERS)
+        for key in sorted(finishers):
+            finishers[key](session)
+
+
+@event.listens_for(UnitOfWorkSession, "after_commit")
+def _run_after_commit(session: Session) -> None:
+    for fn in session.info.pop(_AFTER_COMMIT, {}).values():
+        fn(session)
+    session.info.pop(_UNIT, None)
+
+
+@event.listens_for(UnitOfWorkSession, "after_soft_rollback")
+def _forget_queued(session: Session, _previous: Any) -> None:
+    for key in (_FINISHERS, _AFTER_COMMIT, _UNIT):
+        session.info.pop(key, None)
+
+
+def unit_state(session: AsyncSession | Session) -> dict[str, Any]:
+    """State of the current unit of work (what its finishers will write), dropped at commit or rollback."""
+    found: dict[str, Any] = session.info.setdefault(_UNIT, {})
+    return found
+
+
+def before_commit(session: AsyncSession | Session, order: int, key: str, fn: Finisher) -> None:
+    """Run `fn(session)` (synchronous SQLAlchemy; it may execute statements) once just before the unit of
+    work commits. Lower `order` first: the kernel uses 10 events, 20 audit, 30 ledger."""
+    info = session.info
+    info.setdefault(_FINISHERS, {}).setdefault((order, key), fn)
+
+
+def after_commit(session: AsyncSession | Session, key: str, fn: Callable[[Session], None]) -> None:
+    """Run `fn(session)` once after the unit of work committed (never after a rollback)."""
+    session.info.setdefault(_AFTER_COMMIT, {}).setdefault(key, fn)
+
+
+def shared(session: AsyncSession | Session) -> dict[str, Any]:
+    """The dict every session of the session's Database shares (empty for a foreign session)."""
+    found: dict[str, Any] = session.info.setdefault(SHARED, {})
+    return found
+
+
+@dataclass
+class _RequestUnit:
+    """A request's unit of work, opened early by its guard and adopted by its first `transaction()`."""
+
+    db: Database
+    session: AsyncSession | None = None
+    adopted: bool = False
+
+
+_request_unit: ContextVar[_RequestUnit | None] = ContextVar("concord_request_unit", default=None)
 
 
 class Database:
@@ -106,9 +216,16 @@ class Database:
         self.url = url
         self.engine = make_engine(url, null_pool=null_pool)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
-        self._writer = async_sessionmaker(self.engine, expire_on_commit=False)
-        self._reader = async_sessionmaker(
-            self.engine.execution_options(concord_readonly=True), expire_on_commit=False
+        self.shared: dict[str, Any] = {}
+        options: dict[str, Any] = {
+            "expire_on_commit": False,
+            "sync_session_class": UnitOfWorkSession,
+            "info": {SHARED: self.shared},
+        }
+        self._writer = async_sessionmaker(self.engine, **options)
+        self._reader = async_sessionmaker(self.engine.execution_options(concord_readonly=True), **options)
+        self._autocommit = async_sessionmaker(
+            self.engine.execution_options(isolation_level="AUTOCOMMIT"), **options
         )
         self._after_commit: list[Callable[[AsyncSession], None]] = []
 
@@ -118,8 +235,15 @@ class Database:
 
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
-        """A write unit of work: commits on success, rolls back on any error."""
-        async with self._writer() as session:
+        """A write unit of work: commits on success, rolls back on any error. Inside a request whose guard
+        opened the request's unit of work, the first one is that unit (the key lookup already in it)."""
+        unit = _request_unit.get()
+        if unit is not None and unit.db is self and unit.session is not None and not unit.adopted:
+            unit.adopted = True
+            session = unit.session
+        else:
+            session = self._writer()
+        async with session:
             try:
                 yield session
                 await session.commit()
@@ -128,6 +252,44 @@ class Database:
                 raise
         for callback in self._after_commit:
             callback(session)
+
+    @asynccontextmanager
+    async def request_unit(self) -> AsyncIterator[None]:
+        """The scope of one request: a guard may open its unit of work (`guard_session`), which the first
+        `transaction()` of the request adopts; one nobody adopted is closed (rolled back) at the end."""
+        unit = _RequestUnit(self)
+        token = _request_unit.set(unit)
+        try:
+            yield
+        finally:
+            _request_unit.reset(token)
+            if unit.session is not None and not unit.adopted:
+                await unit.session.close()
+
+    @asynccontextmanager
+    async def guard_session(self, *, write: bool) -> AsyncIterator[AsyncSession]:
+        """Where a guard looks up a key: with `write` (a request that will write and whose body has fully
+        arrived) the request's own unit of work, opened here; otherwise a short read of its own."""
+        unit = _request_unit.get()
+        if write and unit is not None and unit.db is self and not unit.adopted:
+            if unit.session is None:
+                unit.session = self._writer()
+            yield unit.session
+            return
+        async with self.read() as session:
+            yield session
+
+    @asynccontextmanager
+    async def single_statement(self) -> AsyncIterator[AsyncSession]:
+        """For one statement that is atomic on its own: on PostgreSQL in autocommit (no BEGIN and COMMIT
+        round trips); on SQLite a write unit of work as any other."""
+        async with (self._writer if self.is_sqlite else self._autocommit)() as session:
+            try:
+                yield session
+                await session.commit()
+            except BaseException:
+                await session.rollback()
+                raise
 
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
@@ -142,6 +304,10 @@ class Database:
             return True
         except Exception:
             return False
+
+    def forget_cached(self) -> None:
+        """Drop what the sessions remember across units of work (tests that empty every table use it)."""
+        self.shared.clear()
 
     async def dispose(self) -> None:
         await self.engine.dispose()

@@ -3,6 +3,9 @@
 A stream's counter row is incremented inside the writer's transaction, so the row lock orders
 concurrent writers: a reader paging with `after` never sees a later number commit before an earlier one.
 
+Events are queued on the unit of work and written just before it commits (domain/kernel/db.py): one
+statement per stream reserves the numbers (streams in name order), one inserts every event.
+
 Reading is keyset paging on the unique (stream, seq) index: a page after sequence number N seeks to N and
 reads `limit` entries, so the page a million events deep costs what the first one costs.
 """
@@ -11,13 +14,31 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import before_commit, table_of, unit_state
 from domain.kernel.models import Event, EventStream
-from domain.kernel.sqlutil import insert_ignore
+
+_STREAMS = table_of(EventStream)
+_EVENTS = table_of(Event)
+_PENDING = "concord_events"
+
+
+def _reserve(dialect: Any) -> Any:
+    """Add n to a stream's counter (creating it), answering the new last number. Built once, executed with
+    parameters, so neither its compilation nor its cache key is made again per request."""
+    upsert = dialect.insert(_STREAMS).values(stream=bindparam("stream"), last_seq=bindparam("n"))
+    return upsert.on_conflict_do_update(
+        index_elements=[_STREAMS.c.stream], set_={"last_seq": _STREAMS.c.last_seq + upsert.excluded.last_seq}
+    ).returning(_STREAMS.c.last_seq)
+
+
+_RESERVE = {"postgresql": _reserve(postgresql), "sqlite": _reserve(sqlite)}
 
 # Sequence numbers are INTEGER columns; a cursor beyond this is refused before it reaches the database.
 MAX_SEQ = 2**31 - 1
@@ -36,33 +57,64 @@ async def append(
     section_id: str | None = None,
     data: dict[str, Any] | None = None,
     actor_kind: str | None = None,
-) -> Event:
-    await insert_ignore(session, EventStream, {"stream": stream, "last_seq": 0})
-    seq = (
-        await session.execute(
-            update(EventStream)
-            .where(EventStream.stream == stream)
-            .values(last_seq=EventStream.last_seq + 1)
-            .returning(EventStream.last_seq)
-        )
-    ).scalar_one()
+) -> None:
+    """Queue an event on the unit of work; it is numbered and written with the commit."""
     actor = ctx.actor if ctx else None
     kind = actor_kind or ("System" if actor is None or actor.kind == "system" else "AiAgent")
     if actor is not None and actor.kind in ("staff", "person"):
         kind = "Individual"
-    event = Event(
-        stream=stream,
-        seq=seq,
-        type=type_,
-        actor_id=actor.id if actor and actor.kind != "system" else None,
-        actor_name=actor.name if actor else "system",
-        actor_kind=kind,
-        section_id=section_id,
-        data=data or {},
-        created_at=utcnow(),
+    state = unit_state(session)
+    if _PENDING not in state:
+        state[_PENDING] = []
+        before_commit(session, 10, "events", _write)
+    state[_PENDING].append(
+        {
+            "stream": stream,
+            "type": type_,
+            "actor_id": actor.id if actor and actor.kind != "system" else None,
+            "actor_name": actor.name if actor else "system",
+            "actor_kind": kind,
+            "section_id": section_id,
+            "data": data or {},
+            "created_at": utcnow(),
+        }
     )
-    session.add(event)
-    return event
+
+
+async def append_numbered(
+    session: AsyncSession,
+    stream: str,
+    type_: str,
+    ctx: Context | None = None,
+    *,
+    section_id: str | None = None,
+    data: dict[str, Any] | None = None,
+) -> int:
+    """Append an event and write it (with those queued before it) now; its sequence number."""
+    await append(session, stream, type_, ctx, section_id=section_id, data=data)
+    return int(await session.run_sync(_write))
+
+
+def _write(session: Session) -> int:
+    """Number and insert the queued events; the last sequence number given (0 if none)."""
+    queued: list[dict[str, Any]] = unit_state(session).get(_PENDING) or []
+    if not queued:
+        return 0
+    counts: dict[str, int] = {}
+    for row in queued:
+        counts[row["stream"]] = counts.get(row["stream"], 0) + 1
+    reserve = _RESERVE["postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"]
+    next_seq: dict[str, int] = {}
+    for stream in sorted(counts):  # stream rows are locked in one global order
+        last = session.execute(reserve, {"stream": stream, "n": counts[stream]}).scalar_one()
+        next_seq[stream] = int(last) - counts[stream] + 1
+    for row in queued:
+        row["seq"] = next_seq[row["stream"]]
+        next_seq[row["stream"]] += 1
+    session.execute(_EVENTS.insert(), queued)  # one cached statement, its rows sent in one batch
+    seq = int(queued[-1]["seq"])
+    queued.clear()
+    return seq
 
 
 def to_dict(event: Event) -> dict[str, Any]:

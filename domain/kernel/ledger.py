@@ -1,52 +1,160 @@
 """Double-entry token ledger: every balance change is a transfer between two wallets.
 
-Debits are a single conditional UPDATE (balance >= amount), so concurrent spends can never take a
-wallet below zero, and the sum over all wallets (the system mint included) never changes.
+No global serialisation. The system mint is append-only: a transfer to or from it writes its ledger entry and
+never touches its wallet row, whose balance is derived from its entries (`balance`). Every other wallet's
+balance is stored, and a unit of work's transfers are not applied one by one: they are summed per wallet
+and applied just before the unit of work commits, in wallet-id order, after every other write of the
+transaction (domain/kernel/db.py). So:
 
-Lock order: one unit of work may make several transfers (a review reward, then a merge reward, then a
-bounty payout), so sorting the two wallets of each transfer is not enough to rule out deadlocks between
-transactions on PostgreSQL. Every transfer therefore first locks the system mint's row: a transaction
-takes wallet row locks only while it holds that lock, which serialises ledger writes (cheap: they are a
-few single-row UPDATEs) and makes a wait cycle over wallets impossible. On SQLite BEGIN IMMEDIATE already
-serialises writers.
+- a transaction locks only the wallets it moves tokens in or out of, and holds those locks only for its
+  last few statements;
+- wallets are the last rows any transaction locks, always in one global order, so transactions making
+  several transfers in different orders (a review reward, a merge reward, a bounty payout) cannot deadlock
+  on wallets, nor on a wallet and a resource locked earlier;
+- a debit is a conditional UPDATE (balance + change >= 0) on the locked row, so concurrent spends can never
+  take a wallet below zero; a unit of work whose net change would overdraw fails with 402 and rolls back
+  whole (on SQLite BEGIN IMMEDIATE serialises writers anyway);
+- the sum over all wallets, the mint's derived balance included, never changes (`total_supply` is 0).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, case, func, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.db import after_commit, before_commit, shared, table_of, unit_state
 from domain.kernel.errors import BadRequest, PaymentRequired
 from domain.kernel.models import LedgerEntry, Wallet
-from domain.kernel.sqlutil import for_update, insert_ignore
 
 SYSTEM_OWNER = "hub-protocol"
+_WALLETS = table_of(Wallet)
+_ENTRIES = table_of(LedgerEntry)
+_PENDING = "concord_ledger"
+_CACHE_LIMIT = 100_000
+# Built once and executed with parameters (no per-call statement building or cache key).
+_APPLY = (
+    update(_WALLETS)
+    .where(_WALLETS.c.id == bindparam("p_wid"), _WALLETS.c.balance + bindparam("p_change") >= 0)
+    .values(balance=_WALLETS.c.balance + bindparam("p_change"))
+    .returning(_WALLETS.c.id)
+)
+_FIND = select(_WALLETS.c.id).where(
+    _WALLETS.c.kind == bindparam("kind"), _WALLETS.c.owner_id == bindparam("owner")
+)
+_CREATE = {
+    name: dialect.insert(_WALLETS).on_conflict_do_nothing()
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
+}
+
+
+@dataclass
+class _Pending:
+    """The transfers of one unit of work not yet written."""
+
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    changes: dict[str, int] = field(default_factory=dict)  # wallet id -> net change (never the mint)
+    seen: dict[tuple[str, str], str] = field(default_factory=dict)  # wallet ids looked up in this unit
+
+
+def _pending(session: AsyncSession | Session) -> _Pending:
+    state = unit_state(session)
+    found = state.get(_PENDING)
+    if found is None:
+        found = state[_PENDING] = _Pending()
+        before_commit(session, 30, "ledger", _settle)
+        after_commit(session, "ledger", _remember_wallets)
+    assert isinstance(found, _Pending)
+    return found
+
+
+def _queued(session: AsyncSession | Session) -> _Pending | None:
+    found = unit_state(session).get(_PENDING)
+    return found if isinstance(found, _Pending) else None
+
+
+def _cache(session: AsyncSession | Session) -> dict[tuple[str, str], str]:
+    cache: dict[tuple[str, str], str] = shared(session).setdefault("wallet_ids", {})
+    return cache
 
 
 async def wallet_id(session: AsyncSession, kind: str, owner_id: str) -> str:
-    """The id of a wallet, creating it empty on first use."""
-    found = await session.scalar(select(Wallet.id).where(Wallet.kind == kind, Wallet.owner_id == owner_id))
-    if found:
-        return found
-    await insert_ignore(
-        session,
-        Wallet,
-        {"id": new_id(), "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
+    """The id of a wallet, creating it empty on first use. Ids never change, so a process remembers the
+    ones it has seen committed."""
+    key = (kind, owner_id)
+    cached = _cache(session).get(key)
+    if cached:
+        return cached
+    pending = _pending(session)
+    if key in pending.seen:
+        return pending.seen[key]
+    found: str | None = await session.scalar(_FIND, {"kind": kind, "owner": owner_id})
+    if not found:
+        await session.execute(
+            _CREATE[_dialect(session)],
+            {"id": new_id(), "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
+        )
+        found = str((await session.scalars(_FIND, {"kind": kind, "owner": owner_id})).one())
+    pending.seen[key] = found
+    return found
+
+
+async def new_wallet(session: AsyncSession, kind: str, owner_id: str) -> str:
+    """Create the empty wallet of a new owner (one statement: no lookup first); its id."""
+    wid = new_id()
+    await session.execute(
+        _WALLETS.insert(),
+        {"id": wid, "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
     )
-    return (
-        await session.scalars(select(Wallet.id).where(Wallet.kind == kind, Wallet.owner_id == owner_id))
-    ).one()
+    _pending(session).seen[(kind, owner_id)] = wid
+    return wid
+
+
+def _remember_wallets(session: Session) -> None:
+    pending = _queued(session)
+    if pending is not None and pending.seen:
+        cache = _cache(session)
+        if len(cache) > _CACHE_LIMIT:
+            cache.clear()
+        cache.update(pending.seen)
 
 
 async def system_wallet(session: AsyncSession) -> str:
     return await wallet_id(session, "system", SYSTEM_OWNER)
 
 
+async def _mint(session: AsyncSession) -> str | None:
+    """The mint's id without creating it (reads)."""
+    key = ("system", SYSTEM_OWNER)
+    pending = _queued(session)
+    found = _cache(session).get(key) or (pending.seen.get(key) if pending is not None else None)
+    if found:
+        return found
+    return await session.scalar(select(Wallet.id).where(Wallet.kind == key[0], Wallet.owner_id == key[1]))
+
+
 async def balance(session: AsyncSession, wallet: str) -> int:
-    return int(await session.scalar(select(Wallet.balance).where(Wallet.id == wallet)) or 0)
+    """A wallet's balance as this unit of work sees it (its own transfers included)."""
+    mint = await _mint(session)
+    if wallet == mint:
+        await write_entries(session)
+        signed = case((_ENTRIES.c.to_wallet == mint, _ENTRIES.c.amount), else_=-_ENTRIES.c.amount)
+        return int(
+            await session.scalar(
+                select(func.coalesce(func.sum(signed), 0)).where(
+                    or_(_ENTRIES.c.to_wallet == mint, _ENTRIES.c.from_wallet == mint)
+                )
+            )
+            or 0
+        )
+    stored = int(await session.scalar(select(Wallet.balance).where(Wallet.id == wallet)) or 0)
+    pending = _queued(session)
+    return stored + (pending.changes.get(wallet, 0) if pending is not None else 0)
 
 
 async def transfer(
@@ -58,49 +166,67 @@ async def transfer(
     *,
     topic_id: str | None = None,
     ref: str | None = None,
-) -> LedgerEntry:
-    if not isinstance(amount, int) or amount <= 0:
+) -> None:
+    """Move `amount` tokens. Written with the unit of work's commit; a debit that would take a wallet below
+    zero makes the commit fail with 402 insufficient_balance (nothing of the unit of work is kept)."""
+    if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0:
         raise BadRequest("amount must be a positive whole number of tokens", code="invalid_amount")
     if from_wallet == to_wallet:
         raise BadRequest("cannot transfer to the same wallet", code="invalid_transfer")
-    await session.execute(
-        for_update(select(Wallet.id).where(Wallet.kind == "system", Wallet.owner_id == SYSTEM_OWNER))
+    mint = await system_wallet(session)
+    pending = _pending(session)
+    for wid, change in ((from_wallet, -amount), (to_wallet, amount)):
+        if wid != mint:
+            pending.changes[wid] = pending.changes.get(wid, 0) + change
+    pending.entries.append(
+        {
+            "from_wallet": from_wallet,
+            "to_wallet": to_wallet,
+            "amount": amount,
+            "reason": reason,
+            "topic_id": topic_id,
+            "ref": ref,
+            "created_at": utcnow(),
+        }
     )
-    # Touch both rows in id order so two opposite transfers cannot deadlock.
-    for wid in sorted((from_wallet, to_wallet)):
-        if wid == from_wallet:
-            debited = await session.execute(
-                update(Wallet)
-                .where(
-                    Wallet.id == wid,
-                    or_(Wallet.kind == "system", Wallet.balance >= amount),
-                )
-                .values(balance=Wallet.balance - amount)
-                .returning(Wallet.balance)
+
+
+async def write_entries(session: AsyncSession) -> None:
+    """Write the unit of work's ledger entries now, for a read of them before the commit (they take no
+    lock: the balances are still applied at commit)."""
+    pending = _queued(session)
+    if pending is not None and pending.entries:
+        await session.run_sync(_write_entries, pending)
+
+
+def _write_entries(session: Session, pending: _Pending) -> None:
+    if pending.entries:
+        session.execute(_ENTRIES.insert(), pending.entries)  # one cached statement, rows in one batch
+        pending.entries = []
+
+
+def _settle(session: Session) -> None:
+    pending = _queued(session)
+    if pending is None:
+        return
+    _write_entries(session, pending)
+    changes = {wid: change for wid, change in sorted(pending.changes.items()) if change}
+    pending.changes = {}
+    if not changes:
+        return
+    # One conditional UPDATE per wallet, in id order: the row lock each takes is held to the commit, so
+    # the wallets of every transaction are locked in the same order.
+    for wid, change in changes.items():
+        if session.execute(_APPLY, {"p_wid": wid, "p_change": change}).first() is None:
+            have = int(session.execute(select(_WALLETS.c.balance).where(_WALLETS.c.id == wid)).scalar() or 0)
+            raise PaymentRequired(
+                f"balance {have} is less than the {-change} tokens needed", balance=have, required=-change
             )
-            if debited.first() is None:
-                have = await balance(session, wid)
-                raise PaymentRequired(
-                    f"balance {have} is less than the {amount} tokens needed",
-                    balance=have,
-                    required=amount,
-                )
-        else:
-            await session.execute(
-                update(Wallet).where(Wallet.id == wid).values(balance=Wallet.balance + amount)
-            )
-    entry = LedgerEntry(
-        from_wallet=from_wallet,
-        to_wallet=to_wallet,
-        amount=amount,
-        reason=reason,
-        topic_id=topic_id,
-        ref=ref,
-        created_at=utcnow(),
-    )
-    session.add(entry)
-    await session.flush()
-    return entry
+
+
+def _dialect(session: AsyncSession | Session) -> str:
+    bind = session.get_bind() if isinstance(session, Session) else session.bind
+    return bind.dialect.name if bind is not None else "sqlite"
 
 
 async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int) -> dict[str, Any]:
@@ -133,4 +259,12 @@ async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int
 
 
 async def total_supply(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.coalesce(func.sum(Wallet.balance), 0))) or 0)
+    """The sum over every wallet, the mint's derived balance included: 0 while the ledger is sound."""
+    others = int(
+        await session.scalar(
+            select(func.coalesce(func.sum(Wallet.balance), 0)).where(Wallet.kind != "system")
+        )
+        or 0
+    )
+    mint = await _mint(session)
+    return others + (await balance(session, mint) if mint else 0)

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import new_id, utcnow
-from domain.kernel.db import Database
+from domain.kernel.db import Database, table_of
 from domain.kernel.models import OutboxJob
 from domain.kernel.sqlutil import execute_counted
 
@@ -46,28 +46,50 @@ def has_new_jobs(session: AsyncSession) -> bool:
     return bool(session.info.pop("outbox_dirty", False))
 
 
-async def claim_pending(session: AsyncSession, limit: int = 100) -> list[OutboxJob]:
-    stmt = (
-        select(OutboxJob)
-        .where(OutboxJob.status == "pending")
-        .order_by(OutboxJob.created_at)
-        .limit(limit)
-        .with_for_update(skip_locked=True)
+_JOBS = table_of(OutboxJob)
+# Built once, executed with parameters.
+_CLAIM = (
+    update(_JOBS)
+    .where(
+        _JOBS.c.id.in_(
+            select(_JOBS.c.id)
+            .where(_JOBS.c.status == "pending")
+            .order_by(_JOBS.c.created_at)
+            .limit(bindparam("p_limit"))
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
     )
-    return list((await session.scalars(stmt)).all())
+    .values(status="sent", sent_at=bindparam("p_now"))
+    .returning(_JOBS.c.id, _JOBS.c.actor, _JOBS.c.created_at)
+)
 
 
-def mark_sent(jobs: list[OutboxJob]) -> None:
-    now = utcnow()
-    for job in jobs:
-        job.status = "sent"
-        job.sent_at = now
+async def claim_for_sending(session: AsyncSession, limit: int = 100) -> list[tuple[str, str]]:
+    """Mark up to `limit` pending jobs sent, in one statement; (id, actor) of each, oldest first.
+
+    The relay commits this before it sends (so a worker that gets a message never waits on the relay's row
+    lock): a job whose send then fails is put back (`unclaim`), and one whose relay died between the two
+    is put back by the sweep of sent-but-unfinished jobs (`requeue_unfinished`)."""
+    claimed = await session.execute(_CLAIM, {"p_limit": limit, "p_now": utcnow()})
+    return [(row.id, row.actor) for row in sorted(claimed.all(), key=lambda r: (r.created_at, r.id))]
 
 
-def mark_failed(job: OutboxJob, reason: str) -> None:
-    job.status = "failed"
-    job.finished_at = utcnow()
-    job.last_error = reason[:2000]
+async def unclaim(session: AsyncSession, job_ids: list[str]) -> None:
+    """Put claimed jobs back to pending (their send failed)."""
+    await session.execute(
+        update(_JOBS)
+        .where(_JOBS.c.id.in_(job_ids), _JOBS.c.status == "sent")
+        .values(status="pending", sent_at=None)
+    )
+
+
+async def fail_unrunnable(session: AsyncSession, job_id: str, reason: str) -> None:
+    await session.execute(
+        update(_JOBS)
+        .where(_JOBS.c.id == job_id)
+        .values(status="failed", finished_at=utcnow(), last_error=reason[:2000])
+    )
 
 
 async def requeue_unfinished(session: AsyncSession, *, older_than: timedelta | None = None) -> int:

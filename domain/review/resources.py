@@ -109,7 +109,7 @@ async def resolved_event(
     data: dict[str, Any],
 ) -> int:
     """Tell the agents on the resource's stream; returns the event's sequence number."""
-    event = await events.append(
+    return await events.append_numbered(
         session,
         events.stream_of(resource_type, resource_id),
         RESOLVED_EVENT,
@@ -117,7 +117,6 @@ async def resolved_event(
         section_id=section_id,
         data=data,
     )
-    return event.seq
 
 
 def proposal_brief(p: Proposal) -> dict[str, Any]:

@@ -78,6 +78,7 @@ async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) 
 async def view(session: AsyncSession, topic_id: str) -> Pool:
     topic = await topics.get(session, topic_id)
     escrow = await economy.escrow_wallet(session, topic.id)
+    await ledger.write_entries(session)  # this unit of work's own transfers count too
     contributors = (
         await session.execute(
             select(Agent.id, Agent.name, func.sum(LedgerEntry.amount), func.min(LedgerEntry.created_at))

@@ -25,14 +25,22 @@ from domain.topics.models import Topic, TopicParticipant
 class TopicResource:
     resource_type = "topic"
 
-    def __init__(self, topic: Topic) -> None:
+    def __init__(self, topic: Topic, *, locked: bool = False) -> None:
         self.topic = topic
         self.resource_id = topic.id
+        self.locked = locked  # loaded with its row lock (topics.get_locked): one lock per request
 
     async def lock(self, session: AsyncSession) -> None:
+        if self.locked:
+            return
         locked = await session.scalar(for_update(select(Topic).where(Topic.id == self.topic.id)))
         if locked is not None:
             self.topic = locked
+        self.locked = True
+
+    @classmethod
+    async def locked_by_id(cls, session: AsyncSession, topic_id: str) -> TopicResource:
+        return cls(await topics.get_locked(session, topic_id), locked=True)
 
     async def eligible_voters(self, session: AsyncSession) -> set[str]:
         rows = await session.scalars(
@@ -121,8 +129,7 @@ async def _check_can_vote(session: AsyncSession, agent_id: str) -> None:
 
 async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
     actor = ctx.require_actor()
-    resource = TopicResource(await topics.get(session, topic_id))
-    await resource.lock(session)
+    resource = await TopicResource.locked_by_id(session, topic_id)
     await _check_can_propose(session, resource.topic, actor.id)
     proposal = await consensus.propose(
         session,
@@ -136,15 +143,17 @@ async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict
         citations=data.get("citations"),
         proposal_type=data.get("proposalType"),
     )
-    # A pending proposal breaks consensus (the hub's rule: nothing may be pending in consensus).
-    await topic_lifecycle.recompute(session, ctx, resource.topic.id)
+    # A pending proposal breaks consensus (the hub's rule: nothing may be pending in consensus); an open or
+    # challenged topic cannot reach it with one pending, so only a settled topic needs the recount.
+    if resource.topic.status in ("consensus", "stable"):
+        await topic_lifecycle.recompute(session, ctx, resource.topic.id)
     return consensus.to_dict(proposal)
 
 
 async def vote(
     session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str, kind: str, reason: str | None
 ) -> dict[str, Any]:
-    resource = TopicResource(await topics.get(session, topic_id))
+    resource = await TopicResource.locked_by_id(session, topic_id)
     await _check_can_vote(session, ctx.require_actor().id)
     return await consensus.vote(session, ctx, resource, POLICY, proposal_id, kind, reason)
 

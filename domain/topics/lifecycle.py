@@ -34,8 +34,7 @@ STABLE_BREAK_RATIO = 0.80
 
 async def lock(session: AsyncSession, topic_id: str) -> Topic:
     """The topic, row-locked for the rest of the transaction (404 if there is none)."""
-    topic = await topics.get(session, topic_id)
-    return await session.scalar(for_update(select(Topic).where(Topic.id == topic.id))) or topic
+    return await topics.get_locked(session, topic_id)
 
 
 async def cast_topic_vote(
@@ -265,39 +264,38 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
     }
 
 
-async def _signals(session: AsyncSession, topic_id: str) -> tuple[int, int]:
-    rows = dict(
-        (
-            await session.execute(
-                select(TopicParticipant.done_status, func.count())
-                .where(
-                    TopicParticipant.topic_id == topic_id,
-                    TopicParticipant.left_at.is_(None),
-                    TopicParticipant.done_status.is_not(None),
-                )
-                .group_by(TopicParticipant.done_status)
+async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, int, int]:
+    """In one statement: aligned and dissenting done signals of active participants, pending and merged
+    proposals, and distinct authors of proposals that were not rejected."""
+    active = (
+        TopicParticipant.topic_id == topic_id,
+        TopicParticipant.left_at.is_(None),
+    )
+    of_topic = (Proposal.resource_type == "topic", Proposal.resource_id == topic_id)
+
+    def signals(status: str) -> Any:
+        return select(func.count()).where(*active, TopicParticipant.done_status == status).scalar_subquery()
+
+    def proposals(status: str) -> Any:
+        return select(func.count()).where(*of_topic, Proposal.status == status).scalar_subquery()
+
+    proposers = (
+        select(func.count(func.distinct(Proposal.author_id)))
+        .where(*of_topic, Proposal.status != "rejected")
+        .scalar_subquery()
+    )
+    row = (
+        await session.execute(
+            select(
+                signals("aligned"),
+                signals("dissenting"),
+                proposals("pending"),
+                proposals("merged"),
+                proposers,
             )
         )
-        .tuples()
-        .all()
-    )
-    return int(rows.get("aligned", 0)), int(rows.get("dissenting", 0))
-
-
-async def required_aligned(session: AsyncSession, topic: Topic) -> int:
-    override = get_settings().consensus_min_aligned
-    base = override or TIER_BASE.get(topic.tier, 3)
-    proposers = int(
-        await session.scalar(
-            select(func.count(func.distinct(Proposal.author_id))).where(
-                Proposal.resource_type == "topic",
-                Proposal.resource_id == topic.id,
-                Proposal.status != "rejected",
-            )
-        )
-        or 0
-    )
-    return base if override else max(base, proposers)
+    ).one()
+    return (int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 
 async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
@@ -305,21 +303,11 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
     topic = await session.get(Topic, topic_id)
     if topic is None or topic.status in ("proposed", "rejected"):
         return topic.status if topic else "missing"
-    aligned, dissenting = await _signals(session, topic.id)
+    aligned, dissenting, pending, merged, proposers = await _standing(session, topic.id)
     ratio = aligned / (aligned + dissenting) if aligned + dissenting else 0.0
-    by_status = dict(
-        (
-            await session.execute(
-                select(Proposal.status, func.count())
-                .where(Proposal.resource_type == "topic", Proposal.resource_id == topic.id)
-                .group_by(Proposal.status)
-            )
-        )
-        .tuples()
-        .all()
-    )
-    pending, merged = int(by_status.get("pending", 0)), int(by_status.get("merged", 0))
-    needed = await required_aligned(session, topic)
+    override = get_settings().consensus_min_aligned
+    base = override or TIER_BASE.get(topic.tier, 3)
+    needed = base if override else max(base, proposers)
     reached = pending == 0 and merged >= 1 and aligned >= needed and ratio >= CONSENSUS_RATIO
     stream = topics.stream(topic.id)
     before = topic.status

@@ -19,6 +19,7 @@ from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.settings import get_settings
+from domain.kernel.sqlutil import for_update
 from domain.topics import economy
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
@@ -49,6 +50,17 @@ def stream(topic_id: str) -> str:
 async def get(session: AsyncSession, topic_id: str) -> Topic:
     key = canonical_id(topic_id)
     topic = await session.get(Topic, key) if key else None
+    if topic is None:
+        raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
+    return topic
+
+
+async def get_locked(session: AsyncSession, topic_id: str) -> Topic:
+    """The topic, row-locked for the rest of the transaction, in one statement (404 if there is none)."""
+    key = canonical_id(topic_id)
+    topic: Topic | None = (
+        await session.scalar(for_update(select(Topic).where(Topic.id == key))) if key else None
+    )
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     return topic

@@ -25,6 +25,7 @@ async def pay(session: AsyncSession, sub: WorkSubmission) -> int:
     """Move the submission's reward from the mint to the agent, at most once (ledger ref)."""
     if sub.reward_credits <= 0:
         return 0
+    await ledger.write_entries(session)
     paid = await session.scalar(select(LedgerEntry.id).where(LedgerEntry.ref == sub.ledger_ref))
     if paid is None:
         await ledger.transfer(

@@ -16,7 +16,7 @@ from domain.documents.models import ServiceKey
 from domain.kernel.errors import Forbidden
 from domain.people import user_sessions as sessions
 from web.kernel.access import Access, Guard, Service, principal
-from web.kernel.request import context, presented_key, runtime
+from web.kernel.request import context, guard_session, presented_key, runtime
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,8 @@ def bearer_token(request: web.Request) -> str | None:
 
 
 async def person_of(request: web.Request, token: str) -> sessions.Person:
-    rt = runtime(request)
-    async with rt.db.read() as session:
-        return await sessions.authenticate(session, rt.settings, token)
+    async with guard_session(request) as session:
+        return await sessions.authenticate(session, runtime(request).settings, token)
 
 
 async def service_principal(request: web.Request) -> ServicePrincipal:
@@ -62,7 +61,7 @@ async def service_principal(request: web.Request) -> ServicePrincipal:
         )
         found = request[SERVICE] = ServicePrincipal(caller, person.scopes, person=person)
         return found
-    async with runtime(request).db.read() as session:
+    async with guard_session(request) as session:
         key = await servicekeys.authenticate(session, presented_key(request))
     caller = Caller(
         ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name

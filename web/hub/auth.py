@@ -26,7 +26,7 @@ from web.kernel.access import (
     StaffRole,
     principal,
 )
-from web.kernel.request import context, presented_key, runtime
+from web.kernel.request import context, guard_session, presented_key, runtime
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ async def check_agent(request: web.Request, access: Agent) -> None:
     key = presented_key(request, extra_headers=("x-source-agent-key",))
     if not key:
         raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
-    async with runtime(request).db.read() as session:
+    async with guard_session(request) as session:
         agent = await agents.authenticate(session, key)
     if agent is None:
         raise Unauthorized("invalid agent key", code="unauthorized")
@@ -53,12 +53,12 @@ async def check_agent(request: web.Request, access: Agent) -> None:
 
 
 async def check_commercial(request: web.Request, access: Commercial) -> None:
-    async with runtime(request).db.read() as session:
+    async with guard_session(request) as session:
         request[COMMERCIAL] = await axiom_keys.authenticate(session, presented_key(request))
 
 
 async def check_staff(request: web.Request, access: Staff) -> None:
-    async with runtime(request).db.read() as session:
+    async with guard_session(request) as session:
         found = await staff.authenticate(session, presented_key(request))
     member = request[STAFF] = StaffMember(context(request, found.actor), roles=found.roles)
     if access.role is not None and access.role not in member.roles:

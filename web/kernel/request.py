@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Awaitable, Callable, Hashable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from aiohttp import web
@@ -59,6 +60,16 @@ def presented_key(request: web.Request, *, extra_headers: tuple[str, ...] = ()) 
         if request.headers.get(header):
             return request.headers[header].strip()
     return None
+
+
+def guard_session(request: web.Request) -> AbstractAsyncContextManager[AsyncSession]:
+    """Where an access guard looks the caller's key up. A write whose body has fully arrived does it in the
+    request's own unit of work (its route's `db.transaction()` then adopts it: no transaction of its own
+    for the lookup); a read, or a body still streaming in (an upload), in a short read of its own, so no
+    connection (nor SQLite's write lock) is held while the client sends."""
+    writes = request.method not in ("GET", "HEAD", "OPTIONS")
+    arrived = not request.body_exists or request.content.is_eof()
+    return runtime(request).db.guard_session(write=writes and arrived)
 
 
 def context(request: web.Request, actor: Actor | None = None) -> Context:

@@ -15,6 +15,7 @@ from pydantic.json_schema import models_json_schema
 
 from domain.kernel.errors import BadRequest
 from web.kernel.access import ACCESS, ANONYMOUS, CREDITS_REMAINING, Access, Anonymous, Commercial, Guard
+from web.kernel.request import runtime
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
 
@@ -202,8 +203,15 @@ class Api:
 
         async def handle(request: web.Request) -> web.StreamResponse:
             request[ACCESS] = op.access
-            if guard is not None:
+            if guard is None:
+                return await run(request)
+            # The guard may open the request's unit of work to look the key up in; the route's first
+            # db.transaction() adopts it (web/kernel/request.py guard_session).
+            async with runtime(request).db.request_unit():
                 await guard(request, op.access)
+                return await run(request)
+
+        async def run(request: web.Request) -> web.StreamResponse:
             kwargs: dict[str, Any] = {}
             if op.query is not None:
                 kwargs["query"] = parse_model(op.query, dict(request.query), "query")

@@ -1,0 +1,59 @@
+"""CPU time of running processes and their descendants, read from /proc (Linux), for per-operation costs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def _children(pid: int) -> list[int]:
+    found: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _own(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None  # gone
+    return (int(fields[11]) + int(fields[12])) / _TICKS  # utime + stime
+
+
+def cpu_by_pid(pids: list[int]) -> dict[int, float]:
+    """User + system CPU seconds of `pids` and every live descendant, by process."""
+    found: dict[int, float] = {}
+    todo = list(pids)
+    while todo:
+        pid = todo.pop()
+        if pid in found:
+            continue
+        own = _own(pid)
+        if own is not None:
+            found[pid] = own
+            todo += _children(pid)
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """User + system CPU seconds of `pids` and every live descendant."""
+    return sum(cpu_by_pid(pids).values())
+
+
+def cpu_since(before: dict[int, float], pids: list[int]) -> float:
+    """CPU seconds `pids` (and descendants) spent since `before` (a cpu_by_pid); new processes count whole,
+    ended ones not at all (what they spent after `before` is lost)."""
+    now = cpu_by_pid(pids)
+    return sum(t - before.get(pid, 0.0) for pid, t in now.items())
+
+
+def machine_idle() -> float:
+    """Seconds of idle CPU time of the whole machine since boot, summed over its cores (/proc/stat)."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()
+    return (int(fields[4]) + int(fields[5])) / _TICKS  # idle + iowait

@@ -1,0 +1,375 @@
+"""Hub write-path benchmark (on demand, never in CI): propose + two approvals → merge, PostgreSQL + Redis.
+
+Starts `concord web` and a `dramatiq workers.main` worker on a fresh PostgreSQL database and Redis queue
+namespace, and beside it a bare aiohttp + asyncpg server whose handler does one small transaction per
+request (lock a row, insert a row, update the locked row). The same client drives both:
+
+- concord: each client owns one topic (with its author and two reviewers) and loops propose → approve →
+  approve (the second approval merges);
+- bare: each client owns one row and loops three POSTs, each one transaction on that row.
+
+Both are run with 1 client (one topic) and with `--parallel` clients (that many topics), and the script prints
+cycles/s (a cycle is three requests), p50/p99 of a request, the server's CPU per cycle, and the ratios
+the issue asks for: concord against bare in the same configuration, and N topics against one.
+
+    python -m bench.write_path [--seconds 10] [--parallel 8]
+        [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import asyncpg
+
+from bench.procstat import cpu_by_pid, cpu_since, machine_idle
+from tests.processes import command, free_port
+
+BARE_SERVER = """
+import asyncio, json, sys
+import asyncpg
+from aiohttp import web
+
+async def setup(app):
+    app["pool"] = await asyncpg.create_pool(
+        sys.argv[2], min_size=4, max_size=20, server_settings={"application_name": "bare"}
+    )
+    yield
+    await app["pool"].close()
+
+async def handler(request):
+    if not request.headers.get("Authorization", "").startswith("Bearer "):
+        return web.json_response({"error": "unauthorized"}, status=401)
+    body = await request.json()
+    row = int(request.match_info["row"])
+    async with request.app["pool"].acquire() as conn, conn.transaction():
+        version = await conn.fetchval("SELECT version FROM bare_rows WHERE id = $1 FOR UPDATE", row)
+        await conn.execute(
+            "INSERT INTO bare_events (row_id, version, body) VALUES ($1, $2, $3)",
+            row, version, json.dumps(body),
+        )
+        await conn.execute("UPDATE bare_rows SET version = version + 1 WHERE id = $1", row)
+    return web.json_response({"row": row, "version": version + 1, "status": "ok"})
+
+app = web.Application()
+app.cleanup_ctx.append(setup)
+app.router.add_post("/bare/{row}", handler)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None)
+"""
+
+CONTENT = "# Answer\n\nThe first answer.\n\n## Evidence\n\nSome evidence.\n\n# Discussion\n\nOpen points.\n"
+
+
+@dataclass
+class Result:
+    cycles: int
+    seconds: float
+    latencies: list[float]
+    server_cpu: float  # CPU seconds of the server's processes during the run
+    db_cpu: float  # of its PostgreSQL backends
+    client_cpu: float  # of this (client) process
+    machine_busy: (
+        float  # share of the machine's CPU time not idle during the run (every process, any session)
+    )
+
+    @property
+    def rate(self) -> float:
+        return self.cycles / self.seconds
+
+    def per_cycle(self, cpu: float) -> float:
+        return cpu / max(self.cycles, 1) * 1000
+
+    def line(self, label: str, baseline: Result | None, single: Result | None) -> str:
+        lat = sorted(self.latencies)
+        p50 = statistics.median(lat) * 1000
+        p99 = lat[max(0, int(len(lat) * 0.99) - 1)] * 1000
+        vs_bare = f"{self.rate / baseline.rate:6.0%}" if baseline else "  100%"
+        scale = f"{self.rate / single.rate:5.2f}x" if single else "1.00x"
+        return (
+            f"{label:<30}{self.rate:8.1f}{p50:8.1f}{p99:8.1f}"
+            f"{self.per_cycle(self.server_cpu):8.1f}{self.per_cycle(self.db_cpu):7.1f}"
+            f"{self.per_cycle(self.client_cpu):8.1f}{self.machine_busy:7.0%}  {vs_bare}  {scale:>6}"
+        )
+
+
+HEADER = (
+    f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}{'busy':>7}"
+    f"  {'vs bare':>6}  {'scale':>6}"
+)
+
+
+async def backend_pids(url: str, application: str) -> list[int]:
+    conn = await asyncpg.connect(url)
+    try:
+        rows = await conn.fetch(
+            "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name = $1",
+            application,
+        )
+    finally:
+        await conn.close()
+    return [r["pid"] for r in rows]
+
+
+async def drive(
+    clients: int,
+    seconds: float,
+    cycle: Callable[[aiohttp.ClientSession, int, list[float]], Awaitable[None]],
+    pids: list[int],
+    db: tuple[str, str],
+) -> Result:
+    latencies: list[float] = []
+    done = 0
+    connector = aiohttp.TCPConnector(limit=clients * 2)
+    async with aiohttp.ClientSession(connector=connector) as http:
+        # warm up each client's connection and the server's statement caches
+        for n in range(clients):
+            await cycle(http, n, [])
+        deadline = time.perf_counter() + seconds
+
+        async def client(n: int) -> None:
+            nonlocal done
+            while time.perf_counter() < deadline:
+                await cycle(http, n, latencies)
+                done += 1
+
+        backends = await backend_pids(*db)
+        cpu0, db0, own0, idle0 = cpu_by_pid(pids), cpu_by_pid(backends), time.process_time(), machine_idle()
+        began = time.perf_counter()
+        await asyncio.gather(*(client(n) for n in range(clients)))
+        elapsed = time.perf_counter() - began
+        server, own, idle = cpu_since(cpu0, pids), time.process_time() - own0, machine_idle() - idle0
+        db_cpu = cpu_since(db0, sorted(set(backends) | set(await backend_pids(*db))))
+    busy = 1 - idle / (elapsed * (os.cpu_count() or 1))
+    return Result(done, elapsed, latencies, server, db_cpu, own, busy)
+
+
+async def timed_post(
+    http: aiohttp.ClientSession,
+    url: str,
+    headers: dict[str, str],
+    body: Any,
+    latencies: list[float],
+    expect: int,
+) -> Any:
+    start = time.perf_counter()
+    async with http.post(url, json=body, headers=headers) as resp:
+        data = await resp.json()
+        if resp.status != expect:
+            raise SystemExit(f"{url} answered {resp.status}: {data}")
+    latencies.append(time.perf_counter() - start)
+    return data
+
+
+async def wait_ready(url: str) -> None:
+    async with aiohttp.ClientSession() as http:
+        for _ in range(300):
+            try:
+                async with http.get(url) as resp:
+                    if resp.status == 200:
+                        return
+            except aiohttp.ClientError:
+                pass
+            await asyncio.sleep(0.1)
+    raise SystemExit(f"{url} never became ready")
+
+
+async def seed_topics(hub: str, n: int) -> list[tuple[str, list[dict[str, str]]]]:
+    """`n` open topics, each with its own author and two reviewers joined."""
+    made = []
+    async with aiohttp.ClientSession() as http:
+
+        async def post(path: str, body: Any = None, headers: dict[str, str] | None = None) -> Any:
+            async with http.post(hub + path, json=body, headers=headers) as resp:
+                data = await resp.json()
+                if resp.status >= 300:
+                    raise SystemExit(f"seeding {path}: {resp.status} {data}")
+                return data
+
+        for i in range(n):
+            agents = []
+            for role in ("author", "reviewer-a", "reviewer-b"):
+                reg = await post(
+                    "/api/pact/register", {"agentName": f"bench-{i}-{role}-{uuid.uuid4().hex[:6]}"}
+                )
+                agents.append({"Authorization": f"Bearer {reg['apiKey']}"})
+            topic = await post(
+                "/api/pact/topics",
+                {"title": f"Write bench {i} {uuid.uuid4().hex[:8]}", "content": CONTENT, "tier": "empirical"},
+                agents[0],
+            )
+            for reviewer in agents[1:]:
+                await post(f"/api/pact/{topic['id']}/vote", {"vote": "approve"}, reviewer)
+                await post(f"/api/pact/{topic['id']}/join", None, reviewer)
+            made.append((topic["id"], agents))
+    return made
+
+
+def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]]) -> Any:
+    async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
+        topic_id, (author, first, second) = topics[n]
+        made = await timed_post(
+            http,
+            f"{hub}/api/pact/{topic_id}/proposals",
+            author,
+            {"sectionId": "sec:answer", "newContent": f"Answer {uuid.uuid4().hex}", "summary": "Sharper"},
+            latencies,
+            201,
+        )
+        for reviewer in (first, second):
+            await timed_post(
+                http,
+                f"{hub}/api/pact/{topic_id}/proposals/{made['id']}/approve",
+                reviewer,
+                None,
+                latencies,
+                200,
+            )
+
+    return cycle
+
+
+def bare_cycle(base: str) -> Any:
+    headers = {"Authorization": "Bearer bare"}
+
+    async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
+        for step in ("propose", "approve", "approve"):
+            await timed_post(
+                http, f"{base}/bare/{n}", headers, {"step": step, "note": uuid.uuid4().hex}, latencies, 200
+            )
+
+    return cycle
+
+
+def database_url(admin: str, name: str) -> str:
+    return admin.rsplit("/", 1)[0] + "/" + name
+
+
+async def admin_sql(admin: str, sql: str) -> None:
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument("--profile", action="store_true", help="py-spy record the web process (needs py-spy)")
+    args = parser.parse_args()
+
+    run = uuid.uuid4().hex[:8]
+    db_name = f"concord_bench_{run}"
+    await admin_sql(args.database_url, f'CREATE DATABASE "{db_name}"')
+    tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
+    hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
+    url = database_url(args.database_url, db_name)
+    env = {
+        **os.environ,
+        "CONCORD_DATA_DIR": str(tmp),
+        "CONCORD_DATABASE_URL": url,
+        "CONCORD_REDIS_URL": args.redis_url,
+        "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_LOG_LEVEL": "WARNING",
+        "CONCORD_RATE_LIMIT_REGISTER": "100000",
+    }
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        conn = await asyncpg.connect(url)
+        await conn.execute(
+            "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
+            "CREATE TABLE bare_events (id bigserial PRIMARY KEY, row_id int NOT NULL, version int,"
+            " body jsonb);"
+        )
+        await conn.executemany("INSERT INTO bare_rows (id) VALUES ($1)", [(n,) for n in range(args.parallel)])
+        await conn.close()
+        subprocess.run([command("concord"), "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+        web = subprocess.Popen([command("concord"), "web"], env=env)
+        worker = subprocess.Popen(
+            [command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env=env, stderr=subprocess.DEVNULL
+        )
+        bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(bare_port), url])
+        procs += [web, worker, bare]
+        hub = f"http://127.0.0.1:{hub_port}"
+        await wait_ready(f"{hub}/readyz")
+        topics = await seed_topics(hub, args.parallel)
+        bare_base = f"http://127.0.0.1:{bare_port}"
+        await asyncio.sleep(0.5)
+
+        spy = None
+        if args.profile:
+            spy = subprocess.Popen(
+                [
+                    command("py-spy"),
+                    "record",
+                    "-p",
+                    str(web.pid),
+                    "-o",
+                    str(tmp / "web.txt"),
+                    "-f",
+                    "raw",
+                    "-r",
+                    "250",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        results: dict[str, Result] = {}
+        for clients in (1, args.parallel):
+            results[f"bare {clients}"] = await drive(
+                clients, args.seconds, bare_cycle(bare_base), [bare.pid], (url, "bare")
+            )
+            results[f"concord {clients}"] = await drive(
+                clients, args.seconds, concord_cycle(hub, topics), [web.pid, worker.pid], (url, "concord")
+            )
+        if spy is not None:
+            spy.send_signal(2)
+            spy.wait()
+            print(f"profile (collapsed stacks): {tmp / 'web.txt'}")
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+
+    p = args.parallel
+    print()
+    seconds = f"{args.seconds:.0f} s a row"
+    print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
+    print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
+    print("busy: share of the whole machine's CPU in use during the row (other sessions' work included)")
+    print(HEADER)
+    print(results["bare 1"].line("bare aiohttp+asyncpg, 1 row", None, None))
+    print(results[f"bare {p}"].line(f"bare aiohttp+asyncpg, {p} rows", None, results["bare 1"]))
+    print(results["concord 1"].line("concord web, 1 topic", results["bare 1"], None))
+    print(
+        results[f"concord {p}"].line(f"concord web, {p} topics", results[f"bare {p}"], results["concord 1"])
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
