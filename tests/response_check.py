@@ -18,8 +18,8 @@ from aiohttp import TraceConfig, TraceRequestEndParams, web
 from aiohttp.test_utils import BaseTestServer, TestClient, TestServer
 from jsonschema import Draft202012Validator
 
-from web.kernel.appkeys import API, ERROR_STYLE
-from web.kernel.routing import Api, Operation
+from web.kernel.appkeys import ERROR_STYLE
+from web.kernel.routing import API, Api, Operation
 
 JSON_TYPES = ("application/json", "application/problem+json")
 

@@ -19,8 +19,7 @@ from tests.people.support import person_headers
 from web.docs.api import build_api as build_docs_api
 from web.hub.api import build_api as build_hub_api
 from web.kernel.access import Access, Anonymous, Commercial, Service, Staff
-from web.kernel.appkeys import API
-from web.kernel.routing import Operation
+from web.kernel.routing import API, Operation
 
 APPS = {"hub": build_hub_api(), "docs": build_docs_api()}
 MATRIX = [

@@ -11,10 +11,10 @@ from aiohttp import web
 from pydantic import BaseModel
 
 from tests.response_check import NOT_JSON, CheckedClient
-from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE
+from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE
 from web.kernel.errors import HubError, Problem
 from web.kernel.middleware import request_context
-from web.kernel.routing import Api, Routes, json_response
+from web.kernel.routing import API, Api, Routes, json_response
 from web.kernel.wire import Timestamp
 
 

@@ -13,11 +13,11 @@ from web.hub import api as hub_api
 from web.hub.axiom.keys import CITATION_INDEX
 from web.hub.pages import review as review_pages
 from web.kernel import home
-from web.kernel.appkeys import API, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
+from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
 from web.kernel.middleware import request_context
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
-from web.kernel.routing import Api, answer_every_method, json_response
+from web.kernel.routing import API, Api, answer_every_method, json_response
 
 REFERENCE = [
     home.Link("API reference", "/docs", "every operation, its parameters, bodies, responses and security"),

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from aiohttp import web
 
 from runtime.process import Runtime
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
 
-if TYPE_CHECKING:
-    from web.kernel.routing import Api
-
 ERROR_STYLE = web.AppKey("error_style", str)
 BODY_LIMIT = web.AppKey("body_limit", int)
 RUNTIME = web.AppKey("runtime", Runtime)
-API: web.AppKey[Api] = web.AppKey("api")
 # Web-only services each app attaches for itself (web/app.py), not part of the process runtime.
 RATE_LIMITS = web.AppKey("rate_limits", RateLimits)
 READ_CACHE = web.AppKey("read_cache", ReadCache)

@@ -312,6 +312,10 @@ class Api:
         }
 
 
+# The app's Api, for handlers that describe the app itself (registration lists its endpoints).
+API = web.AppKey("api", Api)
+
+
 def answer_every_method(app: web.Application) -> None:
     """Give every resource of the app a route for the methods it does not serve, answering 405 with its
     own Allow. Call it once all routes are added.

@@ -6,9 +6,8 @@ from aiohttp import web
 
 from domain.agents import registry as agents
 from web.hub.schemas import Discovery, RegisterBody, RegisterResponse
-from web.kernel.appkeys import API
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import API, Routes, json_response
 
 routes = Routes()
 
