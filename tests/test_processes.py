@@ -227,6 +227,7 @@ async def test_serve_with_two_processes(
     env = {
         "CONCORD_REDIS_URL": "",  # the embedded mode: in-process broker, worker and scheduler
         "CONCORD_ESCALATION_WEBHOOK_URL": hook[0],
+        "CONCORD_OUTBOUND_TRUSTED_HOSTS": "127.0.0.1",  # the operator's own webhook receiver, on loopback
     }
     server = await _start([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
     try:
@@ -276,6 +277,7 @@ async def test_web_with_two_processes_and_a_worker_process_on_redis(
 ):
     env = {
         "CONCORD_ESCALATION_WEBHOOK_URL": hook[0],
+        "CONCORD_OUTBOUND_TRUSTED_HOSTS": "127.0.0.1",  # the operator's own webhook receiver, on loopback
         # A namespace of their own, so the test process's worker cannot take the jobs.
         "CONCORD_QUEUE_NAMESPACE": f"concord-mp-{RUN_ID}",
     }
