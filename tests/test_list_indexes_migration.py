@@ -19,7 +19,7 @@ from alembic import command
 
 import migrations
 from domain.kernel.db import Database, JSONType, UTCDateTime, make_engine
-from tests import conftest
+from tests.migration_support import scratch_database
 
 old = sa.MetaData()
 organisations = sa.Table(
@@ -58,22 +58,8 @@ TAGS = [["Finance", "q1"], [], ["hr"], ["finance", "FINANCE", "Legal"], ["q1"]]
 @pytest.fixture
 async def scratch_url() -> AsyncIterator[str]:
     """A database of its own, at the schema before 0012."""
-    name = f"{conftest.PG_DB}_lists"
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(conftest._admin, f'CREATE DATABASE "{name}"')
-        url = conftest._pg_url(conftest.PG_ADMIN_URL, name)
-    else:
-        path = conftest.TMP / f"lists-{uuid.uuid4().hex[:8]}.db"
-        url = f"sqlite+aiosqlite:///{path}"
-    await migrations.upgrade_async(url, "0011_staff_sessions")
-    yield url
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(
-            conftest._admin,
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' "
-            "AND pid <> pg_backend_pid()",
-        )
-        await asyncio.to_thread(conftest._admin, f'DROP DATABASE IF EXISTS "{name}"')
+    async with scratch_database("lists", ("0011_staff_sessions",)) as url:
+        yield url
 
 
 async def _write_old_rows(url: str) -> tuple[str, list[dict[str, Any]]]:

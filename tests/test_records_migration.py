@@ -18,7 +18,7 @@ from alembic import command
 
 import migrations
 from domain.kernel.db import Database, JSONType, UTCDateTime, make_engine
-from tests import conftest
+from tests.migration_support import scratch_database
 
 old = sa.MetaData()
 agents = sa.Table(
@@ -152,23 +152,10 @@ def _id() -> str:
 @pytest.fixture
 async def scratch_url() -> AsyncIterator[str]:
     """A database of its own, at the schema before 0006 (0001 to 0005)."""
-    name = f"{conftest.PG_DB}_records"
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(conftest._admin, f'CREATE DATABASE "{name}"')
-        url = conftest._pg_url(conftest.PG_ADMIN_URL, name)
-    else:
-        path = conftest.TMP / f"records-{uuid.uuid4().hex[:8]}.db"
-        url = f"sqlite+aiosqlite:///{path}"
-    for revision in ("0002_consensus", "0003_axiom", "0004_market", "0005_documents"):
-        await migrations.upgrade_async(url, revision)
-    yield url
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(
-            conftest._admin,
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' "
-            "AND pid <> pg_backend_pid()",
-        )
-        await asyncio.to_thread(conftest._admin, f'DROP DATABASE IF EXISTS "{name}"')
+    async with scratch_database(
+        "records", ("0002_consensus", "0003_axiom", "0004_market", "0005_documents")
+    ) as url:
+        yield url
 
 
 async def _write_old_rows(url: str) -> dict[str, Any]:

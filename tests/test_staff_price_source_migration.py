@@ -18,7 +18,7 @@ import migrations
 from domain.kernel import keys
 from domain.kernel.db import Database, UTCDateTime, make_engine
 from domain.people import staff
-from tests import conftest
+from tests.migration_support import scratch_database
 
 old = sa.MetaData()
 staff_keys = sa.Table(
@@ -82,22 +82,8 @@ BEFORE = ("0003_axiom", "0004_market", "0006_section_records")
 @pytest.fixture
 async def scratch_url() -> AsyncIterator[str]:
     """A database of its own, at the schema before 0007."""
-    name = f"{conftest.PG_DB}_0007"
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(conftest._admin, f'CREATE DATABASE "{name}"')
-        url = conftest._pg_url(conftest.PG_ADMIN_URL, name)
-    else:
-        url = f"sqlite+aiosqlite:///{conftest.TMP / f'm0007-{uuid.uuid4().hex[:8]}.db'}"
-    for revision in BEFORE:
-        await migrations.upgrade_async(url, revision)
-    yield url
-    if conftest.PG_ADMIN_URL:
-        await asyncio.to_thread(
-            conftest._admin,
-            f"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{name}' "
-            "AND pid <> pg_backend_pid()",
-        )
-        await asyncio.to_thread(conftest._admin, f'DROP DATABASE IF EXISTS "{name}"')
+    async with scratch_database("0007", BEFORE) as url:
+        yield url
 
 
 def _product(pid: str, sku: str, price: int | None, at: datetime | None) -> dict[str, object]:
