@@ -6,7 +6,9 @@ processes (SO_REUSEPORT); /healthz names the process that answered."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import shutil
 import signal
 import subprocess
 from collections.abc import AsyncIterator
@@ -258,6 +260,8 @@ async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Pa
     server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
     children = server.children()
     assert len(children) == 3  # two web processes and the background one (in-process broker)
+    argv = (await asyncio.to_thread(Path(f"/proc/{min(children)}/cmdline").read_bytes)).split(b"\0")
+    shared = Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
     server.proc.kill()  # no chance to stop them: the lifeline pipe closes with it
     server.proc.wait()
 
@@ -273,6 +277,7 @@ async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Pa
         return True
 
     await eventually(gone, timeout=90, interval=0.2)
+    shutil.rmtree(shared)  # the killed parent could not remove its shared directory
 
 
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
