@@ -222,6 +222,11 @@ def _stops_cleanly(server: Server) -> None:
     assert "Traceback" not in text, text[-4000:]
 
 
+async def _shared_directory(child: int) -> Path:
+    argv = (await asyncio.to_thread(Path(f"/proc/{child}/cmdline").read_bytes)).split(b"\0")
+    return Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
+
+
 async def _outbox_done(runtime: Any) -> bool:
     async with runtime.db.read() as session:
         statuses = (await session.scalars(select(OutboxJob.status))).all()
@@ -260,8 +265,7 @@ async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Pa
     server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
     children = server.children()
     assert len(children) == 3  # two web processes and the background one (in-process broker)
-    argv = (await asyncio.to_thread(Path(f"/proc/{min(children)}/cmdline").read_bytes)).split(b"\0")
-    shared = Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
+    shared = {await _shared_directory(pid) for pid in children}
     server.proc.kill()  # no chance to stop them: the lifeline pipe closes with it
     server.proc.wait()
 
@@ -277,7 +281,8 @@ async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Pa
         return True
 
     await eventually(gone, timeout=90, interval=0.2)
-    shutil.rmtree(shared)  # the killed parent could not remove its shared directory
+    for directory in shared:  # the killed parent could not remove its shared directory
+        shutil.rmtree(directory)
 
 
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
