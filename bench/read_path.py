@@ -113,18 +113,21 @@ async def load_wrk(url: str, *, clients: int, seconds: float, threads: int) -> d
     }
 
 
-async def wait_processes(url: str, processes: int) -> None:
-    """Until `processes` distinct web processes have answered /healthz (each on a fresh connection)."""
+async def wait_processes(url: str, processes: int, seconds: float = 180) -> None:
+    """Until `processes` distinct web processes have answered /healthz (each on a fresh connection): the
+    first to start answers alone for a while."""
     seen: set[int] = set()
+    deadline = time.perf_counter() + seconds
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
-        for _ in range(2000):
+        while time.perf_counter() < deadline:
             try:
                 async with http.get(url) as resp:
                     seen.add((await resp.json())["pid"])
             except aiohttp.ClientError:
-                await asyncio.sleep(0.1)
+                pass
             if len(seen) >= processes:
                 return
+            await asyncio.sleep(0.02)
     raise SystemExit(f"only {len(seen)} of {processes} web processes answered {url}")
 
 

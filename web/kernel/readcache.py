@@ -5,7 +5,7 @@ each commit (runtime/machine.py; shared by the processes of one supervisor), and
 while the generation it was read under is still current. So a client reads its own writes whichever
 process of the machine answers; writes made on other machines become visible after at most
 `CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off). Requests that miss together share one
-read, and an entry still in use late in its life is re-read in the background, so hot reads never wait.
+read, and an entry still in use is re-read in the background before it expires, so hot reads never wait.
 """
 
 from __future__ import annotations
@@ -23,7 +23,9 @@ from domain.kernel.db import Database
 from runtime.machine import Generation
 
 MAX_ENTRIES = 4096
-REFRESH_AHEAD = 0.5  # an entry served in the last half of its life is re-read in the background
+# An entry served after the first quarter of its life is re-read in the background: under full load a read
+# can take hundreds of milliseconds, and the new value must arrive before the old one expires.
+REFRESH_AHEAD = 0.75
 
 log = logging.getLogger("concord.readcache")
 
