@@ -6,7 +6,7 @@ import re
 import unicodedata
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,6 +17,7 @@ from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Conflict
 
 AGENT_KEY_PREFIX = "pact_sk_"
+_BY_KEY = select(Agent).where(Agent.key_hash == bindparam("p_hash"))  # built once: every hub write runs it
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -83,7 +84,7 @@ async def register(
 async def authenticate(session: AsyncSession, api_key: str) -> Agent | None:
     if not api_key.startswith(AGENT_KEY_PREFIX):
         return None
-    return await session.scalar(select(Agent).where(Agent.key_hash == keys.hash_key(api_key)))
+    return await session.scalar(_BY_KEY, {"p_hash": keys.hash_key(api_key)})
 
 
 def public(agent: Agent) -> dict[str, Any]:

@@ -111,6 +111,14 @@ _SUPERSEDE = (
 )
 
 
+_PROPOSAL = select(Proposal).where(
+    Proposal.id == bindparam("p_id"),
+    Proposal.resource_type == bindparam("p_type"),
+    Proposal.resource_id == bindparam("p_resource"),
+)
+_LOCK_PROPOSAL = _PROPOSAL.with_for_update().execution_options(populate_existing=True)
+
+
 def needed_for(eligible: int) -> int:
     return max(1, min(2, eligible))
 
@@ -181,14 +189,8 @@ async def get_proposal(
     session: AsyncSession, resource: Resource, proposal_id: str, *, lock: bool
 ) -> Proposal:
     pid = canonical_id(proposal_id)
-    stmt = select(Proposal).where(
-        Proposal.id == (pid or ""),
-        Proposal.resource_type == resource.resource_type,
-        Proposal.resource_id == resource.resource_id,
-    )
-    if lock:
-        stmt = stmt.with_for_update().execution_options(populate_existing=True)
-    proposal = await session.scalar(stmt) if pid else None
+    params = {"p_id": pid, "p_type": resource.resource_type, "p_resource": resource.resource_id}
+    proposal = await session.scalar(_LOCK_PROPOSAL if lock else _PROPOSAL, params) if pid else None
     if proposal is None:
         raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")
     return proposal

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
@@ -20,6 +20,10 @@ from domain.topics import economy
 from domain.topics import lifecycle as topic_lifecycle
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicParticipant
+
+_VOTERS = select(TopicParticipant.agent_id).where(
+    TopicParticipant.topic_id == bindparam("p_topic"), TopicParticipant.left_at.is_(None)
+)
 
 
 class TopicResource:
@@ -43,12 +47,7 @@ class TopicResource:
         return cls(await topics.get_locked(session, topic_id), locked=True)
 
     async def eligible_voters(self, session: AsyncSession) -> set[str]:
-        rows = await session.scalars(
-            select(TopicParticipant.agent_id).where(
-                TopicParticipant.topic_id == self.topic.id, TopicParticipant.left_at.is_(None)
-            )
-        )
-        return set(rows.all())
+        return set((await session.scalars(_VOTERS, {"p_topic": self.topic.id})).all())
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return self.topic.content, self.topic.version

@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
@@ -264,13 +264,11 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
     }
 
 
-async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, int, int]:
+def _standing_statement() -> Any:
     """In one statement: aligned and dissenting done signals of active participants, pending and merged
-    proposals, and distinct authors of proposals that were not rejected."""
-    active = (
-        TopicParticipant.topic_id == topic_id,
-        TopicParticipant.left_at.is_(None),
-    )
+    proposals, and distinct authors of proposals that were not rejected (of the topic `p_topic`)."""
+    topic_id: Any = bindparam("p_topic")
+    active = (TopicParticipant.topic_id == topic_id, TopicParticipant.left_at.is_(None))
     of_topic = (Proposal.resource_type == "topic", Proposal.resource_id == topic_id)
 
     def signals(status: str) -> Any:
@@ -284,17 +282,16 @@ async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int
         .where(*of_topic, Proposal.status != "rejected")
         .scalar_subquery()
     )
-    row = (
-        await session.execute(
-            select(
-                signals("aligned"),
-                signals("dissenting"),
-                proposals("pending"),
-                proposals("merged"),
-                proposers,
-            )
-        )
-    ).one()
+    return select(
+        signals("aligned"), signals("dissenting"), proposals("pending"), proposals("merged"), proposers
+    )
+
+
+_STANDING = _standing_statement()  # built once: every merge and done signal runs it
+
+
+async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, int, int]:
+    row = (await session.execute(_STANDING, {"p_topic": topic_id})).one()
     return (int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
 
 

@@ -6,7 +6,7 @@ import re
 from datetime import date, timedelta
 from typing import Any
 
-from sqlalchemy import func, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -55,12 +55,19 @@ async def get(session: AsyncSession, topic_id: str) -> Topic:
     return topic
 
 
+# Hot-path statements, built once and executed with parameters.
+_LOCK_TOPIC = for_update(select(Topic).where(Topic.id == bindparam("p_topic")))
+_PARTICIPANT = select(TopicParticipant.id).where(
+    TopicParticipant.topic_id == bindparam("p_topic"),
+    TopicParticipant.agent_id == bindparam("p_agent"),
+    TopicParticipant.left_at.is_(None),
+)
+
+
 async def get_locked(session: AsyncSession, topic_id: str) -> Topic:
     """The topic, row-locked for the rest of the transaction, in one statement (404 if there is none)."""
     key = canonical_id(topic_id)
-    topic: Topic | None = (
-        await session.scalar(for_update(select(Topic).where(Topic.id == key))) if key else None
-    )
+    topic: Topic | None = await session.scalar(_LOCK_TOPIC, {"p_topic": key}) if key else None
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     return topic
@@ -418,15 +425,7 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
 
 
 async def is_participant(session: AsyncSession, topic_id: str, agent_id: str) -> bool:
-    return bool(
-        await session.scalar(
-            select(TopicParticipant.id).where(
-                TopicParticipant.topic_id == topic_id,
-                TopicParticipant.agent_id == agent_id,
-                TopicParticipant.left_at.is_(None),
-            )
-        )
-    )
+    return bool(await session.scalar(_PARTICIPANT, {"p_topic": topic_id, "p_agent": agent_id}))
 
 
 async def joined(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
