@@ -21,6 +21,7 @@ validator), the escalation webhook and the SMTP server.
 from __future__ import annotations
 
 import asyncio
+import functools
 import ipaddress
 import socket
 import ssl
@@ -94,8 +95,15 @@ async def system_lookup(host: str, port: int) -> list[str]:
 # The one place names are resolved; tests point it at a fake DNS answer.
 lookup: Lookup = system_lookup
 
-# How server certificates are verified: httpx's default trust store; tests trust their own CA here.
-tls_verify: ssl.SSLContext | bool = True
+# How server certificates are verified; unset: httpx's default trust store. Tests trust their own CA here.
+tls_verify: ssl.SSLContext | None = None
+
+
+@functools.cache
+def _default_tls() -> ssl.SSLContext:
+    """One context for every request: building one (loading the CA bundle) costs tens of milliseconds."""
+    return httpx.create_ssl_context(trust_env=False)
+
 
 _SHARED = ipaddress.IPv4Network("100.64.0.0/10")
 _COMPATIBLE = ipaddress.IPv6Network("::/96")
@@ -255,7 +263,10 @@ async def request(
     try:
         async with asyncio.timeout(limits.timeout_seconds):
             async with httpx.AsyncClient(
-                follow_redirects=False, timeout=limits.timeout_seconds, trust_env=False, verify=tls_verify
+                follow_redirects=False,
+                timeout=limits.timeout_seconds,
+                trust_env=False,
+                verify=tls_verify or _default_tls(),
             ) as client:
                 current = target(url)
                 for hop in range(limits.max_redirects + 1):
