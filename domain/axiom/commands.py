@@ -7,12 +7,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
 from domain.axiom import keys
+from domain.kernel.commands import with_database
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
-from domain.kernel.errors import DomainError
 from domain.kernel.settings import Settings
 
 
@@ -34,8 +33,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _keys(settings: Settings, args: argparse.Namespace) -> int:
-    db = Database(settings.db_url)
-    try:
+    async def work(db: Database) -> None:
         if args.axiom_keys_command == "set-tier":
             async with db.transaction() as session:
                 print(json.dumps(await keys.set_tier(session, SYSTEM, args.key_id, args.tier)))
@@ -43,9 +41,5 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
             async with db.read() as session:
                 for row in await keys.list_keys(session):
                     print(json.dumps(row))
-        return 0
-    except DomainError as exc:
-        print(f"error: {exc.detail}", file=sys.stderr)
-        return 2
-    finally:
-        await db.dispose()
+
+    return await with_database(settings, work)

@@ -8,9 +8,9 @@ import asyncio
 import json
 import sys
 
+from domain.kernel.commands import with_database
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
-from domain.kernel.errors import DomainError
 from domain.kernel.settings import Settings
 from domain.market import fuel_ingest, retailers
 
@@ -62,8 +62,7 @@ def _fuel(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _retailers(settings: Settings, args: argparse.Namespace) -> int:
-    db = Database(settings.db_url)
-    try:
+    async def work(db: Database) -> None:
         if args.retailers_command == "add":
             async with db.transaction() as session:
                 added = await retailers.add_retailer(
@@ -74,9 +73,5 @@ async def _retailers(settings: Settings, args: argparse.Namespace) -> int:
             async with db.read() as session:
                 for row in await retailers.list_retailers(session):
                     print(json.dumps(row))
-        return 0
-    except DomainError as exc:
-        print(f"error: {exc.detail}", file=sys.stderr)
-        return 2
-    finally:
-        await db.dispose()
+
+    return await with_database(settings, work)
