@@ -65,6 +65,19 @@ _CLAIM = (
 )
 
 
+# A job's run: its row locked, then marked done in the same transaction as its effect.
+_LOAD_FOR_RUN = (
+    select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload)
+    .where(_JOBS.c.id == bindparam("p_id"))
+    .with_for_update()
+)
+_MARK_DONE = (
+    update(_JOBS)
+    .where(_JOBS.c.id == bindparam("p_id"))
+    .values(status="done", finished_at=bindparam("p_now"), attempts=_JOBS.c.attempts + 1)
+)
+
+
 async def claim_for_sending(session: AsyncSession, limit: int = 100) -> list[tuple[str, str]]:
     """Mark up to `limit` pending jobs sent, in one statement; (id, actor) of each, oldest first.
 
@@ -104,13 +117,11 @@ async def run(db: Database, job_id: str, jobs: Mapping[str, Job]) -> bool:
     """Run one job exactly once in effect. Returns False when there was nothing to do."""
     try:
         async with db.transaction() as session:
-            job = await session.scalar(select(OutboxJob).where(OutboxJob.id == job_id).with_for_update())
-            if job is None or job.status in ("done", "failed"):
+            row = (await session.execute(_LOAD_FOR_RUN, {"p_id": job_id})).first()
+            if row is None or row.status in ("done", "failed"):
                 return False
-            await jobs[job.actor].handler(session, dict(job.payload))
-            job.status = "done"
-            job.finished_at = utcnow()
-            job.attempts += 1
+            await jobs[row.actor].handler(session, dict(row.payload))
+            await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
         return True
     except Exception as exc:
         async with db.transaction() as session:
