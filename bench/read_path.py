@@ -21,9 +21,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 
 import aiohttp
+import asyncpg
 
 from tests.processes import command, free_port
 
@@ -35,6 +37,27 @@ async def handler(request):
     return web.Response(body=body, content_type="application/json")
 app = web.Application()
 app.router.add_get("/bare", handler)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
+"""
+# With --database-url: a bare handler that reads the same topic's content from PostgreSQL (one pooled
+# asyncpg query per request), the database path without Concord's layers.
+BARE_DB_SERVER = """
+import json, sys
+import asyncpg
+from aiohttp import web
+async def setup(app):
+    app["pool"] = await asyncpg.create_pool(sys.argv[2], min_size=4, max_size=20)
+    yield
+    await app["pool"].close()
+async def handler(request):
+    async with request.app["pool"].acquire() as conn:
+        row = await conn.fetchrow(
+            "SELECT id, title, content, version FROM topics WHERE id = $1", request.match_info["id"]
+        )
+    return web.json_response(dict(row))
+app = web.Application()
+app.cleanup_ctx.append(setup)
+app.router.add_get("/bare/{id}", handler)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
 """
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
@@ -160,15 +183,24 @@ async def main() -> None:
     parser.add_argument("--cache-seconds", type=float, default=1.0, help="CONCORD_READ_CACHE_SECONDS")
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (when wrk is installed)")
     parser.add_argument("--python-client", action="store_true", help="use the aiohttp client even with wrk")
+    parser.add_argument(
+        "--database-url",
+        help="run Concord on a scratch database of this PostgreSQL server (postgresql://…/postgres), "
+        "and add a bare aiohttp + asyncpg handler reading the same row as a second baseline",
+    )
     args = parser.parse_args()
     use_wrk = shutil.which("wrk") is not None and not args.python_client
 
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
+    scratch = f"concord_bench_{uuid.uuid4().hex[:8]}" if args.database_url else ""
+    pg_url = args.database_url.rsplit("/", 1)[0] + "/" + scratch if args.database_url else ""
+    if args.database_url:
+        await admin_sql(args.database_url, f'CREATE DATABASE "{scratch}"')
     env = {
         **os.environ,
         "CONCORD_DATA_DIR": str(tmp),
-        "CONCORD_DATABASE_URL": "",
+        "CONCORD_DATABASE_URL": pg_url.replace("postgresql://", "postgresql+asyncpg://", 1),
         "CONCORD_REDIS_URL": "",
         "CONCORD_HUB_PORT": str(hub_port),
         "CONCORD_DOCS_PORT": str(docs_port),
@@ -193,10 +225,18 @@ async def main() -> None:
             for _ in range(args.processes)
         ]
         await wait_ready(f"http://127.0.0.1:{bare_port}/bare")
+        targets = {"bare aiohttp handler": f"http://127.0.0.1:{bare_port}/bare"}
+        if pg_url:
+            bare_db_port = free_port()
+            bare += [
+                subprocess.Popen([sys.executable, "-c", BARE_DB_SERVER, str(bare_db_port), pg_url])
+                for _ in range(args.processes)
+            ]
+            targets["bare aiohttp+asyncpg, one SELECT"] = f"http://127.0.0.1:{bare_db_port}/bare/{topic_id}"
+            await wait_ready(targets["bare aiohttp+asyncpg, one SELECT"])
         await asyncio.sleep(3)  # every bare process bound (they start alike; none reports readiness)
 
-        targets = {
-            "bare aiohttp handler": f"http://127.0.0.1:{bare_port}/bare",
+        targets |= {
             "GET /api/pact/{id}/content": f"{hub}/api/pact/{topic_id}/content",
             "GET /api/pact/topics?limit=20": f"{hub}/api/pact/topics?limit=20",
         }
@@ -212,18 +252,22 @@ async def main() -> None:
                     url, clients=args.clients, seconds=args.seconds, max_requests=args.max_requests
                 )
         base = results["bare aiohttp handler"]["rps"]
-        print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}")
+        db_base = results.get("bare aiohttp+asyncpg, one SELECT", {}).get("rps")
+        extra = f" {'vs bare db':>11}" if db_base else ""
+        print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}{extra}")
         for name, r in results.items():
             late = f"  ({r['timeouts']:.0f} timed out)" if r.get("timeouts") else ""
             ratio = r["rps"] / base
-            print(f"{name:32} {r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f} {ratio:8.0%}{late}")
+            vs_db = f" {r['rps'] / db_base:11.0%}" if db_base else ""
+            figures = f"{r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}"
+            print(f"{name:32} {figures} {ratio:8.0%}{vs_db}{late}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         print(
             f"(content body {len(sample)} bytes; {args.clients} connections from {client}; "
             f"{args.seconds:.0f} s per target; {args.processes} web process(es) per server on "
             f"{os.cpu_count()} cores, shared with the client; read cache {cache}; "
-            "SQLite, in-process broker)"
+            f"{'PostgreSQL' if pg_url else 'SQLite'}, in-process broker)"
         )
     finally:
         serve.terminate()
@@ -231,6 +275,16 @@ async def main() -> None:
         for proc in bare:
             proc.terminate()
             proc.wait(timeout=10)
+        if args.database_url:
+            await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+async def admin_sql(admin: str, sql: str) -> None:
+    conn = await asyncpg.connect(admin)
+    try:
+        await conn.execute(sql)
+    finally:
+        await conn.close()
 
 
 if __name__ == "__main__":

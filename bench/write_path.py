@@ -175,7 +175,7 @@ async def timed_post(
 
 async def wait_ready(url: str) -> None:
     async with aiohttp.ClientSession() as http:
-        for _ in range(300):
+        for _ in range(1800):  # a loaded machine takes long to import and start everything
             try:
                 async with http.get(url) as resp:
                     if resp.status == 200:
@@ -330,6 +330,7 @@ async def main() -> None:
                     "raw",
                     "-r",
                     "250",
+                    "--subprocesses",  # `concord web` supervises its web processes
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -27,11 +27,14 @@ from typing import Any
 from sqlalchemy import JSON, BigInteger, DateTime, Integer, MetaData, Table, event
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DisconnectionError
+from sqlalchemy.exc import DBAPIError, DisconnectionError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
+
+from domain.kernel.errors import Unavailable
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -103,6 +106,33 @@ def _install_postgresql_hooks(engine: AsyncEngine) -> None:
         # known without asking the server; raising here makes the pool discard it and check out another.
         if dbapi_conn.driver_connection.is_closed():
             raise DisconnectionError("connection closed by the server while idle in the pool")
+
+
+# SQLSTATE classes that mean the server cannot serve now, whatever the statement: connection exception,
+# insufficient resources (too many connections, disk full), operator intervention (shutdown, recovery).
+_UNAVAILABLE_CLASSES = ("08", "53", "57")
+
+
+def unavailable(exc: BaseException) -> Unavailable | None:
+    """The 503 to answer when `exc` says the database cannot serve just now (no connection could be made,
+    every pooled connection is busy, the connection was lost, SQLite stayed locked past its busy timeout),
+    else None: the request may succeed if retried, so a client is told to retry rather than shown a 500."""
+    if isinstance(exc, PoolTimeout):
+        return Unavailable("every database connection is busy; try again shortly", retry_after=1)
+    if not isinstance(exc, DBAPIError):
+        return None
+    sqlstate = str(getattr(exc.orig, "sqlstate", None) or getattr(exc.orig, "pgcode", None) or "")
+    if (
+        exc.statement is None  # raised while connecting: no statement was sent
+        or exc.connection_invalidated
+        or sqlstate[:2] in _UNAVAILABLE_CLASSES
+    ):
+        return Unavailable(
+            "the database is not accepting connections just now; try again shortly", retry_after=2
+        )
+    if "database is locked" in str(exc.orig):
+        return Unavailable("the database is busy; try again shortly", retry_after=1)
+    return None
 
 
 def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, or_, select, update
+from sqlalchemy import bindparam, case, func, or_, select, union_all, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -230,12 +230,21 @@ def _dialect(session: AsyncSession | Session) -> str:
 
 
 async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int) -> dict[str, Any]:
-    cond = or_(LedgerEntry.from_wallet == wallet, LedgerEntry.to_wallet == wallet)
-    total = int(await session.scalar(select(func.count(LedgerEntry.id)).where(cond)) or 0)
+    # One index range per side (ix_ledger_entries_from / _to, both ending in id), each cut at the page's end,
+    # then merged: an OR of the two would make the database collect and sort every entry of the wallet.
+    entries = table_of(LedgerEntry)
+    out = entries.c.from_wallet == wallet
+    in_ = (entries.c.to_wallet == wallet) & (entries.c.from_wallet != wallet)
+    total = 0
+    for side in (out, in_):
+        total += int(await session.scalar(select(func.count()).select_from(entries).where(side)) or 0)
+    cut = offset + limit
+    sides = [
+        select(entries).where(side).order_by(entries.c.id.desc()).limit(cut).subquery() for side in (out, in_)
+    ]
+    merged = union_all(*(select(side) for side in sides)).subquery()
     rows = (
-        await session.scalars(
-            select(LedgerEntry).where(cond).order_by(LedgerEntry.id.desc()).limit(limit).offset(offset)
-        )
+        await session.execute(select(merged).order_by(merged.c.id.desc()).limit(limit).offset(offset))
     ).all()
     return {
         "transactions": [

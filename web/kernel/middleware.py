@@ -9,6 +9,7 @@ import uuid
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
+from domain.kernel import db
 from domain.kernel.errors import DomainError, RateLimited, Unavailable
 from web.kernel import errors
 from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE, REQUEST_ID
@@ -44,8 +45,15 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         response = errors.render(style, exc.status, errors.code_for(exc.status), detail)
         if "Allow" in exc.headers:
             response.headers["Allow"] = exc.headers["Allow"]
-    except Exception:
-        log.exception("unhandled error on %s %s (request %s)", request.method, request.path, rid)
-        response = errors.render(style, 500, "internal_error", f"internal error; quote request id {rid}")
+    except Exception as exc:
+        if (busy := db.unavailable(exc)) is not None:
+            log.warning(
+                "database unavailable on %s %s (request %s): %s", request.method, request.path, rid, exc
+            )
+            headers = {"Retry-After": str(busy.retry_after)}
+            response = errors.render(style, busy.status, busy.code, busy.detail, headers=headers)
+        else:
+            log.exception("unhandled error on %s %s (request %s)", request.method, request.path, rid)
+            response = errors.render(style, 500, "internal_error", f"internal error; quote request id {rid}")
     response.headers["X-Request-Id"] = rid
     return response
