@@ -27,6 +27,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.axiom import pinpoints
 from domain.axiom.models import LegislationDoc, LegislationSection, LegislationState
 from domain.kernel import jurisdictions
 from domain.kernel.errors import BadRequest, NotFound
@@ -38,27 +39,6 @@ MAX_CITATION = 500
 
 # ------------------------------------------------------------------------------------------ parsing
 
-_PINPOINT_KINDS = {
-    "s": "s",
-    "s.": "s",
-    "sec": "s",
-    "sec.": "s",
-    "section": "s",
-    "reg": "reg",
-    "reg.": "reg",
-    "regulation": "reg",
-    "r": "r",
-    "r.": "r",
-    "rule": "r",
-    "cl": "cl",
-    "cl.": "cl",
-    "clause": "cl",
-}
-_PINPOINT = re.compile(
-    r"(?:^|[\s,]+)(?P<kind>section|sec\.?|s\.?|regulation|reg\.?|rule|r\.?|clause|cl\.?)\s*"
-    r"(?P<num>\d+(?:[.\-]\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*[.,;]?\s*$",
-    re.IGNORECASE,
-)
 _JURISDICTION = re.compile(r"[\s,]+\(\s*(?P<j>[A-Za-z][A-Za-z.\-]{0,12})\s*\)\s*[.,;]?\s*$")
 _STANDARD = re.compile(
     r"^\s*(?P<prefix>AS\s*/\s*NZS|SA\s*/\s*SNZ|AS|NZS|SA\s+HB|SA\s+TS|HB)"
@@ -67,11 +47,6 @@ _STANDARD = re.compile(
     r"(?:\s*(?P<sep>[:\-\u2013\u2014])\s*(?P<year>(?:19|20)\d{2}))?"
     r"(?P<rest>(?:\s.*)?)$",
     re.IGNORECASE | re.DOTALL,
-)
-_SECTION_KEY = re.compile(
-    r"^\s*(?P<kind>section|sec\.?|s\.?|regulation|reg\.?|rule|r\.?|clause|cl\.?)?\s*"
-    r"(?P<num>\d+(?:[.\-]\d+)*[A-Za-z]{0,3})(?P<sub>(?:\s*\(\s*[A-Za-z0-9]{1,6}\s*\))*)\s*$",
-    re.IGNORECASE,
 )
 
 
@@ -112,27 +87,10 @@ def _parse_standard(text: str) -> tuple[Designation, str, str] | None:
 
 
 def normalise_section(text: str) -> str | None:
-    """'s 19', 'S.19', 'section 19 (2)(a)' → 's 19(2)(a)'; None when it is not a pinpoint."""
-    m = _SECTION_KEY.match(text)
-    if not m:
-        return None
-    kind = _PINPOINT_KINDS[m["kind"].casefold()] if m["kind"] else "s"
-    sub = re.sub(r"\s+", "", m["sub"] or "").casefold()
-    return f"{kind} {m['num'].upper()}{sub}"
-
-
-_SPELLED = {"section", "regulation", "rule", "clause"}
-
-
-def _is_pinpoint(m: re.Match[str]) -> bool:
-    # "… Regulation 2017" is a title ending in its year, not regulation 2017 of something.
-    return not (m["kind"].casefold() in _SPELLED and re.fullmatch(r"(?:18|19|20)\d{2}", m["num"]))
-
-
-def _pinpoint_of(m: re.Match[str]) -> str:
-    kind = _PINPOINT_KINDS[m["kind"].casefold()]
-    sub = re.sub(r"\s+", "", m["sub"] or "").casefold()
-    return f"{kind} {m['num'].upper()}{sub}"
+    """'s 19', 'S.19', 'section 19 (2)(a)', '19(2)(a)' → 's 19(2)(a)'; None when it is not a pinpoint."""
+    text = text.strip()
+    found = pinpoints.parse(text) or pinpoints.parse(f"s {text}")
+    return found.text if found is not None else None
 
 
 @dataclass
@@ -144,6 +102,7 @@ class Parsed:
     section: str | None = None
     designation: Designation | None = None
     designation_text: str | None = None
+    pinpoint: pinpoints.Pinpoint | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -166,26 +125,38 @@ def parse(citation: str) -> Parsed:
     if std is not None:
         designation, rest, written = std
         rest = rest.strip()
-        section = None
-        m = _PINPOINT.search(rest)
-        if m:
-            section, rest = _pinpoint_of(m), rest[: m.start()]
+        pin = None
+        if split := pinpoints.split_trailing(" " + rest):
+            rest, pin = split
         rest = rest.strip(" ,;:-\u2013\u2014")
         return Parsed(
-            citation, "standard", rest, section=section, designation=designation, designation_text=written
+            citation,
+            "standard",
+            rest,
+            section=pin.text if pin else None,
+            designation=designation,
+            designation_text=written,
+            pinpoint=pin,
         )
-    title, section, jurisdiction = text, None, None
+    title, pin, jurisdiction = text, None, None
     for _ in range(3):  # AGLC order is Title (Jur) Pinpoint; accept the pinpoint first too
         if jurisdiction is None and (m := _JURISDICTION.search(title)) and m.start() > 0:
             code = jurisdictions.lookup(m["j"].rstrip("."))
             if code is not None:
                 jurisdiction, title = code, title[: m.start()]
                 continue
-        if section is None and (m := _PINPOINT.search(title)) and m.start() > 0 and _is_pinpoint(m):
-            section, title = _pinpoint_of(m), title[: m.start()]
+        if pin is None and (split := pinpoints.split_trailing(title)):
+            title, pin = split
             continue
         break
-    return Parsed(citation, "legislation", title.strip(" ,;"), jurisdiction=jurisdiction, section=section)
+    return Parsed(
+        citation,
+        "legislation",
+        title.strip(" ,;"),
+        jurisdiction=jurisdiction,
+        section=pin.text if pin else None,
+        pinpoint=pin,
+    )
 
 
 def near_key(text: str) -> str:
@@ -243,21 +214,52 @@ class CitationIndex:
     near: dict[str, list[Entry]] = field(default_factory=dict)
     std_exact: dict[str, list[Entry]] = field(default_factory=dict)
     std_near: dict[str, list[Entry]] = field(default_factory=dict)
+    # For hints only, never for resolving: titles without their year, designations without prefix and year.
+    stems: dict[str, list[Entry]] = field(default_factory=dict)
+    std_numbers: dict[str, list[Entry]] = field(default_factory=dict)
     generation: str | None = None
     size: int = 0
 
     @classmethod
     def build(cls, entries: list[Entry], generation: str | None = None) -> CitationIndex:
         idx = cls(generation=generation, size=len(entries))
-        for e in entries:
+        # AGLC order (Cth first, then by abbreviation), so candidates and hints list alike on every database
+        order = sorted(
+            entries,
+            key=lambda e: (
+                e.jurisdiction != "AU",
+                jurisdictions.abbreviation(e.jurisdiction),
+                e.title,
+                e.doc_id,
+            ),
+        )
+        for e in order:
             if e.designation:
                 d = parse_designation(e.designation)
                 idx.std_exact.setdefault(e.designation, []).append(e)
                 idx.std_near.setdefault(d.key if d else near_key(e.designation), []).append(e)
+                if d is not None:
+                    idx.std_numbers.setdefault(_number_key(d), []).append(e)
             else:
                 idx.exact.setdefault(e.title, []).append(e)
                 idx.near.setdefault(near_key(e.title), []).append(e)
+                idx.stems.setdefault(_stem(e.title), []).append(e)
         return idx
+
+
+_INTERNATIONAL = re.compile(
+    r"^\s*(?P<intl>ISO\s*/\s*IEC|ISO|IEC)\s*(?P<num>\d+(?:[.\-]\d+)*)(?:\s*[:\-]\s*(?:19|20)\d{2})?\s*$",
+    re.IGNORECASE,
+)
+
+
+def _stem(title: str) -> str:
+    """A title without its year: 'Corporations Act 2001' → 'corporations act'."""
+    return re.sub(r"\s*\b(?:18|19|20)\d{2}\b\s*$", "", near_key(title))
+
+
+def _number_key(d: Designation) -> str:
+    return f"{d.international or ''} {d.number}".strip()
 
 
 def section_map(section_ids: list[str]) -> dict[str, str]:
@@ -332,7 +334,7 @@ class IndexHolder:
 # ------------------------------------------------------------------------------------------ resolve
 
 
-def _not_resolved(parsed: Parsed, detail: str, hint: str) -> NotFound:
+def _not_resolved(parsed: Parsed, detail: str, hint: str, suggestions: list[str] | None = None) -> NotFound:
     return NotFound(
         detail,
         code="citation_not_resolved",
@@ -340,35 +342,47 @@ def _not_resolved(parsed: Parsed, detail: str, hint: str) -> NotFound:
         citation=parsed.citation,
         parsed=parsed.to_dict(),
         hint=hint,
+        suggestions=suggestions or [],
     )
 
 
-def _pick_section(entry: Entry, wanted: str | None) -> str | None:
-    """The stored section for the pinpoint; s 19(2)(a) falls back to s 19(2), then s 19 (the most
-    specific unit the store can verify). None when not even the section is stored."""
-    if not wanted:
-        return None
-    key = wanted
-    while True:
-        if key in entry.sections:
-            return entry.sections[key]
-        shorter = re.sub(r"\([^()]*\)$", "", key)
-        if shorter == key:
-            return None
-        key = shorter
+@dataclass(frozen=True)
+class Verified:
+    section_ref: str | None  # the stored section id of the longest verified part
+    pinpoint: str | None  # that part in canonical form (a whole range or list when every item is stored)
+    unverified: str | None  # what of the requested pinpoint was not verified
+
+
+def verify(entry: Entry, pin: pinpoints.Pinpoint | None) -> Verified:
+    """How much of the pinpoint the store verifies: s 180(1)(a) falls back to s 180(1), then s 180; a range
+    or list is verified whole only when each of its ends and items is stored."""
+    if pin is None:
+        return Verified(None, None, None)
+    units = pin.units()
+    if pin.is_range_or_list and all(u in entry.sections for u in units):
+        whole = " ".join(level.text for level in pin.levels)
+        return Verified(entry.sections[units[0]], whole, pin.text[len(whole) :].strip() or None)
+    for form in pinpoints.trimmed(units[0]):
+        if form in entry.sections:
+            rest = pin.text[len(form) :].strip() if pin.text.startswith(form) else pin.text
+            if pin.is_range_or_list:
+                rest = pin.text
+            return Verified(entry.sections[form], form, rest or None)
+    return Verified(None, None, pin.text)
 
 
 def _result(entry: Entry, parsed: Parsed, tier: str) -> dict[str, Any]:
-    section = _pick_section(entry, parsed.section)
+    verified = verify(entry, parsed.pinpoint)
     return {
         "resolved": True,
         "citation": parsed.citation,
         "docId": entry.doc_id,
         "docType": entry.type,
-        "sectionRef": section,
+        "sectionRef": verified.section_ref,
         "requestedSection": parsed.section,
+        "unverifiedPinpoint": verified.unverified,
         "canonicalTitle": entry.canonical_title,
-        "verifiedRef": entry.citation(section),
+        "verifiedRef": entry.citation(verified.pinpoint),
         "inForce": entry.in_force,
         "inForceDate": entry.in_force_date.isoformat() if entry.in_force_date else None,
         "lastAmendedDate": entry.last_amended_date.isoformat() if entry.last_amended_date else None,
@@ -478,6 +492,7 @@ async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any]
         "docType": "topic",
         "sectionRef": None,
         "requestedSection": parsed.section,
+        "unverifiedPinpoint": parsed.section,
         "canonicalTitle": topic.title,
         "verifiedRef": topic.title,
         "inForce": None,
@@ -517,14 +532,74 @@ async def resolve(session: AsyncSession, holder: IndexHolder, citation: str | No
         elsewhere = index.exact.get(parsed.title) or index.near.get(near_key(parsed.title)) or []
         if elsewhere:
             where = ", ".join(sorted({jurisdictions.abbreviation(e.jurisdiction) for e in elsewhere}))
+            hint = f"the store has this title for: {where}"
+            local = [
+                e for e in index.stems.get(_stem(parsed.title), []) if e.jurisdiction == parsed.jurisdiction
+            ]
+            if local:  # Crimes Act 1900 (Vic): Victoria's is the Crimes Act 1958
+                hint += f"; for {jurisdictions.abbreviation(parsed.jurisdiction)}: " + "; ".join(
+                    e.citation() for e in local
+                )
             raise _not_resolved(
                 parsed,
                 f"{parsed.title!r} is not recorded for {jurisdictions.abbreviation(parsed.jurisdiction)}",
-                f"the store has this title for: {where}",
+                hint,
+                list(dict.fromkeys(e.citation() for e in [*local, *elsewhere])),
             )
+    near_misses = _near_misses(index, parsed)
+    if near_misses is not None:
+        detail, hint, suggestions = near_misses
+        raise _not_resolved(parsed, detail, hint, suggestions)
     wanted = parsed.designation.key if parsed.designation else parsed.title
     raise _not_resolved(
         parsed,
         f"no instrument or verified topic has the title {wanted!r}",
         "matching is exact or near-exact (case, spacing, punctuation, '&'); check the title and year",
     )
+
+
+def _near_misses(index: CitationIndex, parsed: Parsed) -> tuple[str, str, list[str]] | None:
+    """What the citation nearly names, to say so in the 404 (never resolved): the joint or other edition of
+    a standard, the same title in another year or with the year left out."""
+    if parsed.designation is not None:
+        d = parsed.designation
+        others = sorted(  # newest edition first
+            (e for e in index.std_numbers.get(_number_key(d), []) if e.designation),
+            key=lambda e: -int(getattr(parse_designation(str(e.designation)), "year", None) or 0),
+        )
+        if not others:
+            return None
+        names = list(dict.fromkeys(str(e.designation) for e in others))
+        editions = [o for e in others if (o := parse_designation(str(e.designation))) is not None]
+        same_edition = [o.key for o in editions if o.prefix != d.prefix and o.year == d.year]
+        if same_edition:
+            hint = (
+                f"{d.key} is not recorded; did you mean {' or '.join(same_edition)}? (the prefix is part of "
+                "the designation: AS, AS/NZS and NZS name different publications)"
+            )
+        elif d.year is None:
+            hint = f"name the edition: {', '.join(names)}"
+        else:
+            hint = f"{d.key} is not recorded; the store has {', '.join(names)}"
+        return f"no standard is designated {d.key!r}", hint, names
+    if m := _INTERNATIONAL.match(parsed.title):
+        # ISO 31000:2018 as cited abroad: Australia publishes its adoption as AS ISO … or AS/NZS ISO …
+        intl = re.sub(r"\s*/\s*", "/", m["intl"].upper())
+        number = f"{intl} {m['num']}"
+        adopted = [str(e.designation) for e in index.std_numbers.get(number, []) if e.designation]
+        if adopted:
+            names = list(dict.fromkeys(adopted))
+            hint = f"the store records its Australian adoption: {', '.join(names)}"
+            return f"no standard is designated {parsed.title!r}", hint, names
+    wanted_stem = _stem(parsed.title)
+    others = index.stems.get(wanted_stem, [])
+    if parsed.jurisdiction:
+        others = [e for e in others if e.jurisdiction == parsed.jurisdiction] or others
+    if not others or not wanted_stem:
+        return None
+    names = list(dict.fromkeys(e.citation() for e in others))[:8]
+    if _stem(parsed.title) == near_key(parsed.title):
+        hint = f"add the year (and the jurisdiction): {'; '.join(names)}"
+    else:
+        hint = f"no instrument of that year; the store has {'; '.join(names)}"
+    return f"no instrument or verified topic has the title {parsed.title!r}", hint, names

@@ -301,10 +301,19 @@ class Resolution(BaseModel):
     citation: str = Field(description="The citation as parsed")
     docId: str = Field(description="Legislation id, or topic: followed by a topic id")
     docType: Literal["act", "regulation", "standard", "guidance", "topic"]
-    sectionRef: str | None = Field(description="null when the requested section could not be verified")
-    requestedSection: str | None
+    sectionRef: str | None = Field(
+        description="The stored section id of the longest verified part of the pinpoint; null when not even "
+        "its first provision could be verified"
+    )
+    requestedSection: str | None = Field(
+        description="The pinpoint asked for, in canonical AGLC form (s 180(1), ss 24–29, sch 1 cl 2)"
+    )
+    unverifiedPinpoint: str | None = Field(
+        description="What of the requested pinpoint the store could not verify ('(1)' of s 180(1) when only "
+        "s 180 is stored; the whole range or list unless each of its items is stored); null when all was"
+    )
     canonicalTitle: str
-    verifiedRef: str
+    verifiedRef: str = Field(description="Canonical citation with exactly the verified part of the pinpoint")
     inForce: bool | None
     inForceDate: Date | None
     lastAmendedDate: Date | None
