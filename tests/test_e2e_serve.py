@@ -35,7 +35,7 @@ async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
 
 async def _wait_ready(base: str, proc: Any, log: Path) -> None:
     async with aiohttp.ClientSession() as http:
-        for _ in range(300):
+        for _ in range(1800):  # a loaded machine takes long to import and start everything
             if proc.poll() is not None:
                 raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
             try:

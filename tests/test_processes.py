@@ -84,20 +84,25 @@ async def _start(args: list[str], env: dict[str, str], tmp_path: Path, runtime: 
     server = Server(
         start(args, env, log), log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
     )
-    async with aiohttp.ClientSession() as http:
-        for base in (server.hub, server.docs):
-            for _ in range(600):
-                if server.proc.poll() is not None:
-                    raise AssertionError(f"server exited early:\n{log.read_text()}")
-                try:
-                    async with http.get(f"{base}/readyz") as resp:
-                        if resp.status == 200:
-                            break
-                except aiohttp.ClientError:
-                    pass
-                await asyncio.sleep(0.1)
-            else:
-                raise AssertionError(f"server never became ready:\n{log.read_text()}")
+    try:
+        async with aiohttp.ClientSession() as http:
+            for base in (server.hub, server.docs):
+                for _ in range(1800):  # a loaded machine takes long to import and start every process
+                    if server.proc.poll() is not None:
+                        raise AssertionError(f"server exited early:\n{log.read_text()}")
+                    try:
+                        async with http.get(f"{base}/readyz") as resp:
+                            if resp.status == 200:
+                                break
+                    except aiohttp.ClientError:
+                        pass
+                    await asyncio.sleep(0.1)
+                else:
+                    raise AssertionError(f"server never became ready:\n{log.read_text()}")
+    except BaseException:
+        # A server left running would hold the scheduler's leader lock and sweep the next tests' rows.
+        stop(server.proc)
+        raise
     return server
 
 
