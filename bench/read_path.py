@@ -46,7 +46,7 @@ import json, sys
 import asyncpg
 from aiohttp import web
 async def setup(app):
-    app["pool"] = await asyncpg.create_pool(sys.argv[2], min_size=4, max_size=20)
+    app["pool"] = await asyncpg.create_pool(sys.argv[2], min_size=2, max_size=10)
     yield
     await app["pool"].close()
 async def handler(request):
