@@ -12,6 +12,7 @@ import io
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pypdf import PageObject, PdfReader
@@ -205,9 +206,10 @@ def _render(lines: list[Line], body: float, levels: dict[float, int]) -> list[st
     return blocks
 
 
-def convert(data: bytes) -> str:
+def convert(data: bytes | Path) -> str:
+    """A PDF's Markdown; from a path, pypdf reads the objects from the file as it needs them."""
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
+        reader = PdfReader(data if isinstance(data, Path) else io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             try:
                 if not reader.decrypt(""):
