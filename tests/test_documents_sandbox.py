@@ -5,16 +5,22 @@ DOCTYPE convert; a converter's internal exception text never reaches a client.""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import random
 import re
 import uuid
 import zipfile
+from pathlib import Path
 from typing import Any
 
+import aiohttp
 import docx
+import pytest
 
+from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready, wait_status
+from tests.processes import command, free_port, start, stop
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
@@ -202,3 +208,99 @@ async def test_failure_reasons_are_plain_sentences_never_exception_text(docs, ru
 def _assert_plain(reason: str) -> None:
     internal = r"\b[A-Z]\w*(Error|Exception)\b|Traceback|object has no attribute|invalid literal|'rId"
     assert not re.search(internal, reason), reason
+
+
+# --- real processes: `concord serve` (embedded) and, on Redis, a `dramatiq` worker process --------------
+
+
+async def _bounded_conversions_through(base: str, key: dict, proc: Any, log: Path) -> None:
+    """Over HTTP against a running server: the expanding DOCX fails on the memory limit, a normal one
+    uploaded at the same time converts, and the process doing the work is still running."""
+    async with aiohttp.ClientSession() as http:
+
+        async def post(data: bytes, name: str) -> str:
+            form = aiohttp.FormData()
+            form.add_field("file", data, filename=name, content_type="application/octet-stream")
+            async with http.post(f"{base}/api/documents", data=form, headers=key["headers"]) as resp:
+                assert resp.status == 202, await resp.text()
+                return str((await resp.json())["id"])
+
+        async def settled(doc_id: str) -> dict:
+            async def check() -> dict | None:
+                async with http.get(f"{base}/api/documents/{doc_id}", headers=key["headers"]) as resp:
+                    body = await resp.json()
+                return body if body["status"] != "processing" else None
+
+            return await eventually(check, timeout=120)
+
+        bomb = await post(_expanding_docx(400_000), "big.docx")
+        fine = await post(_word("Converted by the worker"), "fine.docx")
+        failed = await settled(bomb)
+        assert failed["status"] == "failed", failed
+        assert failed["error"] == "conversion exceeded the memory limit of 200 MB"
+        ready = await settled(fine)
+        assert ready["status"] == "ready", ready
+    assert proc.poll() is None, await asyncio.to_thread(log.read_text)
+
+
+async def _wait_ready(base: str, proc: Any, log: Path) -> None:
+    async def check() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"exited early:\n{await asyncio.to_thread(log.read_text)}")
+        try:
+            async with aiohttp.ClientSession() as http, http.get(f"{base}/readyz") as resp:
+                return resp.status == 200
+        except aiohttp.ClientError:
+            return False
+
+    await eventually(check, timeout=60, interval=0.1)
+
+
+async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
+    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
+    key = await make_key(runtime)
+    hub_port, docs_port = free_port(), free_port()
+    env = {
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_REDIS_URL": "",  # the embedded broker and in-process workers, whatever the database
+        "CONCORD_WEB_PROCESSES": "1",
+        "CONCORD_CONVERT_MEMORY_MB": "200",
+    }
+    log = tmp_path / "serve.log"
+    proc = start([command("concord"), "serve"], env, log)
+    try:
+        await _wait_ready(f"http://127.0.0.1:{docs_port}", proc, log)
+        await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, proc, log)
+    finally:
+        code = stop(proc)
+    text = await asyncio.to_thread(log.read_text)
+    assert code == 0, text
+    assert "Traceback" not in text, text[-4000:]
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
+async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, tmp_path):
+    await runtime.relay.stop()
+    key = await make_key(runtime)
+    docs_port = free_port()
+    env = {
+        "CONCORD_HUB_PORT": str(free_port()),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        # A namespace of their own, so the test process's worker cannot take the jobs.
+        "CONCORD_QUEUE_NAMESPACE": f"concord-sandbox-{RUN_ID}",
+        "CONCORD_WEB_PROCESSES": "1",
+        "CONCORD_CONVERT_MEMORY_MB": "200",
+    }
+    web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
+    web = start([command("concord"), "web"], env, web_log)
+    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    try:
+        await _wait_ready(f"http://127.0.0.1:{docs_port}", web, web_log)
+        await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, worker, worker_log)
+    finally:
+        web_code = stop(web)
+        stop(worker)
+    assert web_code == 0, await asyncio.to_thread(web_log.read_text)
+    text = await asyncio.to_thread(worker_log.read_text)
+    assert "Traceback" not in text, text[-4000:]
