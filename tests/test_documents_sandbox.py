@@ -304,3 +304,29 @@ async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, t
     assert web_code == 0, await asyncio.to_thread(web_log.read_text)
     text = await asyncio.to_thread(worker_log.read_text)
     assert "Traceback" not in text, text[-4000:]
+
+
+async def test_a_conversion_whose_retries_run_out_fails_with_a_sentence(docs, runtime):
+    from sqlalchemy import select, update
+
+    from domain import wiring
+    from domain.kernel import outbox
+    from domain.kernel.models import OutboxJob
+
+    await runtime.relay.stop()  # the job stays in the outbox: nothing converts it
+    key = await make_key(runtime)
+    resp = await upload(docs, key, _word(), "lost.docx")
+    assert resp.status == 202, await resp.text()
+    doc_id = (await resp.json())["id"]
+    async with runtime.db.transaction() as session:
+        job_id = await session.scalar(select(OutboxJob.id).where(OutboxJob.actor == "documents.convert"))
+        await session.execute(
+            update(OutboxJob)
+            .where(OutboxJob.id == job_id)
+            .values(last_error="FileNotFoundError: [Errno 2] /srv/concord/blobs/documents/ab/x")
+        )
+    await outbox.give_up(runtime.db, str(job_id), wiring.JOBS)  # what Dramatiq calls when retries run out
+    doc = await wait_status(docs, key, doc_id, "failed")
+    assert doc["error"].startswith("conversion kept failing"), doc["error"]
+    assert "/srv" not in doc["error"]
+    _assert_plain(doc["error"])

@@ -210,9 +210,13 @@ async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None,
 
 
 async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+    """Retries exhausted: the document fails with a sentence; the job's own error (an exception's text,
+    perhaps a server path) stays on the job row and in the log for the operator."""
     doc = await session.get(Document, payload.get("document_id", ""))
     if doc is not None and doc.status == "processing":
-        await _finish(session, doc, markdown=None, error=f"conversion kept failing: {reason}")
+        log.warning("conversion of %s kept failing: %s", doc.id, reason)
+        error = "conversion kept failing: the stored upload could not be read or the result stored"
+        await _finish(session, doc, markdown=None, error=f"{error}; upload the file again")
 
 
 async def prepare_conversion(db: Database, payload: dict[str, Any]) -> sandbox.Outcome | None:
