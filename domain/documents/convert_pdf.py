@@ -226,8 +226,11 @@ def convert(data: bytes | Path) -> str:
         raise
     except FileNotDecryptedError:
         raise ConversionError("the PDF is encrypted with a password", code="encrypted") from None
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+    except PdfReadError as exc:  # pypdf's own description of what is wrong with the file
         raise ConversionError(f"corrupt PDF: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError):
+        # pypdf tripped over the file's structure; its exception's text means nothing to the owner.
+        raise ConversionError("corrupt PDF: its structure could not be read") from None
     all_lines = [ln for page in pages for ln in page]
     if not all_lines:
         return ""

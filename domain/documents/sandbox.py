@@ -37,8 +37,9 @@ class Limits:
 
     @property
     def wall_seconds(self) -> float:
-        """How long a child may take in all (waiting for a core included) before it is killed."""
-        return self.cpu_seconds * 10 + 30
+        """How long a child may take in all (waiting for a core included) before it is killed; with the
+        default 120 s of CPU, within Dramatiq's 10-minute time limit of a job."""
+        return self.cpu_seconds * 4 + 30
 
     def memory_reason(self) -> str:
         return f"conversion exceeded the memory limit of {self.memory_mb} MB"

@@ -116,7 +116,7 @@ class Settings(BaseSettings):
         default=120,
         ge=1,
         description="CPU time one document conversion may use, in seconds; a document that needs more ends "
-        "`failed`. A conversion is also stopped after ten times this in wall-clock time plus 30 seconds.",
+        "`failed`. A conversion is also stopped after four times this in wall-clock time plus 30 seconds.",
     )
     job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
     job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
