@@ -81,7 +81,7 @@ def _set_limits(memory_bytes: int, cpu_seconds: int) -> None:
 
 
 def _convert(kind: str, path: str) -> tuple[str, str]:
-    """("ok", markdown), ("failed", reason), ("memory", ""), or ("crashed", what happened)."""
+    """("ok", markdown), ("failed", reason), ("memory", ""), ("missing", "") or ("crashed", what)."""
     try:
         return "ok", convert.file_to_markdown(kind, Path(path))
     except ConversionError as exc:
