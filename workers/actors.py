@@ -26,7 +26,7 @@ async def give_up(message_data: dict[str, Any], retry_info: dict[str, Any] | Non
 
 def _job_actor(broker: dramatiq.Broker, settings: Settings, name: str) -> dramatiq.Actor[[str], None]:
     async def run(job_id: str) -> None:
-        await outbox.run(worker_db(), job_id, wiring.JOBS)
+        await outbox.run(worker_db(), job_id, wiring.JOBS, actor=name)
 
     run.__name__ = name.replace(".", "_")
     declare = dramatiq.actor(

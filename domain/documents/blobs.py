@@ -64,8 +64,13 @@ class BlobWriter:
         return rel.as_posix()
 
 
-def read(blob_dir: Path, rel: str) -> bytes:
+def path_of(blob_dir: Path, rel: str) -> Path:
+    """Where a stored blob is (never outside the blob directory)."""
     path = (blob_dir / rel).resolve()
     if blob_dir.resolve() not in path.parents:
         raise ValueError("blob path escapes the blob directory")
-    return path.read_bytes()
+    return path
+
+
+def read(blob_dir: Path, rel: str) -> bytes:
+    return path_of(blob_dir, rel).read_bytes()

@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import io
 import re
+import tempfile
 import zipfile
+from pathlib import Path
+from typing import IO
+from xml.parsers.expat import ExpatError
 
 import mammoth
 from lxml import etree
@@ -20,8 +24,44 @@ from domain.documents import htmlmd
 from domain.documents.errors import ConversionError
 from domain.documents.safety import check_zip, read_member
 
+_SPOOL_BYTES = 8 * 1024 * 1024
 REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
-_XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
+# A DOCTYPE's internal entities are expanded (libxml2 bounds their expansion unless huge_tree is set);
+# an external one (a file or URL) is never read: its reference is dropped (`_parse`).
+_XML_PARSER = etree.XMLParser(resolve_entities="internal", no_network=True, huge_tree=False, load_dtd=False)
+
+
+def _parse(name: str, xml: bytes) -> etree._Element:
+    """A part of the package as a tree without entity references; a plain reason when it is not XML."""
+    try:
+        root = etree.fromstring(xml, _XML_PARSER)
+    except etree.XMLSyntaxError as exc:
+        if exc.code == etree.ErrorTypes.ERR_NO_MEMORY:  # libxml2 ran out of memory, the XML may be fine
+            raise MemoryError(f"parsing {name}") from None
+        raise ConversionError(f"corrupt DOCX: {name} is not well-formed XML ({exc.msg})") from None
+    for ref in list(root.iter(etree.Entity)):
+        parent = ref.getparent()
+        if parent is not None:
+            _remove_keeping_tail(parent, ref)
+    return root
+
+
+def _remove_keeping_tail(parent: etree._Element, node: etree._Element) -> None:
+    if node.tail:
+        prev = node.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + node.tail
+        else:
+            parent.text = (parent.text or "") + node.tail
+    parent.remove(node)
+
+
+def _plain_part(name: str, xml: bytes) -> bytes:
+    """A part as mammoth may read it: one with a DOCTYPE is rewritten without it (entities expanded or
+    dropped as `_parse` does), so no other XML parser ever sees a DTD."""
+    if b"<!DOCTYPE" not in xml or not name.endswith((".xml", ".rels")):
+        return xml
+    return etree.tostring(_parse(name, xml), xml_declaration=True, encoding="UTF-8", standalone=True)
 
 
 def _local(name: object) -> str:
@@ -39,7 +79,7 @@ def _outline_styles(styles_xml: bytes | None) -> dict[str, int]:
     """Style ids whose definition carries an outline level (0-based) → heading level 1-6."""
     if not styles_xml:
         return {}
-    root = etree.fromstring(styles_xml, _XML_PARSER)
+    root = _parse("word/styles.xml", styles_xml)
     out: dict[str, int] = {}
     for style in root:
         if _local(style.tag) != "style":
@@ -63,7 +103,7 @@ def _rels(zf: zipfile.ZipFile) -> dict[str, tuple[str, bool]]:
     name = "word/_rels/document.xml.rels"
     if name not in zf.namelist():
         return {}
-    root = etree.fromstring(read_member(zf, name), _XML_PARSER)
+    root = _parse(name, read_member(zf, name))
     return {
         r.get("Id", ""): (r.get("Target", ""), r.get("TargetMode") == "External")
         for r in root
@@ -73,7 +113,7 @@ def _rels(zf: zipfile.ZipFile) -> dict[str, tuple[str, bool]]:
 
 def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[tuple[str, str]]]:
     """Headings by outline level, math as text; returns the new XML and the image refs in order."""
-    root = etree.fromstring(xml, _XML_PARSER)
+    root = _parse("word/document.xml", xml)
     w = _w_ns(root)
 
     def q(name: str) -> str:
@@ -126,9 +166,9 @@ def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), images
 
 
-def _prepare(data: bytes) -> tuple[bytes, list[str]]:
+def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str]]:
     try:
-        zf = zipfile.ZipFile(io.BytesIO(data))
+        zf = zipfile.ZipFile(data if isinstance(data, Path) else io.BytesIO(data))
     except zipfile.BadZipFile as exc:
         raise ConversionError(f"corrupt DOCX: {exc}") from None
     with zf:
@@ -137,10 +177,7 @@ def _prepare(data: bytes) -> tuple[bytes, list[str]]:
         if "word/document.xml" not in names:
             raise ConversionError("corrupt DOCX: word/document.xml is missing")
         outline = _outline_styles(read_member(zf, "word/styles.xml") if "word/styles.xml" in names else None)
-        try:
-            doc_xml, blips = _rewrite_document(read_member(zf, "word/document.xml"), outline)
-        except etree.XMLSyntaxError as exc:
-            raise ConversionError(f"corrupt DOCX: word/document.xml is not well-formed XML ({exc})") from None
+        doc_xml, blips = _rewrite_document(read_member(zf, "word/document.xml"), outline)
         rels = _rels(zf)
         refs: list[str] = []
         for kind, rid in blips:
@@ -149,15 +186,19 @@ def _prepare(data: bytes) -> tuple[bytes, list[str]]:
                 refs.append(target if re.match(r"^https?://", target) else "")
             else:
                 refs.append(target.lstrip("/").removeprefix("word/"))
-        out = io.BytesIO()
+        # The rewritten package goes to a temporary file once it is large (mammoth reads it part by part).
+        out = tempfile.SpooledTemporaryFile(max_size=_SPOOL_BYTES)  # noqa: SIM115 (handed to the caller)
         with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as new:
             for info in zf.infolist():
-                body = doc_xml if info.filename == "word/document.xml" else read_member(zf, info.filename)
-                new.writestr(info.filename, body)
-    return out.getvalue(), refs
+                name = info.filename
+                body = doc_xml if name == "word/document.xml" else _plain_part(name, read_member(zf, name))
+                new.writestr(name, body)
+    out.seek(0)
+    return out, refs
 
 
-def convert(data: bytes) -> str:
+def convert(data: bytes | Path) -> str:
+    """A DOCX's Markdown; from a path, the archive's members are read from the file one at a time."""
     prepared, refs = _prepare(data)
     counter = iter(range(len(refs) + 10_000))
 
@@ -168,9 +209,15 @@ def convert(data: bytes) -> str:
     style_map = "\n".join(f"p.ConcordHeading{n} => h{n}:fresh" for n in range(1, 7))
     style_map += "\np[style-name='Title'] => h1:fresh"
     try:
-        result = mammoth.convert_to_html(
-            io.BytesIO(prepared), convert_image=mammoth.images.img_element(image), style_map=style_map
-        )
-    except (KeyError, ValueError, zipfile.BadZipFile, etree.XMLSyntaxError) as exc:
+        with prepared:
+            result = mammoth.convert_to_html(
+                prepared, convert_image=mammoth.images.img_element(image), style_map=style_map
+            )
+    except (zipfile.BadZipFile, ExpatError) as exc:
         raise ConversionError(f"corrupt DOCX: {exc}") from None
+    except (KeyError, ValueError, IndexError, AttributeError, TypeError):
+        # mammoth met a part it cannot use; its exception's text means nothing to the document's owner.
+        raise ConversionError(
+            "corrupt DOCX: a part of the document is missing or not what Word writes"
+        ) from None
     return htmlmd.to_markdown(result.value)

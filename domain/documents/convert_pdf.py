@@ -12,6 +12,7 @@ import io
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pypdf import PageObject, PdfReader
@@ -205,9 +206,10 @@ def _render(lines: list[Line], body: float, levels: dict[float, int]) -> list[st
     return blocks
 
 
-def convert(data: bytes) -> str:
+def convert(data: bytes | Path) -> str:
+    """A PDF's Markdown; from a path, pypdf reads the objects from the file as it needs them."""
     try:
-        reader = PdfReader(io.BytesIO(data), strict=False)
+        reader = PdfReader(data if isinstance(data, Path) else io.BytesIO(data), strict=False)
         if reader.is_encrypted:
             try:
                 if not reader.decrypt(""):
@@ -224,8 +226,11 @@ def convert(data: bytes) -> str:
         raise
     except FileNotDecryptedError:
         raise ConversionError("the PDF is encrypted with a password", code="encrypted") from None
-    except (PdfReadError, ValueError, KeyError, TypeError, AttributeError, IndexError, OSError) as exc:
+    except PdfReadError as exc:  # pypdf's own description of what is wrong with the file
         raise ConversionError(f"corrupt PDF: {exc}") from None
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError, OSError):
+        # pypdf tripped over the file's structure; its exception's text means nothing to the owner.
+        raise ConversionError("corrupt PDF: its structure could not be read") from None
     all_lines = [ln for page in pages for ln in page]
     if not all_lines:
         return ""

@@ -5,17 +5,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import time
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import blobs, convert, export_docx
+from domain.documents import blobs, export_docx, sandbox
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
-from domain.documents.errors import ConversionError
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
 from domain.kernel import audit, events, outbox
 from domain.kernel.clock import iso, new_id, utcnow
@@ -192,13 +190,6 @@ async def accept_upload(
         )
 
 
-def _convert_sync(kind: str, rel: str) -> tuple[str, int]:
-    started = time.perf_counter()
-    data = blobs.read(get_settings().blob_dir, rel)
-    markdown = convert.to_markdown(kind, data)
-    return markdown, int((time.perf_counter() - started) * 1000)
-
-
 async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None, error: str | None) -> None:
     before = {"status": doc.status}
     doc.updated_at = utcnow()
@@ -219,41 +210,56 @@ async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None,
 
 
 async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
+    """Retries exhausted: the document fails with a sentence; the job's own error (an exception's text,
+    perhaps a server path) stays on the job row and in the log for the operator."""
     doc = await session.get(Document, payload.get("document_id", ""))
     if doc is not None and doc.status == "processing":
-        await _finish(session, doc, markdown=None, error=f"conversion kept failing: {reason}")
+        log.warning("conversion of %s kept failing: %s", doc.id, reason)
+        error = "conversion kept failing: the stored upload could not be read or the result stored"
+        await _finish(session, doc, markdown=None, error=f"{error}; upload the file again")
+
+
+async def prepare_conversion(db: Database, payload: dict[str, Any]) -> sandbox.Outcome | None:
+    """The conversion itself, with no transaction open: what it needs is read in a short read-only unit of
+    work, and the upload is converted in a child process within the conversion limits (sandbox.py).
+    None when the document is no longer waiting for it (a job delivered twice)."""
+    async with db.read() as session:
+        row = (
+            await session.execute(
+                select(Document.status, Document.kind, Document.blob_path).where(
+                    Document.id == payload["document_id"]
+                )
+            )
+        ).first()
+    if row is None or row.status != "processing":
+        return None
+    settings = get_settings()
+    limits = sandbox.Limits(memory_mb=settings.convert_memory_mb, cpu_seconds=settings.convert_cpu_seconds)
+    path = blobs.path_of(settings.blob_dir, row.blob_path)
+    outcome = await asyncio.to_thread(sandbox.run, row.kind, path, limits)
+    if outcome.detail:
+        log.warning("conversion of %s failed: %s", payload["document_id"], outcome.detail)
+    return outcome
 
 
 async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
-    """Convert the upload to Markdown; any failure of the input marks the document failed, never the
-    worker (a missing blob or a broken database still raise, so the job is retried)."""
+    """Store the conversion's outcome (prepared by `prepare_conversion`): the document becomes ready, or
+    failed with a plain reason. Only a document still processing takes it, so a job delivered twice takes
+    effect once. A missing blob or a broken database raise instead, so the job is retried."""
+    outcome = payload.get(outbox.PREPARED)
+    if not isinstance(outcome, sandbox.Outcome):
+        return
     doc = await session.get(Document, payload["document_id"])
     if doc is None or doc.status != "processing":
         return
-    try:
-        markdown, elapsed = await asyncio.to_thread(_convert_sync, doc.kind, doc.blob_path)
-    except FileNotFoundError:
-        raise
-    except ConversionError as exc:
-        await _finish(session, doc, markdown=None, error=exc.reason)
+    if outcome.error is not None:
+        await _finish(session, doc, markdown=None, error=outcome.error)
         return
-    except RecursionError:
-        await _finish(session, doc, markdown=None, error="the document is nested too deeply to convert")
-        return
-    except MemoryError:
-        await _finish(session, doc, markdown=None, error="the document needs too much memory to convert")
-        return
-    except Exception as exc:  # the worker survives any input: the reason is kept on the document
-        log.warning("conversion of %s failed: %r", doc.id, exc)
-        await _finish(
-            session, doc, markdown=None, error=f"could not convert the file: {type(exc).__name__}: {exc}"
-        )
-        return
-    doc.conversion_ms = elapsed
-    await _finish(session, doc, markdown=markdown, error=None)
+    doc.conversion_ms = outcome.elapsed_ms
+    await _finish(session, doc, markdown=outcome.markdown, error=None)
 
 
-CONVERT_JOB = Job("documents.convert", convert_job, on_failure=mark_failed)
+CONVERT_JOB = Job("documents.convert", convert_job, on_failure=mark_failed, prepare=prepare_conversion)
 
 
 async def list_documents(

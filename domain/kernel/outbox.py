@@ -23,16 +23,25 @@ from domain.kernel.sqlutil import execute_counted
 
 JobHandler = Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
 FailureHandler = Callable[[AsyncSession, dict[str, Any], str], Awaitable[None]]
+Preparer = Callable[[Database, dict[str, Any]], Awaitable[Any]]
+# The key under which a job's handler finds what its `prepare` step returned.
+PREPARED = "_prepared"
 
 
 @dataclass(frozen=True)
 class Job:
     """A kind of background job: its name (the Dramatiq actor's), what it does, and what a job that keeps
-    failing leaves behind. domain/wiring.py lists every one; workers declare one actor per entry."""
+    failing leaves behind. domain/wiring.py lists every one; workers declare one actor per entry.
+
+    `prepare`, when given, is the job's slow part (a document conversion): it runs before the job's
+    transaction with no transaction open (reading what it needs in short units of work of its own), and
+    the handler finds its result under `payload[PREPARED]`. A job delivered twice may prepare twice; its
+    handler, in the transaction that marks the job done, decides whether the result still applies."""
 
     name: str
     handler: JobHandler
     on_failure: FailureHandler | None = None
+    prepare: Preparer | None = None
 
 
 def enqueue(session: AsyncSession, job: Job, payload: dict[str, Any]) -> str:
@@ -70,6 +79,9 @@ _LOAD_FOR_RUN = (
     select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload)
     .where(_JOBS.c.id == bindparam("p_id"))
     .with_for_update()
+)
+_LOAD_TO_PREPARE = select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload).where(
+    _JOBS.c.id == bindparam("p_id")
 )
 _MARK_DONE = (
     update(_JOBS)
@@ -113,14 +125,28 @@ async def requeue_unfinished(session: AsyncSession, *, older_than: timedelta | N
     return await execute_counted(session, stmt.values(status="pending"))
 
 
-async def run(db: Database, job_id: str, jobs: Mapping[str, Job]) -> bool:
-    """Run one job exactly once in effect. Returns False when there was nothing to do."""
+async def run(db: Database, job_id: str, jobs: Mapping[str, Job], *, actor: str | None = None) -> bool:
+    """Run one job exactly once in effect. Returns False when there was nothing to do.
+
+    `actor` (the job's kind, as the Dramatiq actor knows it) saves a look at the row before a job with a
+    `prepare` step; without it the row is read once more when any of `jobs` has one."""
     try:
+        prepared: dict[str, Any] = {}
+        kind = await _kind_to_prepare(db, job_id, jobs, actor)
+        if kind is not None and kind.prepare is not None:
+            async with db.read() as session:
+                row = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
+            if row is None or row.status in ("done", "failed"):
+                return False
+            prepared = {kind.name: await kind.prepare(db, dict(row.payload))}
         async with db.transaction() as session:
             row = (await session.execute(_LOAD_FOR_RUN, {"p_id": job_id})).first()
             if row is None or row.status in ("done", "failed"):
                 return False
-            await jobs[row.actor].handler(session, dict(row.payload))
+            payload = dict(row.payload)
+            if row.actor in prepared:
+                payload[PREPARED] = prepared[row.actor]
+            await jobs[row.actor].handler(session, payload)
             await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
         return True
     except Exception as exc:
@@ -131,6 +157,18 @@ async def run(db: Database, job_id: str, jobs: Mapping[str, Job]) -> bool:
                 .values(attempts=OutboxJob.attempts + 1, last_error=_describe(exc))
             )
         raise
+
+
+async def _kind_to_prepare(
+    db: Database, job_id: str, jobs: Mapping[str, Job], actor: str | None
+) -> Job | None:
+    if actor is not None:
+        return jobs.get(actor)
+    if not any(job.prepare is not None for job in jobs.values()):
+        return None
+    async with db.read() as session:
+        row = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
+    return jobs.get(row.actor) if row is not None else None
 
 
 async def give_up(db: Database, job_id: str, jobs: Mapping[str, Job]) -> None:

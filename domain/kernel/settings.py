@@ -106,6 +106,18 @@ class Settings(BaseSettings):
     worker_threads: int = Field(
         default=4, ge=1, description="Threads of the in-process worker (embedded mode)."
     )
+    convert_memory_mb: int = Field(
+        default=1024,
+        ge=64,
+        description="Memory (address space) one document conversion may use, in MB; each conversion runs "
+        "in a child process of its own with this limit, and a document that needs more ends `failed`.",
+    )
+    convert_cpu_seconds: int = Field(
+        default=120,
+        ge=1,
+        description="CPU time one document conversion may use, in seconds; a document that needs more ends "
+        "`failed`. A conversion is also stopped after four times this in wall-clock time plus 30 seconds.",
+    )
     job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
     job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
     relay_interval_seconds: float = Field(default=2.0, gt=0, description="Outbox relay poll interval.")

@@ -1,0 +1,166 @@
+"""Each document conversion in a child process of its own, with memory and CPU-time limits.
+
+The calling thread starts a child (from a forkserver whose converters are already imported; `spawn`
+where the platform has no forkserver), which sets its limits (`resource.setrlimit`: address space,
+CPU time, no core file), converts the upload from its file and sends back the Markdown or a reason on a
+pipe, then exits. A conversion that runs out of memory or CPU time therefore ends that child only: never
+the worker, never another conversion, and the worker's memory is back where it was once the child is
+gone. A child that neither answers nor exits within the wall-clock bound is killed.
+
+Every reason in an `Outcome` is a plain sentence for the document's owner; what went wrong inside a
+converter (an exception's text) is only in `detail`, for the log."""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import signal
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from domain.documents import convert
+from domain.documents.errors import ConversionError
+
+MB = 1024 * 1024
+NESTED = "the document is nested too deeply to convert"
+KILLED = "conversion was stopped by the system: it needed more memory or CPU time than the server could give"
+CRASHED = "the file could not be converted: it is damaged or uses something the converter does not support"
+
+
+@dataclass(frozen=True)
+class Limits:
+    memory_mb: int
+    cpu_seconds: int
+
+    @property
+    def wall_seconds(self) -> float:
+        """How long a child may take in all (waiting for a core included) before it is killed; with the
+        default 120 s of CPU, within Dramatiq's 10-minute time limit of a job."""
+        return self.cpu_seconds * 4 + 30
+
+    def memory_reason(self) -> str:
+        return f"conversion exceeded the memory limit of {self.memory_mb} MB"
+
+    def cpu_reason(self) -> str:
+        unit = "second" if self.cpu_seconds == 1 else "seconds"
+        return f"conversion exceeded the CPU time limit of {self.cpu_seconds} {unit}"
+
+    def wall_reason(self) -> str:
+        return f"conversion took longer than {self.wall_seconds:g} seconds and was stopped"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    markdown: str | None
+    error: str | None
+    elapsed_ms: int
+    detail: str | None = None  # for the log only, never shown to a client
+
+
+def _context() -> Any:
+    if "forkserver" in multiprocessing.get_all_start_methods():
+        ctx = multiprocessing.get_context("forkserver")
+        # Imported once in the forkserver, so each child starts with the converters loaded.
+        ctx.set_forkserver_preload([__name__])
+        return ctx
+    return multiprocessing.get_context("spawn")
+
+
+def _set_limits(memory_bytes: int, cpu_seconds: int) -> None:
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
+    # At the soft limit the kernel sends SIGXCPU (which ends the child); the hard one is a backstop.
+    hard = cpu_seconds + 2 if cpu_hard == resource.RLIM_INFINITY else min(cpu_hard, cpu_seconds + 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (min(cpu_seconds, hard), hard))
+    _, as_hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = memory_bytes if as_hard == resource.RLIM_INFINITY else min(as_hard, memory_bytes)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, as_hard))
+
+
+def _convert(kind: str, path: str) -> tuple[str, str]:
+    """("ok", markdown), ("failed", reason), ("memory", ""), ("missing", "") or ("crashed", what)."""
+    try:
+        return "ok", convert.file_to_markdown(kind, Path(path))
+    except ConversionError as exc:
+        return "failed", exc.reason
+    except MemoryError:
+        return "memory", ""
+    except RecursionError:
+        return "failed", NESTED
+    except FileNotFoundError:
+        return "missing", ""
+    except Exception as exc:
+        return "crashed", f"{type(exc).__name__}: {exc}"[:2000]
+
+
+def _child(conn: Connection, kind: str, path: str, memory_bytes: int, cpu_seconds: int) -> None:
+    _set_limits(memory_bytes, cpu_seconds)
+    answer = _convert(kind, path)
+    try:
+        conn.send(answer)
+    except MemoryError:  # the Markdown itself did not fit in what is left to pickle it
+        del answer
+        conn.send(("memory", ""))
+    conn.close()
+
+
+def run(kind: str, path: Path, limits: Limits) -> Outcome:
+    """Convert the file at `path` in a child process within `limits` (blocking: call it from a thread).
+
+    Raises FileNotFoundError when the file is gone (the job is retried); every other problem is an
+    Outcome with a plain reason."""
+    if not path.is_file():
+        raise FileNotFoundError(str(path))
+    ctx = _context()
+    started = time.perf_counter()
+    receiver, sender = ctx.Pipe(duplex=False)
+    child = ctx.Process(
+        target=_child,
+        args=(sender, kind, str(path), limits.memory_mb * MB, limits.cpu_seconds),
+        name="concord-convert",
+        daemon=True,
+    )
+    answer: tuple[str, str] | None = None
+    timed_out = False
+    try:
+        child.start()
+    finally:
+        sender.close()  # only the child writes; its end closing is how a dead child shows
+    try:
+        if receiver.poll(limits.wall_seconds):
+            try:
+                answer = receiver.recv()
+            except (EOFError, OSError):
+                answer = None  # it died without answering
+        else:
+            timed_out = True
+    finally:
+        receiver.close()
+        child.join(5 if answer is not None else 0.5)
+        if child.exitcode is None:
+            child.kill()
+            child.join()
+        exitcode = child.exitcode
+        child.close()
+    elapsed = int((time.perf_counter() - started) * 1000)
+    if answer is not None:
+        status, value = answer
+        if status == "ok":
+            return Outcome(value, None, elapsed)
+        if status == "failed":
+            return Outcome(None, value, elapsed)
+        if status == "memory":
+            return Outcome(None, limits.memory_reason(), elapsed)
+        if status == "missing":
+            raise FileNotFoundError(str(path))
+        return Outcome(None, CRASHED, elapsed, detail=value)
+    if timed_out:
+        return Outcome(None, limits.wall_reason(), elapsed)
+    if exitcode == -signal.SIGXCPU:  # sent by the kernel at the soft CPU limit
+        return Outcome(None, limits.cpu_reason(), elapsed, detail="converter ended by SIGXCPU")
+    if exitcode == -signal.SIGKILL:  # the hard CPU limit, or the kernel short of memory
+        return Outcome(None, KILLED, elapsed, detail="converter ended by SIGKILL")
+    return Outcome(None, CRASHED, elapsed, detail=f"converter exited with {exitcode} without answering")
