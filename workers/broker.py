@@ -15,10 +15,10 @@ _broker: dramatiq.Broker | None = None
 
 # Queue maintenance (putting back the messages of workers whose heartbeat is older than
 # CONCORD_WORKER_HEARTBEAT_TIMEOUT_SECONDS) runs on this many broker calls in a million; an idle worker calls
-# about once a second per queue, so 10% finds a dead worker's messages within seconds of its timeout.
+# about once a second per queue, so 20% finds a dead worker's messages within seconds of its timeout.
 # Dramatiq's default (0.1%) left them for many minutes. Maintenance is two small range reads when no worker
 # is dead.
-MAINTENANCE_CHANCE = 100_000
+MAINTENANCE_CHANCE = 200_000
 
 
 def setup_broker(settings: Settings) -> dramatiq.Broker:
