@@ -31,9 +31,9 @@ class Readiness(BaseModel):
         description="`in-process`, `redis`, or `redis unreachable: <reason>` (then the status is 503)"
     )
     rateLimits: str = Field(
-        description="Where rate limits count now: `redis`, `shared file`, `process memory`, or "
-        "`process memory (redis unreachable: <reason>)` while Redis cannot answer (limits then hold per "
-        "process)"
+        description="Where rate limits count now: `redis`, `shared file` (the machine's web processes), "
+        "`process memory`, or one of the last two followed by `(redis unreachable: <reason>)` while Redis "
+        "cannot answer"
     )
 
 

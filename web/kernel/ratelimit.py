@@ -8,10 +8,11 @@ Redis trouble never fails a request. The rate limits' connections come from a po
 `CONCORD_REDIS_MAX_CONNECTIONS` per process that a request waits on (up to `CONCORD_REDIS_TIMEOUT_SECONDS`)
 instead of failing when every connection is busy; a connection that went stale (a Redis restart) is
 retried once on a fresh one. When Redis still cannot answer (down, unreachable, slower than the timeout,
-the pool still busy), the process falls back to counting in its own memory: every limit still holds, per
-process. It logs one warning when that starts and one when Redis answers again, and meanwhile tries Redis
-again every `RETRY_REDIS_SECONDS` (not on every request, so none waits on a dead Redis). Readiness
-(`/readyz`) names the state (`rateLimits`)."""
+the pool still busy), the process falls back to counting as it does without Redis (the machine's shared
+file under the supervisor, else its own memory): every limit still holds, per machine. It logs one warning
+when that starts and one when Redis answers again, and meanwhile tries Redis again every
+`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`)
+names the state (`rateLimits`)."""
 
 from __future__ import annotations
 
@@ -68,8 +69,6 @@ class RateLimits:
         local: Storage = SQLiteWindowStorage(shared_file) if shared_file is not None else MemoryStorage()
         self.local = MovingWindowRateLimiter(local)
         self.local_kind = "shared file" if shared_file is not None else "process memory"
-        # Counting in this process's memory while Redis cannot answer.
-        self.fallback = self.local if shared_file is None else MovingWindowRateLimiter(MemoryStorage())
         self.shared: MovingWindowRateLimiter | None = None
         if settings.redis_url:
             storage = RedisStorage(
@@ -85,12 +84,12 @@ class RateLimits:
     @property
     def state(self) -> str:
         """Where the counts live now, for readiness: `redis`, `shared file`, `process memory`, or
-        `process memory (redis unreachable: …)` while falling back."""
+        `shared file (redis unreachable: …)` / `process memory (redis unreachable: …)` while falling back."""
         if self.shared is None:
             return self.local_kind
         if self.redis_problem is None:
             return "redis"
-        return f"process memory (redis unreachable: {self.redis_problem})"
+        return f"{self.local_kind} (redis unreachable: {self.redis_problem})"
 
     async def hit(self, name: str, per_minute: int, client: str) -> None:
         item = RateLimitItemPerMinute(per_minute)
@@ -103,7 +102,7 @@ class RateLimits:
             if limiter is not self.shared:
                 raise
             self._redis_failed(exc)
-            limiter = self.fallback
+            limiter = self.local
             allowed = await limiter.hit(item, name, client)
             if not allowed:
                 stats = await limiter.get_window_stats(item, name, client)
@@ -125,7 +124,7 @@ class RateLimits:
         if self.redis_problem is not None:
             now = self._monotonic()
             if now < self._retry_redis_at:
-                return self.fallback
+                return self.local
             self._retry_redis_at = now + RETRY_REDIS_SECONDS  # this request tries Redis; the rest wait
         return self.shared
 
@@ -133,8 +132,9 @@ class RateLimits:
         problem = describe(exc)
         if self.redis_problem is None:
             log.warning(
-                "rate limits: Redis cannot answer (%s); counting in this process's memory until it does",
+                "rate limits: Redis cannot answer (%s); counting in %s until it does",
                 problem,
+                self.local_kind,
             )
         self.redis_problem = problem
         self._retry_redis_at = self._monotonic() + RETRY_REDIS_SECONDS
