@@ -13,6 +13,7 @@ from domain.documents import sharing as document_sharing
 from domain.kernel import sweeps
 from domain.kernel.outbox import Job
 from domain.kernel.seeding import Seeder
+from domain.kernel.settings import get_settings
 from domain.kernel.sweeps import Sweep
 from domain.market import cart, fuel_ingest, quote_rates, scrape
 from domain.market import seed as market_seed
@@ -38,7 +39,11 @@ JOBS: dict[str, Job] = {
 }
 
 SWEEPS: tuple[Sweep, ...] = (
-    Sweep("outbox.requeue_stale", 60, sweeps.requeue_stale_jobs),
+    Sweep(
+        "outbox.requeue_stale",
+        min(60.0, get_settings().job_resend_after_seconds / 2),
+        sweeps.requeue_stale_jobs,
+    ),
     Sweep("topics.expire_proposals", 5, topic_consensus.expire_proposals),
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),

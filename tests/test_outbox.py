@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -22,11 +23,16 @@ class Webhook:
 
     def __init__(self) -> None:
         self.calls: list[dict[str, Any]] = []
+        self.keys: list[str | None] = []
         self.fail_next = 0
+        self.probe: Callable[[dict[str, Any]], Awaitable[None]] | None = None
 
     async def handle(self, request: web.Request) -> web.Response:
         body = await request.json()
         self.calls.append(body)
+        self.keys.append(request.headers.get("Idempotency-Key"))
+        if self.probe is not None:
+            await self.probe(body)
         if self.fail_next > 0:
             self.fail_next -= 1
             return web.Response(status=500, text="reviewer inbox down")
@@ -88,6 +94,42 @@ async def test_escalation_is_delivered_once_by_the_worker(
 
 async def _delivered(runtime: Any, esc_id: str) -> bool:
     return (await _escalation(runtime, esc_id)).delivery_status == "delivered"
+
+
+async def test_the_webhook_is_posted_with_no_transaction_open(
+    hub: Any, register: Any, runtime: Any, webhook: Webhook
+):
+    """While the receiver handles the POST, the job's rows are free (a write to them would otherwise wait on
+    the worker: NOWAIT fails at once on PostgreSQL, SQLite's write lock would be held) and the attempt is
+    already committed: recorded before, outcome after."""
+    seen: list[tuple[int, str, str, bool]] = []
+
+    async def probe(body: dict[str, Any]) -> None:
+        esc_id = body["escalation"]["escalationId"]
+        async with runtime.db.transaction() as session:
+            esc = await session.scalar(
+                select(Escalation).where(Escalation.id == esc_id).with_for_update(nowait=True)
+            )
+            job = await session.scalar(select(OutboxJob).with_for_update(nowait=True))
+            assert esc is not None
+            assert job is not None
+            seen.append((esc.delivery_attempts, esc.delivery_status, job.status, job.lease_until is not None))
+
+    webhook.probe = probe
+    agent, topic_id = await _topic(hub, register)
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "outside"}
+    )
+    esc_id = (await resp.json())["escalationId"]
+    await eventually(lambda: _delivered(runtime, esc_id))
+    assert seen == [(1, "pending", "sent", True)]  # the attempt committed, the job leased to this run
+    esc = await _escalation(runtime, esc_id)
+    assert esc.delivery_attempts == 1
+    assert esc.delivered_at is not None
+    assert webhook.keys == [f"escalation.created:{esc_id}"]
+    async with runtime.db.read() as session:
+        job = (await session.scalars(select(OutboxJob))).one()
+        assert (job.status, job.attempts, job.lease_until) == ("done", 1, None)
 
 
 async def test_job_of_a_rolled_back_transaction_never_runs(
@@ -198,10 +240,14 @@ async def test_a_failing_webhook_is_retried_until_it_answers(
     esc_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, esc_id))
     assert len(webhook.calls) == 2  # one failure, one success
+    # Both attempts are one notification to the receiver; each is recorded once, nothing else repeats.
+    assert webhook.keys == [f"escalation.created:{esc_id}"] * 2
+    assert (await _escalation(runtime, esc_id)).delivery_attempts == 2
     async with runtime.db.read() as session:
         job = (await session.scalars(select(OutboxJob))).one()
         assert job.status == "done"
         assert job.attempts == 2
+        assert job.lease_until is None
 
 
 async def test_retries_exhausted_leave_a_visible_failure(

@@ -26,7 +26,12 @@ async def give_up(message_data: dict[str, Any], retry_info: dict[str, Any] | Non
 
 def _job_actor(broker: dramatiq.Broker, settings: Settings, name: str) -> dramatiq.Actor[[str], None]:
     async def run(job_id: str) -> None:
-        await outbox.run(worker_db(), job_id, wiring.JOBS, actor=name)
+        try:
+            await outbox.run(worker_db(), job_id, wiring.JOBS, actor=name)
+        except outbox.Busy as busy:
+            # Another delivery holds the job (a message put back from a worker thought dead, or sent twice):
+            # look again once its lease has passed. Not a failure, so no retry is spent on it.
+            actor.send_with_options(args=(job_id,), delay=int(busy.seconds * 1000) + 1000)
 
     run.__name__ = name.replace(".", "_")
     declare = dramatiq.actor(
@@ -37,7 +42,8 @@ def _job_actor(broker: dramatiq.Broker, settings: Settings, name: str) -> dramat
         max_backoff=max(settings.job_min_backoff_ms, 300_000),
         on_retry_exhausted=GIVE_UP,
     )
-    return declare(run)
+    actor = declare(run)
+    return actor
 
 
 def declare(broker: dramatiq.Broker, settings: Settings) -> dict[str, dramatiq.Actor[Any, Any]]:

@@ -12,6 +12,7 @@ from domain.consensus.models import Escalation
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
@@ -139,24 +140,50 @@ async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: st
         esc.delivery_error = reason
 
 
-async def notify(session: AsyncSession, payload: dict[str, Any]) -> None:
-    """Deliver the escalation to the webhook (when configured) and put it on the reviewers' queue."""
-    esc = await session.get(Escalation, payload["escalation_id"])
-    if esc is None or esc.delivery_status == "delivered":
-        return
-    esc.delivery_attempts += 1
-    url = get_settings().escalation_webhook_url
-    if url:
-        body = {"event": "escalation.created", "escalation": to_dict(esc)}
-        try:
-            await webhooks.post_json(url, body)  # DeliveryFailed is raised: the job is retried
-        except webhooks.Refused as exc:  # only a change of settings helps: failed now, not after retries
-            esc.delivery_status = "failed"
-            esc.delivery_error = str(exc)
+async def notify(db: Database, payload: dict[str, Any]) -> None:
+    """Deliver the escalation to the webhook (when configured) and put it on the reviewers' queue.
+
+    Never inside an open transaction: the attempt is recorded and committed first, then the webhook is
+    posted, then the outcome recorded. A failed post (DeliveryFailed) records its error and is raised for
+    the job to be retried; a retry posts again (the receiver tells repeats apart by the `Idempotency-Key`
+    header, the same for every attempt) but repeats nothing in the database."""
+    escalation_id = payload["escalation_id"]
+    async with db.transaction() as session:
+        esc = await session.get(Escalation, escalation_id, with_for_update=True)
+        if esc is None or esc.delivery_status == "delivered":
             return
-    esc.delivery_status = "delivered"
-    esc.delivery_error = None
-    esc.delivered_at = utcnow()
+        esc.delivery_attempts += 1
+        url = get_settings().escalation_webhook_url
+        body = {"event": "escalation.created", "escalation": to_dict(esc)}
+    outcome: str | None = None  # None: delivered
+    if url:
+        try:
+            await webhooks.post_json(url, body, idempotency_key=f"escalation.created:{escalation_id}")
+        except webhooks.Refused as exc:  # only a change of settings helps: failed now, not after retries
+            outcome = str(exc)
+        except webhooks.DeliveryFailed as exc:
+            async with db.transaction() as session:
+                esc = await session.get(Escalation, escalation_id, with_for_update=True)
+                if esc is not None and esc.delivery_status != "delivered":
+                    esc.delivery_error = str(exc)  # this attempt's; the job is retried
+            raise
+    async with db.transaction() as session:
+        esc = await session.get(Escalation, escalation_id, with_for_update=True)
+        if esc is None or esc.delivery_status == "delivered":
+            return
+        if outcome is None:
+            esc.delivery_status = "delivered"
+            esc.delivery_error = None
+            esc.delivered_at = utcnow()
+        else:
+            esc.delivery_status = "failed"
+            esc.delivery_error = outcome
 
 
-NOTIFY_JOB = Job("escalation.notify", notify, on_failure=mark_failed)
+# A run posts once, bounded by the webhook's timeout: the lease outlasts it with room to spare.
+NOTIFY_JOB = Job(
+    "escalation.notify",
+    standalone=notify,
+    on_failure=mark_failed,
+    lease_seconds=webhooks.LIMITS.timeout_seconds + 10,
+)

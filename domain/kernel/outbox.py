@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import new_id, utcnow
@@ -22,6 +22,7 @@ from domain.kernel.models import OutboxJob
 from domain.kernel.sqlutil import execute_counted
 
 JobHandler = Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
+StandaloneHandler = Callable[[Database, dict[str, Any]], Awaitable[None]]
 FailureHandler = Callable[[AsyncSession, dict[str, Any], str], Awaitable[None]]
 Preparer = Callable[[Database, dict[str, Any]], Awaitable[Any]]
 # The key under which a job's handler finds what its `prepare` step returned.
@@ -33,15 +34,37 @@ class Job:
     """A kind of background job: its name (the Dramatiq actor's), what it does, and what a job that keeps
     failing leaves behind. domain/wiring.py lists every one; workers declare one actor per entry.
 
+    A job does its work either in the transaction that marks it done (`handler`: its effect and its
+    completion commit together, so a redelivery finds it done), or, when the work must not happen inside a
+    transaction (a request to another service), by itself (`standalone`: given the database, it opens its own
+    short transactions around the slow part, recording what it attempts before and the outcome after, so
+    that running it again after a crash or a failure repeats no side effect of its own). While a standalone
+    job runs, its row holds a lease of `lease_seconds`, longer than the job can take: a second delivery
+    meanwhile does not run it (`Busy`), nor does the re-send of unfinished jobs pick it.
+
     `prepare`, when given, is the job's slow part (a document conversion): it runs before the job's
     transaction with no transaction open (reading what it needs in short units of work of its own), and
     the handler finds its result under `payload[PREPARED]`. A job delivered twice may prepare twice; its
     handler, in the transaction that marks the job done, decides whether the result still applies."""
 
     name: str
-    handler: JobHandler
+    handler: JobHandler | None = None
     on_failure: FailureHandler | None = None
     prepare: Preparer | None = None
+    standalone: StandaloneHandler | None = None
+    lease_seconds: float = 60.0
+
+    def __post_init__(self) -> None:
+        if (self.handler is None) == (self.standalone is None):
+            raise ValueError(f"job {self.name}: give a handler or a standalone function, one of them")
+
+
+class Busy(Exception):
+    """Another delivery of this standalone job is running it (its lease has `seconds` left)."""
+
+    def __init__(self, job_id: str, seconds: float) -> None:
+        super().__init__(f"job {job_id} is being run by another delivery for up to {seconds:.0f} s more")
+        self.seconds = seconds
 
 
 def enqueue(session: AsyncSession, job: Job, payload: dict[str, Any]) -> str:
@@ -76,7 +99,7 @@ _CLAIM = (
 
 # A job's run: its row locked, then marked done in the same transaction as its effect.
 _LOAD_FOR_RUN = (
-    select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload)
+    select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload, _JOBS.c.lease_until)
     .where(_JOBS.c.id == bindparam("p_id"))
     .with_for_update()
 )
@@ -85,8 +108,8 @@ _LOAD_TO_PREPARE = select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload).where(
 )
 _MARK_DONE = (
     update(_JOBS)
-    .where(_JOBS.c.id == bindparam("p_id"))
-    .values(status="done", finished_at=bindparam("p_now"), attempts=_JOBS.c.attempts + 1)
+    .where(_JOBS.c.id == bindparam("p_id"), _JOBS.c.status.not_in(("done", "failed")))
+    .values(status="done", finished_at=bindparam("p_now"), attempts=_JOBS.c.attempts + 1, lease_until=None)
 )
 
 
@@ -118,43 +141,76 @@ async def fail_unrunnable(session: AsyncSession, job_id: str, reason: str) -> No
 
 
 async def requeue_unfinished(session: AsyncSession, *, older_than: timedelta | None = None) -> int:
-    """Put sent-but-unfinished jobs back to pending (their message may have died with a broker)."""
-    stmt = update(OutboxJob).where(OutboxJob.status == "sent")
+    """Put sent-but-unfinished jobs back to pending (their message may have died with a broker).
+
+    A job that is running is never put back: its run holds its row locked (`run`), and the rows are picked
+    with SKIP LOCKED (PostgreSQL); on SQLite a running job holds the write lock, so this waits for it."""
+    now = utcnow()
+    chosen = select(_JOBS.c.id).where(
+        _JOBS.c.status == "sent", or_(_JOBS.c.lease_until.is_(None), _JOBS.c.lease_until < now)
+    )
     if older_than is not None:
-        stmt = stmt.where(OutboxJob.sent_at < utcnow() - older_than)
-    return await execute_counted(session, stmt.values(status="pending"))
+        chosen = chosen.where(_JOBS.c.sent_at < now - older_than)
+    stmt = (
+        update(_JOBS)
+        .where(_JOBS.c.id.in_(chosen.with_for_update(skip_locked=True).scalar_subquery()))
+        .values(status="pending")
+    )
+    return await execute_counted(session, stmt)
 
 
 async def run(db: Database, job_id: str, jobs: Mapping[str, Job], *, actor: str | None = None) -> bool:
     """Run one job exactly once in effect. Returns False when there was nothing to do.
 
-    `actor` (the job's kind, as the Dramatiq actor knows it) saves a look at the row before a job with a
-    `prepare` step; without it the row is read once more when any of `jobs` has one."""
+    A job with a `handler` runs while its row is locked (FOR UPDATE on PostgreSQL; SQLite's write lock), in
+    the transaction that marks it done: a second delivery meanwhile waits for that commit, then finds the
+    job done and does nothing. Its `prepare` step, if any, runs first with no transaction open. A standalone
+    job takes its lease in a first short transaction, runs with no transaction of the outbox open, and is
+    marked done in a last one; a second delivery meanwhile raises `Busy` (the worker sends it again once the
+    lease has passed). `actor` (the job's kind, as the Dramatiq actor knows it) saves a look at the row
+    before a job with a `prepare` step."""
     try:
         prepared: dict[str, Any] = {}
         kind = await _kind_to_prepare(db, job_id, jobs, actor)
         if kind is not None and kind.prepare is not None:
             async with db.read() as session:
-                row = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
-            if row is None or row.status in ("done", "failed"):
+                found = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
+            if found is None or found.status in ("done", "failed"):
                 return False
-            prepared = {kind.name: await kind.prepare(db, dict(row.payload))}
+            prepared = {kind.name: await kind.prepare(db, dict(found.payload))}
         async with db.transaction() as session:
             row = (await session.execute(_LOAD_FOR_RUN, {"p_id": job_id})).first()
             if row is None or row.status in ("done", "failed"):
                 return False
+            job = jobs[row.actor]
             payload = dict(row.payload)
-            if row.actor in prepared:
-                payload[PREPARED] = prepared[row.actor]
-            await jobs[row.actor].handler(session, payload)
+            if job.handler is not None:
+                if row.actor in prepared:
+                    payload[PREPARED] = prepared[row.actor]
+                await job.handler(session, payload)
+                await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
+                return True
+            now = utcnow()
+            if row.lease_until is not None and row.lease_until > now:
+                raise Busy(job_id, (row.lease_until - now).total_seconds())
+            await session.execute(
+                update(_JOBS)
+                .where(_JOBS.c.id == job_id)
+                .values(lease_until=now + timedelta(seconds=job.lease_seconds))
+            )
+        assert job.standalone is not None
+        await job.standalone(db, payload)
+        async with db.transaction() as session:
             await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
         return True
+    except Busy:
+        raise
     except Exception as exc:
         async with db.transaction() as session:
             await session.execute(
                 update(OutboxJob)
                 .where(OutboxJob.id == job_id, OutboxJob.status != "done")
-                .values(attempts=OutboxJob.attempts + 1, last_error=_describe(exc))
+                .values(attempts=OutboxJob.attempts + 1, last_error=_describe(exc), lease_until=None)
             )
         raise
 

@@ -22,6 +22,20 @@ class Settings(BaseSettings):
         description="Redis URL for the Dramatiq broker and shared rate limits; unset: in-process.",
     )
     queue_namespace: str = Field(default="concord", description="Prefix of the Dramatiq queues in Redis.")
+    redis_max_connections: int = Field(
+        default=50,
+        ge=1,
+        description="Redis connections a web process keeps for rate limits; a request that finds them all "
+        "busy waits for one (up to `CONCORD_REDIS_TIMEOUT_SECONDS`).",
+    )
+    redis_timeout_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=60,
+        description="Bound on each Redis call of a web process (connect, answer, wait for a free "
+        "connection); past it, or with Redis down, rate limits count per process until Redis answers "
+        "again (README, Redis trouble).",
+    )
     host: str = Field(default="127.0.0.1", description="Address both apps listen on.")
     web_processes: int = Field(
         default=0,
@@ -120,6 +134,20 @@ class Settings(BaseSettings):
     )
     job_max_retries: int = Field(default=8, ge=0, description="Retries of a failing background job.")
     job_min_backoff_ms: int = Field(default=1000, ge=0, description="First retry delay of a failing job.")
+    worker_heartbeat_timeout_seconds: float = Field(
+        default=10.0,
+        ge=2,
+        le=3600,
+        description="A worker process (Redis) silent this long counts as dead: the jobs it had taken are "
+        "put back on the queue for another worker within seconds (a live worker beats about once a second).",
+    )
+    job_resend_after_seconds: float = Field(
+        default=900.0,
+        ge=10,
+        description="A job sent to the broker but neither finished nor running this long is sent again (its "
+        "message was lost with the broker, e.g. Redis restarted without persistence); jobs take effect "
+        "once, so a redundant send costs only a no-op run.",
+    )
     relay_interval_seconds: float = Field(default=2.0, gt=0, description="Outbox relay poll interval.")
     topic_approvals_to_open: int = Field(
         default=3,

@@ -45,8 +45,11 @@ async def run(db: Database, item: Sweep, holder: str) -> int:
 
 
 async def requeue_stale_jobs(session: AsyncSession) -> int:
-    """Jobs sent long ago but never finished lost their message (a broker crash): send them again."""
-    return await outbox.requeue_unfinished(session, older_than=timedelta(minutes=15))
+    """Jobs sent long ago, neither finished nor running, lost their message (a broker crash): send them
+    again after `CONCORD_JOB_RESEND_AFTER_SECONDS`."""
+    return await outbox.requeue_unfinished(
+        session, older_than=timedelta(seconds=get_settings().job_resend_after_seconds)
+    )
 
 
 def retention_cutoff() -> datetime:

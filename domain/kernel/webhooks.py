@@ -29,13 +29,18 @@ class DeliveryFailed(Exception):
     """This attempt failed (no answer, an error status); a retry may succeed."""
 
 
-async def post_json(url: str, body: dict[str, Any]) -> None:
+async def post_json(url: str, body: dict[str, Any], *, idempotency_key: str | None = None) -> None:
+    """POST `body`; `idempotency_key` (sent as `Idempotency-Key`) is the same on every attempt of one
+    notification, so a receiver can tell a retry from a new notification."""
+    headers = {"Content-Type": "application/json"}
+    if idempotency_key is not None:
+        headers["Idempotency-Key"] = idempotency_key
     try:
         answer = await outbound.request(
             "POST",
             url,
             limits=LIMITS,
-            headers={"Content-Type": "application/json"},
+            headers=headers,
             content=json.dumps(body).encode(),
             read_body=False,
             configured=True,

@@ -17,6 +17,7 @@ from domain.consensus.models import Escalation, Proposal
 from domain.kernel import audit, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, Conflict, NotFound
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
@@ -181,13 +182,28 @@ async def answer(
     return result
 
 
-async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
-    """Post the answer to the escalation webhook (when configured), as escalations themselves are."""
+async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
+    """Post the answer to the escalation webhook (when configured), as escalations themselves are: read in
+    a short transaction, posted with none open (it changes nothing in the database)."""
     url = get_settings().escalation_webhook_url
-    esc = await session.get(Escalation, payload["escalation_id"])
-    if not url or esc is None:
+    if not url:
         return
-    body = {
+    async with db.read() as session:
+        esc = await session.get(Escalation, payload["escalation_id"])
+        if esc is None:
+            return
+        body = _answer_body(esc, payload.get("decision"))
+    try:
+        # DeliveryFailed is raised: the job is retried
+        await webhooks.post_json(url, body, idempotency_key=f"escalation.answered:{esc.id}")
+    except webhooks.Refused as exc:
+        # Retrying cannot help until the settings change; the escalation's own delivery already shows the
+        # refusal, so the answer's is logged rather than retried into a failed job.
+        log.warning("answer to escalation %s not posted: %s", esc.id, exc)
+
+
+def _answer_body(esc: Escalation, decision: str | None) -> dict[str, Any]:
+    return {
         "event": "escalation.answered",
         "escalation": {
             "escalationId": esc.id,
@@ -198,17 +214,13 @@ async def notify_answer(session: AsyncSession, payload: dict[str, Any]) -> None:
             "question": esc.message,
             "status": wire_status(esc.status),
             "answer": esc.resolution,
-            "decision": payload.get("decision"),
+            "decision": decision,
             "answeredBy": esc.resolved_by,
             "answeredAt": iso(esc.resolved_at),
         },
     }
-    try:
-        await webhooks.post_json(url, body)  # DeliveryFailed is raised: the job is retried
-    except webhooks.Refused as exc:
-        # Retrying cannot help until the settings change; the escalation's own delivery already shows the
-        # refusal, so the answer's is logged rather than retried into a failed job.
-        log.warning("answer to escalation %s not posted: %s", esc.id, exc)
 
 
-ANSWER_JOB = Job("review.answer_notify", notify_answer)
+ANSWER_JOB = Job(
+    "review.answer_notify", standalone=notify_answer, lease_seconds=webhooks.LIMITS.timeout_seconds + 10
+)

@@ -9,7 +9,8 @@ from typing import Literal
 from aiohttp import web
 from pydantic import BaseModel, Field
 
-from web.kernel.request import runtime
+from web.kernel.ratelimit import describe
+from web.kernel.request import rate_limits, runtime
 from web.kernel.routing import Routes, json_response
 from workers.broker import is_embedded
 
@@ -26,7 +27,14 @@ class Readiness(BaseModel):
 
     status: Literal["ready", "unavailable"]
     database: Literal["ok", "unreachable"]
-    broker: str
+    broker: str = Field(
+        description="`in-process`, `redis`, or `redis unreachable: <reason>` (then the status is 503)"
+    )
+    rateLimits: str = Field(
+        description="Where rate limits count now: `redis`, `shared file` (the machine's web processes), "
+        "`process memory`, or one of the last two followed by `(redis unreachable: <reason>)` while Redis "
+        "cannot answer"
+    )
 
 
 @routes.route(
@@ -51,18 +59,27 @@ async def healthz(request: web.Request) -> web.Response:
 async def readyz(request: web.Request) -> web.Response:
     rt = runtime(request)
     db_ok = await rt.db.ping()
-    broker_ok = True if is_embedded(rt.broker) else await asyncio.to_thread(_redis_ok, rt.broker)
+    if is_embedded(rt.broker):
+        broker, broker_ok = "in-process", True
+    else:
+        problem = await _redis_problem(rt.broker, rt.settings.redis_timeout_seconds)
+        broker, broker_ok = ("redis", True) if problem is None else (f"redis unreachable: {problem}", False)
     body = {
         "status": "ready" if db_ok and broker_ok else "unavailable",
         "database": "ok" if db_ok else "unreachable",
-        "broker": ("in-process" if is_embedded(rt.broker) else "redis")
-        + ("" if broker_ok else " unreachable"),
+        "broker": broker,
+        "rateLimits": rate_limits(request).state,
     }
     return json_response(body, status=200 if db_ok and broker_ok else 503)
 
 
-def _redis_ok(broker: object) -> bool:
+async def _redis_problem(broker: object, timeout: float) -> str | None:
+    """Why the broker's Redis does not answer a PING within `timeout`, or None when it does."""
+    client = broker.client  # type: ignore[attr-defined]
     try:
-        return bool(broker.client.ping())  # type: ignore[attr-defined]
-    except Exception:
-        return False
+        await asyncio.wait_for(asyncio.to_thread(client.ping), timeout=timeout + 1)
+    except TimeoutError:
+        return f"no answer within {timeout + 1:g} s"
+    except Exception as exc:
+        return describe(exc)
+    return None

@@ -2,44 +2,144 @@
 
 Where the counts live: Redis when it is configured (every process of every machine); else, under the
 supervisor, an SQLite file the machine's web processes share (web/kernel/limitstore.py), so N processes do
-not allow N times the limit; else this process's memory."""
+not allow N times the limit; else this process's memory.
+
+Redis trouble never fails a request. The rate limits' connections come from a pool of
+`CONCORD_REDIS_MAX_CONNECTIONS` per process that a request waits on (up to `CONCORD_REDIS_TIMEOUT_SECONDS`)
+instead of failing when every connection is busy; a connection that went stale (a Redis restart) is
+retried once on a fresh one. When Redis still cannot answer (down, unreachable, slower than the timeout,
+the pool still busy), the process falls back to counting as it does without Redis (the machine's shared
+file under the supervisor, else its own memory): every limit still holds, per machine. It logs one warning
+when that starts and one when Redis answers again, and meanwhile tries Redis again every
+`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`)
+names the state (`rateLimits`)."""
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
+import redis.asyncio
 from limits import RateLimitItemPerMinute
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from domain.kernel.errors import RateLimited
 from domain.kernel.settings import Settings
 from web.kernel.limitstore import SQLiteWindowStorage
 
+log = logging.getLogger("concord.ratelimit")
+
+RETRY_REDIS_SECONDS = 5.0
+# What a Redis call can raise besides RedisError when the server is gone (sockets, the pool's wait).
+REDIS_TROUBLE = (RedisError, OSError, TimeoutError)
+
+
+def redis_pool(settings: Settings) -> redis.asyncio.BlockingConnectionPool:
+    """The web process's pool for Redis: bounded, waited on when busy, every call time-bounded."""
+    assert settings.redis_url
+    timeout = settings.redis_timeout_seconds
+    return redis.asyncio.BlockingConnectionPool.from_url(
+        settings.redis_url,
+        max_connections=settings.redis_max_connections,
+        timeout=timeout,  # how long a request waits for a free connection
+        socket_connect_timeout=timeout,
+        socket_timeout=timeout,
+        retry=Retry(NoBackoff(), 1),  # a connection gone stale is retried once, on a new connection
+        retry_on_error=[RedisConnectionError, RedisTimeoutError],
+    )
+
 
 class RateLimits:
-    def __init__(self, settings: Settings, shared_file: Path | None = None) -> None:
-        storage: Storage
+    def __init__(
+        self,
+        settings: Settings,
+        shared_file: Path | None = None,
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._monotonic = monotonic
+        local: Storage = SQLiteWindowStorage(shared_file) if shared_file is not None else MemoryStorage()
+        self.local = MovingWindowRateLimiter(local)
+        self.local_kind = "shared file" if shared_file is not None else "process memory"
+        self.shared: MovingWindowRateLimiter | None = None
         if settings.redis_url:
             storage = RedisStorage(
                 "async+" + settings.redis_url,
                 implementation="redispy",
                 key_prefix=f"{settings.queue_namespace}:ratelimit",
+                connection_pool=redis_pool(settings),  # type: ignore[arg-type]  # passed on to redis-py
             )
-        elif shared_file is not None:
-            storage = SQLiteWindowStorage(shared_file)
-        else:
-            storage = MemoryStorage()
-        self.limiter = MovingWindowRateLimiter(storage)
+            self.shared = MovingWindowRateLimiter(storage)
+        self.redis_problem: str | None = None  # why Redis is not used now, while it is not
+        self._retry_redis_at = 0.0
+
+    @property
+    def state(self) -> str:
+        """Where the counts live now, for readiness: `redis`, `shared file`, `process memory`, or
+        `shared file (redis unreachable: …)` / `process memory (redis unreachable: …)` while falling back."""
+        if self.shared is None:
+            return self.local_kind
+        if self.redis_problem is None:
+            return "redis"
+        return f"{self.local_kind} (redis unreachable: {self.redis_problem})"
 
     async def hit(self, name: str, per_minute: int, client: str) -> None:
         item = RateLimitItemPerMinute(per_minute)
-        if await self.limiter.hit(item, name, client):
+        limiter = self._limiter()
+        try:
+            allowed = await limiter.hit(item, name, client)
+            if not allowed:
+                stats = await limiter.get_window_stats(item, name, client)
+        except REDIS_TROUBLE as exc:
+            if limiter is not self.shared:
+                raise
+            self._redis_failed(exc)
+            limiter = self.local
+            allowed = await limiter.hit(item, name, client)
+            if not allowed:
+                stats = await limiter.get_window_stats(item, name, client)
+        else:
+            if limiter is self.shared and self.redis_problem is not None:
+                log.warning("rate limits: Redis answers again; counting there again")
+                self.redis_problem = None
+        if allowed:
             return
-        stats = await self.limiter.get_window_stats(item, name, client)
         retry_after = max(1, int(stats.reset_time - time.time()) + 1)
         raise RateLimited(
             f"too many {name} requests: at most {per_minute} per minute; retry in {retry_after} s",
             retry_after=retry_after,
         )
+
+    def _limiter(self) -> MovingWindowRateLimiter:
+        if self.shared is None:
+            return self.local
+        if self.redis_problem is not None:
+            now = self._monotonic()
+            if now < self._retry_redis_at:
+                return self.local
+            self._retry_redis_at = now + RETRY_REDIS_SECONDS  # this request tries Redis; the rest wait
+        return self.shared
+
+    def _redis_failed(self, exc: BaseException) -> None:
+        problem = describe(exc)
+        if self.redis_problem is None:
+            log.warning(
+                "rate limits: Redis cannot answer (%s); counting in %s until it does",
+                problem,
+                self.local_kind,
+            )
+        self.redis_problem = problem
+        self._retry_redis_at = self._monotonic() + RETRY_REDIS_SECONDS
+
+
+def describe(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text[:200]
