@@ -17,6 +17,7 @@ the scrape reads them from the broker and the database at that moment (`expositi
 from __future__ import annotations
 
 import asyncio
+import hmac
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +42,7 @@ HTTP_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.
 # Jobs and sweeps: from a row update (5 ms) to a large conversion (10 min).
 WORK_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+UNAUTHORIZED = "/metrics needs Authorization: Bearer with the operator's metrics token"
 UNMATCHED = "unmatched"  # the route label of a request no route matched (raw paths would be unbounded)
 
 
@@ -118,6 +120,14 @@ class Metrics:
         merged = CollectorRegistry()
         MultiProcessCollector(merged, path=self.directory)  # type: ignore[no-untyped-call]
         return generate_latest(merged)
+
+
+def authorized(token: str | None, authorization: str) -> bool:
+    """Whether a scrape may read /metrics: no token configured, or `Authorization: Bearer <token>`."""
+    if token is None:
+        return True
+    given = authorization[7:].strip() if authorization[:7].lower() == "bearer " else ""
+    return hmac.compare_digest(given.encode(), token.encode())
 
 
 @lru_cache

@@ -398,3 +398,57 @@ class fresh_client:  # noqa: N801 - the shape tests.documents_support.upload exp
 
     def post(self, path: str, **kwargs: Any) -> Any:
         return self.http.post(f"{self.base}{path}", **kwargs)
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
+async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
+    """`dramatiq workers.main --fork-function workers.exposition:serve` beside a web process that shares no
+    metrics directory with it (another machine): the worker machine's /metrics counts the job it ran."""
+    await runtime.relay.stop()
+    metrics_port = free_port()
+    env = {
+        "CONCORD_QUEUE_NAMESPACE": f"concord-obs-{RUN_ID}",  # the test process's worker cannot take the jobs
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_WEB_PROCESSES": "1",
+    }
+    worker_env = {
+        **env,
+        "CONCORD_METRICS_DIR": str(tmp_path / "worker-metrics"),
+        "CONCORD_METRICS_PORT": str(metrics_port),
+        "CONCORD_METRICS_TOKEN": "worker-metrics-token",
+    }
+    worker_args = [command("dramatiq"), "workers.main", "-p", "2", "-t", "1"]
+    worker = start(
+        [*worker_args, "--fork-function", "workers.exposition:serve"], worker_env, tmp_path / "w.log"
+    )
+    web_env = {**env, "CONCORD_METRICS_DIR": str(tmp_path / "web-metrics")}
+    try:
+        proc, _hub, docs = await _serve([command("concord"), "web"], web_env, tmp_path / "web.log")
+        try:
+            key = await make_key(runtime)
+            auth = {"Authorization": "Bearer worker-metrics-token"}
+            async with aiohttp.ClientSession() as http:
+                resp = await upload(fresh_client(http, docs), key, b"# Worker\n\nText.\n", "worker.md")
+                assert resp.status == 202, await resp.text()
+
+                async def counted() -> str | None:
+                    try:
+                        async with http.get(f"http://127.0.0.1:{metrics_port}/metrics", headers=auth) as r:
+                            text = await r.text()
+                    except aiohttp.ClientError:
+                        return None
+                    return text if value(text, "concord_jobs_total", actor=CONVERT, outcome="done") else None
+
+                text = await eventually(counted, timeout=120, interval=0.5)
+                assert value(text, "concord_jobs_total", actor=CONVERT, outcome="done") == 1
+                assert value(text, "concord_job_duration_seconds_count", actor=CONVERT) == 1
+                async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                    assert r.status == 401
+                async with http.get(f"{docs}/metrics") as r:  # the web machine: requests, no jobs
+                    web_text = await r.text()
+                assert value(web_text, "concord_http_requests_total", route="/api/documents") == 1
+                assert value(web_text, "concord_jobs_total") == 0
+        finally:
+            assert stop(proc, timeout=90) == 0
+    finally:
+        stop(worker, timeout=60)

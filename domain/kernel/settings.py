@@ -168,6 +168,13 @@ class Settings(BaseSettings):
         "when the machine starts. Unset: each process counts its own (under the supervisor of "
         "`--processes N`, its shared directory).",
     )
+    metrics_port: int = Field(
+        default=9191,
+        ge=1,
+        le=65535,
+        description="Port of a worker machine's /metrics (`dramatiq workers.main --fork-function "
+        "workers.exposition:serve`), on `CONCORD_HOST`.",
+    )
     metrics_token: str | None = Field(
         default=None,
         min_length=16,

@@ -6,11 +6,9 @@ may scrape unless `CONCORD_METRICS_TOKEN` is set, then only `Authorization: Bear
 
 from __future__ import annotations
 
-import hmac
-
 from aiohttp import web
 
-from runtime.metrics import CONTENT_TYPE, exposition, process_metrics
+from runtime.metrics import CONTENT_TYPE, UNAUTHORIZED, authorized, exposition, process_metrics
 from web.kernel import errors
 from web.kernel.appkeys import ERROR_STYLE
 from web.kernel.request import runtime
@@ -20,18 +18,14 @@ PATH = "/metrics"
 
 async def metrics(request: web.Request) -> web.Response:
     rt = runtime(request)
-    token = rt.settings.metrics_token
-    if token is not None:
-        auth = request.headers.get("Authorization", "")
-        given = auth[7:].strip() if auth[:7].lower() == "bearer " else ""
-        if not hmac.compare_digest(given.encode(), token.encode()):
-            return errors.render(
-                request.app[ERROR_STYLE],
-                401,
-                "unauthorized",
-                "/metrics needs Authorization: Bearer with the operator's metrics token",
-                headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
-            )
+    if not authorized(rt.settings.metrics_token, request.headers.get("Authorization", "")):
+        return errors.render(
+            request.app[ERROR_STYLE],
+            401,
+            "unauthorized",
+            UNAUTHORIZED,
+            headers={"WWW-Authenticate": 'Bearer realm="metrics"'},
+        )
     body = await exposition(process_metrics(), rt.db, rt.broker)
     return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
