@@ -13,7 +13,7 @@ from aiohttp import web
 from openapi_spec_validator import validate
 
 from tests.test_topics import create_topic
-from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE
+from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE
 from web.kernel.errors import render
 from web.kernel.middleware import request_context
 
@@ -171,7 +171,6 @@ async def test_an_unexpected_error_is_a_500_without_a_trace(aiohttp_client, styl
 
     app = web.Application(middlewares=[request_context])
     app[ERROR_STYLE] = style
-    app[APP_NAME] = "test"
     app[BODY_LIMIT] = 1024
     app.router.add_get("/boom", boom)
     client = await aiohttp_client(app)

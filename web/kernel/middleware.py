@@ -55,7 +55,8 @@ def _route(request: web.Request) -> str:
 
 def _served(request: web.Request, status: int, seconds: float, rid: str) -> None:
     route = _route(request)
-    process_metrics().request(request.app[APP_NAME], request.method, route, status, seconds)
+    app = request.app.get(APP_NAME, "other")  # set by web/app.py; a bare app (tests) is "other"
+    process_metrics().request(app, request.method, route, status, seconds)
     duration_ms = round(seconds * 1000, 2)
     access_log.info(
         "%s %s %d %.1f ms",
@@ -64,7 +65,7 @@ def _served(request: web.Request, status: int, seconds: float, rid: str) -> None
         status,
         duration_ms,
         extra={
-            "app": request.app[APP_NAME],
+            "app": app,
             "method": request.method,
             "route": route,
             "status": status,
