@@ -12,20 +12,16 @@ import sys
 from domain.axiom import commands as axiom_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
+from runtime import metrics_dir
 from runtime.machine import Supervised
 
 log = logging.getLogger("concord")
 
 
 def _logging(settings: Settings) -> None:
-    logging.basicConfig(
-        level=settings.log_level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
-    # APScheduler logs every run of every sweep at INFO (several lines a second); sweeps that change
-    # something log it themselves (concord.sweeps), so its own lines show from WARNING unless debugging.
-    if logging.getLogger().level > logging.DEBUG:
-        logging.getLogger("apscheduler").setLevel(logging.WARNING)
+    from runtime import logs
+
+    logs.configure(settings)
 
 
 async def _wait_for_stop(lifeline: int | None = None) -> None:
@@ -54,6 +50,7 @@ async def _serve(
 
     from runtime.process import Runtime
     from web.app import create_docs_app, create_hub_app
+    from web.kernel.server import Runner
 
     embedded = not settings.redis_url
     if supervised is None:
@@ -73,7 +70,7 @@ async def _serve(
                 (create_hub_app(rt), settings.hub_port),
                 (create_docs_app(rt), settings.docs_port),
             ):
-                runner = web.AppRunner(app, access_log=None)
+                runner: web.AppRunner = Runner(app, access_log=None)  # concord.access logs requests
                 await runner.setup()
                 # Supervised web processes share the ports: the kernel spreads connections over them.
                 await web.TCPSite(runner, settings.host, port, reuse_port=supervised is not None).start()
@@ -102,6 +99,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     with_scheduler = args.command == "serve"
     if args.supervised:
         supervised = Supervised.from_json(args.supervised)
+        metrics_dir.configure(settings, supervised.directory)  # every child's samples, in one directory
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when its children stop
         web_role = supervised.role == "web"
         asyncio.run(
@@ -111,6 +109,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     processes = process_count(settings, args.processes)
     if processes > 1:
         return supervise(settings, args.command, processes)
+    metrics_dir.configure(settings)
     asyncio.run(_serve(settings, apps=True, scheduler=with_scheduler))
     return 0
 
@@ -416,6 +415,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command in ("serve", "web"):
         return cmd_serve(settings, args)
     elif args.command == "scheduler":
+        metrics_dir.configure(settings)
         asyncio.run(_serve(settings, apps=False, scheduler=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):
         return cmd_service_keys(settings, args)

@@ -6,6 +6,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -14,6 +15,7 @@ from domain import wiring
 from domain.kernel import sweeps
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
+from runtime.metrics import process_metrics
 from scheduler.leader import LeaderLock
 
 log = logging.getLogger("concord.scheduler")
@@ -68,11 +70,15 @@ class SchedulerService:
         task = asyncio.current_task()
         if task is not None:
             self._running.add(task)
+        started = time.perf_counter()
+        outcome = "failed"
         try:
             await sweeps.run(self.db, item, self.holder)
+            outcome = "ok"
         except Exception:
             log.exception("sweep %s failed", item.name)
         finally:
+            process_metrics().sweep(item.name, outcome, time.perf_counter() - started)
             if task is not None:
                 self._running.discard(task)
 

@@ -13,7 +13,8 @@ from web.hub import api as hub_api
 from web.hub.axiom.keys import CITATION_INDEX
 from web.hub.pages import review as review_pages
 from web.kernel import home
-from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
+from web.kernel import metrics as metrics_route
+from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
 from web.kernel.middleware import request_context
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
@@ -53,6 +54,7 @@ DOCS_GUIDES = [
 
 def _base_app(
     rt: Runtime,
+    name: str,
     api: Api,
     style: str,
     body_limit: int,
@@ -63,6 +65,7 @@ def _base_app(
     app = web.Application(middlewares=[request_context], client_max_size=body_limit)
     app[RUNTIME] = rt
     app[API] = api
+    app[APP_NAME] = name
     app[ERROR_STYLE] = style
     app[BODY_LIMIT] = body_limit
     api.add_routes(app)
@@ -72,6 +75,7 @@ def _base_app(
         return json_response(spec)
 
     app.router.add_get("/openapi.json", openapi)
+    metrics_route.add_routes(app)  # for Prometheus, outside the API like /openapi.json
     home.add_routes(app, spec, links=links, guides=guides)
     return app
 
@@ -83,7 +87,7 @@ def _rate_limits(rt: Runtime) -> RateLimits:
 
 def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(
-        rt, hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
+        rt, "hub", hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
     )
     app[RATE_LIMITS] = _rate_limits(rt)
     app[READ_CACHE] = ReadCache(rt.db, rt.generation, rt.settings.read_cache_seconds)
@@ -95,7 +99,13 @@ def create_hub_app(rt: Runtime) -> web.Application:
 
 def create_docs_app(rt: Runtime) -> web.Application:
     app = _base_app(
-        rt, docs_api.build_api(), "problem", rt.settings.max_upload_bytes, links=REFERENCE, guides=DOCS_GUIDES
+        rt,
+        "documents",
+        docs_api.build_api(),
+        "problem",
+        rt.settings.max_upload_bytes,
+        links=REFERENCE,
+        guides=DOCS_GUIDES,
     )
     app[RATE_LIMITS] = _rate_limits(rt)  # sign-ins (POST /api/auth/login)
     mcp_server.add_routes(app)

@@ -9,7 +9,9 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO
 
 from domain.kernel.settings import Settings
+from runtime.metrics import process_metrics
 from workers import actors
+from workers.metrics import JobMetrics
 
 _broker: dramatiq.Broker | None = None
 
@@ -47,6 +49,7 @@ def setup_broker(settings: Settings) -> dramatiq.Broker:
         broker = StubBroker()
         broker.emit_after("process_boot")
     broker.add_middleware(AsyncIO())
+    broker.add_middleware(JobMetrics(process_metrics()))
     dramatiq.set_broker(broker)
     _broker = broker
     actors.declare(broker, settings)

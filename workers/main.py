@@ -1,6 +1,12 @@
 """Entry module for Dramatiq's own CLI in production: `dramatiq workers.main`."""
 
 from domain.kernel.settings import get_settings
-from workers.broker import setup_broker
+from runtime import logs, metrics_dir
 
-broker = setup_broker(get_settings())
+settings = get_settings()
+logs.configure(settings)
+metrics_dir.configure(settings)  # before prometheus_client is imported (by workers.broker)
+
+from workers.broker import setup_broker  # noqa: E402
+
+broker = setup_broker(settings)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import new_id, utcnow
@@ -248,3 +248,34 @@ async def get(session: AsyncSession, job_id: str) -> OutboxJob | None:
 
 def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"[:2000]
+
+
+@dataclass(frozen=True)
+class Lag:
+    """How far behind the background work is: jobs by status (done ones not counted), and the age of the
+    oldest job not yet handed to the broker and of the oldest not yet finished."""
+
+    counts: dict[str, int]
+    oldest_pending_seconds: float
+    oldest_unfinished_seconds: float
+
+
+async def lag(session: AsyncSession) -> Lag:
+    rows = (
+        await session.execute(
+            select(_JOBS.c.status, func.count(), func.min(_JOBS.c.created_at))
+            .where(_JOBS.c.status != "done")
+            .group_by(_JOBS.c.status)
+        )
+    ).all()
+    now = utcnow()
+
+    def age(statuses: tuple[str, ...]) -> float:
+        oldest = [r[2] for r in rows if r[0] in statuses and r[2] is not None]
+        return max(0.0, (now - min(oldest)).total_seconds()) if oldest else 0.0
+
+    return Lag(
+        counts={str(r[0]): int(r[1]) for r in rows},
+        oldest_pending_seconds=age(("pending",)),
+        oldest_unfinished_seconds=age(("pending", "sent")),
+    )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
@@ -196,6 +196,31 @@ class Settings(BaseSettings):
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
+    log_format: Literal["text", "json"] = Field(
+        default="text",
+        description="`text`: one readable line per record; `json`: one JSON object per line (`time`, "
+        "`level`, `logger`, `message`, `request_id` and the record's fields), for log collectors.",
+    )
+    metrics_dir: Path | None = Field(
+        default=None,
+        description="Directory where every process of the machine (web, scheduler, `dramatiq` workers) "
+        "writes its Prometheus samples, so that `/metrics` on any web process shows them all; empty it "
+        "when the machine starts. Unset: each process counts its own (under the supervisor of "
+        "`--processes N`, its shared directory).",
+    )
+    metrics_port: int = Field(
+        default=9191,
+        ge=1,
+        le=65535,
+        description="Port of a worker machine's /metrics (`dramatiq workers.main --fork-function "
+        "workers.exposition:serve`), on `CONCORD_HOST`.",
+    )
+    metrics_token: str | None = Field(
+        default=None,
+        min_length=16,
+        description="When set, `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise). "
+        "Unset: anyone who reaches the port may scrape, so keep /metrics off the public internet.",
+    )
 
     @field_validator(
         "database_url",
@@ -204,6 +229,8 @@ class Settings(BaseSettings):
         "public_url",
         "smtp_url",
         "jwt_secret",
+        "metrics_dir",
+        "metrics_token",
         mode="before",
     )
     @classmethod

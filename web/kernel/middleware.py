@@ -1,9 +1,12 @@
-"""Middlewares shared by both apps: request ids, error rendering and the no-500-with-a-trace rule."""
+"""Middlewares shared by both apps: request ids, error rendering and the no-500-with-a-trace rule, and per
+request an access log line and the request metrics (runtime/metrics.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
+import time
 import uuid
 
 from aiohttp import web
@@ -11,10 +14,13 @@ from aiohttp.typedefs import Handler
 
 from domain.kernel import db
 from domain.kernel.errors import DomainError, RateLimited, Unavailable
+from runtime.logs import REQUEST_ID as LOGGED_REQUEST_ID
+from runtime.metrics import UNMATCHED, process_metrics
 from web.kernel import errors
-from web.kernel.appkeys import BODY_LIMIT, ERROR_STYLE, REQUEST_ID
+from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID
 
 log = logging.getLogger("concord.web")
+access_log = logging.getLogger("concord.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
@@ -23,6 +29,54 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     given = request.headers.get("X-Request-Id", "")
     rid = given if _REQUEST_ID.match(given) else str(uuid.uuid4())
     request[REQUEST_ID] = rid
+    token = LOGGED_REQUEST_ID.set(rid)
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await _answer(request, handler, rid)
+        status = response.status
+        return response
+    except web.HTTPException as exc:  # below 400: a redirect, passed on to aiohttp
+        status = exc.status
+        raise
+    except asyncio.CancelledError:
+        status = 499  # the client went away first (nginx's code for it)
+        raise
+    finally:
+        _served(request, status, time.perf_counter() - started, rid)
+        LOGGED_REQUEST_ID.reset(token)
+
+
+def _route(request: web.Request) -> str:
+    """The matched route's path template (`/api/pact/{topicId}`), never the raw path: bounded labels, and no
+    token of a path (`/share/{token}`) in the logs."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else UNMATCHED
+
+
+def _served(request: web.Request, status: int, seconds: float, rid: str) -> None:
+    route = _route(request)
+    app = request.app.get(APP_NAME, "other")  # set by web/app.py; a bare app (tests) is "other"
+    process_metrics().request(app, request.method, route, status, seconds)
+    duration_ms = round(seconds * 1000, 2)
+    access_log.info(
+        "%s %s %d %.1f ms",
+        request.method,
+        route,
+        status,
+        duration_ms,
+        extra={
+            "app": app,
+            "method": request.method,
+            "route": route,
+            "status": status,
+            "duration_ms": duration_ms,
+            "request_id": rid,
+        },
+    )
+
+
+async def _answer(request: web.Request, handler: Handler, rid: str) -> web.StreamResponse:
     style = request.app[ERROR_STYLE]
     try:
         response = await handler(request)

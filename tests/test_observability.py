@@ -1,0 +1,454 @@
+"""Operations: Prometheus metrics at /metrics on both apps, access logs and JSON logs with the request id, and
+requests aiohttp cannot parse answered in the app's error format with one WARNING line.
+
+In-process tests scrape the test process's own metrics (one set per process, shared by every app of it), so
+they compare a scrape after with a scrape before. The served test runs `concord serve --processes 2` and
+asserts exact values added up over its processes."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import dramatiq
+import pytest
+from dramatiq.brokers.stub import StubBroker
+from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import delete
+
+from domain.documents import library
+from domain.kernel import outbox
+from domain.kernel.models import OutboxJob
+from runtime import logs
+from runtime.metrics import Metrics, queue_depths
+from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.documents_support import make_key, upload, upload_ready
+from tests.processes import command, free_port, start, stop
+from workers.metrics import JobMetrics
+
+TOPIC_ROUTE = "/api/pact/{topicId}"
+CONVERT = library.CONVERT_JOB.name
+
+
+def parse(text: str) -> list[tuple[str, dict[str, str], float]]:
+    return [
+        (s.name, s.labels, s.value) for family in text_string_to_metric_families(text) for s in family.samples
+    ]
+
+
+def value(text: str, name: str, **labels: str) -> float:
+    """The sum of the samples called `name` whose labels include `labels` (0 when there is none)."""
+    return sum(
+        v for n, lab, v in parse(text) if n == name and all(lab.get(k) == w for k, w in labels.items())
+    )
+
+
+async def scrape(client: Any, headers: dict[str, str] | None = None) -> str:
+    resp = await client.get("/metrics", headers=headers or {})
+    assert resp.status == 200, await resp.text()
+    assert resp.headers["Content-Type"].startswith("text/plain; version=0.0.4")
+    return str(await resp.text())
+
+
+async def test_requests_are_counted_by_route_template_and_status(hub, docs):
+    before = await scrape(hub)
+    for _ in range(3):
+        assert (await hub.get(f"/api/pact/{uuid.uuid4()}")).status == 404  # a topic that does not exist
+    assert (await hub.get("/healthz")).status == 200
+    assert (await hub.get(f"/no/such/{uuid.uuid4()}")).status == 404
+    assert (await docs.get("/healthz")).status == 200
+    after = await scrape(hub)
+    delta = lambda name, **labels: value(after, name, **labels) - value(before, name, **labels)  # noqa: E731
+
+    topic = {"app": "hub", "method": "GET", "route": TOPIC_ROUTE}
+    assert delta("concord_http_requests_total", **topic, status="404") == 3
+    assert delta("concord_http_request_duration_seconds_count", **topic) == 3
+    assert delta("concord_http_request_duration_seconds_bucket", **topic, le="+Inf") == 3
+    assert delta("concord_http_requests_total", app="hub", route="/healthz", status="200") == 1
+    assert delta("concord_http_requests_total", app="hub", route="unmatched", status="404") == 1
+    assert delta("concord_http_requests_total", app="documents", route="/healthz", status="200") == 1
+    routes = {lab.get("route") for n, lab, _ in parse(after) if n == "concord_http_requests_total"}
+    assert not [r for r in routes if r and "/no/such" in r]  # raw paths never become labels
+    # Both apps answer /metrics with the process's metrics.
+    assert value(await scrape(docs), "concord_http_requests_total", app="hub", route=TOPIC_ROUTE) >= 3
+
+
+async def test_a_job_is_counted_with_its_duration_and_the_outbox_is_measured(docs, runtime):
+    key = await make_key(runtime)
+    before = await scrape(docs)
+    await upload_ready(docs, key, b"# Metrics\n\nCounted.\n", "metrics.md")
+
+    async def job_counted() -> str | None:
+        text = await scrape(docs)
+        done = value(text, "concord_jobs_total", actor=CONVERT, outcome="done")
+        return text if done > value(before, "concord_jobs_total", actor=CONVERT, outcome="done") else None
+
+    after = await eventually(job_counted)
+    assert value(after, "concord_job_duration_seconds_count", actor=CONVERT) > value(
+        before, "concord_job_duration_seconds_count", actor=CONVERT
+    )
+    assert value(after, "concord_outbox_jobs", status="pending") == 0
+    assert value(after, "concord_outbox_oldest_pending_seconds") == 0
+    states = {lab["state"] for n, lab, _ in parse(after) if n == "concord_queue_messages"}
+    assert states == {"ready", "delayed", "dead"}
+
+
+async def test_outbox_lag_is_the_age_of_the_oldest_pending_job(docs, runtime, clock):
+    await runtime.relay.stop()  # nothing hands the jobs to the broker: they stay pending
+    async with runtime.db.transaction() as session:
+        for _ in range(2):
+            outbox.enqueue(session, library.CONVERT_JOB, {"documentId": "none"})
+    clock.advance(timedelta(minutes=10))
+    async with runtime.db.transaction() as session:
+        outbox.enqueue(session, library.CONVERT_JOB, {"documentId": "none"})
+    text = await scrape(docs)
+    assert value(text, "concord_outbox_jobs", status="pending") == 3
+    assert 600 <= value(text, "concord_outbox_oldest_pending_seconds") < 660
+    assert 600 <= value(text, "concord_outbox_oldest_unfinished_seconds") < 660
+    async with runtime.db.transaction() as session:  # not run by the worker when the next test relays
+        await session.execute(delete(OutboxJob))
+
+
+async def test_metrics_token_when_set(hub, docs, settings, monkeypatch):
+    monkeypatch.setattr(settings, "metrics_token", "s3cret-metrics-token")
+    resp = await hub.get("/metrics")
+    assert resp.status == 401
+    assert (await resp.json())["error"] == "unauthorized"
+    resp = await docs.get("/metrics", headers={"Authorization": "Bearer wrong-token-wrong-token"})
+    assert resp.status == 401
+    assert resp.content_type == "application/problem+json"
+    text = await scrape(hub, {"Authorization": "Bearer s3cret-metrics-token"})
+    assert "concord_http_requests_total" in text
+
+
+def test_job_outcomes_on_a_real_worker():
+    """done, failed (each failing attempt) and dead (retries exhausted), on a broker and worker of their
+    own."""
+    broker = StubBroker()
+    broker.emit_after("process_boot")
+    metrics = Metrics(None)
+    broker.add_middleware(JobMetrics(metrics))
+
+    @dramatiq.actor(broker=broker, actor_name="probe.ok", queue_name="probe")
+    def ok() -> None:
+        pass
+
+    @dramatiq.actor(broker=broker, actor_name="probe.boom", queue_name="probe", max_retries=1, min_backoff=1)
+    def boom() -> None:
+        raise ValueError("always")
+
+    worker = dramatiq.Worker(broker, worker_timeout=50, worker_threads=1)
+    worker.start()
+    try:
+        ok.send()
+        ok.send()
+        boom.send()
+        broker.join("probe", fail_fast=False)
+        worker.join()
+    finally:
+        worker.stop()
+    text = metrics.samples().decode()
+    assert value(text, "concord_jobs_total", actor="probe.ok", outcome="done") == 2
+    assert value(text, "concord_jobs_total", actor="probe.boom", outcome="failed") == 2
+    assert value(text, "concord_jobs_total", actor="probe.boom", outcome="dead") == 1
+    assert value(text, "concord_job_duration_seconds_count", actor="probe.ok") == 2
+    assert queue_depths(broker)[0].dead == 1
+
+
+def test_queue_depth_counts_waiting_messages():
+    """Messages no worker takes: ready, delayed (a retry's wait) and dead-lettered, per queue."""
+    from dramatiq.brokers.redis import RedisBroker
+
+    brokers: list[dramatiq.Broker] = [StubBroker()]
+    if REDIS_URL:
+        brokers.append(RedisBroker(url=REDIS_URL, namespace=f"concord-depth-{RUN_ID}"))
+    for broker in brokers:
+
+        @dramatiq.actor(broker=broker, actor_name="depth.probe", queue_name="depth")
+        def probe() -> None:
+            pass
+
+        try:
+            for _ in range(3):
+                probe.send()
+            probe.send_with_options(delay=600_000)
+            depth = {d.queue: d for d in queue_depths(broker)}["depth"]
+            assert (depth.ready, depth.delayed, depth.dead) == (3, 1, 0), broker
+        finally:
+            broker.flush_all()
+
+
+@pytest.fixture
+def captured() -> Iterator[io.StringIO]:
+    """The process's log records as the JSON lines of CONCORD_LOG_FORMAT=json."""
+    from domain.kernel.settings import Settings
+
+    stream = io.StringIO()
+    handler = logs.handler(Settings(log_format="json"), stream)
+    root = logging.getLogger()
+    level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    yield stream
+    root.removeHandler(handler)
+    root.setLevel(level)
+
+
+def lines(stream: io.StringIO) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines()]
+
+
+async def test_access_log_is_one_json_object_per_request(hub, captured):
+    resp = await hub.get(f"/api/pact/{uuid.uuid4()}", headers={"X-Request-Id": "trace-me-1"})
+    assert resp.status == 404
+    access = [r for r in lines(captured) if r["logger"] == "concord.access"]
+    assert len(access) == 1, access
+    entry = access[0]
+    assert entry["level"] == "INFO"
+    assert entry["method"] == "GET"
+    assert entry["route"] == TOPIC_ROUTE
+    assert entry["status"] == 404
+    assert entry["request_id"] == "trace-me-1"
+    assert entry["app"] == "hub"
+    assert isinstance(entry["duration_ms"], float)
+    assert entry["duration_ms"] >= 0
+    assert entry["message"].startswith(f"GET {TOPIC_ROUTE} 404 ")
+    assert entry["time"].endswith("+00:00")
+    assert isinstance(entry["pid"], int)
+
+
+def test_scheduler_run_chatter_is_debug(captured):
+    executor = logging.getLogger("apscheduler.executors.default")
+    executor.info('Running job "x (trigger: interval[0:00:05])" (scheduled at 2026-01-01 00:00:00+00:00)')
+    executor.info('Job "x (trigger: interval[0:00:05])" executed successfully')
+    scheduler = logging.getLogger("apscheduler.scheduler")
+    scheduler.info("Adding job tentatively -- it will be properly scheduled when the scheduler starts")
+    scheduler.info('Added job "x" to job store "default"')
+    scheduler.info("Scheduler started")
+    executor.error('Job "x" raised an exception')
+    assert [(r["logger"], r["level"]) for r in lines(captured)] == [
+        ("apscheduler.scheduler", "INFO"),
+        ("apscheduler.executors.default", "ERROR"),
+    ]
+
+
+def raw_request(port: int, data: bytes) -> tuple[int, dict[str, str], bytes]:
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(data)
+        received = b""
+        while chunk := sock.recv(65536):
+            received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    headers = {k.strip().lower(): v.strip() for k, v in (h.split(":", 1) for h in header_lines)}
+    return int(status_line.split()[1]), headers, body
+
+
+TOO_LONG = "longer than the 8190"
+BAD_REQUESTS = {
+    "long request line": (b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n", TOO_LONG),
+    "long header": (
+        b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"b" * 9000 + b"\r\n\r\n",
+        "longer than the 8190",
+    ),
+    "NUL in a header": (b"GET / HTTP/1.1\r\nHost: x\r\nX-A: a\x00b\r\n\r\n", "malformed HTTP request"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_REQUESTS))
+async def test_unparseable_requests_get_the_apps_json_error_and_one_warning(runtime, caplog, case):
+    from web.app import create_docs_app, create_hub_app
+    from web.kernel.server import Runner
+
+    data, detail = BAD_REQUESTS[case]
+    for make, style in ((create_hub_app, "hub"), (create_docs_app, "problem")):
+        runner = Runner(make(runtime), access_log=None)
+        await runner.setup()
+        port = free_port()
+        await aiohttp.web.TCPSite(runner, "127.0.0.1", port).start()
+        caplog.clear()
+        try:
+            with caplog.at_level(logging.INFO):
+                status, headers, body = await asyncio.to_thread(raw_request, port, data)
+        finally:
+            await runner.cleanup()
+        assert status == 400
+        problem = json.loads(body)
+        if style == "problem":
+            assert headers["content-type"].startswith("application/problem+json")
+            assert problem["status"] == 400
+            assert problem["title"] == "Bad Request"
+        else:
+            assert headers["content-type"].startswith("application/json")
+            assert problem["error"] == "bad_request"
+        assert detail in problem["detail"]
+        assert headers["x-request-id"]
+        records = [r for r in caplog.records if r.levelno >= logging.WARNING]
+        assert [(r.name, r.levelname) for r in records] == [("concord.web", "WARNING")], records
+        assert records[0].exc_info is None
+        assert headers["x-request-id"] in records[0].getMessage()
+
+
+async def _serve(args: list[str], env: dict[str, str], log: Path) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Start `concord ARGS` on free ports; answers once both apps are ready (a loaded machine is slow to
+    import three processes: up to three minutes). Stopped by the caller, also when this fails."""
+    hub_port, docs_port = free_port(), free_port()
+    env = {**env, "CONCORD_HUB_PORT": str(hub_port), "CONCORD_DOCS_PORT": str(docs_port)}
+    proc = start(args, env, log)
+    hub, docs = f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
+
+    async def ready() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
+        try:
+            async with aiohttp.ClientSession() as http:
+                for base in (hub, docs):
+                    async with http.get(f"{base}/readyz") as resp:
+                        if resp.status != 200:
+                            return False
+            return True
+        except aiohttp.ClientError:
+            return False
+
+    try:
+        await eventually(ready, timeout=180, interval=0.5)
+    except BaseException:
+        stop(proc)
+        raise
+    return proc, hub, docs
+
+
+async def test_served_processes_share_their_metrics_and_log_json(runtime, tmp_path: Path):
+    """`concord serve --processes 2`: whichever process answers the scrape, it counts every process's
+    requests, the background process's job and the scheduler's sweeps; every log line is JSON."""
+    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
+    env = {"CONCORD_REDIS_URL": "", "CONCORD_LOG_FORMAT": "json", "CONCORD_LOG_LEVEL": "INFO"}
+    log = tmp_path / "server.log"
+    proc, hub, docs = await _serve([command("concord"), "serve", "--processes", "2"], env, log)
+    try:
+        key = await make_key(runtime)
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
+
+            async def both_answer() -> set[int] | None:
+                """Fresh connections reach both web processes, on both ports (the first to start answers
+                alone for a while)."""
+                seen: dict[str, set[int]] = {hub: set(), docs: set()}
+                for base in (hub, docs):
+                    for _ in range(16):
+                        async with fresh.get(f"{base}/healthz") as resp:
+                            seen[base].add((await resp.json())["pid"])
+                return seen[hub] if len(seen[hub]) == 2 and seen[hub] == seen[docs] else None
+
+            pids = await eventually(both_answer, timeout=180, interval=0.5)
+            for n in range(40):  # fresh connections: the kernel spreads them over both processes
+                topic = f"/api/pact/{uuid.uuid4()}"
+                async with fresh.get(f"{hub}{topic}", headers={"X-Request-Id": f"mp-{n}"}) as resp:
+                    assert resp.status == 404
+            resp = await upload(fresh_client(fresh, docs), key, b"# Served\n\nText.\n", "served.md")
+            assert resp.status == 202, await resp.text()
+
+            async def scraped() -> str | None:
+                async with fresh.get(f"{docs}/metrics") as r:
+                    text = await r.text()
+                done = value(text, "concord_jobs_total", actor=CONVERT, outcome="done")
+                swept = value(text, "concord_sweep_runs_total", sweep="topics.expire_proposals", outcome="ok")
+                return text if done >= 1 and swept >= 1 else None
+
+            await eventually(scraped, timeout=120)
+            texts = [await scraped() or "" for _ in range(6)]  # answered by either process
+        for text in texts:
+            assert (
+                value(text, "concord_http_requests_total", app="hub", route=TOPIC_ROUTE, status="404") == 40
+            )
+            assert value(text, "concord_jobs_total", actor=CONVERT, outcome="done") == 1
+            assert value(text, "concord_http_requests_total", app="documents", route="/api/documents") == 1
+        bad = b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n"
+        status, headers, _ = await asyncio.to_thread(raw_request, int(hub.rsplit(":", 1)[1]), bad)
+        assert status == 400
+        assert headers["content-type"].startswith("application/json")
+    finally:
+        code = stop(proc, timeout=90)
+    text = log.read_text()
+    assert code == 0, text[-4000:]
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]  # every line is JSON
+    access = [r for r in records if r.get("logger") == "concord.access" and r.get("route") == TOPIC_ROUTE]
+    assert sorted(r["request_id"] for r in access) == sorted(f"mp-{n}" for n in range(40))
+    assert {r["pid"] for r in access} == pids  # both processes logged some
+    assert all(r["method"] == "GET" and r["status"] == 404 and r["duration_ms"] >= 0 for r in access)
+    assert not [r for r in records if str(r["message"]).startswith(("Running job", "Added job"))]
+    warned = [r for r in records if r["level"] == "WARNING" and r["logger"] == "concord.web"]
+    assert len(warned) == 1, warned
+    assert "exc_info" not in warned[0]
+    assert not [r for r in records if r["level"] == "ERROR"]
+
+
+class fresh_client:  # noqa: N801 - the shape tests.documents_support.upload expects of a test client
+    def __init__(self, http: aiohttp.ClientSession, base: str) -> None:
+        self.http, self.base = http, base
+
+    def post(self, path: str, **kwargs: Any) -> Any:
+        return self.http.post(f"{self.base}{path}", **kwargs)
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
+async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
+    """`dramatiq workers.main --fork-function workers.exposition:serve` beside a web process that shares no
+    metrics directory with it (another machine): the worker machine's /metrics counts the job it ran."""
+    await runtime.relay.stop()
+    metrics_port = free_port()
+    env = {
+        "CONCORD_QUEUE_NAMESPACE": f"concord-obs-{RUN_ID}",  # the test process's worker cannot take the jobs
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_WEB_PROCESSES": "1",
+    }
+    worker_env = {
+        **env,
+        "CONCORD_METRICS_DIR": str(tmp_path / "worker-metrics"),
+        "CONCORD_METRICS_PORT": str(metrics_port),
+        "CONCORD_METRICS_TOKEN": "worker-metrics-token",
+    }
+    worker_args = [command("dramatiq"), "workers.main", "-p", "2", "-t", "1"]
+    worker = start(
+        [*worker_args, "--fork-function", "workers.exposition:serve"], worker_env, tmp_path / "w.log"
+    )
+    web_env = {**env, "CONCORD_METRICS_DIR": str(tmp_path / "web-metrics")}
+    try:
+        proc, _hub, docs = await _serve([command("concord"), "web"], web_env, tmp_path / "web.log")
+        try:
+            key = await make_key(runtime)
+            auth = {"Authorization": "Bearer worker-metrics-token"}
+            async with aiohttp.ClientSession() as http:
+                resp = await upload(fresh_client(http, docs), key, b"# Worker\n\nText.\n", "worker.md")
+                assert resp.status == 202, await resp.text()
+
+                async def counted() -> str | None:
+                    try:
+                        async with http.get(f"http://127.0.0.1:{metrics_port}/metrics", headers=auth) as r:
+                            text = await r.text()
+                    except aiohttp.ClientError:
+                        return None
+                    return text if value(text, "concord_jobs_total", actor=CONVERT, outcome="done") else None
+
+                text = await eventually(counted, timeout=120, interval=0.5)
+                assert value(text, "concord_jobs_total", actor=CONVERT, outcome="done") == 1
+                assert value(text, "concord_job_duration_seconds_count", actor=CONVERT) == 1
+                async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                    assert r.status == 401
+                async with http.get(f"{docs}/metrics") as r:  # the web machine: requests, no jobs
+                    web_text = await r.text()
+                assert value(web_text, "concord_http_requests_total", route="/api/documents") == 1
+                assert value(web_text, "concord_jobs_total") == 0
+        finally:
+            assert stop(proc, timeout=90) == 0
+    finally:
+        stop(worker, timeout=60)
