@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from domain.axiom import seed as axiom_seed
 from domain.consensus import escalations
+from domain.documents import blobs as document_blobs
 from domain.documents import library, mcp_sessions
 from domain.documents import locks as document_locks
 from domain.documents import proposals as document_proposals
@@ -59,6 +60,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("people.purge_sessions", 3600, staff_sessions.purge),
     Sweep("people.purge_user_sessions", 3600, user_sessions.purge),
     Sweep("documents.purge_share_access", 3600, document_sharing.purge_access),
+    # Uploads left without their document row, once CONCORD_ORPHAN_BLOB_GRACE_MINUTES have passed.
+    Sweep("documents.purge_orphan_blobs", 3600, document_blobs.purge_orphans),
 )
 
 SEEDERS: tuple[Seeder, ...] = (

@@ -355,3 +355,38 @@ def test_an_app_refuses_to_build_with_an_access_it_cannot_check():
 
     with pytest.raises(ValueError, match="cannot check"):
         Api("x", "1", "", Problem, tables=[table], security_schemes={"apiKey": {}}, guards=auth.GUARDS)
+
+
+def _schema_invalid(op: Operation) -> dict[str, Any]:
+    """Well-formed JSON that breaks the operation's model in every field (and carries one it does not know),
+    and a query whose every parameter has a value of the wrong kind."""
+    model = op.body or op.documented_body
+    fields = list(model.model_fields) if model is not None else []
+    body: dict[str, Any] = {name: {"not": ["what", "it", "takes"]} for name in fields}
+    body["unknownField"] = -1
+    request: dict[str, Any] = {"params": {n: "\x00" for n in (op.query.model_fields if op.query else ())}}
+    if op.method != "GET":
+        request["json"] = body
+    return request
+
+
+@pytest.mark.parametrize("app", ["hub", "docs"])
+async def test_a_bad_body_without_a_key_is_refused_as_unauthenticated(hub, docs, runtime, app):
+    """Walks every secured route (and alias) of the app as the served router has it: a schema-invalid JSON
+    body or query without a key, or with a key that does not exist, is refused with 401, never 400."""
+    client = hub if app == "hub" else docs
+    running = client.server.app[API]
+    secured = [op for op in running.operations if not isinstance(op.access, Anonymous)]
+    assert len(secured) == sum(
+        n for (a, kind), n in EXPECTED_COUNTS.items() if a == app and kind != "anonymous"
+    )
+    walked = 0
+    for op in secured:
+        request = _schema_invalid(op)
+        for each in (op.path, *op.aliases):
+            path = _concrete(each)
+            for headers in ({}, MALFORMED[3], MALFORMED[6]):
+                resp = await client.request(op.method, path, **_merge(request, headers))
+                await _refused(resp, app, 401, op.access)
+                walked += 1
+    assert walked >= 3 * len(secured)

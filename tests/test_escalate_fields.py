@@ -70,5 +70,11 @@ async def test_openapi_documents_both_names(hub, docs):
         ref = spec["paths"][path]["post"]["requestBody"]["content"]["application/json"]["schema"]["$ref"]
         schema = spec["components"]["schemas"][ref.rsplit("/", 1)[1]]
         assert {"question", "message"} <= set(schema["properties"]), path
-        assert schema["anyOf"] == [{"required": ["question"]}, {"required": ["message"]}], path
+        # One of the two with some text (the other absent or null): what the schema can say of "both only
+        # if equal".
+        assert [branch["required"] for branch in schema["oneOf"]] == [["question"], ["message"]], path
+        for branch in schema["oneOf"]:
+            given, other = branch["required"][0], {"question": "message", "message": "question"}
+            assert branch["properties"][given] == {"type": "string", "pattern": r"\S"}, path
+            assert branch["properties"][other[given]] == {"type": "null"}, path
         assert "both only if equal" in schema["description"], path

@@ -29,7 +29,7 @@ from domain.documents.membership import (
     section,
 )
 from domain.documents.models import DocumentAgent
-from domain.kernel import events
+from domain.kernel import events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 
@@ -62,7 +62,7 @@ async def join(
         agent_name=name,
         role=role,
         capabilities=_capabilities(role, body.get("capabilities")),
-        invite_token=body.get("inviteToken"),
+        invite_token_hash=_invite_hash(body.get("inviteToken")),
         status="active",
         joined_at=utcnow(),
     )
@@ -71,6 +71,11 @@ async def join(
     view = agent_view(agent)
     await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=view)
     return {**view, "documentId": doc.id, "registrationId": agent.id}
+
+
+def _invite_hash(token: str | None) -> str | None:
+    """Only the SHA-256 of an invite token is stored, as of every other secret."""
+    return keys.hash_key(token) if token else None
 
 
 def _capabilities(role: str, asked: list[str] | None) -> list[str]:

@@ -163,7 +163,8 @@ class DocumentAgent(Base):
     agent_name: Mapped[str] = mapped_column(String(128))
     role: Mapped[str] = mapped_column(String(16))
     capabilities: Mapped[list[str]] = mapped_column(JSONType, default=list)
-    invite_token: Mapped[str | None] = mapped_column(String(200))
+    # The SHA-256 of the inviteToken given on join; the token itself is never kept (migration 0019).
+    invite_token_hash: Mapped[str | None] = mapped_column(String(64))
     status: Mapped[str] = mapped_column(String(16), default="active")  # active | left
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

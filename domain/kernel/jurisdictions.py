@@ -20,6 +20,9 @@ AGLC = {
 _ALIASES = {abbrev.casefold(): code for code, abbrev in AGLC.items()}
 _ALIASES.update({code.casefold(): code for code in AGLC})
 _ALIASES.update({"au-cth": "AU", "commonwealth": "AU", "cwlth": "AU", "cth.": "AU"})
+# What `lookup` takes (in any case), and what `prefix_filter` takes besides: the start of a code.
+SPELLINGS = tuple(_ALIASES)
+PREFIXES = tuple(sorted({code[:n] for code in AGLC for n in range(1, len(code) + 1)}))
 
 
 def lookup(value: str) -> str | None:

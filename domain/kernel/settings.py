@@ -192,6 +192,14 @@ class Settings(BaseSettings):
         "ended or expired sign-in sessions and refresh tokens, expired share-link codes and sessions, "
         "sweep runs, finished background jobs (failed jobs stay until an operator clears them).",
     )
+    orphan_blob_grace_minutes: float = Field(
+        default=60,
+        gt=0,
+        le=10080,
+        description="Minutes a stored upload may stay without its document row before the hourly "
+        "sweep deletes it (a web process that died between writing the file and committing the row "
+        "leaves one); an upload still in flight is younger than this.",
+    )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
     )

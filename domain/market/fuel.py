@@ -27,6 +27,7 @@ _ALIASES = {t.lower(): t for t in FUEL_TYPES} | {
     "ulp": "U91",
     "unleaded": "U91",
 }
+FUEL_SPELLINGS = tuple(_ALIASES)  # what fuel_type_of takes, in any case
 EARTH_RADIUS_KM = 6371.0088
 
 

@@ -266,8 +266,10 @@ async def logout(
     elif person is not None:
         session_id, user_id = person.session_id, person.user.id
     else:
-        raise BadRequest(
+        # No credential at all: as any other operation asked without one, 401 (the body is well formed).
+        raise Unauthorized(
             "refreshToken: give the refresh token, or send the access token as 'Authorization: Bearer …'",
+            code="missing_credentials",
             field="refreshToken",
         )
     ended_now = await _end(session, session_id, "logout")

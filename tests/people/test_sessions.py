@@ -263,7 +263,7 @@ async def test_logout_with_the_refresh_token_or_the_access_token(docs, create_us
     resp = await docs.post("/api/auth/logout", headers=other["headers"])
     assert resp.status == 401
     resp = await docs.post("/api/auth/logout")
-    assert resp.status == 400
+    assert resp.status == 401
     assert (await resp.json())["field"] == "refreshToken"
     resp = await docs.post("/api/auth/logout", json={"refreshToken": "crt_unknown"})
     assert resp.status == 401

@@ -8,11 +8,11 @@ from web.kernel.errors import Problem
 from web.kernel.routing import Api
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+UPLOAD_TYPES = ("text/markdown", "text/plain", "text/html", "application/pdf", DOCX)
 
 
 class DocsApi(Api):
-    """Adds what pydantic bodies cannot say: the multipart upload, the binary download and the
-    problem+json media type of the error bodies."""
+    """Adds what pydantic bodies cannot say: the multipart upload and the binary download."""
 
     def openapi(self) -> dict[str, Any]:
         spec = super().openapi()
@@ -24,11 +24,14 @@ class DocsApi(Api):
                         "type": "object",
                         "required": ["file"],
                         "properties": {
-                            "file": {"type": "string", "format": "binary"},
+                            "file": {"type": "string", "format": "binary", "minLength": 1},
                             "title": {"type": "string"},
                             "tags": {"type": "string", "description": "Comma-separated tags."},
                         },
-                    }
+                    },
+                    # The file's type is read from its bytes: these are the formats converted (any other,
+                    # or an empty or corrupt file, is refused with 415 or 422).
+                    "encoding": {"file": {"contentType": ", ".join(UPLOAD_TYPES)}},
                 }
             },
         }
@@ -39,12 +42,6 @@ class DocsApi(Api):
                 item["get"]["responses"]["200"]["content"] = {
                     DOCX: {"schema": {"type": "string", "format": "binary"}}
                 }
-            for operation in item.values():
-                for status, response in operation["responses"].items():
-                    if int(status) >= 400:
-                        response["content"] = {
-                            "application/problem+json": response["content"]["application/json"]
-                        }
         return spec
 
 
@@ -58,6 +55,7 @@ def build_api() -> Api:
         description="Documents converted to sectioned Markdown, share links, comments, agents proposing, "
         "voting, locking sections and escalating; MCP server.",
         error_model=Problem,
+        error_content_type="application/problem+json",
         tables=[module.routes for module in ROUTE_MODULES],
         security_schemes={
             "apiKey": {

@@ -29,7 +29,7 @@ AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scop
     query=CommentSearchQuery,
     response=CommentList,
     access=Service("comments:read"),
-    errors=AUTH,
+    errors={**AUTH, 404: "No document with this documentId in the organisation"},
 )
 async def search_comments(request: web.Request, query: CommentSearchQuery) -> web.Response:
     who = caller(request)

@@ -76,7 +76,7 @@ async def refresh(request: web.Request, body: RefreshBody) -> web.Response:
     body=LogoutBody,
     body_optional=True,
     response=LoggedOut,
-    errors={401: "Unknown refresh token, or an invalid or expired access token"},
+    errors={401: "No credential, an unknown refresh token, or an invalid or expired access token"},
 )
 async def logout(request: web.Request, body: LogoutBody) -> web.Response:
     rt = runtime(request)

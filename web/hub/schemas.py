@@ -7,7 +7,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
-from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Date, Timestamp
+from web.kernel.wire import (
+    MAX_INT,
+    ONE_OF_QUESTION_MESSAGE,
+    TOPIC_JURISDICTION,
+    TOPIC_JURISDICTION_FILTER,
+    Date,
+    Timestamp,
+    pattern,
+)
 
 Str = Annotated[str, Field(min_length=1)]
 
@@ -123,7 +131,12 @@ class TopicCreateBody(Model):
         default_factory=list, max_length=20
     )
     canonicalClaim: str | None = Field(default=None, max_length=2000)
-    jurisdiction: str | None = Field(default=None, max_length=16, description="AU, AU-NSW, …")
+    jurisdiction: str | None = Field(
+        default=None,
+        max_length=16,
+        description="AU, AU-NSW, …",
+        json_schema_extra=pattern(TOPIC_JURISDICTION),
+    )
     authority: str | None = Field(default=None, max_length=500)
     sourceRef: str | None = Field(default=None, max_length=1000)
     effectiveDate: date | None = None
@@ -172,7 +185,10 @@ class TopicListQuery(PageQuery):
     tier: Tier | None = None
     status: TopicStatus | None = None
     jurisdiction: str | None = Field(
-        default=None, max_length=16, description="Prefix match: AU matches AU-NSW."
+        default=None,
+        max_length=16,
+        description="Prefix match: AU matches AU-NSW.",
+        json_schema_extra=pattern(TOPIC_JURISDICTION_FILTER),
     )
 
 

@@ -51,6 +51,7 @@ def nul_field(data: Any, path: str = "") -> str | None:
 
 
 def parse_model(model: type[BaseModel], data: Any, where: str) -> BaseModel:
+    """A query (strings, converted as the model's types say) or other Python data, validated by the model."""
     bad = nul_field(data)
     if bad:
         raise BadRequest(f"{bad}: NUL characters are not allowed", code="validation_error", field=bad)
@@ -59,6 +60,45 @@ def parse_model(model: type[BaseModel], data: Any, where: str) -> BaseModel:
     except ValidationError as exc:
         raise BadRequest(
             validation_message(exc, where), code="validation_error", field=first_field(exc)
+        ) from None
+
+
+def _integral(data: Any) -> tuple[Any, bool]:
+    """The data with every float that has no fractional part as an int, and whether any changed: JSON
+    Schema counts 9.0 as an integer, so an integer field takes it (and never 9.5, "9" or true)."""
+    if isinstance(data, float):
+        if data.is_integer():
+            return int(data), True
+        return data, False
+    if isinstance(data, dict):
+        changed = False
+        out: dict[str, Any] = {}
+        for key, value in data.items():
+            out[key], moved = _integral(value)
+            changed = changed or moved
+        return (out, True) if changed else (data, False)
+    if isinstance(data, list):
+        items = [_integral(value) for value in data]
+        if any(moved for _, moved in items):
+            return [value for value, _ in items], True
+        return data, False
+    return data, False
+
+
+def parse_body(model: type[BaseModel], data: Any) -> BaseModel:
+    """A JSON body, validated as strictly as its JSON Schema reads: no value is coerced from another JSON
+    type (0 is not a boolean nor a date, "9" is not an integer, 1 is not a string), so what the OpenAPI
+    document accepts is exactly what the operation accepts."""
+    bad = nul_field(data)
+    if bad:
+        raise BadRequest(f"{bad}: NUL characters are not allowed", code="validation_error", field=bad)
+    data, _ = _integral(data)
+    try:
+        # JSON mode: a date or a UUID is a string on the wire, which strict Python mode would refuse.
+        return model.model_validate_json(json.dumps(data), strict=True)
+    except ValidationError as exc:
+        raise BadRequest(
+            validation_message(exc, "body"), code="validation_error", field=first_field(exc)
         ) from None
 
 
@@ -101,6 +141,10 @@ class Operation:
     aliases: list[str] = field(default_factory=list)
     # A body the handler reads itself, described in OpenAPI only.
     documented_body: type[BaseModel] | None = None
+    # Success statuses besides `status`, answered with the same body (202: still running), by description.
+    also: dict[int, str] = field(default_factory=dict)
+    # Representations of the success body besides `content_type`, chosen by the request (format=markdown).
+    alternatives: list[str] = field(default_factory=list)
 
     @property
     def auth(self) -> str | None:
@@ -136,6 +180,8 @@ class Routes:
         aliases: list[str] | None = None,
         documented_body: type[BaseModel] | None = None,
         content_type: str = "application/json",
+        also: dict[int, str] | None = None,
+        alternatives: list[str] | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             self.operations.append(
@@ -155,6 +201,8 @@ class Routes:
                     content_type=content_type,
                     aliases=aliases or [],
                     documented_body=documented_body,
+                    also=also or {},
+                    alternatives=alternatives or [],
                 )
             )
             return fn
@@ -172,6 +220,7 @@ class Api:
         description: str,
         error_model: type[BaseModel],
         *,
+        error_content_type: str = "application/json",
         tables: Sequence[Routes],
         security_schemes: dict[str, dict[str, Any]] | None = None,
         guards: Mapping[type[Access], Guard] | None = None,
@@ -180,6 +229,7 @@ class Api:
         self.version = version
         self.description = description
         self.error_model = error_model
+        self.error_content_type = error_content_type
         self.security_schemes = security_schemes or {}
         self.guards = dict(guards or {})
         self.operations: list[Operation] = [op for table in tables for op in table.operations]
@@ -214,11 +264,17 @@ class Api:
         async def run(request: web.Request) -> web.StreamResponse:
             kwargs: dict[str, Any] = {}
             if op.query is not None:
+                # Every query parameter is one value: a repeated one is refused, not read as its first.
+                repeated = sorted({name for name in request.query if len(request.query.getall(name)) > 1})
+                if repeated:
+                    raise BadRequest(
+                        f"{repeated[0]}: give this query parameter once",
+                        code="validation_error",
+                        field=repeated[0],
+                    )
                 kwargs["query"] = parse_model(op.query, dict(request.query), "query")
             if op.body is not None:
-                kwargs["body"] = parse_model(
-                    op.body, await read_json(request, optional=op.body_optional), "body"
-                )
+                kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
             response = await op.endpoint(request, **kwargs)
             if op.metered and response.status < 400 and CREDITS_REMAINING not in request:
                 raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
@@ -263,29 +319,36 @@ class Api:
                 qschema = op.query.model_json_schema()
                 required = set(qschema.get("required", []))
                 for name, prop in qschema.get("properties", {}).items():
+                    # x-required: optional in the model so that the handler answers its own message, but
+                    # required on the wire.
                     params.append(
                         {
                             "name": name,
                             "in": "query",
-                            "required": name in required,
+                            "required": name in required or bool(prop.pop("x-required", False)),
                             "description": prop.get("description", ""),
                             "schema": {k: v for k, v in prop.items() if k not in ("description", "title")},
                         }
                     )
-            success: dict[str, Any] = {"description": op.summary}
+            content: dict[str, Any]
             if op.response is not None:
-                success["content"] = {op.content_type: {"schema": ref(op.response)}}
+                content = {op.content_type: {"schema": ref(op.response)}}
             elif op.content_type != "application/json":
-                success["content"] = {op.content_type: {"schema": {"type": "string"}}}
+                content = {op.content_type: {"schema": {"type": "string"}}}
             else:
-                success["content"] = {"application/json": {"schema": {"type": "object"}}}
-            responses: dict[str, Any] = {str(op.status): success}
+                content = {"application/json": {"schema": {"type": "object"}}}
+            for alternative in op.alternatives:
+                content[alternative] = {"schema": {"type": "string"}}
+            responses: dict[str, Any] = {str(op.status): {"description": op.summary, "content": content}}
+            for code, text in sorted(op.also.items()):
+                responses[str(code)] = {"description": text, "content": content}
             documented = {400: "Bad input; the detail names the field", **op.access.responses(), **op.errors}
+            # A page's refusals are pages (the share-link review page); every other error is the app's error
+            # body in its media type (problem+json on the document API).
+            error_type = "text/html" if op.content_type == "text/html" else self.error_content_type
             for code, text in sorted(documented.items()):
-                responses[str(code)] = {
-                    "description": text,
-                    "content": {"application/json": {"schema": ref(self.error_model)}},
-                }
+                schema = {"type": "string"} if error_type == "text/html" else ref(self.error_model)
+                responses[str(code)] = {"description": text, "content": {error_type: {"schema": schema}}}
             entry: dict[str, Any] = {
                 "summary": op.summary,
                 "description": op.access.describe(),

@@ -7,13 +7,14 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import facts
 from domain.kernel import jurisdictions
+from domain.topics.store import TIERS
 from web.hub.auth import spend_credit
 from web.hub.axiom.keys import METERED, page_links
 from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
-from web.kernel.wire import MAX_INT
+from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, pattern
 
 routes = Routes()
 
@@ -22,9 +23,16 @@ TAG = "Axiom Facts"
 
 class FactsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    tier: str | None = Field(default=None, description="empirical, institutional, derived or contested")
+    tier: str | None = Field(
+        default=None,
+        description="empirical, institutional, derived or contested",
+        json_schema_extra={"enum": [*TIERS, None]},
+    )
     jurisdiction: str | None = Field(
-        default=None, max_length=16, description="Jurisdiction prefix: AU matches AU and every AU-…"
+        default=None,
+        max_length=16,
+        description="Jurisdiction prefix: AU matches AU and every AU-…",
+        json_schema_extra=pattern(JURISDICTION_PREFIX),
     )
     q: str | None = Field(
         default=None,

@@ -15,7 +15,7 @@ from web.hub.axiom.schemas import IngestResult, LegislationDetail, LegislationPa
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
-from web.kernel.wire import MAX_INT
+from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, pattern
 
 routes = Routes()
 
@@ -25,7 +25,10 @@ TAG = "Axiom Legislation"
 class LegislationQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     jurisdiction: str | None = Field(
-        default=None, max_length=16, description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted"
+        default=None,
+        max_length=16,
+        description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted",
+        json_schema_extra=pattern(JURISDICTION_PREFIX),
     )
     type: Literal["act", "regulation", "standard", "guidance"] | None = None
     q: str | None = Field(default=None, max_length=300, description="Words in the title or designation")
@@ -37,8 +40,18 @@ class LegislationQuery(BaseModel):
 
 class SearchQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    q: str = Field(min_length=1, max_length=300, description="Keywords (3+ characters each; all must match)")
-    jurisdiction: str | None = Field(default=None, max_length=16, description="Jurisdiction prefix")
+    q: str = Field(
+        min_length=1,
+        max_length=300,
+        description="Keywords (3+ characters each; all must match)",
+        json_schema_extra=pattern("[A-Za-z0-9]{3}"),
+    )
+    jurisdiction: str | None = Field(
+        default=None,
+        max_length=16,
+        description="Jurisdiction prefix",
+        json_schema_extra=pattern(JURISDICTION_PREFIX),
+    )
     type: Literal["act", "regulation", "standard", "guidance"] | None = None
     status: Literal["in_force", "repealed", "not_yet_commenced"] | None = Field(
         default=None, description="Section status"
@@ -72,6 +85,7 @@ def _markdown(text: str, credits: int) -> web.Response:
     response=LegislationPage,
     access=Commercial(metered=True),
     errors=METERED,
+    alternatives=["text/markdown"],
 )
 async def list_legislation(request: web.Request, query: LegislationQuery) -> web.Response:
     include = legislation.parse_include(query.include)
@@ -153,6 +167,7 @@ async def ingest(request: web.Request) -> web.Response:
     response=LegislationDetail,
     access=Commercial(metered=True),
     errors={**METERED, 404: "legislation_not_found or section_not_found"},
+    alternatives=["text/markdown"],
 )
 async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
     include = legislation.parse_include(query.include)

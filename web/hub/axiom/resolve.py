@@ -10,6 +10,7 @@ from web.hub.axiom.keys import citation_index
 from web.hub.axiom.schemas import Resolution
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
+from web.kernel.wire import HAS_TEXT
 
 routes = Routes()
 
@@ -20,6 +21,7 @@ class ResolveQuery(BaseModel):
         default=None,
         description="Legal citation (Title Year (Jurisdiction) s 19(2)(a)) or standards designation "
         "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
+        json_schema_extra={"pattern": HAS_TEXT, "x-required": True},
     )
 
 

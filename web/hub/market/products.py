@@ -117,6 +117,7 @@ def _cart_url(request: web.Request, cart_id: str) -> str:
     body=CartBody,
     response=CartResult,
     errors={429: "Too many cart optimisations from this client"},
+    also={202: "Still running after the short wait: poll `url`"},
 )
 async def optimise(request: web.Request, body: CartBody) -> web.Response:
     await rate_limits(request).hit(
@@ -151,6 +152,7 @@ def _cart_response(request: web.Request, current: CartOptimisation) -> web.Respo
     tags=TAGS,
     response=CartResult,
     errors={404: "Unknown cart optimisation"},
+    also={202: "Still running"},
 )
 async def optimise_result(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:

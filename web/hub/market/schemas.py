@@ -7,8 +7,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from domain.market.fuel import FUEL_SPELLINGS, STATES
 from web.hub.schemas import Model as HubModel
-from web.kernel.wire import Timestamp
+from web.kernel.wire import HAS_ALNUM, Timestamp, pattern, words_pattern
+
+FUEL_TYPE = words_pattern(FUEL_SPELLINGS)
+STATE = words_pattern(STATES)
 
 
 class Model(HubModel):
@@ -24,7 +28,12 @@ class Model(HubModel):
 
 
 class ProductSearchQuery(Model):
-    query: str = Field(min_length=1, max_length=200, description="Words that must all appear (required).")
+    query: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Words that must all appear (required).",
+        json_schema_extra=pattern(HAS_ALNUM),
+    )
     category: str | None = Field(default=None, max_length=40, description="Category filter, e.g. paint.")
     limit: int = Field(default=20, ge=1, le=100, description="1 to 100 (default 20).")
 
@@ -40,7 +49,7 @@ class ProductHistoryQuery(Model):
 
 
 class CartItem(Model):
-    query: str = Field(min_length=1, max_length=200)
+    query: str = Field(min_length=1, max_length=200, json_schema_extra=pattern(HAS_ALNUM))
     quantity: int = Field(ge=1, le=1000)
 
 
@@ -317,37 +326,44 @@ class StationHistory(BaseModel):
 class NearMeQuery(Model):
     latitude: float = Field(ge=-90, le=90, allow_inf_nan=False, description="Required, -90 to 90.")
     longitude: float = Field(ge=-180, le=180, allow_inf_nan=False, description="Required, -180 to 180.")
-    fuelType: str | None = Field(default=None, max_length=10, description="Default U91.")
+    fuelType: str | None = Field(
+        default=None, max_length=10, description="Default U91.", json_schema_extra=pattern(FUEL_TYPE)
+    )
     radiusKm: float = Field(default=10, gt=0, le=200, allow_inf_nan=False, description="Default 10.")
     limit: int = Field(default=20, ge=1, le=100)
 
 
 class CheapestQuery(Model):
-    fuelType: str | None = Field(default=None, max_length=10, description="Default U91.")
-    state: str | None = Field(default=None, max_length=3)
+    fuelType: str | None = Field(
+        default=None, max_length=10, description="Default U91.", json_schema_extra=pattern(FUEL_TYPE)
+    )
+    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
     limit: int = Field(default=10, ge=1, le=100)
 
 
 class FuelSearchQuery(Model):
-    fuelType: str | None = Field(default=None, max_length=10)
-    state: str | None = Field(default=None, max_length=3)
+    fuelType: str | None = Field(default=None, max_length=10, json_schema_extra=pattern(FUEL_TYPE))
+    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
     suburb: str | None = Field(default=None, max_length=120)
     limit: int = Field(default=20, ge=1, le=100)
 
 
 class FuelSummaryQuery(Model):
-    state: str | None = Field(default=None, max_length=3)
+    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
 
 
 class FuelHistoryQuery(Model):
     stationId: str = Field(min_length=1, max_length=80)
-    fuelType: str | None = Field(default=None, max_length=10)
+    fuelType: str | None = Field(default=None, max_length=10, json_schema_extra=pattern(FUEL_TYPE))
     days: int = Field(default=30, ge=1, le=365)
 
 
 class QuoteRatesQuery(Model):
     items: str | None = Field(
-        default=None, max_length=64 * 81, description="1 to 64 comma-separated item keys (required)."
+        default=None,
+        max_length=64 * 81,
+        description="1 to 64 comma-separated item keys (required).",
+        json_schema_extra={"pattern": r"[^\s,]", "x-required": True},
     )
 
 

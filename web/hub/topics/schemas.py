@@ -76,7 +76,12 @@ class DependencyBody(Model):
 
 class BountyBody(Model):
     # Strict: "50" (a string) and true are refused, not coerced; inf and NaN never reach the domain.
-    amount: float = Field(strict=True, allow_inf_nan=False, description="Whole tokens, 10 to 100,000")
+    amount: float = Field(
+        strict=True,
+        allow_inf_nan=False,
+        description="Whole tokens, 10 to 100,000",
+        json_schema_extra={"minimum": 10, "maximum": 100_000, "multipleOf": 1},
+    )
 
 
 class VerifyBody(Model):

@@ -59,7 +59,12 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
     body=DoneBody,
     response=DoneResult,
     access=Agent(),
-    errors={401: "Missing or invalid agent key", 403: "Not joined", 404: "Topic not found"},
+    errors={
+        401: "Missing or invalid agent key",
+        403: "Not joined",
+        404: "Topic not found",
+        409: "The topic is not open (done signals are taken once it is open)",
+    },
 )
 async def done(request: web.Request, body: DoneBody) -> web.Response:
     ctx = agent_context(request)

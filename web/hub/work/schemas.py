@@ -7,6 +7,7 @@ from uuid import UUID
 
 from pydantic import Field
 
+from domain.work.claims import SUPPORTED
 from web.hub.schemas import Model
 from web.hub.topics.read_models import TopicEvent
 from web.kernel.wire import MAX_INT, Exact, Timestamp
@@ -17,6 +18,7 @@ class ClaimBody(Model):
         min_length=1,
         max_length=60,
         description="price_observation_mining or applicability_spotcheck",
+        json_schema_extra={"enum": list(SUPPORTED)},
     )
     payload: dict[str, Any] | None = Field(
         default=None,

@@ -97,6 +97,7 @@ def _result(request: web.Request, sub: WorkSubmission) -> web.Response:
         404: "Assignment not found",
         409: "Already submitted or resolved, not claimed, or the lease ran out",
     },
+    also={202: "The validator has not finished within the short wait: poll the submission"},
 )
 async def submit(request: web.Request, body: SubmitBody) -> web.Response:
     db = runtime(request).db
@@ -126,6 +127,7 @@ async def submit(request: web.Request, body: SubmitBody) -> web.Response:
     response=WorkResult,
     access=Agent(),
     errors={**AGENT_401, 404: "Submission not found"},
+    also={202: "Still validating"},
 )
 async def get_submission(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:

@@ -1,0 +1,60 @@
+"""A JSON body is validated as strictly as its JSON Schema reads (issue 14): no value is coerced from another
+JSON type, so what /openapi.json refuses the operation refuses too, with a 400 naming the field; an integer
+field takes 9.0 as JSON Schema does; a query parameter given twice is refused, not read as its first."""
+
+from __future__ import annotations
+
+TOPIC = {"title": "Strict bodies", "content": "# A\n\nSome text here.\n", "tier": "empirical"}
+
+
+async def test_a_number_is_not_a_date_and_not_a_boolean(hub, register):
+    agent = await register()
+    for field, value in (("expiryDate", 0), ("effectiveDate", 1700000000), ("expiryDate", True)):
+        resp = await hub.post("/api/pact/topics", headers=agent["headers"], json={**TOPIC, field: value})
+        assert resp.status == 400, await resp.text()
+        assert (await resp.json())["field"] == field
+    resp = await hub.post(
+        "/api/pact/topics", headers=agent["headers"], json={**TOPIC, "expiryDate": "2030-01-01"}
+    )
+    assert resp.status == 201, await resp.text()
+
+    for value in (0, 1, "true"):
+        resp = await hub.post(
+            "/api/market/cart/optimise",
+            json={"items": [{"query": "paint", "quantity": 1}], "preferPickup": value},
+        )
+        assert resp.status == 400, await resp.text()
+        assert (await resp.json())["field"] == "preferPickup"
+
+    spec = await (await hub.get("/openapi.json")).json()
+    schemas = spec["components"]["schemas"]
+    assert schemas["CartBody"]["properties"]["preferPickup"]["type"] == "boolean"
+    expiry = schemas["TopicCreateBody"]["properties"]["expiryDate"]["anyOf"]
+    assert {"type": "string", "format": "date"} in expiry
+
+
+async def test_integers_take_whole_numbers_only(hub, register):
+    agent = await register()
+    resp = await hub.post("/api/pact/topics", headers=agent["headers"], json=TOPIC)
+    topic = await resp.json()
+    base = f"/api/pact/{topic['id']}"
+    for score in ("9", 9.5, True):
+        resp = await hub.post(
+            f"{base}/salience", headers=agent["headers"], json={"sectionId": "sec:a", "score": score}
+        )
+        assert resp.status == 400, await resp.text()
+        assert (await resp.json())["field"] == "score"
+    resp = await hub.post(
+        f"{base}/salience", headers=agent["headers"], json={"sectionId": "sec:a", "score": 9.0}
+    )
+    assert resp.status in (200, 201), await resp.text()
+    assert (await resp.json())["score"] == 9
+
+
+async def test_a_repeated_query_parameter_is_refused(hub):
+    resp = await hub.get("/api/pact/topics?limit=5&limit=6")
+    assert resp.status == 400
+    body = await resp.json()
+    assert body["field"] == "limit"
+    assert "once" in body["detail"]
+    assert (await hub.get("/api/pact/topics?limit=5")).status == 200
