@@ -30,15 +30,13 @@ logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 PROTOCOL_VERSIONS = [*MODERN_PROTOCOL_VERSIONS, *reversed(HANDSHAKE_PROTOCOL_VERSIONS)]
 
 
-def _refused(status: int, message: str, headers: dict[str, str] | None = None) -> web.Response:
+def _refused(status: int, message: str) -> web.Response:
     body = {
         "jsonrpc": "2.0",
         "id": None,
         "error": {"code": mt.INVALID_REQUEST, "message": message},
     }
-    return web.Response(
-        status=status, text=json.dumps(body), content_type="application/json", headers=headers
-    )
+    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
 
 
 async def endpoint(request: web.Request) -> web.StreamResponse:
@@ -52,10 +50,6 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
     if refused:
         return _refused(403, f"Forbidden: {refused}")
     found = await service_principal(request)  # 401 problem+json without a valid key or token
-    if request.method != "POST":  # no standing stream to GET, no session to DELETE
-        return _refused(
-            405, f"Method Not Allowed: {request.method}; send requests with POST", {"Allow": "POST"}
-        )
     body = await request.read()
     return await bridge.serve(
         request.app[MCP].manager.handle_request,
@@ -129,6 +123,8 @@ async def lifecycle(app: web.Application) -> AsyncIterator[None]:
 
 def add_routes(app: web.Application) -> None:
     app[MCP] = build(app[RUNTIME])
-    app.router.add_route("*", "/mcp", endpoint)
+    # POST only: served statelessly there is no standing stream to GET and no session to DELETE, so every
+    # other method gets the app's 405 with Allow: POST.
+    app.router.add_post("/mcp", endpoint)
     app.router.add_get("/.well-known/mcp.json", discovery)
     app.cleanup_ctx.append(lifecycle)
