@@ -121,10 +121,17 @@ async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await task
 
 
+async def end_listen_streams(app: web.Application) -> None:
+    """On shutdown, before open connections are waited for: each listen stream ends with its final result
+    (the client listens again, on another process), rather than holding the stop until it times out."""
+    app[MCP].listen.close()
+
+
 def add_routes(app: web.Application) -> None:
     app[MCP] = build(app[RUNTIME])
     # POST only: served statelessly there is no standing stream to GET and no session to DELETE, so every
     # other method gets the app's 405 with Allow: POST.
     app.router.add_post("/mcp", endpoint)
     app.router.add_get("/.well-known/mcp.json", discovery)
+    app.on_shutdown.append(end_listen_streams)
     app.cleanup_ctx.append(lifecycle)
