@@ -421,3 +421,73 @@ async def test_discovery_document(docs: Any):
     assert LEGACY in body["protocolVersions"]
     assert body["auth"]["header"] == "X-Api-Key"
     assert {t["name"] for t in body["tools"]} >= {"pact_join", "pact_upload_document"}
+
+
+def test_the_origin_rule():
+    from web.docs.mcp.origin import refusal
+
+    def allowed(
+        origin: str | None, host: str, bind: str = "127.0.0.1", extra: list[str] | None = None
+    ) -> bool:
+        return refusal(origin=origin, host=host, bind_host=bind, allowed=extra or []) is None
+
+    assert allowed(None, "127.0.0.1:8081")
+    assert allowed(None, "[::1]:8081")
+    assert allowed(None, "localhost")
+    assert allowed("http://LOCALHOST:8081", "localhost:8081")  # same origin, case aside
+    assert not allowed("http://localhost:8082", "localhost:8081")  # another port is another origin
+    assert not allowed(None, "evil.example:8081")  # a rebound name on a loopback bind
+    assert allowed("https://docs.example", "docs.example", bind="0.0.0.0")  # behind a TLS proxy
+    assert allowed("https://docs.example:443", "docs.example", bind="0.0.0.0")  # the default port
+    assert not allowed("https://evil.example", "docs.example", bind="0.0.0.0")
+    assert allowed("https://app.example", "docs.example", bind="0.0.0.0", extra=["https://app.example/"])
+    assert allowed("http://tools.lan:6274", "tools.lan:8081", extra=["http://tools.lan:6274"])  # its host too
+
+
+async def test_the_watcher_tells_a_section_apart_from_its_document(docs: Any, runtime: Any):
+    """What a listen stream hears, decided without waiting: a merge in one section changes the document and
+    that section, not another section."""
+    from web.docs.mcp.resources import DocumentWatcher, Target
+    from web.docs.mcp.transport import MCP
+
+    alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
+    doc = await upload_ready(docs, alice, b"# One\n\nFirst.\n\n# Two\n\nSecond.\n", "two.md")
+    service = docs.server.app[MCP]
+    published: list[str] = []
+    unsubscribe = service.bus.subscribe(lambda event: published.append(event.uri))
+    watcher: DocumentWatcher = service.watcher
+    base = f"concord://documents/{doc['id']}"
+    followed = {base: Target(doc["id"]), f"{base}/sections/sec:one": Target(doc["id"], "sec:one")}
+    followed[f"{base}/sections/sec:two"] = Target(doc["id"], "sec:two")
+    async with connect(docs, alice) as a, connect(docs, bob) as b:
+        await call(a, "pact_join", documentId=doc["id"], agentName="Alice", role="editor")
+        await call(b, "pact_join", documentId=doc["id"], agentName="Bob", role="reviewer")
+        who = await _caller(runtime, alice)
+        await watcher.follow(who, followed)
+        try:
+            assert await watcher.check() == 0
+            proposal = await call(
+                a,
+                "pact_propose",
+                documentId=doc["id"],
+                sectionId="sec:two",
+                content="Changed.",
+                summary="Change two",
+            )
+            await call(b, "pact_approve", documentId=doc["id"], proposalId=proposal["proposalId"])
+            assert await watcher.check() == 2
+            assert sorted(published) == [base, f"{base}/sections/sec:two"]
+            assert await watcher.check() == 0  # told once
+        finally:
+            watcher.unfollow(followed)
+            unsubscribe()
+
+
+async def _caller(runtime: Any, key: dict[str, Any]) -> Any:
+    from domain.documents import servicekeys
+    from domain.documents.access import Caller
+    from domain.kernel.context import SYSTEM
+
+    async with runtime.db.read() as session:
+        found = await servicekeys.authenticate(session, key["apiKey"])
+    return Caller(ctx=SYSTEM, org_id=found.org_id, key_id=found.id, name=found.name)

@@ -234,6 +234,7 @@ class McpService:
     manager: StreamableHTTPSessionManager
     watcher: resources.DocumentWatcher
     listen: ListenHandler
+    bus: InMemorySubscriptionBus
 
 
 def build(rt: Runtime) -> McpService:
@@ -264,4 +265,4 @@ def build(rt: Runtime) -> McpService:
         security_settings=None,  # Origin and Host are checked by transport.py before authentication
         max_request_body_size=max(rt.settings.max_upload_bytes * 2, 4 * 1024 * 1024),
     )
-    return McpService(server, manager, watcher, listen)
+    return McpService(server, manager, watcher, listen, bus)
