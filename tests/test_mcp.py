@@ -214,6 +214,9 @@ async def test_documents_as_resources_prompts_and_completion(docs: Any, runtime:
     async with connect(docs, key) as client:
         listed = (await client.list_resources()).resources
         assert [(r.uri, r.name, r.mime_type) for r in listed] == [(doc_uri, "budget", "text/markdown")]
+        with pytest.raises(MCPError) as bad_cursor:
+            await client.list_resources(cursor="not-one-of-ours")
+        assert bad_cursor.value.data["status"] == 400
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         assert templates == {
             "concord://documents/{documentId}",

@@ -22,7 +22,7 @@ from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.models import Document
 from domain.kernel.db import Database
-from domain.kernel.errors import DomainError, NotFound
+from domain.kernel.errors import BadRequest, DomainError, NotFound
 from runtime.process import Runtime
 
 log = logging.getLogger("concord.mcp")
@@ -85,7 +85,7 @@ async def list_page(rt: Runtime, who: Caller, cursor: str | None) -> mt.ListReso
     page = 1
     if cursor:
         if not cursor.isdigit() or not 1 <= int(cursor) <= 100_000:
-            raise NotFound(f"cursor {cursor!r} is not one this server gave", code="invalid_cursor")
+            raise BadRequest(f"cursor {cursor!r} is not one this server gave", field="cursor")
         page = int(cursor)
     async with rt.db.read() as session:
         found = await library.list_documents(session, who, tag=None, page=page, page_size=PAGE)

@@ -9,6 +9,7 @@ handed in with the ASGI scope; every handler here acts for that caller with its 
 
 from __future__ import annotations
 
+import functools
 import json
 import warnings
 from dataclasses import dataclass
@@ -77,10 +78,20 @@ def _need(call: Call, scope: str) -> None:
 # ---- tools --------------------------------------------------------------------------------------------
 
 
+@functools.cache
+def tool_input_schema(name: str) -> dict[str, Any] | None:
+    """A tool's input JSON Schema (built once); the SDK also checks `Mcp-Param-*` headers against it."""
+    tool = TOOLS.get(name)
+    return tool.schema() if tool is not None else None
+
+
 async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
     return mt.ListToolsResult(
         tools=[
-            mt.Tool(name=t.name, description=t.description, input_schema=t.schema()) for t in TOOLS.values()
+            mt.Tool(
+                name=t.name, description=t.description, input_schema=dict(tool_input_schema(t.name) or {})
+            )
+            for t in TOOLS.values()
         ]
     )
 
@@ -243,6 +254,7 @@ def build(rt: Runtime) -> McpService:
     listen = ListenHandler(bus)
     server: Server[Any] = Server(
         SERVER_NAME,
+        get_tool_input_schema=tool_input_schema,
         version=SERVER_VERSION,
         instructions=INSTRUCTIONS,
         on_list_tools=list_tools,
