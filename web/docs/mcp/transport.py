@@ -30,13 +30,13 @@ logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
 PROTOCOL_VERSIONS = [*MODERN_PROTOCOL_VERSIONS, *reversed(HANDSHAKE_PROTOCOL_VERSIONS)]
 
 
-def _refused(status: int, message: str) -> web.Response:
+def _forbidden(reason: str) -> web.Response:
     body = {
         "jsonrpc": "2.0",
         "id": None,
-        "error": {"code": mt.INVALID_REQUEST, "message": message},
+        "error": {"code": mt.INVALID_REQUEST, "message": f"Forbidden: {reason}"},
     }
-    return web.Response(status=status, text=json.dumps(body), content_type="application/json")
+    return web.Response(status=403, text=json.dumps(body), content_type="application/json")
 
 
 async def endpoint(request: web.Request) -> web.StreamResponse:
@@ -48,7 +48,7 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
         allowed=rt.settings.mcp_allowed_origins,
     )
     if refused:
-        return _refused(403, f"Forbidden: {refused}")
+        return _forbidden(refused)
     found = await service_principal(request)  # 401 problem+json without a valid key or token
     body = await request.read()
     return await bridge.serve(
