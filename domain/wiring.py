@@ -7,7 +7,7 @@ from __future__ import annotations
 from domain.axiom import seed as axiom_seed
 from domain.consensus import escalations
 from domain.documents import blobs as document_blobs
-from domain.documents import library, mcp_sessions
+from domain.documents import library
 from domain.documents import locks as document_locks
 from domain.documents import proposals as document_proposals
 from domain.documents import sharing as document_sharing
@@ -49,7 +49,6 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
-    Sweep("documents.expire_mcp_sessions", 600, mcp_sessions.expire_sessions),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),

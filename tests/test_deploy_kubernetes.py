@@ -233,7 +233,7 @@ def test_ports_agree_with_settings_image_and_services():
     }
     for service in services.values():
         assert service["spec"]["selector"].items() <= web_pod()["metadata"]["labels"].items()
-    # MCP sessions are database rows (docs/mcp.md): any pod answers any client, no affinity to keep.
+    # MCP is served statelessly (docs/mcp.md): any pod answers any request, no affinity to keep.
     assert all("sessionAffinity" not in s["spec"] for s in services.values())
     assert config()["CONCORD_WEB_PROCESSES"] == "1"
 

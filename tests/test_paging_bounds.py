@@ -115,7 +115,7 @@ async def test_mcp_list_and_poll_refuse_huge_numbers(docs: Any, runtime: Any) ->
             ("pact_poll", {"documentId": doc, "since": "evt_2147483648"}, "since"),
         ]:
             result = await session.call_tool(name, arguments)
-            assert result.isError, (name, arguments)
+            assert result.is_error, (name, arguments)
             text = text_of(result)
             assert field in text, (name, arguments, text)
             assert "internal" not in text.casefold(), (name, arguments, text)

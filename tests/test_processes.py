@@ -191,18 +191,29 @@ async def _jobs_run_once(
     assert sorted(c["escalation"]["message"] for c in calls) == messages
 
 
-async def _mcp_session_on_every_process(server: Server, http: aiohttp.ClientSession, runtime: Any) -> None:
+async def _mcp_on_every_process(server: Server, http: aiohttp.ClientSession, runtime: Any) -> None:
+    """MCP is served statelessly: after the handshake (no session id is issued), each request of either
+    protocol line stands alone, so whichever process gets it answers."""
     key = await make_key(runtime)
     headers = {**MCP_ACCEPT, **key["headers"]}
     async with http.post(f"{server.docs}/mcp", json=INIT, headers=headers) as resp:
         assert resp.status == 200, await resp.text()
-        session = resp.headers["Mcp-Session-Id"]
-    ping = {"jsonrpc": "2.0", "id": 2, "method": "ping"}
-    for _ in range(FRESH):
-        async with http.post(
-            f"{server.docs}/mcp", json=ping, headers={**headers, "Mcp-Session-Id": session}
-        ) as resp:
+        assert "Mcp-Session-Id" not in resp.headers
+    legacy = {**headers, "MCP-Protocol-Version": "2025-06-18"}
+    modern = {**headers, "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    envelope = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    for n in range(FRESH):
+        if n % 2:
+            message = {"jsonrpc": "2.0", "id": n, "method": "tools/list", "params": {"_meta": envelope}}
+            sent = modern
+        else:
+            message, sent = {"jsonrpc": "2.0", "id": n, "method": "tools/list"}, legacy
+        async with http.post(f"{server.docs}/mcp", json=message, headers=sent) as resp:
             assert resp.status == 200, await resp.text()
+            assert "pact_join" in await resp.text()
 
 
 async def _killed_child_is_replaced(server: Server, http: aiohttp.ClientSession, pids: set[int]) -> None:
@@ -254,7 +265,7 @@ async def test_serve_with_two_processes(
         topics = await _writes_are_read_on_every_process(server, fresh, agent)
         await _jobs_run_once(server, fresh, agent, topics[0], hook)
         await eventually(lambda: _outbox_done(runtime))
-        await _mcp_session_on_every_process(server, fresh, runtime)
+        await _mcp_on_every_process(server, fresh, runtime)
         async with runtime.db.read() as session:  # the scheduler runs in one process, not in the web ones
             holders = set((await session.scalars(select(SweepRun.holder))).all())
         assert len(holders) == 1, holders

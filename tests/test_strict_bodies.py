@@ -18,10 +18,10 @@ async def test_a_number_is_not_a_date_and_not_a_boolean(hub, register):
     )
     assert resp.status == 201, await resp.text()
 
-    for value in (0, 1, "true"):
+    for flag in (0, 1, "true"):
         resp = await hub.post(
             "/api/market/cart/optimise",
-            json={"items": [{"query": "paint", "quantity": 1}], "preferPickup": value},
+            json={"items": [{"query": "paint", "quantity": 1}], "preferPickup": flag},
         )
         assert resp.status == 400, await resp.text()
         assert (await resp.json())["field"] == "preferPickup"

@@ -48,7 +48,9 @@ DOCS_GUIDES = [
     home.Link(
         "docs/documents.md", None, "service keys, upload and conversion, share links, comments, agents"
     ),
-    home.Link("docs/mcp.md", None, "the MCP server: connecting a client, the tools"),
+    home.Link(
+        "docs/mcp.md", None, "the MCP server: connecting a client, tools, documents as resources, prompts"
+    ),
 ]
 
 

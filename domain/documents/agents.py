@@ -156,6 +156,34 @@ async def section_tree(session: AsyncSession, caller: Caller, document_id: str) 
     return {"documentId": doc.id, "sections": sections.tree(library.require_ready(doc))}
 
 
+def section_markdown(markdown: str, section_id: str) -> str:
+    """One section as Markdown: its heading line (none for the root preamble) and its own body."""
+    found = sections.find(markdown, section_id)
+    if found is None:
+        raise NotFound(f"section {section_id} not found; re-read the sections", code="section.not_found")
+    body = sections.body(markdown, found)
+    if found.heading_level == 0:
+        return body + "\n"
+    return (
+        f"{'#' * found.heading_level} {found.title}\n\n{body}\n"
+        if body
+        else f"{'#' * found.heading_level} {found.title}\n"
+    )
+
+
+async def section_content(
+    session: AsyncSession, caller: Caller, document_id: str, section_id: str
+) -> dict[str, Any]:
+    """The Markdown of one section of the caller's document, with the document's version."""
+    doc = await library.get(session, caller, document_id)
+    return {
+        "documentId": doc.id,
+        "sectionId": section_id,
+        "content": section_markdown(library.require_ready(doc), section_id),
+        "version": doc.version,
+    }
+
+
 # ---- escalation ----------------------------------------------------------------------------------
 
 

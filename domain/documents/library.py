@@ -299,6 +299,25 @@ async def list_documents(
     }
 
 
+async def ids_starting(session: AsyncSession, caller: Caller, prefix: str, *, limit: int) -> list[str]:
+    """Ids of the organisation's documents that start with `prefix` (newest first), at most `limit`:
+    what a client completes a document id from."""
+    stmt = select(Document.id).where(Document.org_id == caller.org_id)
+    if prefix:
+        stmt = stmt.where(Document.id.startswith(prefix, autoescape=True))
+    stmt = stmt.order_by(Document.created_at.desc(), Document.id.desc()).limit(limit)
+    return list((await session.scalars(stmt)).all())
+
+
+async def snapshots(session: AsyncSession, org_ids: set[str], ids: set[str]) -> dict[str, Document]:
+    """The documents among `ids` that belong to one of `org_ids`, by id (a watcher's look at what it
+    follows; a document of another organisation, or gone, is simply absent)."""
+    if not ids:
+        return {}
+    rows = await session.scalars(select(Document).where(Document.id.in_(ids), Document.org_id.in_(org_ids)))
+    return {d.id: d for d in rows.all()}
+
+
 async def reviewers_count(session: AsyncSession, doc: Document) -> int:
     agents = (
         await session.scalars(

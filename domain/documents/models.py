@@ -182,17 +182,3 @@ class SectionLock(Base):
     ttl_seconds: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)
-
-
-class McpSession(Base):
-    """An MCP client's session (Mcp-Session-Id) on the document API, kept here rather than in one process's
-    memory so that any web process of any machine answers it: the id's SHA-256 only, the service key that
-    opened it, the protocol version agreed, and when it was last used (it ends after an idle hour)."""
-
-    __tablename__ = "mcp_sessions"
-
-    id_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
-    key_id: Mapped[str] = mapped_column(String(36), index=True)
-    protocol_version: Mapped[str] = mapped_column(String(32))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -117,6 +117,20 @@ class Settings(BaseSettings):
         "(e.g. `reviews.internal,localhost`). Never applies to market pages, submitted URLs, feeds or "
         "redirects.",
     )
+    mcp_allowed_origins: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="Comma-separated browser origins (e.g. `https://app.example`) allowed to call the MCP "
+        "endpoint besides its own origin; requests without an Origin header (desktop and server clients) "
+        "are always allowed. On a loopback bind the Host header must be a loopback name or the host of one "
+        "of these. Anything else gets 403 before authentication (DNS-rebinding guard).",
+    )
+    mcp_watch_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=60,
+        description="How often a document process looks for changes to the documents that MCP clients "
+        "listen to (`subscriptions/listen`), in seconds; only while someone listens.",
+    )
     worker_threads: int = Field(
         default=4, ge=1, description="Threads of the in-process worker (embedded mode)."
     )
@@ -245,7 +259,7 @@ class Settings(BaseSettings):
     def _empty_is_unset(cls, v: object) -> object:
         return None if v == "" else v
 
-    @field_validator("outbound_trusted_hosts", mode="before")
+    @field_validator("outbound_trusted_hosts", "mcp_allowed_origins", mode="before")
     @classmethod
     def _host_list(cls, v: object) -> object:
         """Comma-separated in the environment (the guard compares them in their `normal_host` form)."""
