@@ -236,7 +236,8 @@ def test_scheduler_run_chatter_is_debug(captured):
     scheduler.info('Added job "x" to job store "default"')
     scheduler.info("Scheduler started")
     executor.error('Job "x" raised an exception')
-    assert [(r["logger"], r["level"]) for r in lines(captured)] == [
+    # Whatever level another test left the loggers at, nothing of the per-run chatter is above DEBUG.
+    assert [(r["logger"], r["level"]) for r in lines(captured) if r["level"] != "DEBUG"] == [
         ("apscheduler.scheduler", "INFO"),
         ("apscheduler.executors.default", "ERROR"),
     ]

@@ -25,6 +25,7 @@ import pytest
 import schemathesis
 from hypothesis import strategies as st
 from schemathesis.config import SchemathesisConfig
+from schemathesis.specs.openapi.checks import negative_data_rejection
 
 from web.docs.api import build_api as build_docs_api
 from web.hub.api import build_api as build_hub_api
@@ -167,4 +168,10 @@ def test_hub_wire_matches_its_openapi(case: Any, served: Served) -> None:
 
 @docs_schema.parametrize()  # type: ignore[untyped-decorator]
 def test_document_api_wire_matches_its_openapi(case: Any, served: Served) -> None:
-    case.call_and_validate(base_url=served.docs, headers=_credentials(case, served.keys))
+    # A multipart field is text on the wire: a "number" schemathesis puts in the upload's title arrives as
+    # the string "6.1e+96", a valid title, so "schema-violating data must be refused" cannot hold there.
+    multipart = case.media_type == "multipart/form-data"
+    excluded = [negative_data_rejection] if multipart else []
+    case.call_and_validate(
+        base_url=served.docs, headers=_credentials(case, served.keys), excluded_checks=excluded
+    )

@@ -2,12 +2,15 @@
 
 from typing import Any
 
+from domain.documents.library import MAX_TAGS
 from web.docs import agents, auth, comments, documents, proposals, sessions, share_pages, sharing
 from web.kernel import health, wellknown
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+_TAG = r"[\w .:/+-]{0,64}"
+_TAGS_PATTERN = rf"^{_TAG}(?:,{_TAG}){{0,{MAX_TAGS - 1}}}$"
 UPLOAD_TYPES = ("text/markdown", "text/plain", "text/html", "application/pdf", DOCX)
 
 
@@ -26,8 +29,14 @@ class DocsApi(Api):
                         "properties": {
                             "file": {"type": "string", "format": "binary", "minLength": 1},
                             "title": {"type": "string"},
-                            "tags": {"type": "string", "description": "Comma-separated tags."},
+                            "tags": {
+                                "type": "string",
+                                "description": "Comma-separated tags: letters, digits, spaces, .:/+-_",
+                                "pattern": _TAGS_PATTERN,
+                            },
                         },
+                        # No other field is read; one whose name aiohttp cannot parse is a 400.
+                        "additionalProperties": False,
                     },
                     # The file's type is read from its bytes: these are the formats converted (any other,
                     # or an empty or corrupt file, is refused with 415 or 422).
