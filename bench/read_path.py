@@ -25,8 +25,8 @@ import uuid
 from pathlib import Path
 
 import aiohttp
-import asyncpg
 
+from bench.write_path import admin_sql
 from tests.processes import command, free_port
 
 BARE_SERVER = """
@@ -277,14 +277,6 @@ async def main() -> None:
             proc.wait(timeout=10)
         if args.database_url:
             await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
-
-
-async def admin_sql(admin: str, sql: str) -> None:
-    conn = await asyncpg.connect(admin)
-    try:
-        await conn.execute(sql)
-    finally:
-        await conn.close()
 
 
 if __name__ == "__main__":

@@ -1,5 +1,1 @@
-"""MCP server of the document API: streamable HTTP at /mcp, discovery at /.well-known/mcp.json."""
-
-from web.docs.mcp.transport import add_routes
-
-__all__ = ["add_routes"]
+"""MCP server of the document API: streamable HTTP at /mcp and discovery (transport.py)."""
