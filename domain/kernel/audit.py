@@ -13,17 +13,14 @@ from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
+from domain.kernel import journal
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
-from domain.kernel.db import before_commit, table_of, unit_state
 from domain.kernel.errors import BadRequest
 from domain.kernel.models import AuditEntry
 
 _OP = re.compile(r"^[a-z][a-z0-9_-]*(\.[a-z][a-z0-9_-]*)+$")
-_ENTRIES = table_of(AuditEntry)
-_PENDING = "concord_audit"
 
 
 def _dump(value: Any) -> str | None:
@@ -44,7 +41,7 @@ async def record(
     key_hash: str | None = None,
 ) -> None:
     """Add one entry to the caller's transaction: it commits (or rolls back) with the write it describes,
-    written with the unit of work's other entries in one statement just before the commit.
+    written with the unit of work's journal just before the commit (domain/kernel/journal.py).
 
     The entry belongs to `key_hash` (default: the acting key's) and keeps the request id and the coarse
     country from the Context; the client address is never stored."""
@@ -53,11 +50,7 @@ async def record(
     actor = ctx.actor
     if key_hash is None and actor is not None:
         key_hash = actor.key_hash or None  # the system actor has no key
-    state = unit_state(session)
-    if _PENDING not in state:
-        state[_PENDING] = []
-        before_commit(session, 20, "audit", _write)
-    state[_PENDING].append(
+    journal.of(session).audit.append(
         {
             "key_hash": key_hash,
             "actor_id": actor.id if actor else None,
@@ -71,13 +64,6 @@ async def record(
             "created_at": utcnow(),
         }
     )
-
-
-def _write(session: Session) -> None:
-    queued: list[dict[str, Any]] = unit_state(session).get(_PENDING) or []
-    if queued:
-        session.execute(_ENTRIES.insert(), queued)  # one cached statement, its rows sent in one batch
-        queued.clear()
 
 
 # A cursor is base64url(JSON [created_at, id, check]); `check` binds the position to the caller's key

@@ -211,7 +211,7 @@ def unit_state(session: AsyncSession | Session) -> dict[str, Any]:
 
 def before_commit(session: AsyncSession | Session, order: int, key: str, fn: Finisher) -> None:
     """Run `fn(session)` (synchronous SQLAlchemy; it may execute statements) once just before the unit of
-    work commits. Lower `order` first: the kernel uses 10 events, 20 audit, 30 ledger."""
+    work commits. Lower `order` first: the kernel's journal (events, audit, ledger) uses 10."""
     info = session.info
     info.setdefault(_FINISHERS, {}).setdefault((order, key), fn)
 

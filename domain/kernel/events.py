@@ -3,8 +3,9 @@
 A stream's counter row is incremented inside the writer's transaction, so the row lock orders
 concurrent writers: a reader paging with `after` never sees a later number commit before an earlier one.
 
-Events are queued on the unit of work and written just before it commits (domain/kernel/db.py): one
-statement per stream reserves the numbers (streams in name order), one inserts every event.
+Events are queued on the unit of work's journal and written just before it commits
+(domain/kernel/journal.py): the stream's counter reserves the numbers (streams in name order), then the
+events are inserted.
 
 Reading is keyset paging on the unique (stream, seq) index: a page after sequence number N seeks to N and
 reads `limit` entries, so the page a million events deep costs what the first one costs.
@@ -14,31 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import Session
 
+from domain.kernel import journal
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
-from domain.kernel.db import before_commit, table_of, unit_state
 from domain.kernel.models import Event, EventStream
-
-_STREAMS = table_of(EventStream)
-_EVENTS = table_of(Event)
-_PENDING = "concord_events"
-
-
-def _reserve(dialect: Any) -> Any:
-    """Add n to a stream's counter (creating it), answering the new last number. Built once, executed with
-    parameters, so neither its compilation nor its cache key is made again per request."""
-    upsert = dialect.insert(_STREAMS).values(stream=bindparam("stream"), last_seq=bindparam("n"))
-    return upsert.on_conflict_do_update(
-        index_elements=[_STREAMS.c.stream], set_={"last_seq": _STREAMS.c.last_seq + upsert.excluded.last_seq}
-    ).returning(_STREAMS.c.last_seq)
-
-
-_RESERVE = {"postgresql": _reserve(postgresql), "sqlite": _reserve(sqlite)}
 
 # Sequence numbers are INTEGER columns; a cursor beyond this is refused before it reaches the database.
 MAX_SEQ = 2**31 - 1
@@ -63,11 +46,7 @@ async def append(
     kind = actor_kind or ("System" if actor is None or actor.kind == "system" else "AiAgent")
     if actor is not None and actor.kind in ("staff", "person"):
         kind = "Individual"
-    state = unit_state(session)
-    if _PENDING not in state:
-        state[_PENDING] = []
-        before_commit(session, 10, "events", _write)
-    state[_PENDING].append(
+    journal.of(session).events.append(
         {
             "stream": stream,
             "type": type_,
@@ -92,29 +71,7 @@ async def append_numbered(
 ) -> int:
     """Append an event and write it (with those queued before it) now; its sequence number."""
     await append(session, stream, type_, ctx, section_id=section_id, data=data)
-    return int(await session.run_sync(_write))
-
-
-def _write(session: Session) -> int:
-    """Number and insert the queued events; the last sequence number given (0 if none)."""
-    queued: list[dict[str, Any]] = unit_state(session).get(_PENDING) or []
-    if not queued:
-        return 0
-    counts: dict[str, int] = {}
-    for row in queued:
-        counts[row["stream"]] = counts.get(row["stream"], 0) + 1
-    reserve = _RESERVE["postgresql" if session.get_bind().dialect.name == "postgresql" else "sqlite"]
-    next_seq: dict[str, int] = {}
-    for stream in sorted(counts):  # stream rows are locked in one global order
-        last = session.execute(reserve, {"stream": stream, "n": counts[stream]}).scalar_one()
-        next_seq[stream] = int(last) - counts[stream] + 1
-    for row in queued:
-        row["seq"] = next_seq[row["stream"]]
-        next_seq[row["stream"]] += 1
-    session.execute(_EVENTS.insert(), queued)  # one cached statement, its rows sent in one batch
-    seq = int(queued[-1]["seq"])
-    queued.clear()
-    return seq
+    return int(await session.run_sync(journal.write_events))
 
 
 def to_dict(event: Event) -> dict[str, Any]:

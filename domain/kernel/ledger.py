@@ -4,7 +4,7 @@ No global serialisation. The system mint is append-only: a transfer to or from i
 never touches its wallet row, whose balance is derived from its entries (`balance`). Every other wallet's
 balance is stored, and a unit of work's transfers are not applied one by one: they are summed per wallet
 and applied just before the unit of work commits, in wallet-id order, after every other write of the
-transaction (domain/kernel/db.py). So:
+transaction (domain/kernel/journal.py). So:
 
 - a transaction locks only the wallets it moves tokens in or out of, and holds those locks only for its
   last few statements;
@@ -19,31 +19,25 @@ transaction (domain/kernel/db.py). So:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, or_, select, union_all, update
+from sqlalchemy import bindparam, case, func, or_, select, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from domain.kernel import journal
 from domain.kernel.clock import iso, new_id, utcnow
-from domain.kernel.db import after_commit, before_commit, shared, table_of, unit_state
-from domain.kernel.errors import BadRequest, PaymentRequired
+from domain.kernel.db import after_commit, shared, table_of, unit_state
+from domain.kernel.errors import BadRequest
 from domain.kernel.models import LedgerEntry, Wallet
 
 SYSTEM_OWNER = "hub-protocol"
 _WALLETS = table_of(Wallet)
 _ENTRIES = table_of(LedgerEntry)
-_PENDING = "concord_ledger"
+_SEEN = "concord_ledger_seen"
 _CACHE_LIMIT = 100_000
 # Built once and executed with parameters (no per-call statement building or cache key).
-_APPLY = (
-    update(_WALLETS)
-    .where(_WALLETS.c.id == bindparam("p_wid"), _WALLETS.c.balance + bindparam("p_change") >= 0)
-    .values(balance=_WALLETS.c.balance + bindparam("p_change"))
-    .returning(_WALLETS.c.id)
-)
 _FIND = select(_WALLETS.c.id).where(
     _WALLETS.c.kind == bindparam("kind"), _WALLETS.c.owner_id == bindparam("owner")
 )
@@ -53,29 +47,15 @@ _CREATE = {
 }
 
 
-@dataclass
-class _Pending:
-    """The transfers of one unit of work not yet written."""
-
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    changes: dict[str, int] = field(default_factory=dict)  # wallet id -> net change (never the mint)
-    seen: dict[tuple[str, str], str] = field(default_factory=dict)  # wallet ids looked up in this unit
-
-
-def _pending(session: AsyncSession | Session) -> _Pending:
+def _seen(session: AsyncSession | Session) -> dict[tuple[str, str], str]:
+    """Wallet ids looked up or created in this unit of work (remembered by the process once it commits)."""
     state = unit_state(session)
-    found = state.get(_PENDING)
+    found = state.get(_SEEN)
     if found is None:
-        found = state[_PENDING] = _Pending()
-        before_commit(session, 30, "ledger", _settle)
+        found = state[_SEEN] = {}
         after_commit(session, "ledger", _remember_wallets)
-    assert isinstance(found, _Pending)
+    assert isinstance(found, dict)
     return found
-
-
-def _queued(session: AsyncSession | Session) -> _Pending | None:
-    found = unit_state(session).get(_PENDING)
-    return found if isinstance(found, _Pending) else None
 
 
 def _cache(session: AsyncSession | Session) -> dict[tuple[str, str], str]:
@@ -90,9 +70,9 @@ async def wallet_id(session: AsyncSession, kind: str, owner_id: str) -> str:
     cached = _cache(session).get(key)
     if cached:
         return cached
-    pending = _pending(session)
-    if key in pending.seen:
-        return pending.seen[key]
+    seen = _seen(session)
+    if key in seen:
+        return seen[key]
     found: str | None = await session.scalar(_FIND, {"kind": kind, "owner": owner_id})
     if not found:
         await session.execute(
@@ -100,7 +80,7 @@ async def wallet_id(session: AsyncSession, kind: str, owner_id: str) -> str:
             {"id": new_id(), "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
         )
         found = str((await session.scalars(_FIND, {"kind": kind, "owner": owner_id})).one())
-    pending.seen[key] = found
+    seen[key] = found
     return found
 
 
@@ -111,17 +91,17 @@ async def new_wallet(session: AsyncSession, kind: str, owner_id: str) -> str:
         _WALLETS.insert(),
         {"id": wid, "kind": kind, "owner_id": owner_id, "balance": 0, "created_at": utcnow()},
     )
-    _pending(session).seen[(kind, owner_id)] = wid
+    _seen(session)[(kind, owner_id)] = wid
     return wid
 
 
 def _remember_wallets(session: Session) -> None:
-    pending = _queued(session)
-    if pending is not None and pending.seen:
+    seen = unit_state(session).get(_SEEN)
+    if seen:
         cache = _cache(session)
         if len(cache) > _CACHE_LIMIT:
             cache.clear()
-        cache.update(pending.seen)
+        cache.update(seen)
 
 
 async def system_wallet(session: AsyncSession) -> str:
@@ -131,8 +111,7 @@ async def system_wallet(session: AsyncSession) -> str:
 async def _mint(session: AsyncSession) -> str | None:
     """The mint's id without creating it (reads)."""
     key = ("system", SYSTEM_OWNER)
-    pending = _queued(session)
-    found = _cache(session).get(key) or (pending.seen.get(key) if pending is not None else None)
+    found = _cache(session).get(key) or unit_state(session).get(_SEEN, {}).get(key)
     if found:
         return found
     return await session.scalar(select(Wallet.id).where(Wallet.kind == key[0], Wallet.owner_id == key[1]))
@@ -153,7 +132,7 @@ async def balance(session: AsyncSession, wallet: str) -> int:
             or 0
         )
     stored = int(await session.scalar(select(Wallet.balance).where(Wallet.id == wallet)) or 0)
-    pending = _queued(session)
+    pending = journal.queued(session)
     return stored + (pending.changes.get(wallet, 0) if pending is not None else 0)
 
 
@@ -174,7 +153,7 @@ async def transfer(
     if from_wallet == to_wallet:
         raise BadRequest("cannot transfer to the same wallet", code="invalid_transfer")
     mint = await system_wallet(session)
-    pending = _pending(session)
+    pending = journal.of(session)
     for wid, change in ((from_wallet, -amount), (to_wallet, amount)):
         if wid != mint:
             pending.changes[wid] = pending.changes.get(wid, 0) + change
@@ -194,34 +173,9 @@ async def transfer(
 async def write_entries(session: AsyncSession) -> None:
     """Write the unit of work's ledger entries now, for a read of them before the commit (they take no
     lock: the balances are still applied at commit)."""
-    pending = _queued(session)
+    pending = journal.queued(session)
     if pending is not None and pending.entries:
-        await session.run_sync(_write_entries, pending)
-
-
-def _write_entries(session: Session, pending: _Pending) -> None:
-    if pending.entries:
-        session.execute(_ENTRIES.insert(), pending.entries)  # one cached statement, rows in one batch
-        pending.entries = []
-
-
-def _settle(session: Session) -> None:
-    pending = _queued(session)
-    if pending is None:
-        return
-    _write_entries(session, pending)
-    changes = {wid: change for wid, change in sorted(pending.changes.items()) if change}
-    pending.changes = {}
-    if not changes:
-        return
-    # One conditional UPDATE per wallet, in id order: the row lock each takes is held to the commit, so
-    # the wallets of every transaction are locked in the same order.
-    for wid, change in changes.items():
-        if session.execute(_APPLY, {"p_wid": wid, "p_change": change}).first() is None:
-            have = int(session.execute(select(_WALLETS.c.balance).where(_WALLETS.c.id == wid)).scalar() or 0)
-            raise PaymentRequired(
-                f"balance {have} is less than the {-change} tokens needed", balance=have, required=-change
-            )
+        await session.run_sync(journal.write_entries)
 
 
 def _dialect(session: AsyncSession | Session) -> str:
