@@ -6,6 +6,10 @@ concurrent load on loopback against each, in the same run, and prints requests/s
 target and its ratio to the bare handler. The load comes from wrk when it is installed (C, one thread by
 default: it is not the bottleneck, but it shares the machine's cores with the servers), else from an aiohttp
 client in this process, which saturates a core of its own long before the servers do.
+
+Beside the rates it prints the CPU each request cost the server's processes (and, on PostgreSQL, the
+database backends serving them): on a machine shared with other work the rates move with the load, the CPU
+per request much less, so compare those columns between runs.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.write_path import admin_sql
+from bench.procstat import cpu_by_pid, cpu_since
+from bench.write_path import admin_sql, backend_pids
 from tests.processes import command, free_port
 
 BARE_SERVER = """
@@ -46,7 +51,9 @@ import json, sys
 import asyncpg
 from aiohttp import web
 async def setup(app):
-    app["pool"] = await asyncpg.create_pool(sys.argv[2], min_size=2, max_size=10)
+    app["pool"] = await asyncpg.create_pool(
+        sys.argv[2], min_size=2, max_size=10, server_settings={"application_name": "bare"}
+    )
     yield
     await app["pool"].close()
 async def handler(request):
@@ -241,8 +248,18 @@ async def main() -> None:
             "GET /api/pact/topics?limit=20": f"{hub}/api/pact/topics?limit=20",
         }
         results = {}
+        server_pids = {
+            "bare aiohttp handler": [p.pid for p in bare[: args.processes]],
+            "bare aiohttp+asyncpg, one SELECT": [p.pid for p in bare[args.processes :]],
+        }
         for name, url in targets.items():
             await load(url, clients=args.clients, seconds=1.0, max_requests=2_000)  # warm up
+            pids = server_pids.get(name, [serve.pid])
+            app_name = "bare" if name.startswith("bare aiohttp+asyncpg") else "concord"
+            backends: list[int] = []
+            if pg_url and name != "bare aiohttp handler":
+                backends = await backend_pids(pg_url, app_name)
+            cpu0, db0 = cpu_by_pid(pids), cpu_by_pid(backends)
             if use_wrk:
                 results[name] = await load_wrk(
                     url, clients=args.clients, seconds=args.seconds, threads=args.wrk_threads
@@ -251,16 +268,25 @@ async def main() -> None:
                 results[name] = await load(
                     url, clients=args.clients, seconds=args.seconds, max_requests=args.max_requests
                 )
+            served = max(1.0, results[name]["requests"])
+            results[name]["server_us"] = cpu_since(cpu0, pids) / served * 1e6
+            if backends:
+                more = await backend_pids(pg_url, app_name)
+                results[name]["db_us"] = cpu_since(db0, sorted(set(backends) | set(more))) / served * 1e6
         base = results["bare aiohttp handler"]["rps"]
         db_base = results.get("bare aiohttp+asyncpg, one SELECT", {}).get("rps")
         extra = f" {'vs bare db':>11}" if db_base else ""
-        print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}{extra}")
+        cpu_head = f" {'server us':>10}" + (f" {'db us':>7}" if pg_url else "")
+        print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}{extra}{cpu_head}")
         for name, r in results.items():
             late = f"  ({r['timeouts']:.0f} timed out)" if r.get("timeouts") else ""
             ratio = r["rps"] / base
             vs_db = f" {r['rps'] / db_base:11.0%}" if db_base else ""
             figures = f"{r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}"
-            print(f"{name:32} {figures} {ratio:8.0%}{vs_db}{late}")
+            cpu = f" {r['server_us']:10.0f}"
+            if pg_url:
+                cpu += f" {r['db_us']:7.0f}" if "db_us" in r else " " * 8
+            print(f"{name:32} {figures} {ratio:8.0%}{vs_db}{cpu}{late}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         print(

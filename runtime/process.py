@@ -49,7 +49,7 @@ class Runtime:
         worker: bool | None = None,
         supervised: Supervised | None = None,
     ) -> Runtime:
-        db = Database(settings.db_url)
+        db = Database(settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
         broker = setup_broker(settings)
         generation: Generation = (
             SharedGeneration(supervised.generation_path, supervised.slot) if supervised else LocalGeneration()

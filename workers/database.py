@@ -24,7 +24,10 @@ def on_commit(callback: Callable[[AsyncSession], None]) -> None:
 def worker_db() -> Database:
     global _db
     if _db is None:
-        _db = Database(get_settings().db_url)
+        settings = get_settings()
+        _db = Database(
+            settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
+        )
         for callback in _hooks:
             _db.on_commit(callback)
     return _db

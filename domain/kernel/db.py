@@ -135,7 +135,9 @@ def unavailable(exc: BaseException) -> Unavailable | None:
     return None
 
 
-def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
+def make_engine(
+    url: str, *, null_pool: bool = False, pool_size: int = 32, max_overflow: int = 16
+) -> AsyncEngine:
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
     if parsed.get_backend_name() == "sqlite":
@@ -151,11 +153,12 @@ def make_engine(url: str, *, null_pool: bool = False) -> AsyncEngine:
         # silently dropped by a middlebox (no FIN ever seen) is replaced within the hour; an error on a dead
         # connection invalidates the whole pool, so at most the requests already using one fail.
         kwargs["pool_recycle"] = 3600
-        # Kept open: with the default 5, every request beyond 5 at once opened a connection (a PostgreSQL
-        # backend forked, several round trips) and closed it on return.
+        # Kept open (settings db_pool_size, db_max_overflow): a request beyond the pool opens a connection (a
+        # PostgreSQL backend forked, a TLS offer refused, several round trips) and closes it on return. With
+        # 10, 32 concurrent uncached reads per process spent two thirds of their CPU doing that.
         if not null_pool:
-            kwargs["pool_size"] = 10
-            kwargs["max_overflow"] = 20
+            kwargs["pool_size"] = pool_size
+            kwargs["max_overflow"] = max_overflow
         kwargs["connect_args"] = {"server_settings": {"application_name": "concord"}}
     if null_pool:
         kwargs["poolclass"] = NullPool
@@ -242,9 +245,11 @@ _request_unit: ContextVar[_RequestUnit | None] = ContextVar("concord_request_uni
 class Database:
     """Owns one engine (bound to the event loop that uses it) and hands out units of work."""
 
-    def __init__(self, url: str, *, null_pool: bool = False) -> None:
+    def __init__(
+        self, url: str, *, null_pool: bool = False, pool_size: int = 32, max_overflow: int = 16
+    ) -> None:
         self.url = url
-        self.engine = make_engine(url, null_pool=null_pool)
+        self.engine = make_engine(url, null_pool=null_pool, pool_size=pool_size, max_overflow=max_overflow)
         self.is_sqlite = self.engine.dialect.name == "sqlite"
         self.shared: dict[str, Any] = {}
         options: dict[str, Any] = {
@@ -253,7 +258,13 @@ class Database:
             "info": {SHARED: self.shared},
         }
         self._writer = async_sessionmaker(self.engine, **options)
-        self._reader = async_sessionmaker(self.engine.execution_options(concord_readonly=True), **options)
+        # PostgreSQL reads run in autocommit: at READ COMMITTED each statement takes its own snapshot inside a
+        # transaction too, so BEGIN and ROLLBACK (two round trips per read) bought no consistency. SQLite
+        # reads stay in a transaction: there it is one snapshot for the whole read.
+        reading: dict[str, Any] = {"concord_readonly": True}
+        if not self.is_sqlite:
+            reading["isolation_level"] = "AUTOCOMMIT"
+        self._reader = async_sessionmaker(self.engine.execution_options(**reading), **options)
         self._autocommit = async_sessionmaker(
             self.engine.execution_options(isolation_level="AUTOCOMMIT"), **options
         )

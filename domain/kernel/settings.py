@@ -17,6 +17,18 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, description="SQLAlchemy async URL; default: SQLite file `<data_dir>/concord.db`."
     )
+    db_pool_size: int = Field(
+        default=32,
+        ge=1,
+        le=1000,
+        description="PostgreSQL connections each process keeps open once it has needed them. Busier "
+        "moments open up to `CONCORD_DB_MAX_OVERFLOW` more, closed again when returned, which costs a "
+        "connection setup per request, so size this for the concurrent requests one process serves. "
+        "Processes × (pool + overflow) must stay below the server's max_connections.",
+    )
+    db_max_overflow: int = Field(
+        default=16, ge=0, le=1000, description="Extra PostgreSQL connections per process beyond the pool."
+    )
     redis_url: str | None = Field(
         default=None,
         description="Redis URL for the Dramatiq broker and shared rate limits; unset: in-process.",
