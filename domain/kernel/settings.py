@@ -18,7 +18,7 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy async URL; default: SQLite file `<data_dir>/concord.db`."
     )
     db_pool_size: int = Field(
-        default=32,
+        default=20,
         ge=1,
         le=1000,
         description="PostgreSQL connections each process keeps open once it has needed them. Busier "
@@ -27,7 +27,7 @@ class Settings(BaseSettings):
         "Processes × (pool + overflow) must stay below the server's max_connections.",
     )
     db_max_overflow: int = Field(
-        default=16, ge=0, le=1000, description="Extra PostgreSQL connections per process beyond the pool."
+        default=5, ge=0, le=1000, description="Extra PostgreSQL connections per process beyond the pool."
     )
     redis_url: str | None = Field(
         default=None,
