@@ -60,12 +60,15 @@ class NotRedirectable(Exception):
 
 
 class Redirectable(Exception):
-    """A refusal sent back to the client's redirect URI as `error` and `error_description`."""
+    """A refusal sent back to the client's redirect URI as `error` and `error_description` (with the
+    request's `state`): `redirect_uri` is the checked one the refusal goes to."""
 
     def __init__(self, error: str, description: str) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
+        self.redirect_uri = ""
+        self.state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,21 @@ async def check_request(
     state = params.get("state")
     if state is not None and len(state) > MAX_STATE:
         raise NotRedirectable(f"state: at most {MAX_STATE} characters")
+    try:
+        return _checked(client, redirect_uri, state, params, resource, repeated)
+    except Redirectable as exc:
+        exc.redirect_uri, exc.state = redirect_uri, state
+        raise
+
+
+def _checked(
+    client: OAuthClient,
+    redirect_uri: str,
+    state: str | None,
+    params: Mapping[str, str],
+    resource: str,
+    repeated: frozenset[str],
+) -> AuthorizationRequest:
     if repeated:
         raise Redirectable("invalid_request", f"{sorted(repeated)[0]}: give this parameter once")
     response_type = params.get("response_type")
