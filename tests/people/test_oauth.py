@@ -266,12 +266,14 @@ async def test_the_mcp_sdk_client_signs_in_through_oauth_and_calls_tools(docs, c
     storage = Memory()
     provider = OAuthClientProvider(
         server_url=url,
-        client_metadata=OAuthClientMetadata(
-            client_name="SDK Desk Client",
-            redirect_uris=[REDIRECT],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            token_endpoint_auth_method="none",
+        client_metadata=OAuthClientMetadata.model_validate(
+            {
+                "client_name": "SDK Desk Client",
+                "redirect_uris": [REDIRECT],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "token_endpoint_auth_method": "none",
+            }
         ),
         storage=storage,
         redirect_handler=follow_consent_page,
@@ -483,7 +485,7 @@ async def test_the_consent_form_denies_checks_credentials_and_csrf(docs, create_
     resp = await consent(docs, client, challenge, password="wrong password")
     assert resp.status == 401
     page = await resp.text()
-    assert "wrong email or password" in page
+    assert "Wrong email or password" in page
     assert 'value="ada@example.org"' in page  # the address stays filled in
 
     page = await docs.get(authorize_url(client, challenge))

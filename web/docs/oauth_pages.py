@@ -147,7 +147,7 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
         return oauth_html.consent(
             req,
             _csrf(request, cookie or ""),
-            error=error,
+            error=error[:1].upper() + error[1:],
             email=email,
             organisation=organisation,
             status=status,
