@@ -193,8 +193,10 @@ async def authenticate(
     """The client a token request comes from (RFC 6749 §2.3): a public client names itself, a
     confidential one proves itself with its secret, in the body or with HTTP Basic (`basic`) as it
     registered. `invalid_client` (401) for anything else."""
-    if not client_id:
-        raise OAuthError("invalid_request", "client_id: name the client (or authenticate with HTTP Basic)")
+    if not client_id:  # no client authentication at all (RFC 6749 §5.2)
+        raise OAuthError(
+            "invalid_client", "client_id: name the client (or authenticate with HTTP Basic)", 401
+        )
     client = await session.get(OAuthClient, client_id) if len(client_id) <= 64 else None
     if client is None:
         raise OAuthError("invalid_client", "unknown client: register it first (POST /oauth/register)", 401)

@@ -21,13 +21,14 @@ from tests.people.oauth_support import pkce, query_of
 
 SHOTS = Path(tempfile.mkdtemp(prefix="concord-oauth-"))
 KEEP = Path("/tmp/oauth-shots")
+KEEP_SHOTS = KEEP.is_dir() and os.access(KEEP, os.W_OK)
 PASSWORD = "correct horse battery"
 
 
 async def shot(page: Any, name: str) -> None:
     path = SHOTS / f"{name}.png"
     await page.screenshot(path=str(path), full_page=True)
-    if KEEP.is_dir() and os.access(KEEP, os.W_OK):
+    if KEEP_SHOTS:
         shutil.copy(path, KEEP / path.name)
 
 

@@ -363,6 +363,7 @@ async def test_token_refusals(docs, create_user, clock):
         400,
         "invalid_request",
     )
+    await refused(await token(docs, grant_type="authorization_code", code=code), 401, "invalid_client")
     resp = await docs.post("/oauth/token", json={"grant_type": "authorization_code"})
     await refused(resp, 400, "invalid_request")  # not form-encoded
 
