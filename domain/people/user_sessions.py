@@ -33,7 +33,7 @@ from domain.kernel.settings import Settings
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 from domain.people import users
-from domain.people.models import RefreshToken, User, UserSession
+from domain.people.models import OAuthCode, RefreshToken, User, UserSession
 
 ISSUER = "concord"
 AUDIENCE = "concord-documents"
@@ -391,8 +391,9 @@ async def authenticate(
 
 async def purge(session: AsyncSession) -> int:
     """Delete what can no longer be used, once the retention period has passed: refresh tokens expired
-    since (expiry is checked before reuse, so a deleted token answers 401 just as an expired one did), and
-    sessions that ended since or whose every refresh token is gone (nothing can renew them)."""
+    since (expiry is checked before reuse, so a deleted token answers 401 just as an expired one did),
+    sessions that ended since or whose every refresh token is gone (nothing can renew them), and OAuth
+    authorization codes expired since."""
     cutoff = retention_cutoff()
     ended = select(UserSession.id).where(UserSession.ended_at < cutoff)
     tokens = await execute_counted(
@@ -404,4 +405,6 @@ async def purge(session: AsyncSession) -> int:
         (UserSession.created_at < cutoff) & ~exists().where(RefreshToken.session_id == UserSession.id),
     )
     sessions = await execute_counted(session, delete(UserSession).where(dead))
-    return tokens + sessions
+    # OAuth authorization codes live a minute; once the retention period has passed they say nothing more.
+    codes = await execute_counted(session, delete(OAuthCode).where(OAuthCode.expires_at < cutoff))
+    return tokens + sessions + codes

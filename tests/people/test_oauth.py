@@ -520,3 +520,28 @@ async def test_api_keys_keep_working_on_mcp(docs, runtime):
         async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http:
             async with Client(streamable_http_client(str(docs.make_url("/mcp")), http_client=http)) as client:
                 assert not (await client.call_tool("pact_list_documents", {})).is_error
+
+
+async def test_expired_codes_are_purged_after_the_retention_period(docs, create_user, runtime, clock):
+    from domain import wiring
+    from domain.kernel import sweeps
+
+    item = next(s for s in wiring.SWEEPS if s.name == "people.purge_user_sessions")
+    await create_user()
+    client = await register(docs)
+    _, challenge = pkce()
+    await code_for(docs, client, challenge)  # never exchanged
+    assert await sweeps.run(runtime.db, item, "test") == 0
+    clock.advance(timedelta(days=8))
+    assert await sweeps.run(runtime.db, item, "test") == 1
+    assert await sweeps.run(runtime.db, item, "test") == 0
+
+
+async def test_the_mcp_discovery_document_points_to_oauth(docs):
+    body = await (await docs.get("/.well-known/mcp.json")).json()
+    base = base_of(docs)
+    assert body["auth"]["header"] == "X-Api-Key"
+    assert body["auth"]["oauth"] == {
+        "protectedResourceMetadata": f"{base}/.well-known/oauth-protected-resource/mcp",
+        "authorizationServer": base,
+    }
