@@ -186,8 +186,11 @@ def _checked(
         raise Redirectable(
             "invalid_request", "code_challenge: the base64url SHA-256 of the verifier (43 characters)"
         )
+    asked_scope = params.get("scope")
+    if asked_scope is not None:  # refresh tokens are always issued: offline_access asks for nothing more
+        asked_scope = " ".join(s for s in asked_scope.split() if s != "offline_access") or None
     try:
-        scopes = parse_scope(params.get("scope")) or parse_scope(client.scope) or list(SCOPES)
+        scopes = parse_scope(asked_scope) or parse_scope(client.scope) or list(SCOPES)
     except ValueError as exc:
         raise Redirectable("invalid_scope", str(exc)) from None
     asked = params.get("resource")
@@ -338,3 +341,16 @@ async def refresh(
     if isinstance(result, user_sessions.Refusal):
         return Refused(_grant(result.error.detail))
     return token_response(result)
+
+
+async def revoke(
+    session: AsyncSession, settings: Settings, client: OAuthClient, token: str, *, resource: str
+) -> None:
+    """RFC 7009: end the grant (the session) an access or refresh token of this client belongs to. An
+    unknown, expired or already revoked token is no error (§2.2); another client's token is refused."""
+    opened = await user_sessions.session_of(session, settings, token.strip(), resource=resource)
+    if opened is None:
+        return
+    if opened.client_id != client.id:
+        raise OAuthError("invalid_request", "this token was not issued to this client")
+    await user_sessions.end_session(session, opened.id, "revoked")

@@ -364,6 +364,30 @@ def _claims(settings: Settings, token: str, audiences: list[str]) -> dict[str, A
     return claims
 
 
+async def session_of(
+    session: AsyncSession, settings: Settings, token: str, *, resource: str | None = None
+) -> UserSession | None:
+    """The session a live access token or a refresh token belongs to, or None (for revocation)."""
+    if token.startswith(REFRESH_PREFIX):
+        session_id = await session.scalar(
+            select(RefreshToken.session_id).where(RefreshToken.token_hash == keys.hash_key(token))
+        )
+    elif looks_like_jwt(token):
+        try:
+            claims = _claims(settings, token, [AUDIENCE, resource] if resource else [AUDIENCE])
+        except Unauthorized:
+            return None
+        session_id = str(claims["sid"])
+    else:
+        return None
+    return await session.get(UserSession, session_id) if session_id else None
+
+
+async def end_session(session: AsyncSession, session_id: str, reason: str) -> bool:
+    """End a session (idempotent): its access and refresh tokens are refused from now on."""
+    return await _end(session, session_id, reason)
+
+
 async def authenticate(
     session: AsyncSession, settings: Settings, token: str, *, resource: str | None = None
 ) -> Person:

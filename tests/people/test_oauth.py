@@ -545,3 +545,48 @@ async def test_the_mcp_discovery_document_points_to_oauth(docs):
         "protectedResourceMetadata": f"{base}/.well-known/oauth-protected-resource/mcp",
         "authorizationServer": base,
     }
+
+
+async def test_revocation_ends_the_grant(docs, create_user):
+    found = await signed_in_client(docs, create_user)
+    client, tokens = found["client"], found["tokens"]
+    cid = client["client_id"]
+    meta = await (await docs.get("/.well-known/oauth-authorization-server")).json()
+    assert meta["revocation_endpoint"] == f"{base_of(docs)}/oauth/revoke"
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+
+    # Unknown tokens are no error (RFC 7009 §2.2); another client's token is refused.
+    resp = await docs.post("/oauth/revoke", data={"token": "crt_unknown", "client_id": cid})
+    assert resp.status == 200
+    assert await resp.json() == {}
+    other = await register(docs)
+    resp = await docs.post(
+        "/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": other["client_id"]}
+    )
+    assert resp.status == 400
+    assert (await resp.json())["error"] == "invalid_request"
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+
+    # Revoking the access token ends the grant: it and the refresh token stop working.
+    resp = await docs.post(
+        "/oauth/revoke",
+        data={"token": tokens["access_token"], "token_type_hint": "access_token", "client_id": cid},
+    )
+    assert resp.status == 200
+    assert (await docs.get("/api/documents", headers=headers)).status == 401
+    resp = await token(docs, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=cid)
+    assert (await resp.json())["error"] == "invalid_grant"
+    resp = await docs.post("/oauth/revoke", data={"token": tokens["refresh_token"], "client_id": cid})
+    assert resp.status == 200  # already revoked: still fine
+    resp = await docs.post("/oauth/revoke", data={"client_id": cid})
+    assert (await resp.json())["error"] == "invalid_request"
+
+
+async def test_offline_access_is_accepted_and_asks_for_nothing_more(docs, create_user):
+    await create_user(scopes=READ_ONLY)
+    client = await register(docs)
+    verifier, challenge = pkce()
+    code = await code_for(docs, client, challenge, scope="tap:read offline_access")
+    tokens = await (await exchange(docs, client, code, verifier)).json()
+    assert tokens["scope"] == "tap:read"
+    assert tokens["refresh_token"]

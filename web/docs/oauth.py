@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from functools import wraps
 from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.servicekeys import SCOPES
 from domain.kernel.errors import DomainError, RateLimited
 from domain.people import oauth_clients, oauth_grants
+from domain.people.models import OAuthClient
 from domain.people.oauth_clients import OAuthError
 from web.docs import oauth_urls
 from web.docs.oauth_schemas import (
@@ -27,6 +29,8 @@ from web.docs.oauth_schemas import (
     ClientMetadata,
     OAuthErrorBody,
     ProtectedResourceMetadata,
+    Revoked,
+    RevokeRequest,
     TokenRequest,
     TokenResponse,
 )
@@ -124,6 +128,8 @@ async def authorization_server(request: web.Request) -> web.Response:
         "authorization_endpoint": f"{base}/oauth/authorize",
         "token_endpoint": f"{base}/oauth/token",
         "registration_endpoint": f"{base}/oauth/register",
+        "revocation_endpoint": f"{base}/oauth/revoke",
+        "revocation_endpoint_auth_methods_supported": list(oauth_clients.AUTH_METHODS),
         "scopes_supported": list(SCOPES),
         "response_types_supported": ["code"],
         "response_modes_supported": ["query"],
@@ -189,11 +195,10 @@ def _basic(request: web.Request) -> tuple[str, str] | None:
     return unquote(client_id.replace("+", " ")), unquote(secret.replace("+", " "))
 
 
-async def _form(request: web.Request) -> dict[str, str]:
+async def _form(request: web.Request, known: Collection[str]) -> dict[str, str]:
     if request.content_type != FORM:
         raise OAuthError("invalid_request", f"send the parameters as {FORM}")
     data = await request.post()
-    known = TokenRequest.model_fields
     found: dict[str, str] = {}
     for name in data:
         if name not in known:
@@ -206,6 +211,17 @@ async def _form(request: web.Request) -> dict[str, str]:
             raise OAuthError("invalid_request", f"{name}: a short text without NUL characters")
         found[name] = value
     return found
+
+
+async def _client(request: web.Request, session: AsyncSession, form: dict[str, str]) -> OAuthClient:
+    """The client of a token or revocation request, authenticated as it registered."""
+    basic = _basic(request)
+    if basic is not None and (form.get("client_secret") or form.get("client_id", basic[0]) != basic[0]):
+        raise OAuthError("invalid_request", "authenticate the client one way: HTTP Basic or the body")
+    client_id, secret = basic if basic is not None else (form.get("client_id"), form.get("client_secret"))
+    return await oauth_clients.authenticate(
+        session, client_id=client_id, client_secret=secret, basic=basic is not None
+    )
 
 
 @routes.route(
@@ -230,20 +246,14 @@ async def _form(request: web.Request) -> dict[str, str]:
 async def token(request: web.Request) -> web.Response:
     rt = runtime(request)
     await rate_limits(request).hit("oauth-token", rt.settings.rate_limit_login * 6, client_address(request))
-    form = await _form(request)
+    form = await _form(request, TokenRequest.model_fields)
     grant = form.get("grant_type")
     if grant not in oauth_clients.GRANT_TYPES:
         if not grant:
             raise OAuthError("invalid_request", "grant_type: required")
         raise OAuthError("unsupported_grant_type", "grant_type: authorization_code or refresh_token")
-    basic = _basic(request)
-    if basic is not None and (form.get("client_secret") or form.get("client_id", basic[0]) != basic[0]):
-        raise OAuthError("invalid_request", "authenticate the client one way: HTTP Basic or the body")
-    client_id, secret = basic if basic is not None else (form.get("client_id"), form.get("client_secret"))
     async with rt.db.transaction() as session:
-        client = await oauth_clients.authenticate(
-            session, client_id=client_id, client_secret=secret, basic=basic is not None
-        )
+        client = await _client(request, session, form)
         result: dict[str, Any] | oauth_grants.Refused
         if grant == "authorization_code":
             result = await oauth_grants.exchange_code(session, context(request), rt.settings, client, form)
@@ -252,3 +262,36 @@ async def token(request: web.Request) -> web.Response:
     if isinstance(result, oauth_grants.Refused):
         raise result.error  # after the revocation it caused is committed
     return json_response(result, headers=NO_STORE)
+
+
+@routes.route(
+    "POST",
+    "/oauth/revoke",
+    summary="Token revocation (RFC 7009): an access or refresh token of the client ends its grant; an "
+    "unknown or expired token is no error",
+    tags=TAGS,
+    documented_body=RevokeRequest,
+    body_media=FORM,
+    response=Revoked,
+    error_model=OAuthErrorBody,
+    errors={
+        400: "invalid_request: no token, or a token issued to another client",
+        401: "invalid_client: unknown client, or its secret is missing or wrong",
+        413: "The body is too large",
+        429: "Too many requests from this address (slow_down); see Retry-After",
+    },
+)
+@speaks_oauth
+async def revoke(request: web.Request) -> web.Response:
+    rt = runtime(request)
+    await rate_limits(request).hit("oauth-token", rt.settings.rate_limit_login * 6, client_address(request))
+    form = await _form(request, RevokeRequest.model_fields)
+    token = form.get("token")
+    if not token:
+        raise OAuthError("invalid_request", "token: required")
+    async with rt.db.transaction() as session:
+        client = await _client(request, session, form)
+        await oauth_grants.revoke(
+            session, rt.settings, client, token, resource=oauth_urls.mcp_resource(request)
+        )
+    return json_response({}, headers=NO_STORE)

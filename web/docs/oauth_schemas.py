@@ -39,6 +39,8 @@ class AuthorizationServerMetadata(Exact):
     authorization_endpoint: str
     token_endpoint: str
     registration_endpoint: str
+    revocation_endpoint: str
+    revocation_endpoint_auth_methods_supported: list[AuthMethod]
     scopes_supported: list[Scope]
     response_types_supported: list[Literal["code"]]
     response_modes_supported: list[Literal["query"]]
@@ -107,6 +109,20 @@ class TokenResponse(Exact):
     expires_in: int
     refresh_token: str = Field(description="Used once: the next token request gets a new one.")
     scope: str = Field(description="The scopes granted: those asked that the person holds.")
+
+
+class RevokeRequest(BaseModel):
+    """RFC 7009 §2.1, form-encoded, with the client's authentication as at the token endpoint."""
+
+    model_config = ConfigDict(extra="forbid", title="RevokeRequest")
+    token: str = Field(min_length=1, description="An access token or a refresh token of this client.")
+    token_type_hint: Literal["access_token", "refresh_token"] | None = None
+    client_id: str | None = None
+    client_secret: str | None = None
+
+
+class Revoked(Exact):
+    """RFC 7009 §2.2: an empty object, whether or not the token was known."""
 
 
 class AuthorizeForm(BaseModel):
