@@ -590,3 +590,22 @@ async def test_offline_access_is_accepted_and_asks_for_nothing_more(docs, create
     tokens = await (await exchange(docs, client, code, verifier)).json()
     assert tokens["scope"] == "tap:read"
     assert tokens["refresh_token"]
+
+
+async def test_nul_characters_are_refused_everywhere(docs, create_user):
+    await create_user()
+    client = await register(docs)
+    _, challenge = pkce()
+    resp = await docs.get(authorize_url(client, challenge, state="a\x00b"), allow_redirects=False)
+    assert resp.status == 400
+    assert "NUL" in await resp.text()
+    page = await docs.get(authorize_url(client, challenge))
+    form = {**hidden_fields(await page.text()), "email": "ada\x00@example.org", "password": "x"}
+    resp = await docs.post("/oauth/authorize", data={**form, "decision": "approve"}, allow_redirects=False)
+    assert resp.status == 400
+    resp = await token(
+        docs, grant_type="refresh_token", refresh_token="crt_\x00", client_id=client["client_id"]
+    )
+    assert (await resp.json())["error"] == "invalid_request"
+    resp = await docs.post("/oauth/register", json={"redirect_uris": [REDIRECT], "client_name": "a\x00"})
+    assert (await resp.json())["error"] == "invalid_client_metadata"

@@ -67,6 +67,9 @@ def _back(request: web.Request, redirect_uri: str, params: dict[str, str | None]
 
 
 async def _checked(request: web.Request, data: MultiMapping[Any]) -> AuthorizationRequest:
+    bad = next((k for k, v in data.items() if isinstance(v, str) and "\x00" in v), None)
+    if bad is not None:
+        raise NotRedirectable(f"{bad}: NUL characters are not allowed")
     params, repeated = _params(data)
     async with runtime(request).db.read() as session:
         try:
@@ -158,6 +161,8 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
         return again("Choose Sign in and allow, or Deny.", 400)
     if not email.strip() or not password:
         return again("Give your email and password to allow the application.", 401)
+    if len(email) > 320 or len(password) > 1024 or len(organisation) > 200:  # as POST /api/auth/login
+        return again("An email is at most 320 characters, a password 1024, an organisation 200.", 400)
     rt = runtime(request)
     try:
         await rate_limits(request).hit("login", rt.settings.rate_limit_login, client_address(request))
