@@ -144,3 +144,9 @@ async def test_denying_sends_access_denied_back(browser, live_docs, landing, run
     await page.get_by_role("button", name="Deny").click()  # no credentials needed to say no
     await page.wait_for_url(lambda url: url.startswith(f"{redirect}?"))
     assert query_of(page.url)["error"] == "access_denied"
+
+    # A link naming no registered client stops on a page of its own, never redirecting.
+    await page.goto(url.replace("client_id=cid_", "client_id=cid_x"))
+    assert await page.get_by_role("heading", level=1).inner_text() == "This sign-in cannot go on"
+    assert "unknown client_id" in await page.get_by_role("alert").inner_text()
+    await shot(page, "oauth-refused")
