@@ -34,8 +34,12 @@ NOT_JSON = {
     ("POST", "/share/{token}/comments"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/comments/{commentId}/resolve"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/proposals/{proposalId}/decide"): "HTML form: 303 to the page",
-    ("GET", "/.well-known/oauth-authorization-server"): "reserved: only ever its 404 error body",
-    ("GET", "/.well-known/oauth-protected-resource"): "reserved: only ever its 404 error body",
+    # On the hub only (the document API answers them with metadata): OAuth is not served there.
+    ("GET", "/.well-known/oauth-authorization-server"): "the hub's: only ever its 404 error body",
+    ("GET", "/.well-known/oauth-protected-resource"): "the hub's: only ever its 404 error body",
+    # The OAuth sign-in and consent page and its form (the document API): HTML, or a 303 to the client.
+    ("GET", "/oauth/authorize"): "HTML consent page, or a 303 back to the client with an error",
+    ("POST", "/oauth/authorize"): "HTML form: a 303 back to the client, or the page again",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {
@@ -132,6 +136,11 @@ class ResponseChecker:
         if status >= 400:
             if op is not None and op.content_type == "text/html" and ctype == "text/html":
                 return None  # an HTML page's refusal is a page too (the share-link review page)
+            if op is not None and op.error_model is not None:  # OAuth's {error, error_description}
+                if ctype != "application/json":
+                    return f"{where}: error content type {ctype}, expected application/json"
+                ref = {"$ref": f"#/components/schemas/{op.error_model.__name__}"}
+                return self.validate(where, ref, response)
             if ctype != self.error_type:
                 return f"{where}: error content type {ctype}, expected {self.error_type}"
             return self.validate(where, self.declared.error_schema, response)

@@ -42,7 +42,12 @@ SKIPPED: dict[str, dict[str, str]] = {
         "{documents}); jurisdiction spellings and ids are checked in the domain model",
         "GET /api/market/quote-rates": "items must be known item keys (400 naming the unknown ones)",
     },
-    "docs": {},
+    "docs": {
+        "GET /oauth/authorize": "client_id must name a registered client and redirect_uri one of its own "
+        "(else a 400 page, never a redirect)",
+        "POST /oauth/authorize": "the consent form: the same request, and a CSRF token bound to the page's "
+        "cookie",
+    },
 }
 
 

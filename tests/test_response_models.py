@@ -35,11 +35,13 @@ def test_every_json_operation_of_both_apps_declares_its_response_model():
 
 
 def test_the_listed_exceptions_are_real_operations():
-    ops = {(op.method, op.path): op for op in _operations()}
+    ops: dict[tuple[str, str], list[Any]] = {}
+    for op in _operations():
+        ops.setdefault((op.method, op.path), []).append(op)
     for key in NOT_JSON:
         assert key in ops, key
-    for key in NOT_JSON:
-        assert ops[key].response is None, f"{key} declares a model: drop it from NOT_JSON"
+    for key in NOT_JSON:  # in one app at least (the hub's OAuth discovery paths, not the document API's)
+        assert any(op.response is None for op in ops[key]), f"{key} declares a model: drop it from NOT_JSON"
 
 
 async def test_the_suite_clients_check_both_apps(hub, docs):

@@ -8,6 +8,7 @@ from aiohttp import web
 from domain.axiom.citations import IndexHolder
 from runtime.process import Runtime
 from web.docs import api as docs_api
+from web.docs.challenge import bearer_challenge
 from web.docs.mcp import transport as mcp_server
 from web.hub import api as hub_api
 from web.hub.axiom.keys import CITATION_INDEX
@@ -109,7 +110,8 @@ def create_docs_app(rt: Runtime) -> web.Application:
         links=REFERENCE,
         guides=DOCS_GUIDES,
     )
-    app[RATE_LIMITS] = _rate_limits(rt)  # sign-ins (POST /api/auth/login)
+    app[RATE_LIMITS] = _rate_limits(rt)  # sign-ins (POST /api/auth/login), OAuth registrations
+    app.middlewares.insert(0, bearer_challenge)  # outside the error rendering: it sees the 401 answered
     mcp_server.add_routes(app)
     answer_every_method(app)
     return app

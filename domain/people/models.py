@@ -71,6 +71,11 @@ class UserSession(Base):
     refreshed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     end_reason: Mapped[str | None] = mapped_column(String(32))
+    # A session an OAuth client opened (POST /oauth/token): the client whose refresh tokens these are, the
+    # scopes granted to it (narrower than the person's) and the resource its access tokens are for.
+    client_id: Mapped[str | None] = mapped_column(String(64))
+    scopes: Mapped[list[str] | None] = mapped_column(JSONType)
+    audience: Mapped[str | None] = mapped_column(String(2000))
 
 
 class RefreshToken(Base):
@@ -85,3 +90,40 @@ class RefreshToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+
+
+class OAuthClient(Base):
+    """An OAuth client registered by itself (RFC 7591, POST /oauth/register): an MCP client asking people
+    of an organisation to let it act for them. A confidential client's secret is kept as SHA-256 only."""
+
+    __tablename__ = "oauth_clients"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)  # the client_id
+    client_name: Mapped[str | None] = mapped_column(String(200))
+    redirect_uris: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    grant_types: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    scope: Mapped[str | None] = mapped_column(String(500))
+    token_endpoint_auth_method: Mapped[str] = mapped_column(String(32))
+    secret_hash: Mapped[str | None] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class OAuthCode(Base):
+    """An authorization code (SHA-256 only): single-use, short-lived, bound to its client, redirect URI,
+    PKCE challenge, person, scopes and resource. `session_id` names the session its exchange opened, which
+    a second exchange of the same code ends."""
+
+    __tablename__ = "oauth_codes"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    client_id: Mapped[str] = mapped_column(ForeignKey("oauth_clients.id"), index=True)
+    user_id: Mapped[str] = mapped_column(ForeignKey("users.id"), index=True)
+    redirect_uri: Mapped[str] = mapped_column(String(2000))
+    code_challenge: Mapped[str] = mapped_column(String(128))
+    scopes: Mapped[list[str]] = mapped_column(JSONType, default=list)
+    resource: Mapped[str] = mapped_column(String(2000))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    session_id: Mapped[str | None] = mapped_column(String(36))

@@ -33,7 +33,7 @@ from domain.kernel.settings import Settings
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 from domain.people import users
-from domain.people.models import RefreshToken, User, UserSession
+from domain.people.models import OAuthCode, RefreshToken, User, UserSession
 
 ISSUER = "concord"
 AUDIENCE = "concord-documents"
@@ -97,11 +97,13 @@ def actor_of(user: User) -> Actor:
     return Actor(id=user.id, name=user.email, key_hash=keys.hash_key(f"user:{user.id}"), kind="person")
 
 
-def _access_token(settings: Settings, user: User, session_id: str, scopes: list[str], now: datetime) -> str:
+def _access_token(
+    settings: Settings, user: User, session_id: str, scopes: list[str], now: datetime, audience: str
+) -> str:
     issued = int(now.timestamp())
     claims = {
         "iss": ISSUER,
-        "aud": AUDIENCE,
+        "aud": audience,
         "sub": user.id,
         "org": user.org_id,
         "scopes": scopes,
@@ -127,17 +129,27 @@ def _new_refresh_token(session: AsyncSession, settings: Settings, session_id: st
     return secret
 
 
+def session_scopes(user: User, opened: UserSession) -> list[str]:
+    """What the session's tokens may do: the person's scopes, narrowed to those granted to the OAuth client
+    that opened it (the person's current scopes win: one taken away is gone from the next token)."""
+    if opened.scopes is None:
+        return list(user.scopes)
+    return [s for s in user.scopes if s in opened.scopes]
+
+
 def _pair(
-    session: AsyncSession, settings: Settings, user: User, org: Organisation, session_id: str
+    session: AsyncSession, settings: Settings, user: User, org: Organisation, opened: UserSession
 ) -> dict[str, Any]:
     now = utcnow()
+    scopes = session_scopes(user, opened)
+    audience = opened.audience or AUDIENCE
     return {
-        "accessToken": _access_token(settings, user, session_id, list(user.scopes), now),
+        "accessToken": _access_token(settings, user, opened.id, scopes, now, audience),
         "tokenType": TOKEN_TYPE,
         "expiresIn": settings.access_token_minutes * 60,
-        "refreshToken": _new_refresh_token(session, settings, session_id, now),
+        "refreshToken": _new_refresh_token(session, settings, opened.id, now),
         "refreshExpiresIn": settings.refresh_token_days * 86400,
-        "scopes": list(user.scopes),
+        "scopes": scopes,
         "user": {"id": user.id, "email": user.email, "organisation": org.name, "organisationId": org.id},
     }
 
@@ -152,6 +164,15 @@ async def login(
     organisation: str | None = None,
 ) -> dict[str, Any]:
     """A new session and its first token pair; 401 with the same words whatever was wrong."""
+    user, org = await verify_credentials(session, email=email, password=password, organisation=organisation)
+    return await open_session(session, ctx, settings, user, org)
+
+
+async def verify_credentials(
+    session: AsyncSession, *, email: str, password: str, organisation: str | None = None
+) -> tuple[User, Organisation]:
+    """The live person these credentials name, or 401 with the same words whatever was wrong (400 when
+    the address signs in to several organisations and none is named)."""
     address = email.strip().lower()
     query = (
         select(User, Organisation)
@@ -179,18 +200,41 @@ async def login(
             organisations=sorted(org.name for _, org in matches),
         )
     user, org = matches[0]
-    now = utcnow()
-    user.last_login_at = now
+    user.last_login_at = utcnow()
     if users.needs_rehash(user.password_hash):
         user.password_hash = await users.hash_password(password)
-    opened = UserSession(id=new_id(), user_id=user.id, created_at=now)
+    return user, org
+
+
+async def open_session(
+    session: AsyncSession,
+    ctx: Context,
+    settings: Settings,
+    user: User,
+    org: Organisation,
+    *,
+    client_id: str | None = None,
+    scopes: list[str] | None = None,
+    audience: str | None = None,
+    session_id: str | None = None,
+) -> dict[str, Any]:
+    """A new session of a person and its first token pair: the person's own sign-in, or (with `client_id`,
+    `scopes` and `audience`) the one an OAuth client opens with an authorization code."""
+    opened = UserSession(
+        id=session_id or new_id(),
+        user_id=user.id,
+        created_at=utcnow(),
+        client_id=client_id,
+        scopes=scopes,
+        audience=audience,
+    )
     session.add(opened)
     await session.flush()
-    pair = _pair(session, settings, user, org, opened.id)
+    pair = _pair(session, settings, user, org, opened)
     person_ctx = Context(actor=actor_of(user), request_id=ctx.request_id, country=ctx.country)
-    await audit.record(
-        session, person_ctx, "people.session.login", "user_session", opened.id, after={"userId": user.id}
-    )
+    after = {"userId": user.id} if client_id is None else {"userId": user.id, "clientId": client_id}
+    op = "people.session.login" if client_id is None else "people.session.oauth"
+    await audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
     return pair
 
 
@@ -204,9 +248,12 @@ async def _end(session: AsyncSession, session_id: str, reason: str) -> bool:
     return bool(getattr(result, "rowcount", 0))
 
 
-async def refresh(session: AsyncSession, settings: Settings, token: str) -> dict[str, Any] | Refusal:
+async def refresh(
+    session: AsyncSession, settings: Settings, token: str, *, client_id: str | None = None
+) -> dict[str, Any] | Refusal:
     """The next token pair for a refresh token, which is used up. A token presented again ends its
-    session (the refusal is returned, to be raised once the end is committed)."""
+    session (the refusal is returned, to be raised once the end is committed). A session an OAuth client
+    opened is refreshed by that client only (`client_id`), a person's own sign-in without one."""
     found = (
         await session.execute(
             select(RefreshToken, UserSession, User, Organisation)
@@ -219,6 +266,8 @@ async def refresh(session: AsyncSession, settings: Settings, token: str) -> dict
     if found is None:
         raise Unauthorized("invalid refresh token", code="invalid_refresh_token")
     row, opened, user, org = found
+    if opened.client_id != client_id:
+        raise Unauthorized("invalid refresh token", code="invalid_refresh_token")
     if opened.ended_at is not None or user.disabled_at is not None:
         raise Unauthorized("this session has ended: sign in again", code="invalid_refresh_token")
     now = utcnow()
@@ -247,7 +296,7 @@ async def refresh(session: AsyncSession, settings: Settings, token: str) -> dict
             )
         )
     opened.refreshed_at = now
-    return _pair(session, settings, user, org, opened.id)
+    return _pair(session, settings, user, org, opened)
 
 
 async def logout(
@@ -281,13 +330,13 @@ async def logout(
     return {"loggedOut": True, "sessionId": session_id}
 
 
-def _claims(settings: Settings, token: str) -> dict[str, Any]:
+def _claims(settings: Settings, token: str, audiences: list[str]) -> dict[str, Any]:
     try:
         claims: dict[str, Any] = jwt.decode(
             token,
             signing_secret(settings),
             algorithms=[ALGORITHM],
-            audience=AUDIENCE,
+            audience=audiences,
             issuer=ISSUER,
             options={
                 "verify_exp": False,  # checked below against the kernel's clock
@@ -315,10 +364,37 @@ def _claims(settings: Settings, token: str) -> dict[str, Any]:
     return claims
 
 
-async def authenticate(session: AsyncSession, settings: Settings, token: str) -> Person:
+async def session_of(
+    session: AsyncSession, settings: Settings, token: str, *, resource: str | None = None
+) -> UserSession | None:
+    """The session a live access token or a refresh token belongs to, or None (for revocation)."""
+    if token.startswith(REFRESH_PREFIX):
+        session_id = await session.scalar(
+            select(RefreshToken.session_id).where(RefreshToken.token_hash == keys.hash_key(token))
+        )
+    elif looks_like_jwt(token):
+        try:
+            claims = _claims(settings, token, [AUDIENCE, resource] if resource else [AUDIENCE])
+        except Unauthorized:
+            return None
+        session_id = str(claims["sid"])
+    else:
+        return None
+    return await session.get(UserSession, session_id) if session_id else None
+
+
+async def end_session(session: AsyncSession, session_id: str, reason: str) -> bool:
+    """End a session (idempotent): its access and refresh tokens are refused from now on."""
+    return await _end(session, session_id, reason)
+
+
+async def authenticate(
+    session: AsyncSession, settings: Settings, token: str, *, resource: str | None = None
+) -> Person:
     """The person of a live access token, or 401 (`invalid_token`, `token_expired`). The scopes are the
-    token's, narrowed to the person's current ones."""
-    claims = _claims(settings, token)
+    token's, narrowed to the person's current ones. A token issued to an OAuth client is for `resource`
+    (its audience, RFC 8707): accepted only where that resource is served."""
+    claims = _claims(settings, token, [AUDIENCE, resource] if resource else [AUDIENCE])
     found = (
         await session.execute(
             select(User, UserSession)
@@ -339,8 +415,9 @@ async def authenticate(session: AsyncSession, settings: Settings, token: str) ->
 
 async def purge(session: AsyncSession) -> int:
     """Delete what can no longer be used, once the retention period has passed: refresh tokens expired
-    since (expiry is checked before reuse, so a deleted token answers 401 just as an expired one did), and
-    sessions that ended since or whose every refresh token is gone (nothing can renew them)."""
+    since (expiry is checked before reuse, so a deleted token answers 401 just as an expired one did),
+    sessions that ended since or whose every refresh token is gone (nothing can renew them), and OAuth
+    authorization codes expired since."""
     cutoff = retention_cutoff()
     ended = select(UserSession.id).where(UserSession.ended_at < cutoff)
     tokens = await execute_counted(
@@ -352,4 +429,6 @@ async def purge(session: AsyncSession) -> int:
         (UserSession.created_at < cutoff) & ~exists().where(RefreshToken.session_id == UserSession.id),
     )
     sessions = await execute_counted(session, delete(UserSession).where(dead))
-    return tokens + sessions
+    # OAuth authorization codes live a minute; once the retention period has passed they say nothing more.
+    codes = await execute_counted(session, delete(OAuthCode).where(OAuthCode.expires_at < cutoff))
+    return tokens + sessions + codes

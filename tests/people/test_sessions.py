@@ -300,22 +300,6 @@ async def test_sign_ins_are_rate_limited(docs, create_user, settings, monkeypatc
     assert resp.status == 401
 
 
-@pytest.mark.parametrize(
-    "path", ["/.well-known/oauth-authorization-server", "/.well-known/oauth-protected-resource"]
-)
-async def test_oauth_discovery_paths_say_oauth_is_not_available(docs, hub, path):
-    resp = await docs.get(path)
-    assert resp.status == 404
-    assert resp.content_type == "application/problem+json"
-    body = await resp.json()
-    assert body["code"] == "oauth_not_available"
-    assert "not available" in body["detail"]
-    assert "/api/auth/login" in body["detail"]
-    resp = await hub.get(path)
-    assert resp.status == 404
-    assert (await resp.json())["error"] == "oauth_not_available"
-
-
 async def test_the_signing_secret_is_kept_under_the_data_dir(runtime, tmp_path, monkeypatch):
     import os
     import stat

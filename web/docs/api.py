@@ -3,8 +3,19 @@
 from typing import Any
 
 from domain.documents.library import MAX_TAGS
-from web.docs import agents, auth, comments, documents, proposals, sessions, share_pages, sharing
-from web.kernel import health, wellknown
+from web.docs import (
+    agents,
+    auth,
+    comments,
+    documents,
+    oauth,
+    oauth_pages,
+    proposals,
+    sessions,
+    share_pages,
+    sharing,
+)
+from web.kernel import health
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
 
@@ -51,10 +62,22 @@ class DocsApi(Api):
                 item["get"]["responses"]["200"]["content"] = {
                     DOCX: {"schema": {"type": "string", "format": "binary"}}
                 }
+        oauth_pages.document(spec)
         return spec
 
 
-ROUTE_MODULES = (health, wellknown, sessions, documents, sharing, share_pages, comments, agents, proposals)
+ROUTE_MODULES = (
+    health,
+    oauth,
+    oauth_pages,
+    sessions,
+    documents,
+    sharing,
+    share_pages,
+    comments,
+    agents,
+    proposals,
+)
 
 
 def build_api() -> Api:
@@ -72,7 +95,8 @@ def build_api() -> Api:
                 "in": "header",
                 "name": "X-Api-Key",
                 "description": "Service key svc_sk_…; also accepted as Authorization: Bearer, as is a "
-                "person's access token (JWT) from POST /api/auth/login.",
+                "person's access token (JWT) from POST /api/auth/login or from the OAuth token endpoint "
+                "(POST /oauth/token). A 401 carries WWW-Authenticate: Bearer resource_metadata=….",
             },
         },
         guards=auth.GUARDS,

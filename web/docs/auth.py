@@ -15,6 +15,7 @@ from domain.documents.access import Caller
 from domain.documents.models import ServiceKey
 from domain.kernel.errors import Forbidden
 from domain.people import user_sessions as sessions
+from web.docs import oauth_urls
 from web.kernel.access import Access, Guard, Service, principal
 from web.kernel.request import context, guard_session, presented_key, runtime
 
@@ -30,6 +31,8 @@ class ServicePrincipal:
 
 
 SERVICE = web.RequestKey("service_principal", ServicePrincipal)
+# The scope a request was refused for (403), for the WWW-Authenticate challenge (web/docs/challenge.py).
+MISSING_SCOPE = web.RequestKey("missing_scope", str)
 
 
 def bearer_token(request: web.Request) -> str | None:
@@ -42,8 +45,12 @@ def bearer_token(request: web.Request) -> str | None:
 
 
 async def person_of(request: web.Request, token: str) -> sessions.Person:
+    """The person of an access token: a sign-in's, or one issued to an OAuth client for this server's MCP
+    endpoint (its audience)."""
     async with guard_session(request) as session:
-        return await sessions.authenticate(session, runtime(request).settings, token)
+        return await sessions.authenticate(
+            session, runtime(request).settings, token, resource=oauth_urls.mcp_resource(request)
+        )
 
 
 async def service_principal(request: web.Request) -> ServicePrincipal:
@@ -77,7 +84,10 @@ def require_scope(found: ServicePrincipal, scope: str) -> None:
 
 
 async def check_service(request: web.Request, access: Service) -> None:
-    require_scope(await service_principal(request), access.scope)
+    found = await service_principal(request)
+    if access.scope not in found.scopes:
+        request[MISSING_SCOPE] = access.scope
+    require_scope(found, access.scope)
 
 
 GUARDS: dict[type[Access], Guard] = {Service: check_service}

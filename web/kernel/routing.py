@@ -145,6 +145,10 @@ class Operation:
     also: dict[int, str] = field(default_factory=dict)
     # Representations of the success body besides `content_type`, chosen by the request (format=markdown).
     alternatives: list[str] = field(default_factory=list)
+    # The media type of the request body (a form-encoded OAuth token request), and an error body of the
+    # operation's own (OAuth's {error, error_description}, as JSON) instead of the app's.
+    body_media: str = "application/json"
+    error_model: type[BaseModel] | None = None
 
     @property
     def auth(self) -> str | None:
@@ -182,6 +186,8 @@ class Routes:
         content_type: str = "application/json",
         also: dict[int, str] | None = None,
         alternatives: list[str] | None = None,
+        body_media: str = "application/json",
+        error_model: type[BaseModel] | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             self.operations.append(
@@ -203,6 +209,8 @@ class Routes:
                     documented_body=documented_body,
                     also=also or {},
                     alternatives=alternatives or [],
+                    body_media=body_media,
+                    error_model=error_model,
                 )
             )
             return fn
@@ -298,7 +306,7 @@ class Api:
     def openapi(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
         for op in self.operations:
-            for m in (op.body, op.documented_body, op.response):
+            for m in (op.body, op.documented_body, op.response, op.error_model):
                 if m is not None:
                     models.add(m)
         mode: Literal["validation"] = "validation"
@@ -346,8 +354,11 @@ class Api:
             # A page's refusals are pages (the share-link review page); every other error is the app's error
             # body in its media type (problem+json on the document API).
             error_type = "text/html" if op.content_type == "text/html" else self.error_content_type
+            error_model = op.error_model or self.error_model
+            if op.error_model is not None:
+                error_type = "application/json"
             for code, text in sorted(documented.items()):
-                schema = {"type": "string"} if error_type == "text/html" else ref(self.error_model)
+                schema = {"type": "string"} if error_type == "text/html" else ref(error_model)
                 responses[str(code)] = {"description": text, "content": {error_type: {"schema": schema}}}
             entry: dict[str, Any] = {
                 "summary": op.summary,
@@ -361,7 +372,7 @@ class Api:
             if body is not None:
                 entry["requestBody"] = {
                     "required": not op.body_optional,
-                    "content": {"application/json": {"schema": ref(body)}},
+                    "content": {op.body_media: {"schema": ref(body)}},
                 }
             if op.access.scheme is not None:
                 entry["security"] = [{op.access.scheme: op.access.requirement()}]

@@ -1,6 +1,6 @@
-"""The reserved OAuth discovery paths (spec/document-api.md §5.5), on both apps: OAuth 2.1 is planned and
-not available, so each answers a 404 with the code `oauth_not_available` and the ways in that exist,
-rather than the bare "no route" a client would take for a misconfigured server."""
+"""The OAuth discovery paths on the hub (spec/document-api.md §5.5): OAuth 2.1 is served by the document
+API (for its MCP endpoint), not by the hub, so each answers a 404 with the code `oauth_not_on_this_app`
+naming where it is, rather than the bare "no route" a client would take for a misconfigured server."""
 
 from __future__ import annotations
 
@@ -11,35 +11,34 @@ from web.kernel.routing import Routes
 
 routes = Routes()
 
-NOT_AVAILABLE = {404: "OAuth is not available yet (code oauth_not_available)"}
+NOT_HERE = {404: "OAuth is served by the document API, not here (code oauth_not_on_this_app)"}
 DETAIL = (
-    "OAuth is not available yet on this server (an OAuth 2.1 server with dynamic client registration is "
-    "planned). Use an API key (X-Api-Key or Authorization: Bearer), or sign a person in with "
-    "POST /api/auth/login on the document API and send the access token as Authorization: Bearer."
+    "OAuth 2.1 is served by the document API (port 8081 by default) for its MCP endpoint: see its "
+    "/.well-known/oauth-authorization-server. The hub takes agent, commercial and staff keys."
 )
 
 
-def _not_available() -> NotFound:
-    return NotFound(DETAIL, code="oauth_not_available", login="/api/auth/login")
+def _not_here() -> NotFound:
+    return NotFound(DETAIL, code="oauth_not_on_this_app")
 
 
 @routes.route(
     "GET",
     "/.well-known/oauth-authorization-server",
-    summary="Reserved for OAuth authorization server metadata (RFC 8414): not available yet",
+    summary="OAuth authorization server metadata: served by the document API, not the hub",
     tags=["Auth"],
-    errors=NOT_AVAILABLE,
+    errors=NOT_HERE,
 )
 async def authorization_server(request: web.Request) -> web.Response:
-    raise _not_available()
+    raise _not_here()
 
 
 @routes.route(
     "GET",
     "/.well-known/oauth-protected-resource",
-    summary="Reserved for OAuth protected resource metadata (RFC 9728): not available yet",
+    summary="OAuth protected resource metadata: served by the document API, not the hub",
     tags=["Auth"],
-    errors=NOT_AVAILABLE,
+    errors=NOT_HERE,
 )
 async def protected_resource(request: web.Request) -> web.Response:
-    raise _not_available()
+    raise _not_here()

@@ -16,6 +16,7 @@ from aiohttp import web
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from domain.documents import servicekeys
+from web.docs import oauth_urls
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
 from web.docs.mcp.prompts import PROMPTS
@@ -76,6 +77,11 @@ async def discovery(request: web.Request) -> web.Response:
                 "header": "X-Api-Key",
                 "alsoAccepted": "Authorization: Bearer <key>",
                 "keyPrefix": servicekeys.PREFIX,
+                # Or a person signs in with OAuth 2.1 (the MCP authorization spec): start from here.
+                "oauth": {
+                    "protectedResourceMetadata": oauth_urls.resource_metadata(request),
+                    "authorizationServer": oauth_urls.issuer(request),
+                },
             },
             "tools": [
                 {"name": t.name, "description": t.description, "scope": t.scope, "inputSchema": t.schema()}

@@ -1,0 +1,206 @@
+"""The authorization endpoint (GET/POST /oauth/authorize): the sign-in and consent page a person of an
+organisation sees when an MCP client asks to act for her, and its form.
+
+The page is shown only for a registered client and one of its own redirect URIs; any other refusal goes
+back to that URI (`error`, `state`, and `iss` per RFC 9207). The form carries the request again (checked
+again on post), the person's email and password, and a CSRF token bound to a cookie the page sets
+(HttpOnly, SameSite=Strict, path /oauth). Approving signs the person in (the sign-in's rate limits apply)
+and sends her back with a code; denying sends `error=access_denied`."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from typing import Any
+from urllib.parse import urlsplit
+
+from aiohttp import web
+from multidict import MultiMapping
+
+from domain.kernel.errors import DomainError, RateLimited
+from domain.people import oauth_grants
+from domain.people import user_sessions as sessions
+from domain.people.oauth_grants import AuthorizationRequest, NotRedirectable, Redirectable
+from web.docs import oauth_html, oauth_urls
+from web.docs.oauth_schemas import AuthorizeForm, AuthorizeQuery
+from web.kernel.html import SECURITY_HEADERS
+from web.kernel.request import client_address, context, rate_limits, runtime
+from web.kernel.routing import Routes
+
+routes = Routes()
+
+HTML = "text/html"
+COOKIE = "concord_oauth"
+TAGS = ["OAuth"]
+ERRORS = {
+    400: "No registered client, or a redirect URI it did not register: a page saying so (never a redirect)",
+    403: "The form's CSRF token is missing or stale (a page)",
+}
+
+
+def _csrf(request: web.Request, cookie: str) -> str:
+    secret = sessions.signing_secret(runtime(request).settings).encode()
+    return hmac.new(secret, f"oauth-consent:{cookie}".encode(), hashlib.sha256).hexdigest()
+
+
+def _headers(req: AuthorizationRequest) -> dict[str, str]:
+    """The page may post its form to itself, which redirects to the client: form-action names both."""
+    parts = urlsplit(req.redirect_uri)
+    csp = SECURITY_HEADERS["Content-Security-Policy"].replace(
+        "form-action 'self'", f"form-action 'self' {parts.scheme}://{parts.netloc}"
+    )
+    return {"Content-Security-Policy": csp}
+
+
+def _params(data: MultiMapping[Any]) -> tuple[dict[str, str], frozenset[str]]:
+    """The request's parameters (first values, text only) and those given more than once."""
+    found = {k: v for k in oauth_grants.REQUEST_PARAMS if isinstance(v := data.get(k), str)}
+    repeated = frozenset(k for k in oauth_grants.REQUEST_PARAMS if len(data.getall(k, [])) > 1)
+    return found, repeated
+
+
+def _back(request: web.Request, redirect_uri: str, params: dict[str, str | None]) -> web.HTTPSeeOther:
+    """The redirect to the client, with the issuer (RFC 9207)."""
+    found = {**params, "iss": oauth_urls.issuer(request)}
+    return web.HTTPSeeOther(oauth_grants.with_query(redirect_uri, found))
+
+
+async def _checked(request: web.Request, data: MultiMapping[Any]) -> AuthorizationRequest:
+    bad = next((k for k, v in data.items() if isinstance(v, str) and "\x00" in v), None)
+    if bad is not None:
+        raise NotRedirectable(f"{bad}: NUL characters are not allowed")
+    params, repeated = _params(data)
+    async with runtime(request).db.read() as session:
+        try:
+            return await oauth_grants.check_request(
+                session, params, resource=oauth_urls.mcp_resource(request), repeated=repeated
+            )
+        except Redirectable as exc:
+            # The client and its redirect URI go together (checked first): the refusal goes back there.
+            found = {"error": exc.error, "error_description": exc.description, "state": exc.state}
+            raise _back(request, exc.redirect_uri, found) from None
+
+
+@routes.route(
+    "GET",
+    "/oauth/authorize",
+    summary="Authorization endpoint: the sign-in and consent page for an MCP client's request (HTML); "
+    "refusals about anything but the client and its redirect URI redirect back with error",
+    tags=TAGS,
+    errors=ERRORS,
+    content_type=HTML,
+)
+async def authorize_page(request: web.Request) -> web.StreamResponse:
+    try:
+        req = await _checked(request, request.query)
+    except NotRedirectable as exc:
+        return oauth_html.refusal("This sign-in cannot go on", str(exc), 400)
+    cookie = request.cookies.get(COOKIE) or secrets.token_urlsafe(24)
+    response = oauth_html.consent(req, _csrf(request, cookie), headers=_headers(req))
+    if request.cookies.get(COOKIE) != cookie:
+        secure = request.secure or (runtime(request).settings.public_url or "").startswith("https:")
+        response.set_cookie(COOKIE, cookie, path="/oauth", httponly=True, samesite="Strict", secure=secure)
+    return response
+
+
+@routes.route(
+    "POST",
+    "/oauth/authorize",
+    summary="The consent page's form: sign in and allow (303 to the client's redirect URI with code, "
+    "state and iss) or deny (303 with error=access_denied); wrong credentials show the page again",
+    tags=TAGS,
+    documented_body=AuthorizeForm,
+    body_media="application/x-www-form-urlencoded",
+    errors={
+        **ERRORS,
+        401: "Wrong email or password: the page again, saying so",
+        429: "Too many sign-ins from this address or for this email: the page again, saying so",
+    },
+    content_type=HTML,
+)
+async def authorize_form(request: web.Request) -> web.StreamResponse:
+    data = await request.post()
+    try:
+        req = await _checked(request, data)
+    except NotRedirectable as exc:
+        return oauth_html.refusal("This sign-in cannot go on", str(exc), 400)
+    cookie = request.cookies.get(COOKIE)
+    given = data.get("csrf")
+    if not cookie or not isinstance(given, str) or not hmac.compare_digest(_csrf(request, cookie), given):
+        return oauth_html.refusal(
+            "This form is stale",
+            "The form did not come from this page, or the page is too old: go back to your application "
+            "and start the sign-in again.",
+            403,
+        )
+    decision = data.get("decision")
+    if decision == "deny":
+        description = "the person denied the request"
+        raise _back(
+            request,
+            req.redirect_uri,
+            {"error": "access_denied", "error_description": description, "state": req.state},
+        )
+    fields = {k: v for k, v in data.items() if isinstance(v, str)}
+    email, password = fields.get("email", ""), fields.get("password", "")
+    organisation = fields.get("organisation", "")
+
+    def again(error: str, status: int) -> web.Response:
+        return oauth_html.consent(
+            req,
+            _csrf(request, cookie or ""),
+            error=error[:1].upper() + error[1:],
+            email=email,
+            organisation=organisation,
+            status=status,
+            headers=_headers(req),
+        )
+
+    if decision != "approve":
+        return again("Choose Sign in and allow, or Deny.", 400)
+    if not email.strip() or not password:
+        return again("Give your email and password to allow the application.", 401)
+    if len(email) > 320 or len(password) > 1024 or len(organisation) > 200:  # as POST /api/auth/login
+        return again("An email is at most 320 characters, a password 1024, an organisation 200.", 400)
+    rt = runtime(request)
+    try:
+        await rate_limits(request).hit("login", rt.settings.rate_limit_login, client_address(request))
+        await rate_limits(request).hit("login-email", rt.settings.rate_limit_login, email.strip().lower())
+    except RateLimited as exc:
+        response = again(exc.detail, exc.status)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
+    try:
+        async with rt.db.transaction() as session:
+            user, _org = await sessions.verify_credentials(
+                session, email=email, password=password, organisation=organisation or None
+            )
+            code = await oauth_grants.issue_code(session, context(request), req, user)
+    except DomainError as exc:
+        return again(exc.detail, exc.status)
+    except Redirectable as exc:
+        params = {"error": exc.error, "error_description": exc.description, "state": req.state}
+        raise _back(request, req.redirect_uri, params) from None
+    raise _back(request, req.redirect_uri, {"code": code, "state": req.state})
+
+
+def document(spec: dict[str, Any]) -> None:
+    """The authorization request's query parameters in /openapi.json (the page reads them itself, so a
+    bad one is a page or a redirect, not a 400 problem)."""
+    schema = AuthorizeQuery.model_json_schema()
+    required = set(schema.get("required", []))
+    operation = spec["paths"]["/oauth/authorize"]["get"]
+    operation["parameters"] = [
+        {
+            "name": name,
+            "in": "query",
+            "required": name in required,
+            "schema": {k: v for k, v in prop.items() if k not in ("title", "description")},
+        }
+        for name, prop in schema["properties"].items()
+    ]
+    operation["responses"]["303"] = {"description": "A refusal sent back to the client's redirect URI"}
+    spec["paths"]["/oauth/authorize"]["post"]["responses"]["303"] = {
+        "description": "Back to the client's redirect URI: code, state and iss, or error=access_denied"
+    }
