@@ -256,6 +256,7 @@ async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
         await _finish(session, doc, markdown=None, error=outcome.error)
         return
     doc.conversion_ms = outcome.elapsed_ms
+    doc.source_map = outcome.source_map
     await _finish(session, doc, markdown=outcome.markdown, error=None)
 
 
