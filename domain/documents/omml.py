@@ -105,7 +105,8 @@ def _group(latex: str) -> str:
 
 def _text(text: str, *, plain: bool, normal: bool) -> str:
     """A math run's text as LaTeX. `plain` is upright style (m:sty p), `normal` is ordinary text (m:nor)."""
-    text = text.translate(_INVISIBLE)
+    # A function application mark ends the function's name ("sin⁡x"); the other invisible marks go.
+    text = text.replace("\u2061", " ").translate(_INVISIBLE)
     if normal and text.strip():
         return "\\text{" + "".join(_SYMBOLS.get(c, c) if c in "{}#%&_$\\^~" else c for c in text) + "}"
     out: list[str] = []
@@ -200,7 +201,7 @@ def _node(el: etree._Element) -> str:  # noqa: C901, PLR0911, PLR0912 (one branc
         inner = f" {_DELIMS.get(sep, sep)} ".join(_arg(e) for e in _children(el, "e"))
         return f"\\left{_DELIMS.get(beg, beg)}{inner}\\right{_DELIMS.get(end, end)}"
     if name == "func":
-        fname = _arg(_child(el, "fName"))
+        fname = re.sub(r"^\\mathrm\{([A-Za-z]+)\}$", r"\1", _arg(_child(el, "fName")))
         if _WORD.fullmatch(fname):  # a name that is not one of LaTeX's own functions
             fname = f"\\operatorname{{{fname}}}"
         return join([fname, " ", _arg(_child(el, "e"))])
