@@ -274,8 +274,22 @@ def convert_with_map(data: bytes | Path) -> tuple[str, dict[str, Any] | None]:
         raise ConversionError(
             "corrupt DOCX: a part of the document is missing or not what Word writes"
         ) from None
-    markdown = _put_maths(htmlmd.to_markdown(result.value), maths)
+    markdown = _put_maths(_one_note_each(htmlmd.to_markdown(result.value)), maths)
     return _source_map(markdown)
+
+
+def _one_note_each(markdown: str) -> str:
+    """mammoth lists a note once per reference to it; a note referred to twice is defined once."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        found = re.match(r"^\[\^([^\]\s]+)\]: ", line)
+        if found and found.group(1) in seen:
+            continue
+        if found:
+            seen.add(found.group(1))
+        out.append(line)
+    return "\n".join(out)
 
 
 def _put_maths(markdown: str, maths: list[str]) -> str:

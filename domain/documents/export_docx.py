@@ -1,7 +1,7 @@
 """Markdown → Word with python-docx, for download.
 
 `Renderer` writes Markdown blocks at the end of a Word document's body with that document's own styles:
-headings as Heading N (a lone leading `#` as Title when asked), bullet and numbered lists as List
+headings as Heading N (a leading `#` as Title when asked), bullet and numbered lists as List
 Bullet/List Number paragraphs on real Word numbering (each list restarts at 1), tables as Word tables
 in the document's table style, quotes as Quote, footnotes (`[^1]` … `[^1]: text`) as real Word footnotes,
 images embedded when their bytes are at hand. A style the document lacks is copied from python-docx's
@@ -267,12 +267,8 @@ class Renderer:
         text, _ = split_notes(markdown)
         text = _TEX.sub(self._hold_tex, text)
         tokens = _md.parse(text)
-        heads = [t for t in tokens if t.type == "heading_open" and t.level == 0]
-        title_at = (
-            0 if title and tokens and tokens[0].type == "heading_open" and tokens[0].tag == "h1" else -1
-        )
-        if title_at == 0 and sum(1 for t in heads if t.tag == "h1") != 1:
-            title_at = -1
+        # A leading `#` heading is the Title when asked (the original document began with its Title).
+        title_at = 0 if title and tokens and tokens[0].tag == "h1" else -1
         lists: list[tuple[bool, int]] = []  # (ordered, numbering instance) per open list
         first_in_item = False
         quote = 0
