@@ -229,7 +229,7 @@ async def test_a_markdown_upload_downloads_with_word_styles_lists_tables_and_foo
     assert ("Normal", "Intro with a note.") in styles
 
     def num_id(text: str) -> int:
-        para = next(p for _, t, p in paras if t == text)
+        para: Any = next(p for _, t, p in paras if t == text)
         return int(para._p.pPr.numPr.numId.val)
 
     # Real Word numbering; a new numbered list starts again at 1 (a numbering instance of its own).
