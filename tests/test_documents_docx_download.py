@@ -210,7 +210,8 @@ async def test_a_docx_without_a_source_map_is_rebuilt_inside_its_own_package(doc
 async def test_a_markdown_upload_downloads_with_word_styles_lists_tables_and_footnotes(docs, runtime):
     key = await make_key(runtime)
     md = (
-        "# Report\n\nIntro with a note[^a].\n\n## Steps\n\n1. mix\n2. bake\n   - slowly\n\n"
+        "# Report\n\nIntro with a note[^a] and $x_{1} + \\frac{a}{b}$.\n\n"
+        "## Steps\n\n1. mix\n2. bake\n   - slowly\n\n"
         "Then:\n\n1. cool\n2. serve\n\n- salt\n- pepper\n\n> A quote.\n\n"
         "| Item | Cost |\n| --- | --- |\n| Flour | 3 |\n\n## Notes\n\nAnother[^b].\n\n"
         "[^a]: The first note.\n[^b]: The second note, with *emphasis*.\n"
@@ -226,7 +227,7 @@ async def test_a_markdown_upload_downloads_with_word_styles_lists_tables_and_foo
     assert ("List Bullet 2", "slowly") in styles
     assert ("List Bullet", "salt") in styles
     assert ("Quote", "A quote.") in styles
-    assert ("Normal", "Intro with a note.") in styles
+    assert ("Normal", "Intro with a note and $x_{1} + \\frac{a}{b}$.") in styles
 
     def num_id(text: str) -> int:
         para: Any = next(p for _, t, p in paras if t == text)
@@ -246,3 +247,4 @@ async def test_a_markdown_upload_downloads_with_word_styles_lists_tables_and_foo
     assert "[^1]: The first note.\n[^2]: The second note, with *emphasis*." in md2
     assert "1. mix\n2. bake" in md2
     assert "| Flour | 3 |" in md2
+    assert "Intro with a note[^1] and $x_{1} + \\frac{a}{b}$." in md2  # LaTeX as text, not escaped

@@ -274,8 +274,21 @@ def convert_with_map(data: bytes | Path) -> tuple[str, dict[str, Any] | None]:
         raise ConversionError(
             "corrupt DOCX: a part of the document is missing or not what Word writes"
         ) from None
-    markdown = _put_maths(_one_note_each(htmlmd.to_markdown(result.value)), maths)
+    markdown = _put_maths(_tex_unescaped(_one_note_each(htmlmd.to_markdown(result.value))), maths)
     return _source_map(markdown)
+
+
+def _tex_unescaped(markdown: str) -> str:
+    """LaTeX typed as text (`$x_{1}$`, as a Concord download writes maths) without markdownify's
+    escapes of `_` and `*`: only inside a `$…$` span that has a LaTeX script or command."""
+
+    def plain(found: re.Match[str]) -> str:
+        span = found.group()
+        if not re.search(r"\\_\{|\^\{|\\[A-Za-z]{2,}", span):
+            return span
+        return span.replace("\\_", "_").replace("\\*", "*")
+
+    return re.sub(r"\$\$[^$\n]+\$\$|\$[^$\n]+\$", plain, markdown)
 
 
 def _one_note_each(markdown: str) -> str:

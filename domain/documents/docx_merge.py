@@ -99,6 +99,16 @@ def _append(body: Any, block: etree._Element) -> None:
 def merge(original: Path, markdown: str, source_map: dict[str, Any] | None, *, title: str) -> bytes:
     """The original DOCX at `original` with the current Markdown's changes applied (see the module)."""
     try:
+        return _merge(original, markdown, source_map, title=title)
+    except FileNotFoundError:
+        raise
+    except Exception:  # a part python-docx cannot take; the download must still be the document
+        log.exception("applying changes to %s failed; its download is built from Markdown", original.name)
+        return export_docx.to_docx(markdown, title=title)
+
+
+def _merge(original: Path, markdown: str, source_map: dict[str, Any] | None, *, title: str) -> bytes:
+    try:
         with zipfile.ZipFile(original) as zf:
             check_zip(zf)
         doc = docx.Document(str(original))
