@@ -248,3 +248,23 @@ async def test_a_markdown_upload_downloads_with_word_styles_lists_tables_and_foo
     assert "1. mix\n2. bake" in md2
     assert "| Flour | 3 |" in md2
     assert "Intro with a note[^1] and $x_{1} + \\frac{a}{b}$." in md2  # LaTeX as text, not escaped
+
+
+async def test_a_changed_section_that_ended_a_word_section_keeps_the_break_and_its_headers(docs, runtime):
+    word = docx.Document()
+    word.add_heading("Part one", 1)
+    word.add_paragraph("First words.")
+    word.add_section()
+    word.add_heading("Part two", 1)
+    word.add_paragraph("Second words.")
+    for n, section in enumerate(word.sections):
+        section.header.is_linked_to_previous = False
+        section.header.paragraphs[0].text = f"Header {n + 1}"
+    out = io.BytesIO()
+    word.save(out)
+    keys, doc, base = await _team(docs, runtime, out.getvalue(), "parts.docx")
+    await _merge(docs, keys, base, "sec:part-one", "New first words.")
+    got = docx.Document(io.BytesIO(await _download(docs, keys[0], doc["id"])))
+    assert [s.header.paragraphs[0].text for s in got.sections] == ["Header 1", "Header 2"]
+    texts = [p.text for p in got.paragraphs if p.text]
+    assert texts == ["Part one", "New first words.", "Part two", "Second words."]

@@ -17,6 +17,7 @@ from the package's own media."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import logging
 import zipfile
@@ -36,13 +37,14 @@ from domain.documents.safety import check_zip
 
 log = logging.getLogger("concord.documents")
 Keep = tuple[int, int]  # a range of original blocks kept as they are
+Render = tuple[str, Keep | None]  # Markdown to render, and the original blocks it replaces
 
 
 def _hash(markdown: str, sec: sections.Section) -> str:
     return hashlib.sha256(sections.body(markdown, sec).strip().encode()).hexdigest()
 
 
-def plan(markdown: str, source_map: dict[str, Any] | None, count: int) -> list[Keep | str] | None:
+def plan(markdown: str, source_map: dict[str, Any] | None, count: int) -> list[Keep | Render] | None:
     """The new body as kept block ranges and Markdown to render, in order; None when the map cannot be
     used for this body (`count` blocks)."""
     if not source_map or source_map.get("version") != 1:
@@ -52,7 +54,7 @@ def plan(markdown: str, source_map: dict[str, Any] | None, count: int) -> list[K
     if any(h >= count for h in heads) or any((s.get("end") or 0) > count for s in original):
         return None
     by_id = {s["id"]: s for s in original}
-    steps: list[Keep | str] = []
+    steps: list[Keep | Render] = []
     first = original[0] if original else None
     if first is None:
         return [(0, count)] if not markdown.strip() else None
@@ -65,15 +67,15 @@ def plan(markdown: str, source_map: dict[str, Any] | None, count: int) -> list[K
         body = sections.body(markdown, sec)
         if was is None:
             heading = "" if sec.id == sections.ROOT_ID else "#" * sec.heading_level + " " + sec.title
-            steps.append("\n\n".join(p for p in (heading, body) if p))
+            steps.append(("\n\n".join(p for p in (heading, body) if p), None))
             continue
         if was["heading"] >= 0:
             steps.append((was["heading"], was["heading"] + 1))
         end = count if was.get("end") is None else int(was["end"])
         if _hash(markdown, sec) == was["sha"]:
             steps.append((int(was["start"]), end))
-        elif body.strip():
-            steps.append(body)
+        else:
+            steps.append((body, (int(was["start"]), end)))
     return steps
 
 
@@ -128,13 +130,26 @@ def _merge(original: Path, markdown: str, source_map: dict[str, Any] | None, *, 
         renderer.render(markdown, title=title_first)
     else:
         for step in steps:
-            if isinstance(step, str):
-                renderer.render(step)
+            if isinstance(step[0], str):
+                text, replaced = step
+                renderer.render(text)
+                if replaced is not None:
+                    _keep_section_breaks(body, originals[replaced[0] : replaced[1]])
             else:
                 for block in originals[step[0] : step[1]]:
                     _append(body, block)
     renderer.finish()
     return export_docx.save(doc)
+
+
+def _keep_section_breaks(body: Any, replaced: list[etree._Element]) -> None:
+    """A replaced paragraph that ended a section of the document (its own `w:sectPr`: page setup,
+    headers and footers of the pages before it) leaves an empty paragraph carrying that break."""
+    for block in replaced:
+        for sect in block.findall(f"{qn('w:pPr')}/{qn('w:sectPr')}"):
+            para = etree.SubElement(body, qn("w:p"))
+            etree.SubElement(para, qn("w:pPr")).append(copy.deepcopy(sect))
+            _append(body, para)
 
 
 def _starts_with_title(doc: WordDocument, blocks: list[etree._Element]) -> bool:
