@@ -78,7 +78,7 @@ async def test_an_uploaded_docx_comes_back_as_itself_with_a_merged_section_appli
         base,
         "sec:abstract",
         "A **rewritten** abstract.\n\n- first point\n- second point\n\n| Agent | Role |\n| --- | --- |\n"
-        "| A | writes |\n",
+        "| A | writes |\n\n## Added part\n\nA heading the change added.",
     )
     data = await _download(docs, keys[0], doc["id"])
     word = docx.Document(io.BytesIO(data))
@@ -95,6 +95,7 @@ async def test_an_uploaded_docx_comes_back_as_itself_with_a_merged_section_appli
     assert (None, "A rewritten abstract.") in [(None, t) for _, t in styles]
     assert ("List Bullet", "first point") in styles
     assert ("List Bullet", "second point") in styles
+    assert ("Heading 2", "Added part") in styles  # the style of the document's own level-2 headings
     text = "\n".join(t for _, t in styles)
     assert "AutoGen is an open-source framework" not in text
     # The untouched sections are the original's XML, element for element.

@@ -123,6 +123,8 @@ def _merge(original: Path, markdown: str, source_map: dict[str, Any] | None, *, 
     steps = plan(markdown, source_map, len(originals))
     _, notes = export_docx.split_notes(markdown)
     renderer = export_docx.Renderer(doc, notes=notes, image=_package_image(doc))
+    if steps is not None:
+        renderer.heading_styles = _heading_styles(doc, markdown, source_map or {}, originals)
     title_first = _starts_with_title(doc, originals)
     for block in originals:
         body.remove(block)
@@ -140,6 +142,25 @@ def _merge(original: Path, markdown: str, source_map: dict[str, Any] | None, *, 
                     _append(body, block)
     renderer.finish()
     return export_docx.save(doc)
+
+
+def _heading_styles(
+    doc: WordDocument, markdown: str, source_map: dict[str, Any], originals: list[etree._Element]
+) -> dict[int, str]:
+    """The style the original's own headings of each Markdown level have (a heading a change adds looks
+    like its siblings, say a custom "Chapter" style); the Title is not a level's style."""
+    names = {s.style_id: s.name for s in doc.styles if s.name}
+    by_id = {s["id"]: s for s in source_map.get("sections") or []}
+    out: dict[int, str] = {}
+    for sec in sections.parse(markdown):
+        was = by_id.get(sec.id)
+        if was is None or was["heading"] < 0 or sec.heading_level in out:
+            continue
+        style = originals[was["heading"]].find(f"{qn('w:pPr')}/{qn('w:pStyle')}")
+        name = names.get(style.get(qn("w:val")) or "") if style is not None else None
+        if name and name != "Title":
+            out[sec.heading_level] = name
+    return out
 
 
 def _keep_section_breaks(body: Any, replaced: list[etree._Element]) -> None:

@@ -225,6 +225,7 @@ class Renderer:
         self._styles: dict[str, str | None] = {}
         self._tex: list[str] = []
         self._in_note = False
+        self.heading_styles: dict[int, str] = {}  # Markdown level → the document's style for it
         found = doc.element.body.xpath("./w:tbl/w:tblPr/w:tblStyle/@w:val")
         self.table_style_id: str | None = str(found[0]) if found else None
 
@@ -278,7 +279,7 @@ class Renderer:
             kind = tok.type
             if kind == "heading_open":
                 level = int(tok.tag[1])
-                name = "Title" if i == title_at else f"Heading {level}"
+                name = "Title" if i == title_at else self.heading_styles.get(level, f"Heading {level}")
                 para = self._add_paragraph(name)
                 self.inline(para, tokens[i + 1])
                 i += 3
