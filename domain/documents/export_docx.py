@@ -25,7 +25,7 @@ from docx.document import Document as WordDocument
 from docx.enum.text import WD_COLOR_INDEX
 from docx.opc.constants import CONTENT_TYPE, RELATIONSHIP_TYPE
 from docx.opc.packuri import PackURI
-from docx.opc.part import Part
+from docx.opc.part import Part, XmlPart
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import nsdecls, qn
 from docx.oxml.text.paragraph import CT_P
@@ -156,8 +156,12 @@ class Footnotes:
         cast(Any, run._r).append(parse_xml(f'<w:footnoteReference {nsdecls("w")} w:id="{note_id}"/>'))
 
     def save(self) -> None:
-        if self._part is not None and self._root is not None:
-            self._part._blob = etree.tostring(  # a plain part keeps its bytes; these are the new ones
+        if self._part is None or self._root is None:
+            return
+        if isinstance(self._part, XmlPart):  # a python-docx that parses notes itself serialises its tree
+            self._part._element = self._root
+        else:  # a plain part keeps its bytes; these are the new ones
+            self._part._blob = etree.tostring(
                 self._root, xml_declaration=True, encoding="UTF-8", standalone=True
             )
 
