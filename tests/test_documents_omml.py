@@ -188,3 +188,17 @@ def test_the_equations_fixture_keeps_fractions_scripts_and_symbols():
     ) in md.splitlines()
     assert "$\\theta = \\sin^{-1} \\left(2.2 \\times 10^{-4}\\right)" in md
     assert "\\frac{1}{\\sin 45.0^{\\circ}}" in md
+
+
+def test_a_display_equation_in_a_list_item_stays_on_the_item_line():
+    word = docx.Document()
+    para = word.add_paragraph("Item ", style="List Bullet")
+    cast(Any, para._p).append(
+        etree.fromstring(
+            f'<m:oMathPara xmlns:m="{M}" xmlns:w="{W}"><m:oMath>{r("a=b")}</m:oMath></m:oMathPara>'
+        )
+    )
+    word.add_paragraph("Other", style="List Bullet")
+    out = io.BytesIO()
+    word.save(out)
+    assert convert_docx.convert(out.getvalue()) == "- Item $$a = b$$\n- Other\n"

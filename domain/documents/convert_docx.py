@@ -36,6 +36,7 @@ _MATH = "CONCORDMATH"
 _MATH_RE = re.compile(r"CONCORDMATH(D?)(\d+)X")
 _HEAD = "CONCORDHEAD"
 _HEAD_RE = re.compile(r"CONCORDHEAD(\d+)X")
+_ONE_LINE = re.compile(r"^\s*(?:\||[-*+] |\d+[.)] |#|>)")
 REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 # A DOCTYPE's internal entities are expanded (libxml2 bounds their expansion unless huge_tree is set);
 # an external one (a file or URL) is never read: its reference is dropped (`_parse`).
@@ -306,15 +307,17 @@ def _one_note_each(markdown: str) -> str:
 
 
 def _put_maths(markdown: str, maths: list[str]) -> str:
-    """Placeholders back to LaTeX: inline `$…$`; display `$$…$$` on lines of their own (inline in a table
-    row, which must stay one line)."""
+    """Placeholders back to LaTeX: inline `$…$`; display `$$…$$` on lines of their own, except in a table
+    row, list item, heading or quote, which must stay one line."""
 
     def line(text: str) -> str:
+        one_line = _ONE_LINE.match(text) is not None
+
         def sub(m: re.Match[str]) -> str:
             latex = maths[int(m.group(2))] if int(m.group(2)) < len(maths) else ""
             if not m.group(1):
                 return f"${latex}$"
-            return f"$${latex}$$" if text.lstrip().startswith("|") else f"\n\n$${latex}$$\n\n"
+            return f"$${latex}$$" if one_line else f"\n\n$${latex}$$\n\n"
 
         return _MATH_RE.sub(sub, text)
 
