@@ -117,7 +117,10 @@ async def _journey(docs, capsys, files: dict[str, bytes]) -> None:
         if section is not None:
             assert "Rewritten by the drafter." in text, name
         if section is not None and section["sectionId"] != "sec:_root":
-            headings = [p.text for p in word.paragraphs if p.style and p.style.name.startswith("Heading")]
+            # A Word Title stays the Title (the original's own paragraph), other headings are Heading N.
+            headings = [
+                p.text for p in word.paragraphs if p.style and p.style.name.startswith(("Heading", "Title"))
+            ]
             assert section["title"] in headings, name
         for key in (alice, bob):
             resp = await docs.delete(f"{p}/leave", headers=key["headers"])

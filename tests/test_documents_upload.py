@@ -101,7 +101,12 @@ EXPECTED: dict[str, list[str]] = {
     "mammoth-simple-list.docx": ["- Apple\n- Banana"],
     "mammoth-strict-format.docx": ["Test"],
     "mammoth-tables.docx": ["Above", "| Top left | Top right |", "| Bottom left | Bottom right |", "Below"],
-    "markitdown-equations.docx": ["For $m=1$", "From Eq. 36.1.3"],
+    "markitdown-equations.docx": [
+        "For $m = 1$",
+        "From Eq. 36.1.3",
+        "$$\\sin \\theta = \\frac{m\\lambda}{a} = ",
+        "550 \\times 10^{-6}",
+    ],
     "markitdown-rlink.docx": ["Testing Linked Images", "![A red and blue square"],
     "markitdown-test.docx": [
         "# Abstract",

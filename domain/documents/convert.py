@@ -7,6 +7,7 @@ whole text is what they become. domain/documents/sandbox.py runs it in a child p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from domain.documents import convert_docx, convert_html, convert_pdf
 from domain.documents.detect import decode
@@ -28,6 +29,13 @@ def file_to_markdown(kind: str, path: Path) -> str:
     if kind == "pdf":
         return convert_pdf.convert(path)
     return to_markdown(kind, path.read_bytes())
+
+
+def file_to_result(kind: str, path: Path) -> tuple[str, dict[str, Any] | None]:
+    """The Markdown and, for a DOCX, its source map (which original blocks each section came from)."""
+    if kind == "docx":
+        return convert_docx.convert_with_map(path)
+    return file_to_markdown(kind, path), None
 
 
 def _text(data: bytes) -> str:

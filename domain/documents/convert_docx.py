@@ -2,29 +2,41 @@
 
 Before mammoth runs, the package is checked for zip bombs and lightly rewritten in memory:
 - paragraph styles and paragraphs with an outline level become headings of that level;
-- Office Math becomes inline `$…$` text (mammoth would drop it);
+- Office Math becomes LaTeX (omml.py): inline `$…$`, a display equation `$$…$$` on lines of its own;
+- heading paragraphs are marked with their place in the body, so each Markdown section's source blocks
+  are known (the source map, used by docx_merge.py to apply merged changes to the original file);
 - images are referenced by their name in the package (or their external http(s) link), never inlined,
   and a linked image's target is never opened (a `file://` link must not leak a server file).
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import re
 import tempfile
 import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 from xml.parsers.expat import ExpatError
 
 import mammoth
 from lxml import etree
 
-from domain.documents import htmlmd
+from domain.consensus import sections
+from domain.documents import htmlmd, omml
 from domain.documents.errors import ConversionError
 from domain.documents.safety import check_zip, read_member
 
 _SPOOL_BYTES = 8 * 1024 * 1024
+# Placeholders that markdownify leaves alone: an equation (D: display) and a heading's body block.
+_MATH = "CONCORDMATH"
+_MATH_RE = re.compile(r"CONCORDMATH(D?)(\d+)X")
+_HEAD = "CONCORDHEAD"
+_HEAD_RE = re.compile(r"CONCORDHEAD(\d+)X")
+_ONE_LINE = re.compile(r"^\s*(?:\||[-*+] |\d+[.)] |#|>)")
 REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 # A DOCTYPE's internal entities are expanded (libxml2 bounds their expansion unless huge_tree is set);
 # an external one (a file or URL) is never read: its reference is dropped (`_parse`).
@@ -111,15 +123,50 @@ def _rels(zf: zipfile.ZipFile) -> dict[str, tuple[str, bool]]:
     }
 
 
-def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[tuple[str, str]]]:
-    """Headings by outline level, math as text; returns the new XML and the image refs in order."""
+@dataclass
+class _Found:
+    """What the rewrite of word/document.xml noted: image refs and equations in order."""
+
+    images: list[tuple[str, str]] = field(default_factory=list)
+    maths: list[str] = field(default_factory=list)
+
+
+def blocks(body: etree._Element) -> list[etree._Element]:
+    """The body's block elements (paragraphs, tables, content controls…) in order, without the final
+    section properties: what a source map's block numbers count (docx_merge.py counts the same way)."""
+    return [c for c in body if _local(c.tag) not in ("", "sectPr")]
+
+
+def _mark_headings(root: etree._Element, q: Callable[[str], str], outline: dict[str, int]) -> None:
+    """Each heading paragraph directly in the body gets a first run `CONCORDHEAD<n>X` (n its block
+    number), so the Markdown heading it becomes is known (`_source_map`); the marks are removed after."""
+    body = root.find(q("body"))
+    if body is None:
+        return
+    for n, block in enumerate(blocks(body)):
+        if block.tag != q("p") or not "".join(t.text or "" for t in block.iter(q("t"))).strip():
+            continue
+        ppr = block.find(q("pPr"))
+        ps = ppr.find(q("pStyle")) if ppr is not None else None
+        lvl = ppr.find(q("outlineLvl")) if ppr is not None else None
+        style = (ps.get(q("val")) if ps is not None else None) or ""
+        if style in outline or lvl is not None or style.lower().startswith(("heading", "title")):
+            run = etree.Element(q("r"))
+            etree.SubElement(run, q("t")).text = f"{_HEAD}{n}X"
+            block.insert(1 if ppr is not None else 0, run)
+
+
+def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, _Found]:
+    """Headings by outline level and marked, math as placeholders; the new XML and what was found."""
     root = _parse("word/document.xml", xml)
     w = _w_ns(root)
 
     def q(name: str) -> str:
         return f"{{{w}}}{name}"
 
-    images: list[tuple[str, str]] = []
+    found = _Found()
+    images = found.images
+    _mark_headings(root, q, outline)
     for blip in root.iter():
         if _local(blip.tag) == "blip":
             attrs = {_local(k): v for k, v in blip.attrib.items()}
@@ -145,28 +192,31 @@ def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, list[
                     ps = etree.SubElement(ppr, q("pStyle"))
                     ppr.insert(0, ps)
                 ps.set(q("val"), f"ConcordHeading{level}")
-    # Office Math: replace each outermost math element with a run holding its text as $…$.
+    # Office Math: each outermost math element becomes a placeholder run, replaced by its LaTeX once the
+    # Markdown is made (markdownify would escape the LaTeX's underscores and asterisks).
     for math in list(root.iter()):
         if _local(math.tag) not in ("oMathPara", "oMath"):
             continue
         parent = math.getparent()
         if parent is None or any(_local(a.tag) in ("oMathPara", "oMath") for a in math.iterancestors()):
             continue
-        text = "".join(t.text or "" for t in math.iter() if _local(t.tag) == "t").strip()
+        display = _local(math.tag) == "oMathPara"
+        latex = omml.to_latex(math)
         run = etree.Element(q("r"))
         t = etree.SubElement(run, q("t"))
-        t.text = f" ${text}$ " if text else ""
+        t.text = f" {_MATH}{'D' if display else ''}{len(found.maths)}X " if latex else ""
         t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+        found.maths.append(latex)
         if _local(parent.tag) == "body":  # a display equation outside a paragraph
             para = etree.Element(q("p"))
             para.append(run)
             parent.replace(math, para)
         else:
             parent.replace(math, run)
-    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), images
+    return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), found
 
 
-def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str]]:
+def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
     try:
         zf = zipfile.ZipFile(data if isinstance(data, Path) else io.BytesIO(data))
     except zipfile.BadZipFile as exc:
@@ -177,10 +227,10 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str]]:
         if "word/document.xml" not in names:
             raise ConversionError("corrupt DOCX: word/document.xml is missing")
         outline = _outline_styles(read_member(zf, "word/styles.xml") if "word/styles.xml" in names else None)
-        doc_xml, blips = _rewrite_document(read_member(zf, "word/document.xml"), outline)
+        doc_xml, found = _rewrite_document(read_member(zf, "word/document.xml"), outline)
         rels = _rels(zf)
         refs: list[str] = []
-        for kind, rid in blips:
+        for kind, rid in found.images:
             target, external = rels.get(rid, ("", False))
             if kind == "link" or external:
                 refs.append(target if re.match(r"^https?://", target) else "")
@@ -194,12 +244,17 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str]]:
                 body = doc_xml if name == "word/document.xml" else _plain_part(name, read_member(zf, name))
                 new.writestr(name, body)
     out.seek(0)
-    return out, refs
+    return out, refs, found.maths
 
 
 def convert(data: bytes | Path) -> str:
     """A DOCX's Markdown; from a path, the archive's members are read from the file one at a time."""
-    prepared, refs = _prepare(data)
+    return convert_with_map(data)[0]
+
+
+def convert_with_map(data: bytes | Path) -> tuple[str, dict[str, Any] | None]:
+    """A DOCX's Markdown and its source map (`_source_map`: which body blocks each section came from)."""
+    prepared, refs, maths = _prepare(data)
     counter = iter(range(len(refs) + 10_000))
 
     def image(img: object) -> dict[str, str]:
@@ -220,4 +275,88 @@ def convert(data: bytes | Path) -> str:
         raise ConversionError(
             "corrupt DOCX: a part of the document is missing or not what Word writes"
         ) from None
-    return htmlmd.to_markdown(result.value)
+    markdown = _put_maths(_tex_unescaped(_one_note_each(htmlmd.to_markdown(result.value))), maths)
+    return _source_map(markdown)
+
+
+def _tex_unescaped(markdown: str) -> str:
+    """LaTeX typed as text (`$x_{1}$`, as a Concord download writes maths) without markdownify's
+    escapes of `_` and `*`: only inside a `$…$` span that has a LaTeX script or command."""
+
+    def plain(found: re.Match[str]) -> str:
+        span = found.group()
+        if not re.search(r"\\_\{|\^\{|\\[A-Za-z]{2,}", span):
+            return span
+        return span.replace("\\_", "_").replace("\\*", "*")
+
+    return re.sub(r"\$\$[^$\n]+\$\$|\$[^$\n]+\$", plain, markdown)
+
+
+def _one_note_each(markdown: str) -> str:
+    """mammoth lists a note once per reference to it; a note referred to twice is defined once."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for line in markdown.split("\n"):
+        found = re.match(r"^\[\^([^\]\s]+)\]: ", line)
+        if found and found.group(1) in seen:
+            continue
+        if found:
+            seen.add(found.group(1))
+        out.append(line)
+    return "\n".join(out)
+
+
+def _put_maths(markdown: str, maths: list[str]) -> str:
+    """Placeholders back to LaTeX: inline `$…$`; display `$$…$$` on lines of their own, except in a table
+    row, list item, heading or quote, which must stay one line."""
+
+    def line(text: str) -> str:
+        one_line = _ONE_LINE.match(text) is not None
+
+        def sub(m: re.Match[str]) -> str:
+            latex = maths[int(m.group(2))] if int(m.group(2)) < len(maths) else ""
+            if not m.group(1):
+                return f"${latex}$"
+            return f"$${latex}$$" if one_line else f"\n\n$${latex}$$\n\n"
+
+        return _MATH_RE.sub(sub, text)
+
+    if _MATH not in markdown:
+        return markdown
+    out = "\n".join(line(text) for text in markdown.split("\n"))
+    out = re.sub(r"[ \t]*\n\n(\$\$.*?\$\$)\n\n[ \t]*", r"\n\n\1\n\n", out)
+    return re.sub(r"\n{3,}", "\n\n", out).strip("\n") + "\n"
+
+
+def _source_map(marked: str) -> tuple[str, dict[str, Any] | None]:
+    """Remove the heading marks; the map says, for each section of the Markdown, the body block of its
+    heading, the blocks of its body and a hash of its Markdown body (docx_merge.py keeps a section's
+    original blocks while its body hashes the same). None when a Markdown heading has no mark (it came
+    from inside a table or a content control), so no block range can be given for it."""
+    heads: dict[int, int] = {}
+    lines = marked.split("\n")
+    for n, text in enumerate(lines):
+        found = _HEAD_RE.search(text)
+        if found and text.lstrip().startswith("#"):
+            heads[n] = int(found.group(1))
+        lines[n] = _HEAD_RE.sub("", text)
+    markdown = "\n".join(lines)
+    parsed = sections.parse(markdown)
+    out: list[dict[str, Any]] = []
+    for sec in parsed:
+        block = -1 if sec.id == sections.ROOT_ID else heads.get(sec.heading_start)
+        if block is None:
+            return markdown, None
+        out.append({"id": sec.id, "title": sec.title, "heading": block, "sha": body_hash(markdown, sec)})
+    starts = [s["heading"] for s in out if s["heading"] >= 0]
+    if starts != sorted(set(starts)):
+        return markdown, None
+    for n, sec_map in enumerate(out):
+        later = [s["heading"] for s in out[n + 1 :]]
+        sec_map["start"] = sec_map["heading"] + 1
+        sec_map["end"] = later[0] if later else None  # None: to the end of the body
+    return markdown, {"version": 1, "sections": out}
+
+
+def body_hash(markdown: str, sec: sections.Section) -> str:
+    return hashlib.sha256(sections.body(markdown, sec).strip().encode()).hexdigest()

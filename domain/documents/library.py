@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import blobs, export_docx, sandbox
+from domain.documents import blobs, docx_merge, export_docx, sandbox
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
@@ -256,6 +256,7 @@ async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
         await _finish(session, doc, markdown=None, error=outcome.error)
         return
     doc.conversion_ms = outcome.elapsed_ms
+    doc.source_map = outcome.source_map
     await _finish(session, doc, markdown=outcome.markdown, error=None)
 
 
@@ -352,6 +353,18 @@ async def metadata(session: AsyncSession, caller: Caller, document_id: str) -> d
     }
 
 
+def _docx_of(doc: Document, markdown: str) -> bytes:
+    if doc.kind == "docx":
+        try:
+            path = blobs.path_of(get_settings().blob_dir, doc.blob_path)
+            if doc.version <= 1:  # no change merged yet: the very file that was uploaded
+                return path.read_bytes()
+            return docx_merge.merge(path, markdown, doc.source_map, title=doc.title)
+        except FileNotFoundError:
+            log.warning("the upload of document %s is missing; its download is built from Markdown", doc.id)
+    return export_docx.to_docx(markdown, title=doc.title)
+
+
 def require_ready(doc: Document) -> str:
     if doc.status == "processing":
         raise Conflict("the document is still being converted; try again shortly", code="document_processing")
@@ -361,8 +374,10 @@ def require_ready(doc: Document) -> str:
 
 
 async def download(session: AsyncSession, caller: Caller, document_id: str) -> tuple[bytes, str]:
+    """The document as DOCX: an uploaded DOCX is the original file (with merged section changes applied
+    to it once there are any, docx_merge.py); any other upload is built from its Markdown."""
     doc = await get(session, caller, document_id)
     markdown = require_ready(doc)
-    data = await asyncio.to_thread(export_docx.to_docx, markdown, title=doc.title)
+    data = await asyncio.to_thread(_docx_of, doc, markdown)
     safe = re.sub(r"[^\w .-]+", "", doc.title).strip()[:100] or "document"
     return data, f"{safe}.docx"

@@ -5,6 +5,7 @@ consensus tables, shared with topics)."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
@@ -58,6 +59,8 @@ class Document(Base):
     content: Mapped[str | None] = mapped_column(Text)
     version: Mapped[int] = mapped_column(Integer, default=0)
     conversion_ms: Mapped[int | None] = mapped_column(Integer)
+    # A DOCX upload's sections → blocks of the original body (convert_docx._source_map; migration 0023).
+    source_map: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

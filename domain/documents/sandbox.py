@@ -58,6 +58,7 @@ class Outcome:
     error: str | None
     elapsed_ms: int
     detail: str | None = None  # for the log only, never shown to a client
+    source_map: dict[str, Any] | None = None  # a DOCX's sections → original blocks (convert_docx)
 
 
 def _context() -> Any:
@@ -80,10 +81,11 @@ def _set_limits(memory_bytes: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, as_hard))
 
 
-def _convert(kind: str, path: str) -> tuple[str, str]:
-    """("ok", markdown), ("failed", reason), ("memory", ""), ("missing", "") or ("crashed", what)."""
+def _convert(kind: str, path: str) -> tuple[str, Any]:
+    """("ok", (markdown, source map)), ("failed", reason), ("memory", ""), ("missing", "") or
+    ("crashed", what)."""
     try:
-        return "ok", convert.file_to_markdown(kind, Path(path))
+        return "ok", convert.file_to_result(kind, Path(path))
     except ConversionError as exc:
         return "failed", exc.reason
     except MemoryError:
@@ -123,7 +125,7 @@ def run(kind: str, path: Path, limits: Limits) -> Outcome:
         name="concord-convert",
         daemon=True,
     )
-    answer: tuple[str, str] | None = None
+    answer: tuple[str, Any] | None = None
     timed_out = False
     try:
         child.start()
@@ -149,7 +151,8 @@ def run(kind: str, path: Path, limits: Limits) -> Outcome:
     if answer is not None:
         status, value = answer
         if status == "ok":
-            return Outcome(value, None, elapsed)
+            markdown, source_map = value
+            return Outcome(markdown, None, elapsed, source_map=source_map)
         if status == "failed":
             return Outcome(None, value, elapsed)
         if status == "memory":

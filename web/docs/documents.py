@@ -137,7 +137,7 @@ async def get_document(request: web.Request) -> web.Response:
 @routes.route(
     "GET",
     "/api/documents/{id}/download",
-    summary="The current content as a DOCX file",
+    summary="The document as DOCX: an uploaded DOCX with merged changes applied, else built from Markdown",
     tags=["Documents"],
     access=Service("documents:read"),
     errors={**AUTH, **NOT_FOUND, 409: "Still converting", 422: "Conversion failed"},
