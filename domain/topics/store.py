@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
-from typing import Any
+from typing import Any, Unpack
 
-from sqlalchemy import bindparam, func, or_, select, update
+from sqlalchemy import Row, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -17,6 +17,7 @@ from domain.consensus.models import Proposal
 from domain.kernel import audit, events
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import table_of
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
@@ -218,6 +219,28 @@ async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict
     return out
 
 
+# The topic list in one statement: every column `render` shows (not the content, the largest), and each
+# topic's counts as correlated subqueries on their indexes, instead of ORM objects and two more statements.
+_TOPICS = table_of(Topic)
+_PARTICIPANT_COUNT = (
+    select(func.count())
+    .where(TopicParticipant.topic_id == _TOPICS.c.id, TopicParticipant.left_at.is_(None))
+    .correlate(_TOPICS)
+    .scalar_subquery()
+)
+_PROPOSAL_COUNT = (
+    select(func.count())
+    .where(Proposal.resource_type == "topic", Proposal.resource_id == _TOPICS.c.id)
+    .correlate(_TOPICS)
+    .scalar_subquery()
+)
+_LISTED = select(
+    *(c for c in _TOPICS.c if c.name != "content"),
+    _PARTICIPANT_COUNT.label("participants"),
+    _PROPOSAL_COUNT.label("proposals"),
+)
+
+
 async def list_topics(
     session: AsyncSession,
     *,
@@ -229,25 +252,20 @@ async def list_topics(
 ) -> dict[str, Any]:
     conds = []
     if tier:
-        conds.append(Topic.tier == tier)
+        conds.append(_TOPICS.c.tier == tier)
     if status:
-        conds.append(Topic.status == status)
+        conds.append(_TOPICS.c.status == status)
     if jurisdiction:
         j = normalise_jurisdiction(jurisdiction)
-        conds.append(or_(Topic.jurisdiction == j, Topic.jurisdiction.like(f"{j}-%")))
-    total = int(await session.scalar(select(func.count(Topic.id)).where(*conds)) or 0)
-    rows = list(
-        (
-            await session.scalars(
-                select(Topic)
-                .where(*conds)
-                .order_by(Topic.created_at.desc(), Topic.id.desc())  # ix_topics_created_id, read backwards
-                .limit(limit)
-                .offset(offset)
-            )
-        ).all()
+        conds.append(or_(_TOPICS.c.jurisdiction == j, _TOPICS.c.jurisdiction.like(f"{j}-%")))
+    total = int(await session.scalar(select(func.count()).select_from(_TOPICS).where(*conds)) or 0)
+    page = (
+        _LISTED.where(*conds)
+        .order_by(_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
+        .limit(limit)
+        .offset(offset)
     )
-    counts = await _counts(session, [t.id for t in rows])
+    rows = (await session.execute(page)).all()
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
         for tid, dep in await session.execute(
@@ -256,11 +274,13 @@ async def list_topics(
             .order_by(*DEPENDENCY_ORDER)
         ):
             deps[tid].append(dep)
-    items = [render(t, counts.get(t.id, {}), deps[t.id]) for t in rows]
+    counts = [{"participants": t.participants, "proposals": t.proposals} for t in rows]
+    items = [render(t, n, deps[t.id]) for t, n in zip(rows, counts, strict=True)]
     return {"topics": items, "total": total, "limit": limit, "offset": offset}
 
 
-def render(topic: Topic, counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
+def render(topic: Topic | Row[Unpack[tuple[Any, ...]]], counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
+    """A topic as the API shows it, from its model or from a row of its columns (the list reads rows)."""
     return {
         "id": topic.id,
         "title": topic.title,
@@ -286,8 +306,16 @@ def render(topic: Topic, counts: dict[str, int], deps: list[str]) -> dict[str, A
     }
 
 
+_CONTENT = select(
+    *(_TOPICS.c[name] for name in ("id", "title", "status", "version", "content", "updated_at"))
+).where(_TOPICS.c.id == bindparam("p_topic"))
+
+
 async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dict[str, Any]:
-    topic = await get(session, topic_id)
+    key = canonical_id(topic_id)
+    topic = (await session.execute(_CONTENT, {"p_topic": key})).first() if key else None
+    if topic is None:
+        raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     out: dict[str, Any] = {
         "topicId": topic.id,
         "title": topic.title,
