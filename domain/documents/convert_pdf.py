@@ -115,12 +115,13 @@ class _Widths:
     """Text widths per font resource, from pypdf's metrics of that font (cached by the resource)."""
 
     def __init__(self) -> None:
-        self.fonts: dict[int, Any] = {}
+        self.fonts: dict[object, Any] = {}
 
     def width(self, font: Any, text: str, size: float) -> float:
         metrics = None
         if _Font is not None and isinstance(font, DictionaryObject):
-            key = id(font)
+            ref = font.indirect_reference  # pages share their fonts: measured once per document
+            key = (ref.idnum, ref.generation) if ref is not None else id(font)
             if key not in self.fonts:
                 try:
                     self.fonts[key] = _Font.from_font_resource(font)
@@ -476,9 +477,8 @@ def convert(data: bytes | Path) -> str:
             raise ConversionError(
                 f"the PDF has {n} pages; at most {MAX_PAGES} are converted", code="too_large"
             )
-        pages = []
-        for p in reader.pages:
-            pages.append(_lines(_runs(p, _Widths())))
+        widths = _Widths()
+        pages = [_lines(_runs(p, widths)) for p in reader.pages]
     except ConversionError:
         raise
     except FileNotDecryptedError:
