@@ -67,6 +67,7 @@ class Line:
     cells: list[list[Run]] = field(default_factory=list)
     right: float = 0.0  # the right edge of the text block (column) the line is in
     letterhead: bool = False
+    ragged: bool = False  # no right margin found in the line's block
     page: int = 0
 
     def cell_texts(self) -> list[str]:
@@ -208,9 +209,11 @@ def _gutter(lines: list[Line]) -> tuple[float, float] | None:
     cover = [0] * buckets
     for ln in lines:
         for r in ln.runs:
+            if r.w > 0.55 * width:
+                continue  # a line across both columns (a title, a caption) is read where it stands
             for b in range(int((r.x - left) / step), min(int((r.end - left) / step) + 1, buckets)):
                 cover[b] += 1
-    allowed = max(1, len(lines) // 15)
+    allowed = 0
     lo, hi = int(0.2 * buckets), int(0.8 * buckets)
     best: tuple[float, float] | None = None
     b = lo
@@ -252,9 +255,16 @@ def _reading_order(lines: list[Line], depth: int = 0) -> list[Line]:
     the right edge of the block it is in (what tells a full line from a short one)."""
     gutter = _gutter(lines) if depth < 3 else None
     if gutter is None:
-        edge = max((ln.end for ln in lines if len(ln.cells) == 1), default=0.0)
+        _merge_unaligned(lines)
+        singles = [ln for ln in lines if len(ln.cells) == 1]
+        edge = max((ln.end for ln in singles), default=0.0)
+        left = min((ln.x for ln in singles), default=0.0)
+        # The edge is a margin only when more than one line reaches it; otherwise the lines are ragged
+        # (a receipt, a form) and one of them merely happens to be the longest.
+        near = sum(ln.end >= edge - max(0.03 * (edge - left), ln.size) for ln in singles)
         for ln in lines:
             ln.right = edge or ln.end
+            ln.ragged = near < max(2, 0.3 * len(singles))
         return lines
     g0, g1 = gutter
     out: list[Line] = []
@@ -332,6 +342,33 @@ def _table_end(lines: list[Line], i: int) -> int:
     return j
 
 
+def _aligned(block: list[Line]) -> bool:
+    """Whether the cells line up as a table's do: most cells after a row's first start or end where a
+    cell of another row does (a justified paragraph drawn word by word has wide gaps, not columns)."""
+    rows = [[(c[0].x, max(r.end for r in c)) for c in ln.cells] for ln in block if len(ln.cells) >= 2]
+    hits = total = 0
+    for i, row in enumerate(rows):
+        others = [span for k, other in enumerate(rows) if k != i for span in other]
+        for x0, x1 in row[1:]:
+            total += 1
+            hits += any(abs(x0 - a) <= 2 or abs(x1 - b) <= 2 for a, b in others)
+    return total > 0 and hits >= 0.6 * total
+
+
+def _merge_unaligned(lines: list[Line]) -> None:
+    """Consecutive multi-cell lines whose cells do not line up are text set with wide gaps (justified
+    word by word): each becomes one cell again."""
+    i = 0
+    while i < len(lines):
+        j = i
+        while j < len(lines) and len(lines[j].cells) >= 2:
+            j += 1
+        if j - i >= 2 and not _aligned(lines[i:j]):
+            for ln in lines[i:j]:
+                ln.cells = [ln.runs]
+        i = max(j, i + 1)
+
+
 def _table(block: list[Line]) -> str:
     cols = _columns([ln for ln in block if len(ln.cells) >= 2])
     rows: list[list[str]] = []
@@ -403,6 +440,8 @@ def _wrapped(prev: Line, ln: Line) -> bool:
     if prev.bold != ln.bold or len(prev.cells) > 1 or len(ln.cells) > 1:
         return False
     room = prev.right - prev.end
+    if prev.ragged and not ln.text[:1].islower():
+        return False
     if room < ln.first_word_width() + 0.6 * ln.size:
         return True
     # Measured widths are a few per cent off in some fonts: a line ending near the block's edge and

@@ -49,10 +49,9 @@ class _Converter(MarkdownConverter):
     def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         src, note = image_target(el)
         alt = " ".join((attr(el, "alt") or attr(el, "title")).split()).replace("]", ")").replace("[", "(")
-        if not src:
-            # No target to point at: say what the image was rather than write an empty link.
-            what = ", ".join(x for x in (alt, note) if x) or "image"
-            return f"*(image: {what})*"
+        if note:
+            # An embedded image has no target to point at: say what it was rather than copy it.
+            return f"*(image: {', '.join(x for x in (alt, note) if x)})*"
         return f"![{alt}]({src})"
 
 
