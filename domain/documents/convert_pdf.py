@@ -352,7 +352,18 @@ def _aligned(block: list[Line]) -> bool:
         for x0, x1 in row[1:]:
             total += 1
             hits += any(abs(x0 - a) <= 2 or abs(x1 - b) <= 2 for a, b in others)
-    return total > 0 and hits >= 0.6 * total
+    if total == 0 or hits < 0.6 * total:
+        return False
+    # And the edges fall on few positions (a table's columns), not on nearly as many as there are
+    # cells (words spread over a justified line line up with some other word now and then).
+    cells = [span for row in rows for span in row]
+    return min(_positions([a for a, _ in cells]), _positions([b for _, b in cells])) <= 0.6 * len(cells)
+
+
+def _positions(xs: list[float]) -> int:
+    """How many distinct positions (within 2 pt of the previous one) the values fall on."""
+    xs = sorted(xs)
+    return sum(1 for k, x in enumerate(xs) if k == 0 or x - xs[k - 1] > 2)
 
 
 def _merge_unaligned(lines: list[Line]) -> None:
