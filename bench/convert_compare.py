@@ -2,14 +2,15 @@
 
 Converts the shared fixtures (../shared/fixtures/documents) and the documents the tests build
 (tests/built_documents.py, tests/built_layouts.py) with Concord and with MarkItDown, and prints for each
-file the milliseconds per conversion of both, their ratio, and the structure each kept: headings, list
-items, table rows and non-blank lines, against a ground truth where the test builder gives one.
+file the milliseconds per conversion of both (the median of 5 rounds taken in turn), their ratio, and
+the structure each kept: headings, list items, table rows and non-blank lines, against a ground truth
+where the test builder gives one.
 
 MarkItDown is never a dependency of Concord: it runs in the benchmark's own environment, a subprocess
 of that venv's Python. Make it once:
 
     python -m venv .bench-venv && .bench-venv/bin/pip install 'markitdown[pdf,docx]'
-    .venv/bin/python -m bench.convert_compare [--seconds 0.5] [--markitdown .bench-venv/bin/python]
+    .venv/bin/python -m bench.convert_compare [--seconds 1.0] [--markitdown .bench-venv/bin/python]
 
 Without that environment (or where PyPI cannot be reached), the script says so and prints Concord's side.
 """
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,17 +36,18 @@ from domain.documents.errors import ConversionError
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DIR = ROOT.parent / "shared" / "fixtures" / "documents"
 DEFAULT_PEER = ROOT / ".bench-venv" / "bin" / "python"
+ROUNDS = 5
 
-# Runs in the benchmark venv: reads a file's path a line, converts it repeatedly for `seconds`, answers
-# one JSON line; so each file is timed by both sides in turn, under the same load.
+# Runs in the benchmark venv: reads "seconds<TAB>path" a line, converts the file repeatedly for that
+# long, answers one JSON line; so each file is timed by both sides in turn, under the same load.
 _PEER = """
 import json, sys, time
 from markitdown import MarkItDown
 md = MarkItDown(enable_plugins=False)
-seconds = float(sys.argv[1])
 print("ready", flush=True)
 for line in sys.stdin:
-    path = line.rstrip("\\n")
+    seconds, path = line.rstrip("\\n").split("\\t", 1)
+    seconds = float(seconds)
     runs, started, text, error = 0, time.perf_counter(), "", None
     while True:
         try:
@@ -53,7 +56,7 @@ for line in sys.stdin:
             error = f"{type(exc).__name__}: {exc}"[:200]
             break
         runs += 1
-        if time.perf_counter() - started >= seconds and runs >= 3:
+        if time.perf_counter() - started >= seconds and runs >= 1:
             break
     elapsed = time.perf_counter() - started
     print(json.dumps({"ms": 1000 * elapsed / max(runs, 1), "text": text, "error": error}), flush=True)
@@ -122,16 +125,16 @@ def _concord(path: Path, seconds: float) -> tuple[float, str, str | None]:
         except ConversionError as exc:
             return 0.0, "", exc.reason
         runs += 1
-        if time.perf_counter() - started >= seconds and runs >= 3:
+        if time.perf_counter() - started >= seconds and runs >= 1:
             return 1000 * (time.perf_counter() - started) / runs, text, None
 
 
 class _Peer:
     """MarkItDown in its own venv, as a subprocess answering one file at a time."""
 
-    def __init__(self, python: Path, seconds: float) -> None:
+    def __init__(self, python: Path) -> None:
         self.proc = subprocess.Popen(
-            [str(python), "-c", _PEER, str(seconds)],
+            [str(python), "-c", _PEER],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -142,10 +145,10 @@ class _Peer:
             err = self.proc.stderr.read() if self.proc.stderr else ""
             raise RuntimeError(err.strip().splitlines()[-1] if err.strip() else "no answer")
 
-    def convert(self, path: Path) -> dict[str, object]:
+    def convert(self, path: Path, seconds: float) -> dict[str, object]:
         assert self.proc.stdin is not None
         assert self.proc.stdout is not None
-        self.proc.stdin.write(f"{path}\n")
+        self.proc.stdin.write(f"{seconds}\t{path}\n")
         self.proc.stdin.flush()
         answer: dict[str, object] = json.loads(self.proc.stdout.readline())
         return answer
@@ -156,7 +159,7 @@ class _Peer:
         self.proc.wait(timeout=30)
 
 
-def _peer(python: Path, seconds: float) -> tuple[_Peer | None, str | None]:
+def _peer(python: Path) -> tuple[_Peer | None, str | None]:
     if not python.exists():
         return None, (
             f"MarkItDown's environment {python} is missing: make it with "
@@ -164,7 +167,7 @@ def _peer(python: Path, seconds: float) -> tuple[_Peer | None, str | None]:
             "(PyPI must be reachable); only Concord's side is printed."
         )
     try:
-        return _Peer(python, seconds), None
+        return _Peer(python), None
     except RuntimeError as exc:
         return None, f"MarkItDown could not start ({exc}); only Concord's side is printed."
 
@@ -172,7 +175,7 @@ def _peer(python: Path, seconds: float) -> tuple[_Peer | None, str | None]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR, help="folder of fixtures to convert")
-    parser.add_argument("--seconds", type=float, default=0.5, help="minimum time spent on each file")
+    parser.add_argument("--seconds", type=float, default=1.0, help="minimum time per file and side")
     parser.add_argument("--markitdown", type=Path, default=DEFAULT_PEER, help="python of MarkItDown's venv")
     args = parser.parse_args(argv)
     truth = _truth()
@@ -184,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
             except Unsupported:
                 continue
             paths.append(path)
-        peer, note = _peer(args.markitdown, args.seconds)
+        peer, note = _peer(args.markitdown)
         if note:
             print(note)
         print(
@@ -194,8 +197,19 @@ def main(argv: list[str] | None = None) -> int:
         per_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0])
         for path in paths:
             kind = detect(path, path.name).kind
-            ms, text, error = _concord(path, args.seconds)
-            other = peer.convert(path) if peer is not None else None
+            # Both sides in turn, a few rounds each, the median kept: the machine's load changes by the
+            # second, and this way it weighs on both alike.
+            ours_ms, theirs_ms = [], []
+            text, error, other = "", None, None
+            for _ in range(ROUNDS):
+                ms, text, error = _concord(path, args.seconds / ROUNDS)
+                ours_ms.append(ms)
+                if peer is not None:
+                    other = peer.convert(path, args.seconds / ROUNDS)
+                    theirs_ms.append(float(str(other["ms"])))
+            ms = statistics.median(ours_ms)
+            if other is not None:
+                other["ms"] = statistics.median(theirs_ms)
             ours = "failed: " + error if error else str(Structure.of(text))
             theirs, pms, ratio = "", "", ""
             if other is not None:
