@@ -233,8 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             head = f"{'type':<9} {'files':>5} {'concord ms':>11} {'markitdown ms':>14}"
             print(f"{head} {'markitdown/concord':>19}")
             for kind, (ours_total, peer_total, n) in sorted(per_type.items()):
-                ratio = peer_total / ours_total
-                print(f"{kind:<9} {int(n):>5} {ours_total:>11.1f} {peer_total:>14.1f} {ratio:>18.2f}x")
+                share = peer_total / ours_total
+                print(f"{kind:<9} {int(n):>5} {ours_total:>11.1f} {peer_total:>14.1f} {share:>18.2f}x")
     print(
         "\nstructure: h headings, i list items, r table rows (header included), l non-blank lines;"
         " truth 0 means not counted for that file"
