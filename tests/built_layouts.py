@@ -13,13 +13,53 @@ from pathlib import Path
 from fpdf import FPDF
 
 STORE = ["CORNER GROCER", "12 Harbour Street, Sydney NSW 2000", "Phone: (02) 9000 1234", "ABN 12 345 678 901"]
-ITEMS = [(f"Item {n:02d} {name}", f"{1 + n * 0.35:.2f}") for n, name in enumerate(
-    ["Milk 2L", "Bread", "Eggs 12pk", "Butter", "Apples 1kg", "Bananas", "Rice 5kg", "Pasta", "Tomatoes",
-     "Cheese", "Yoghurt", "Coffee", "Tea", "Sugar", "Flour", "Oats", "Honey", "Jam", "Olive oil", "Salt",
-     "Pepper", "Onions", "Garlic", "Carrots", "Potatoes", "Lettuce", "Chicken", "Beef mince", "Soap",
-     "Tissues", "Foil", "Lemons"], 1)]
-RECEIPT_FOOTER = ["Subtotal 45.10", "GST included 4.10", "Card ****1234", "Thank you for shopping with us",
-                  "Receipt 000123 12/03/2025 10:42"]
+ITEMS = [
+    (f"Item {n:02d} {name}", f"{1 + n * 0.35:.2f}")
+    for n, name in enumerate(
+        [
+            "Milk 2L",
+            "Bread",
+            "Eggs 12pk",
+            "Butter",
+            "Apples 1kg",
+            "Bananas",
+            "Rice 5kg",
+            "Pasta",
+            "Tomatoes",
+            "Cheese",
+            "Yoghurt",
+            "Coffee",
+            "Tea",
+            "Sugar",
+            "Flour",
+            "Oats",
+            "Honey",
+            "Jam",
+            "Olive oil",
+            "Salt",
+            "Pepper",
+            "Onions",
+            "Garlic",
+            "Carrots",
+            "Potatoes",
+            "Lettuce",
+            "Chicken",
+            "Beef mince",
+            "Soap",
+            "Tissues",
+            "Foil",
+            "Lemons",
+        ],
+        1,
+    )
+]
+RECEIPT_FOOTER = [
+    "Subtotal 45.10",
+    "GST included 4.10",
+    "Card ****1234",
+    "Thank you for shopping with us",
+    "Receipt 000123 12/03/2025 10:42",
+]
 
 LEFT = [
     "Left column opens here. The committee met in March to review the budget for the new hall, "
@@ -40,8 +80,12 @@ SPARSE = [
     ("SKU-3003", "D-22", "", "156", "", "CRITICAL"),
 ]
 
-LETTERHEAD = ["Harbour Plumbing Pty Ltd", "45 Wharf Road, Balmain NSW 2041", "Tel (02) 9555 0101",
-              "accounts@harbourplumbing.example"]
+LETTERHEAD = [
+    "Harbour Plumbing Pty Ltd",
+    "45 Wharf Road, Balmain NSW 2041",
+    "Tel (02) 9555 0101",
+    "accounts@harbourplumbing.example",
+]
 LETTER_HEADING = "Service report"
 LETTER_NOT_HEADINGS = ["Odometer 48,210", "$1,250.00", "Job RO-20250312", "15/03/2025"]
 

@@ -60,7 +60,7 @@ async def test_html_landmarks_in_main_and_image_targets_through_upload(docs, run
     assert "[![Figure 1](figure1.png)](report.html)" in md
     assert "![Chart](chart.png)" in md
     assert "Users/ann" not in md
-    assert "*(image: Dot, embedded PNG image, 0.1 KB)*" in md
+    assert "*(image: Dot, embedded PNG image, 70 bytes)*" in md
     assert "base64" not in md
     for chrome in ("Site banner", "Site menu", "Copyright footer"):
         assert chrome not in md

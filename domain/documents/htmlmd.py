@@ -37,9 +37,11 @@ def image_target(el: Tag) -> tuple[str, str]:
     data = _DATA_URI.match(src)
     if data:
         kind = (data.group(1) or "image").split("/")[-1].split("+")[0].upper()
-        size = len(src) - data.end()
-        size = size * 3 // 4 if ";base64" in src[: data.end()].lower() else size
-        return "", f"embedded {kind} image, {max(size, 1) / 1024:.1f} KB"
+        payload = src[data.end() :]
+        base64 = ";base64" in src[: data.end()].lower()
+        size = len(payload.rstrip("=")) * 3 // 4 if base64 else len(payload)
+        amount = f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} KB"
+        return "", f"embedded {kind} image, {amount}"
     if src.lower().startswith("file:"):
         src = src.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
     return src.replace(" ", "%20").replace(")", "%29").replace("(", "%28"), ""
