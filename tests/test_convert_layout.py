@@ -8,7 +8,7 @@ import pytest
 
 from domain.documents import convert_html, convert_pdf, pdf_headings, pdf_words
 from tests import built_layouts as built
-from tests.documents_support import content, make_key, upload_ready
+from tests.documents_support import content, fixture_path, make_key, upload_ready
 
 
 def _lines(md: str) -> list[str]:
@@ -137,3 +137,26 @@ def test_not_headings(text):
 )
 def test_headings(text):
     assert pdf_headings.reads_as_heading(text)
+
+
+def test_shared_fixture_pdfs_keep_their_structure():
+    repair = convert_pdf.convert(fixture_path("markitdown-REPAIR-2022-INV-001_multipage.pdf"))
+    headings = [ln for ln in repair.splitlines() if ln.startswith("#")]
+    assert headings, repair
+    for line in ("ZAVA AUTO REPAIR", "123 Main Street, Redmond, WA 98052", "Phone: (425) 000-0000"):
+        assert line in repair.splitlines()  # the letterhead: lines of their own, never headings
+        assert not any(line in h for h in headings)
+    assert not any("Odometer" in h or "EST-1008" in h for h in headings)
+    assert "|  |  | Odometer | 9,800 |" in repair
+
+    sparse = convert_pdf.convert(fixture_path("markitdown-SPARSE-2024-INV-1234_borderless_table.pdf"))
+    assert "| Product Code | Location | Expected | Actual | Variance | Status |" in sparse
+    assert "|  | B-07 |  | 289 | -23 |  |" in sparse
+    assert "| SKU-6678 | Software | $200.00 | $42,000.00 | 2024-10-25 | High Value |" in sparse
+
+    paper = convert_pdf.convert(fixture_path("markitdown-test.pdf"))
+    assert "three reasons confirming its" in paper  # con- / firming: one word
+    assert "because chat-optimized LLMs" in paper  # chat- / optimized: a compound
+    assert "agents that can leverage LLMs" in paper  # across a list item's numbered first line
+    # A paragraph break where the page leaves more space than between lines.
+    assert "\n\nOur insight is to use multi-agent conversations" in paper

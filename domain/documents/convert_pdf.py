@@ -68,6 +68,7 @@ class Line:
     right: float = 0.0  # the right edge of the text block (column) the line is in
     letterhead: bool = False
     ragged: bool = False  # no right margin found in the line's block
+    pitch: float = 0.0  # the usual distance between lines of this size in the document
     page: int = 0
 
     def cell_texts(self) -> list[str]:
@@ -106,7 +107,8 @@ def _join(runs: list[Run]) -> str:
             # the runs are taken as separate words.
             # A change of font is taken as a word boundary too (its widths may be the ones off).
             gap = r.x - prev.end
-            out += " " if gap > 0.15 * r.size - 0.03 * prev.w or r.font != prev.font else ""
+            joined = t[:1] in ",.;:)!?" or out.endswith("(")
+            out += " " if gap > 0.15 * r.size - 0.03 * prev.w or (r.font != prev.font and not joined) else ""
         out += t
         prev = r
     return " ".join(out.split())
@@ -368,7 +370,8 @@ def _positions(xs: list[float]) -> int:
 
 def _merge_unaligned(lines: list[Line]) -> None:
     """Consecutive multi-cell lines whose cells do not line up are text set with wide gaps (justified
-    word by word): each becomes one cell again."""
+    word by word), and a lone line whose gaps are narrow is text with a list number or a footnote mark
+    set apart: each becomes one cell again. (A lone label and its value far to the right stay apart.)"""
     i = 0
     while i < len(lines):
         j = i
@@ -376,6 +379,11 @@ def _merge_unaligned(lines: list[Line]) -> None:
             j += 1
         if j - i >= 2 and not _aligned(lines[i:j]):
             for ln in lines[i:j]:
+                ln.cells = [ln.runs]
+        elif j - i == 1:
+            ln = lines[i]
+            gaps = [b[0].x - a[-1].end for a, b in zip(ln.cells, ln.cells[1:], strict=False)]
+            if max(gaps) < 2.5 * ln.size:
                 ln.cells = [ln.runs]
         i = max(j, i + 1)
 
@@ -438,6 +446,17 @@ def _stands_alone(lines: list[Line], i: int) -> bool:
 # Rendering --------------------------------------------------------------------------------------------
 
 
+def _set_pitch(lines: list[Line]) -> None:
+    """Each line's usual line pitch: the median distance between consecutive lines of its size."""
+    gaps: dict[float, list[float]] = {}
+    for a, b in zip(lines, lines[1:], strict=False):
+        if a.page == b.page and a.size == b.size and 0 < a.y - b.y < 3 * a.size:
+            gaps.setdefault(a.size, []).append(a.y - b.y)
+    pitch = {size: sorted(g)[len(g) // 2] for size, g in gaps.items()}
+    for ln in lines:
+        ln.pitch = pitch.get(ln.size, 0.0)
+
+
 def _wrapped(prev: Line, ln: Line) -> bool:
     """Whether `ln` continues `prev`'s paragraph: same type, the usual line spacing, and `prev` full (its
     first word would not have fitted at the end of `prev`)."""
@@ -446,8 +465,8 @@ def _wrapped(prev: Line, ln: Line) -> bool:
         return False
     if ln.page != prev.page:  # a paragraph runs on to the next page: a full line, then lower case
         gap = prev.size if ln.text[:1].islower() else -1
-    if gap <= 0 or gap > 1.9 * max(prev.size, ln.size):
-        return False
+    if gap <= 0 or gap > 1.9 * max(prev.size, ln.size) or gap > 1.3 * prev.pitch > 0:
+        return False  # more space than between the lines of a paragraph: a new one
     if prev.bold != ln.bold or len(prev.cells) > 1 or len(ln.cells) > 1:
         return False
     room = prev.right - prev.end
@@ -549,6 +568,7 @@ def convert(data: bytes | Path) -> str:
         weights[ln.size] += len(ln.text)
     body = weights.most_common(1)[0][0]
     levels = _heading_levels(all_lines, body)
+    _set_pitch(all_lines)
     evidence = pdf_words.vocabulary("\n".join(ln.text for ln in all_lines))
     for number, page in enumerate(pages):
         for ln in page:
