@@ -19,6 +19,7 @@ left to right) and lines into cells where a gap wider than a word space separate
 from __future__ import annotations
 
 import io
+import itertools
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -208,13 +209,14 @@ def _gutter(lines: list[Line]) -> tuple[float, float] | None:
         return None
     step = 2.0
     buckets = int(width / step) + 1
-    cover = [0] * buckets
+    delta = [0] * (buckets + 1)  # runs starting and ending per bucket; summed up below
     for ln in lines:
         for r in ln.runs:
             if r.w > 0.55 * width:
                 continue  # a line across both columns (a title, a caption) is read where it stands
-            for b in range(int((r.x - left) / step), min(int((r.end - left) / step) + 1, buckets)):
-                cover[b] += 1
+            delta[max(int((r.x - left) / step), 0)] += 1
+            delta[min(int((r.end - left) / step) + 1, buckets)] -= 1
+    cover = list(itertools.accumulate(delta[:buckets]))
     allowed = 0
     lo, hi = int(0.2 * buckets), int(0.8 * buckets)
     best: tuple[float, float] | None = None
