@@ -121,6 +121,7 @@ def test_document_evidence_decides_hyphens():
         "Phone: (425) 000-0000",
         "Odometer 9,800",
         "$12,500.00",
+        "Total 250",
         "12/03/2025",
         "Repair Order # RO-20221108",
         "Preliminary Estimate (ID: EST-1008)",
@@ -133,7 +134,16 @@ def test_not_headings(text):
 
 
 @pytest.mark.parametrize(
-    "text", ["1 Introduction", "2.3 Results by quarter", "Booking Summary", "GPT-4 results"]
+    "text",
+    [
+        "1 Introduction",
+        "2.3 Results by quarter",
+        "Booking Summary",
+        "GPT-4 results",
+        "Section 10",
+        "Appendix B",
+        "Annual report 2024",
+    ],
 )
 def test_headings(text):
     assert pdf_headings.reads_as_heading(text)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 
 MAX_WORDS = 12
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 _NUMBERING = re.compile(
-    r"^(?:(?:\d{1,2}\.)*\d{1,2}\.?|[IVXLC]{1,5}\.|[A-Z]\.|(?:Chapter|Part|Section)\s+\w+)\s+"
+    r"^(?:(?:\d{1,2}\.)*\d{1,2}\.?|[IVXLC]{1,5}\.|[A-Z]\.|(?:Chapter|Part|Section|Schedule|Appendix|Annex)\s+[\w.]+)(?:\s+|:\s*|$)"
 )
 _CONTACT = re.compile(
     r"""(
@@ -51,6 +52,7 @@ def reads_as_heading(text: str) -> bool:
         return False
     if is_contact(rest) or _NOT_HEADING.search(rest):
         return False
-    chars = [c for c in rest if not c.isspace()]
+    # A year is part of many a heading ('Annual report 2024'); other figures make a line a value.
+    chars = [c for c in _YEAR.sub("", rest) if not c.isspace()]
     digits = sum(c.isdigit() for c in chars)
     return digits <= 0.15 * len(chars)
