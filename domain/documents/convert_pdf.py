@@ -433,7 +433,18 @@ def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
         },
         reverse=True,
     )
-    return {s: min(i + 1, 3) for i, s in enumerate(sizes)}
+    # Sizes within 10% of a level's largest are that level: pages set at slightly different scales
+    # (one 10.1 pt, the next 11 pt) keep their headings' levels.
+    levels: dict[float, int] = {}
+    top = 0.0
+    for s in sizes:
+        if not levels:
+            top, levels[s] = s, 1
+        elif s >= top / 1.1:
+            levels[s] = levels[top]
+        else:
+            top, levels[s] = s, min(levels[top] + 1, 3)
+    return levels
 
 
 def _stands_alone(lines: list[Line], i: int) -> bool:
