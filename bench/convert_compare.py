@@ -96,6 +96,9 @@ def _truth() -> dict[str, Structure]:
         "receipt.pdf": Structure(
             0, 0, len(lay.ITEMS), len(lay.STORE) + len(lay.ITEMS) + len(lay.RECEIPT_FOOTER)
         ),
+        "till-receipt.pdf": Structure(
+            0, 0, len(lay.ITEMS), len(lay.STORE) + len(lay.ITEMS) + len(lay.RECEIPT_FOOTER)
+        ),
         "two-columns.pdf": Structure(1, 0, 0, 3),
         "sparse-table.pdf": Structure(0, 0, len(lay.SPARSE), 0),
         "letterhead.pdf": Structure(1, 0, 0, 0),

@@ -1,5 +1,5 @@
 """PDFs (fpdf2) with the layouts that plain text extraction loses, each with the facts a conversion must
-keep: a receipt, a two-column page, a sparse table, a letterhead and a paragraph hyphenated at line
+keep: a receipt (and one padded with spaces, as a till prints it), a two-column page, a sparse table, a letterhead and a paragraph hyphenated at line
 ends. Text is placed at real positions, sizes and weights, as a word processor or a till would.
 
 `python -m tests.built_layouts DIR` writes them (bench/convert_compare.py converts them too)."""
@@ -132,6 +132,23 @@ def receipt() -> bytes:
     return bytes(pdf.output())
 
 
+def till_receipt() -> bytes:
+    """A till's receipt as a till prints it: every line one string of a monospaced font padded with
+    spaces to the full width, so each line reaches the right edge as a paragraph's lines do."""
+    pdf = _pdf()
+    pdf.set_font("Courier", "", 9)
+    width = 40
+    lines = [f"{line:^{width}}" for line in STORE] + [""]
+    lines += [f"{name:<{width - 8}}{price:>8}" for name, price in ITEMS] + [""]
+    lines += [f"{line:^{width}}" for line in RECEIPT_FOOTER]
+    y = 50.0
+    for line in lines:
+        if line.strip():
+            pdf.text(60, y, line)
+        y += 11
+    return bytes(pdf.output())
+
+
 def two_columns() -> bytes:
     """A title across the page, then two columns of prose whose lines share baselines."""
     pdf = _pdf()
@@ -207,6 +224,7 @@ def hyphenated() -> bytes:
 
 BUILDERS: dict[str, Callable[[], bytes]] = {
     "receipt.pdf": receipt,
+    "till-receipt.pdf": till_receipt,
     "two-columns.pdf": two_columns,
     "sparse-table.pdf": sparse_table,
     "letterhead.pdf": letterhead,

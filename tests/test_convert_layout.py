@@ -73,6 +73,14 @@ def test_html_without_main_drops_chrome_roles():
     assert md.strip() == "Body text"
 
 
+def test_till_receipt_padded_with_spaces_keeps_its_lines():
+    receipt = _lines(convert_pdf.convert(built.till_receipt()))
+    for name, price in built.ITEMS:
+        assert f"| {name} | {price} |" in receipt
+    for line in [*built.STORE, *built.RECEIPT_FOOTER]:
+        assert line in receipt, f"{line!r} not a line of its own: {receipt}"
+
+
 def test_sparse_table_keeps_its_columns():
     md = convert_pdf.convert(built.sparse_table())
     rows = ["| " + " | ".join(row) + " |" for row in built.SPARSE]

@@ -43,6 +43,7 @@ CELL_GAP = 0.6  # em: wider than a word space (about 0.28 em), narrower than any
 _BULLET = re.compile(r"^([•▪●◦‣·∙\-–*])\s+(.*)$")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(.*[A-Za-z].*)$")
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|,b$", re.I)
+_STRETCH = re.compile(r"\S+(?: \S+)*")  # text up to a run of two or more spaces
 
 
 @dataclass
@@ -159,14 +160,15 @@ def _runs(page: PageObject, widths: _Widths) -> list[Run]:
         scale = abs(tm[3] or tm[0] or 1) * abs(cm[3] or cm[0] or 1)
         name = str(font.get("/BaseFont", "")) if isinstance(font, dict) else ""
         bold = bool(_BOLD.search(name))
-        for i, part in enumerate(text.split("\n")):
-            if part.strip():
-                # A run's leading spaces move its text right; its width is measured on what is drawn.
-                lead = len(part) - len(part.lstrip(" "))
-                x0 = x + widths.width(font, part[:lead], size * scale) if lead else x
-                w = widths.width(font, part.strip(" "), size * scale)
-                drawn = part.strip(" ")
-                runs.append(Run(x0, y - i * size * scale * 1.2, w, round(size * scale, 1), bold, drawn, name))
+        for i, line in enumerate(text.split("\n")):
+            # Spaces move text right (a till pads its columns with them): each stretch of text between
+            # two or more spaces is placed and measured on its own, so padded columns become cells.
+            for found in _STRETCH.finditer(line):
+                x0 = x + widths.width(font, line[: found.start()], size * scale) if found.start() else x
+                w = widths.width(font, found.group(), size * scale)
+                runs.append(
+                    Run(x0, y - i * size * scale * 1.2, w, round(size * scale, 1), bold, found.group(), name)
+                )
 
     page.extract_text(visitor_text=visit)
     return runs
