@@ -1,6 +1,7 @@
 """PDFs (fpdf2) with the layouts that plain text extraction loses, each with the facts a conversion must
-keep: a receipt (and one padded with spaces, as a till prints it), a two-column page, a sparse table, a letterhead and a paragraph hyphenated at line
-ends. Text is placed at real positions, sizes and weights, as a word processor or a till would.
+keep: a receipt (and one padded with spaces, as a till prints it), a two-column page, a sparse table, a
+letterhead and a paragraph hyphenated at line ends. Text is placed at real positions, sizes and weights,
+as a word processor or a till would.
 
 `python -m tests.built_layouts DIR` writes them (bench/convert_compare.py converts them too)."""
 
