@@ -100,6 +100,7 @@ def _truth() -> dict[str, Structure]:
             0, 0, len(lay.ITEMS), len(lay.STORE) + len(lay.ITEMS) + len(lay.RECEIPT_FOOTER)
         ),
         "two-columns.pdf": Structure(1, 0, 0, 3),
+        "running-heads.pdf": Structure(0, len(lay.BULLETS), 0, len(lay.BULLETS) + 2),
         "sparse-table.pdf": Structure(0, 0, len(lay.SPARSE), 0),
         "letterhead.pdf": Structure(1, 0, 0, 0),
         "hyphenated.pdf": Structure(1, 0, 0, 2),

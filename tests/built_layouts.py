@@ -1,6 +1,7 @@
 """PDFs (fpdf2) with the layouts that plain text extraction loses, each with the facts a conversion must
 keep: a receipt (and one padded with spaces, as a till prints it), a two-column page, a sparse table, a
-letterhead and a paragraph hyphenated at line ends. Text is placed at real positions, sizes and weights,
+letterhead, a paragraph hyphenated at line ends, and pages with running heads, page numbers, a
+bulleted list and a paragraph across the page break. Text is placed at real positions, sizes and weights,
 as a word processor or a till would.
 
 `python -m tests.built_layouts DIR` writes them (bench/convert_compare.py converts them too)."""
@@ -107,6 +108,7 @@ HYPHEN_TEXT = (
 
 def _pdf() -> FPDF:
     pdf = FPDF(unit="pt", format="A4")
+    pdf.core_fonts_encoding = "windows-1252"  # has the bullet
     pdf.set_auto_page_break(False)
     pdf.add_page()
     return pdf
@@ -147,6 +149,41 @@ def till_receipt() -> bytes:
         if line.strip():
             pdf.text(60, y, line)
         y += 11
+    return bytes(pdf.output())
+
+
+RUNNING_HEAD = "Quarterly review of the hall works"
+BULLETS = ["Roof repaired before winter", "Kitchen fitted in May", "Paths relaid by volunteers"]
+ACROSS = (
+    "The works went to plan over the quarter and the committee thanks every volunteer who gave "
+    "their weekends to the hall, the garden and the paths around them."
+)
+
+
+def running_heads() -> bytes:
+    """Two pages with a running head and a page number each, a bulleted list with a hanging indent,
+    and a paragraph that runs on from the first page to the second."""
+    pdf = _pdf()
+    words = ACROSS.split()
+    lines = [" ".join(words[:11]), " ".join(words[11:22]), " ".join(words[22:])]
+
+    def furniture(n: int) -> None:
+        pdf.set_font("Helvetica", "", 8)
+        pdf.text(50, 40, RUNNING_HEAD)
+        pdf.text(280, 810, f"Page {n} of 2")
+        pdf.set_font("Helvetica", "", 10)
+
+    furniture(1)
+    y = 80.0
+    for item in BULLETS:
+        pdf.text(60, y, "\u2022")
+        pdf.text(75, y, item)
+        y += 13
+    pdf.text(50, 770, lines[0])
+    pdf.add_page()
+    furniture(2)
+    pdf.text(50, 80, lines[1])
+    pdf.text(50, 93, lines[2])
     return bytes(pdf.output())
 
 
@@ -227,6 +264,7 @@ BUILDERS: dict[str, Callable[[], bytes]] = {
     "receipt.pdf": receipt,
     "till-receipt.pdf": till_receipt,
     "two-columns.pdf": two_columns,
+    "running-heads.pdf": running_heads,
     "sparse-table.pdf": sparse_table,
     "letterhead.pdf": letterhead,
     "hyphenated.pdf": hyphenated,

@@ -81,6 +81,12 @@ def test_till_receipt_padded_with_spaces_keeps_its_lines():
         assert line in receipt, f"{line!r} not a line of its own: {receipt}"
 
 
+def test_running_heads_page_numbers_bullets_and_a_paragraph_across_pages():
+    md = convert_pdf.convert(built.running_heads())
+    assert _lines(md) == [built.RUNNING_HEAD, *[f"- {b}" for b in built.BULLETS], built.ACROSS]
+    assert "- Kitchen fitted in May\n- Paths" in md  # one tight list
+
+
 def test_sparse_table_keeps_its_columns():
     md = convert_pdf.convert(built.sparse_table())
     rows = ["| " + " | ".join(row) + " |" for row in built.SPARSE]

@@ -43,6 +43,9 @@ CELL_GAP = 0.6  # em: wider than a word space (about 0.28 em), narrower than any
 _BULLET = re.compile(r"^([•▪●◦‣·∙\-–*])\s+(.*)$")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(.*[A-Za-z].*)$")
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|,b$", re.I)
+_MARKER = re.compile(r"^(?:[•▪●◦‣·∙\-–*]|\(?\d{1,3}[.)]|\(?[a-z][.)])$")
+_PAGE_NUMBER = re.compile(r"^[-–\s]*(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?[-–\s]*$", re.I)
+_ITEM = re.compile(r"^(?:- |\d{1,3}\. )")
 _STRETCH = re.compile(r"\S+(?: \S+)*")  # text up to a run of two or more spaces
 
 
@@ -192,6 +195,9 @@ def _lines(runs: list[Run]) -> list[Line]:
                 line.cells[-1].append(r)
             else:
                 line.cells.append([r])
+        if len(line.cells) >= 2 and _MARKER.match(_join(line.cells[0])):
+            # A bullet or list number set apart from its text (a hanging indent) belongs to the text.
+            line.cells[0:2] = [line.cells[0] + line.cells[1]]
         out.append(line)
     return out
 
@@ -293,6 +299,32 @@ def _reading_order(lines: list[Line], depth: int = 0) -> list[Line]:
             pending.extend(ln.runs)
     flush()
     return out
+
+
+def _drop_running_lines(pages: list[list[Line]]) -> None:
+    """Page numbers, and running heads and feet after their first page: lines at a page's top or bottom
+    that only say where the reader is (so a paragraph runs on across the page break)."""
+
+    def key(ln: Line) -> str:
+        return re.sub(r"\d+", "#", ln.text.lower())
+
+    def edges(page: list[Line]) -> list[Line]:
+        return [ln for k, ln in enumerate(page) if k < 2 or k >= len(page) - 2]
+
+    counts: Counter[str] = Counter()
+    for page in pages:
+        counts.update({key(ln) for ln in edges(page) if len(ln.cells) == 1})
+    seen: set[str] = set()
+    for page in pages:
+        drop: set[int] = set()
+        for ln in edges(page):
+            k = key(ln)
+            if _PAGE_NUMBER.match(ln.text):
+                drop.add(id(ln))
+            elif len(ln.cells) == 1 and len(ln.text) <= 80 and counts[k] >= 2 and k in seen:
+                drop.add(id(ln))
+            seen.add(k)
+        page[:] = [ln for ln in page if id(ln) not in drop]
 
 
 # Tables -----------------------------------------------------------------------------------------------
@@ -563,6 +595,7 @@ def convert(data: bytes | Path) -> str:
             )
         widths = _Widths()
         pages = [_lines(_runs(p, widths)) for p in reader.pages]
+        _drop_running_lines(pages)  # before the reading order: its lines are the page's top and foot
     except ConversionError:
         raise
     except FileNotDecryptedError:
@@ -588,5 +621,9 @@ def convert(data: bytes | Path) -> str:
     for number, page in enumerate(pages):
         for ln in page:
             ln.page = number
-    blocks = _render(all_lines, body, levels, evidence)
-    return "\n\n".join(blocks).strip() + "\n"
+    out = ""
+    for block in _render(all_lines, body, levels, evidence):
+        # Consecutive list items make one (tight) list; every other block is a paragraph of its own.
+        tight = _ITEM.match(block) and _ITEM.match(out.rsplit("\n\n", 1)[-1])
+        out += ("\n" if tight else "\n\n") + block if out else block
+    return out.strip() + "\n"
