@@ -239,6 +239,25 @@ def letterhead() -> bytes:
     return bytes(pdf.output())
 
 
+PAPER_TITLE = "Measuring what volunteers give to a community hall"
+PAPER_AUTHORS = ["Ann Lee and Bo Chen", "ann.lee@uni.example, bo.chen@uni.example"]
+
+
+def paper() -> bytes:
+    """A paper's first page: its title set large, authors with their email addresses, then sections."""
+    pdf = _pdf()
+    pdf.set_font("Helvetica", "B", 18)
+    pdf.text(50, 60, PAPER_TITLE)
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text(50, 82, PAPER_AUTHORS[0])
+    pdf.text(50, 95, PAPER_AUTHORS[1])
+    pdf.set_font("Helvetica", "B", 13)
+    pdf.text(50, 130, "Abstract")
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text(50, 150, "We count the hours that volunteers gave to the hall over one year.")
+    return bytes(pdf.output())
+
+
 def hyphenated() -> bytes:
     """A paragraph whose lines end in hyphens: soft breaks, compounds and a number range."""
     pdf = _pdf()
@@ -267,6 +286,7 @@ BUILDERS: dict[str, Callable[[], bytes]] = {
     "running-heads.pdf": running_heads,
     "sparse-table.pdf": sparse_table,
     "letterhead.pdf": letterhead,
+    "paper.pdf": paper,
     "hyphenated.pdf": hyphenated,
 }
 

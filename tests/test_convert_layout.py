@@ -87,6 +87,13 @@ def test_running_heads_page_numbers_bullets_and_a_paragraph_across_pages():
     assert "- Kitchen fitted in May\n- Paths" in md  # one tight list
 
 
+def test_a_papers_title_above_email_addresses_is_still_a_heading():
+    md = convert_pdf.convert(built.paper())
+    assert [ln for ln in md.splitlines() if ln.startswith("#")] == [f"# {built.PAPER_TITLE}", "## Abstract"]
+    for line in built.PAPER_AUTHORS:
+        assert line in md.splitlines()
+
+
 def test_sparse_table_keeps_its_columns():
     md = convert_pdf.convert(built.sparse_table())
     rows = ["| " + " | ".join(row) + " |" for row in built.SPARSE]

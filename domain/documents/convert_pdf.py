@@ -451,11 +451,13 @@ def _table(block: list[Line]) -> str:
 
 def _mark_letterhead(lines: list[Line]) -> None:
     """The top lines of a page, down to its last address, phone or email line among the first few, are a
-    letterhead: a company's name set large is not a heading of the document."""
+    letterhead: a company's name set large is not a heading of the document. A longer line among them
+    (more than six words, no contact details) is a title with its authors' addresses below, as a paper's
+    first page has: it stays free to be a heading."""
     top = lines[:8]
     last = max((i for i, ln in enumerate(top) if pdf_headings.is_contact(ln.text)), default=-1)
     for ln in top[: last + 1]:
-        ln.letterhead = True
+        ln.letterhead = len(ln.text.split()) <= 6 or pdf_headings.is_contact(ln.text)
 
 
 def _heading_levels(lines: list[Line], body: float) -> dict[float, int]:
