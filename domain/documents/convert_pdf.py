@@ -44,7 +44,10 @@ _BULLET = re.compile(r"^([•▪●◦‣·∙\-–*])\s+(.*)$")
 _NUMBERED = re.compile(r"^(\d{1,3})[.)]\s+(.*[A-Za-z].*)$")
 _BOLD = re.compile(r"bold|black|heavy|semibold|demi|,b$", re.I)
 _MARKER = re.compile(r"^(?:[•▪●◦‣·∙\-–*]|\(?\d{1,3}[.)]|\(?[a-z][.)])$")
-_PAGE_NUMBER = re.compile(r"^[-–\s]*(?:page\s+)?\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?[-–\s]*$", re.I)
+# 'Page 3', 'Page 3 of 12', '3 / 12', '- 3 -', '3'; not a year standing alone ('2024').
+_PAGE_NUMBER = re.compile(
+    r"^[-–\s]*(?:page\s+\d{1,4}(?:\s*(?:of|/)\s*\d{1,4})?|\d{1,3}(?:\s*(?:of|/)\s*\d{1,4})?)[-–\s]*$", re.I
+)
 _ITEM = re.compile(r"^(?:- |\d{1,3}\. )")
 _STRETCH = re.compile(r"\S+(?: \S+)*")  # text up to a run of two or more spaces
 
