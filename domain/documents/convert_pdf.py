@@ -10,7 +10,11 @@ left to right) and lines into cells where a gap wider than a word space separate
 - Tables: runs of consecutive multi-cell lines; columns are the x-ranges their cells share, so a sparse
   table's empty cells stay empty instead of shifting the next value left.
 - Lines: a line joins the paragraph above only when the line above was full (its next word would not have
-  fitted); so a receipt's or a form's short lines each stay a line of their own.
+  fitted) and no more space than the document's usual line pitch separates them; so a receipt's or a
+  form's short lines each stay a line of their own. Text padded with spaces (a till's columns) is split
+  at the padding. Page numbers, and running heads and feet after their first page, are dropped, so a
+  paragraph runs on across a page break. A bullet or number set apart by a hanging indent starts a list
+  item; consecutive items make one list.
 - Headings: a line larger than the body text, or bold at body size and standing alone, that reads as a
   heading (domain/documents/pdf_headings.py); a letterhead (the top lines of a page with an address,
   phone or email among them) is never a heading.
@@ -614,8 +618,10 @@ def convert(data: bytes | Path) -> str:
     all_lines = [ln for page in pages for ln in page]
     if not all_lines:
         return ""
-    for page in pages:
+    for number, page in enumerate(pages):
         _mark_letterhead(page)
+        for ln in page:
+            ln.page = number
     weights: Counter[float] = Counter()
     for ln in all_lines:
         weights[ln.size] += len(ln.text)
@@ -623,12 +629,10 @@ def convert(data: bytes | Path) -> str:
     levels = _heading_levels(all_lines, body)
     _set_pitch(all_lines)
     evidence = pdf_words.vocabulary("\n".join(ln.text for ln in all_lines))
-    for number, page in enumerate(pages):
-        for ln in page:
-            ln.page = number
-    out = ""
+    parts: list[str] = []
+    item = False
     for block in _render(all_lines, body, levels, evidence):
         # Consecutive list items make one (tight) list; every other block is a paragraph of its own.
-        tight = _ITEM.match(block) and _ITEM.match(out.rsplit("\n\n", 1)[-1])
-        out += ("\n" if tight else "\n\n") + block if out else block
-    return out.strip() + "\n"
+        was, item = item, bool(_ITEM.match(block))
+        parts += [("\n" if was and item else "\n\n") if parts else "", block]
+    return "".join(parts).strip() + "\n"
