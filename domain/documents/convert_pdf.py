@@ -12,8 +12,8 @@ left to right) and lines into cells where a gap wider than a word space separate
 - Lines: a line joins the paragraph above only when the line above was full (its next word would not have
   fitted) and no more space than the document's usual line pitch separates them; so a receipt's or a
   form's short lines each stay a line of their own. Text padded with spaces (a till's columns) is split
-  at the padding. Page numbers, and running heads and feet after their first page, are dropped, so a
-  paragraph runs on across a page break. A bullet or number set apart by a hanging indent starts a list
+  at the padding. Page numbers, and running heads and feet (kept on the first page only), are dropped, so
+  a paragraph runs on across a page break. A bullet or number set apart by a hanging indent starts a list
   item; consecutive items make one list.
 - Headings: a line larger than the body text, or bold at body size and standing alone, that reads as a
   heading (domain/documents/pdf_headings.py); a letterhead (the top lines of a page with an address,
@@ -309,8 +309,9 @@ def _reading_order(lines: list[Line], depth: int = 0) -> list[Line]:
 
 
 def _drop_running_lines(pages: list[list[Line]]) -> None:
-    """Page numbers, and running heads and feet after their first page: lines at a page's top or bottom
-    that only say where the reader is (so a paragraph runs on across the page break)."""
+    """Page numbers, and running heads and feet (a line at the top or bottom of two pages or more, numbers
+    aside): they only say where the reader is, and dropping them lets a paragraph run on across the page
+    break. A repeated line on the first page is kept there: a letterhead printed on every page."""
 
     def key(ln: Line) -> str:
         return re.sub(r"\d+", "#", ln.text.lower())
@@ -321,16 +322,13 @@ def _drop_running_lines(pages: list[list[Line]]) -> None:
     counts: Counter[str] = Counter()
     for page in pages:
         counts.update({key(ln) for ln in edges(page) if len(ln.cells) == 1})
-    seen: set[str] = set()
-    for page in pages:
+    for number, page in enumerate(pages):
         drop: set[int] = set()
         for ln in edges(page):
-            k = key(ln)
             if _PAGE_NUMBER.match(ln.text):
                 drop.add(id(ln))
-            elif len(ln.cells) == 1 and len(ln.text) <= 80 and counts[k] >= 2 and k in seen:
+            elif number > 0 and len(ln.cells) == 1 and len(ln.text) <= 80 and counts[key(ln)] >= 2:
                 drop.add(id(ln))
-            seen.add(k)
         page[:] = [ln for ln in page if id(ln) not in drop]
 
 
