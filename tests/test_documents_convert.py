@@ -32,7 +32,9 @@ def test_html_keeps_main_content_lists_tables_and_links():
     assert "Copyright" not in md
     assert "var x" not in md
     assert "base64" not in md
-    assert "![pic]()" in md
+    # An embedded image is summarised, not copied nor left as an empty link.
+    assert "*(image: pic, embedded PNG image, 3 bytes)*" in md
+    assert "![pic]()" not in md
 
 
 def test_docx_outline_level_paragraphs_and_hyperlinks_become_markdown():

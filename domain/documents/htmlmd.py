@@ -2,7 +2,7 @@
 
 markdownify does the inline and block work; before it, the tree is tidied so that tables get a header
 row, footnotes become Markdown footnotes (`[^1]` … `[^1]: text`), images keep only a reference (never
-a data: URI) and alt text fits on one line."""
+a data: URI, which is summarised; a local file keeps its name) and alt text fits on one line."""
 
 from __future__ import annotations
 
@@ -23,12 +23,37 @@ def attr(tag: Tag, name: str) -> str:
     return value if isinstance(value, str) else " ".join(value or [])
 
 
+_DATA_URI = re.compile(r"^data:([\w.+-]+/[\w.+-]+)?[^,]*,", re.I)
+
+
+def image_target(el: Tag) -> tuple[str, str]:
+    """(target, note) of an <img>: its src (or a lazy-loading data-src, or srcset's first candidate); a
+    local file keeps only its name (never the path of the machine it was written on); a data: URI is not
+    copied (it can be megabytes) but summarised in the note."""
+    src = attr(el, "src").strip() or attr(el, "data-src").strip()
+    if not src:
+        srcset = attr(el, "srcset").strip()
+        src = srcset.split(",")[0].split()[0] if srcset else ""
+    data = _DATA_URI.match(src)
+    if data:
+        kind = (data.group(1) or "image").split("/")[-1].split("+")[0].upper()
+        payload = src[data.end() :]
+        base64 = ";base64" in src[: data.end()].lower()
+        size = len(payload.rstrip("=")) * 3 // 4 if base64 else len(payload)
+        amount = f"{size} bytes" if size < 1024 else f"{size / 1024:.1f} KB"
+        return "", f"embedded {kind} image, {amount}"
+    if src.lower().startswith("file:"):
+        src = src.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+    return src.replace(" ", "%20").replace(")", "%29").replace("(", "%28"), ""
+
+
 class _Converter(MarkdownConverter):
     def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
-        src = attr(el, "src")
-        if src.startswith("data:"):
-            src = ""
-        alt = " ".join(attr(el, "alt").split()).replace("]", ")").replace("[", "(")
+        src, note = image_target(el)
+        alt = " ".join((attr(el, "alt") or attr(el, "title")).split()).replace("]", ")").replace("[", "(")
+        if note:
+            # An embedded image has no target to point at: say what it was rather than copy it.
+            return f"*(image: {', '.join(x for x in (alt, note) if x)})*"
         return f"![{alt}]({src})"
 
 
