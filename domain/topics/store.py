@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
-from typing import Any, Unpack
+from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -279,7 +279,7 @@ async def list_topics(
     return {"topics": items, "total": total, "limit": limit, "offset": offset}
 
 
-def render(topic: Topic | Row[Unpack[tuple[Any, ...]]], counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
+def render(topic: Topic | Row[*tuple[Any, ...]], counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
     """A topic as the API shows it, from its model or from a row of its columns (the list reads rows)."""
     return {
         "id": topic.id,
