@@ -71,7 +71,7 @@ class OutboxJob(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # While a standalone job runs (outside any transaction): until when its run holds the job.
+    # While a job's part outside any transaction runs (standalone, prepare): until when its run holds the job.
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 

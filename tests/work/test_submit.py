@@ -7,7 +7,9 @@ import asyncio
 import pytest
 from sqlalchemy import func, select
 
-from domain.kernel.models import LedgerEntry
+from domain import wiring
+from domain.kernel import outbox
+from domain.kernel.models import LedgerEntry, OutboxJob
 from domain.market.models import PriceObservation
 from domain.work import validator
 from domain.work.models import WorkSubmission
@@ -266,18 +268,27 @@ async def test_the_answer_is_202_while_the_validator_runs(hub, market, register,
     assert final["ledgerId"] == body["ledgerId"]
 
 
-async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, register, shop, monkeypatch):
-    """Two deliveries of the validator job run side by side (each as the outbox would run it, in its own
-    transaction), beside the worker's own: one outcome, one payment, one observation, one event."""
+async def test_credits_move_once_when_the_job_is_delivered_twice(
+    hub, market, register, shop, hits, monkeypatch
+):
+    """Two more deliveries of the validator job run side by side, as the outbox runs them, beside the
+    worker's own: the URL is checked by one at a time (the others are told the job is busy), and there is
+    one outcome, one payment, one observation, one event."""
     monkeypatch.setattr(get_work_settings(), "submit_wait_seconds", 0)
     agent = await register()
     before = await balance(hub, agent)
     assignment = await claim(hub, agent)
     body = await (await submit(hub, agent, assignment["id"], observation(shop, "slow-twice"))).json()
+    async with market.db.read() as session:
+        job_id = await session.scalar(
+            select(OutboxJob.id).where(OutboxJob.actor == validator.VALIDATE_JOB.name)
+        )
 
     async def deliver():
-        async with market.db.transaction() as session:
-            await validator.validate(session, {"submission_id": body["submissionId"]})
+        try:
+            await outbox.run(market.db, job_id, wiring.JOBS)
+        except outbox.Busy:
+            pass  # another delivery is checking the URL; the worker would send this one again later
 
     await asyncio.gather(deliver(), deliver())
 
@@ -298,6 +309,7 @@ async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, re
         )
     assert payments == 1
     assert crowd == 1
+    assert hits["slow-twice"] == 1  # one HEAD: no delivery checked the URL while another was at it
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.accepted"]
 
