@@ -5,6 +5,7 @@ move exactly once whatever deliveries happen, concurrent submits, and spot-check
 import asyncio
 
 import pytest
+from aiohttp import web
 from sqlalchemy import func, select
 
 from domain import wiring
@@ -15,6 +16,7 @@ from domain.work import validator
 from domain.work.models import WorkSubmission
 from domain.work.settings import get_work_settings
 from tests.conftest import eventually
+from tests.lock_probe import write_now
 from tests.work.support import ITEM, balance, claim, observation, submit
 
 RULES: list[tuple[dict[str, object], str]] = [
@@ -394,3 +396,45 @@ async def test_a_validator_that_gives_up_leaves_the_decision_to_a_curator(
             await session.scalars(select(AuditEntry.op).where(AuditEntry.entity_id == body["submissionId"]))
         ).all()
     assert "work.submit" in ops
+
+
+async def test_no_transaction_is_held_while_the_url_is_checked(
+    hub, market, register, aiohttp_server, monkeypatch
+):
+    """While the retailer holds the validator's request open, the test writes the submission's, the
+    assignment's and the job's rows in a transaction that may not wait (tests/lock_probe.py): it succeeds
+    only if the job holds no transaction while it waits on the network."""
+    monkeypatch.setattr(get_work_settings(), "submit_wait_seconds", 0)
+    wrote: list[str] = []
+
+    async def held(request: web.Request) -> web.Response:
+        async with market.db.read() as session:
+            sub = (await session.scalars(select(WorkSubmission))).one()
+            job_id = await session.scalar(
+                select(OutboxJob.id).where(OutboxJob.actor == validator.VALIDATE_JOB.name)
+            )
+        try:
+            await write_now(market.db, "work_submissions", [sub.id])
+            await write_now(market.db, "work_assignments", [sub.assignment_id])
+            await write_now(market.db, "outbox_jobs", [job_id])
+            wrote.append("ok")
+        except Exception as exc:  # the job held a transaction: the URL check then sees a 500
+            wrote.append(f"{type(exc).__name__}: {exc}")
+            return web.Response(status=500)
+        return web.Response(text="<html><body>paint</body></html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/p/held", held)
+    retailer_site = await aiohttp_server(app, host="127.0.0.1")  # the retailer's domain is 127.0.0.1
+    agent = await register()
+    assignment = await claim(hub, agent)
+    resp = await submit(hub, agent, assignment["id"], observation(retailer_site, "held"))
+    body = await resp.json()
+
+    async def decided():
+        r = await hub.get(body["url"], headers=agent["headers"])
+        return r.status == 200 and await r.json()
+
+    final = await eventually(decided, timeout=30)
+    assert wrote == ["ok"]
+    assert final["status"] == "accepted", final
