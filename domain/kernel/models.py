@@ -22,7 +22,7 @@ class AuditEntry(Base):
     actor_id: Mapped[str | None] = mapped_column(String(36))
     op: Mapped[str] = mapped_column(String(80))
     entity_type: Mapped[str] = mapped_column(String(40))
-    entity_id: Mapped[str] = mapped_column(String(80))
+    entity_id: Mapped[str] = mapped_column(String(120))  # as long as the longest id (legislation)
     before_json: Mapped[str | None] = mapped_column(Text)
     after_json: Mapped[str | None] = mapped_column(Text)
     request_id: Mapped[str | None] = mapped_column(String(128))
