@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from importlib import resources
+from typing import Any
 
 import pytest
 
@@ -261,7 +262,7 @@ async def test_ingest_takes_the_longest_ids_and_refuses_coerced_values(hub, runt
     long_title = "A" * 200  # the default id is the jurisdiction and the title's slug, cut at 120
     result = await ingest(hub, headers, act(long_title, "Vic"))
     assert len(result["created"][0]) == 120
-    coerced = [
+    coerced: list[tuple[dict[str, Any], str]] = [
         ({"amendments": [{"title": "Amending Act 2002", "commenced": 0}]}, "commenced"),
         ({"year": "2001"}, "year"),
         ({"sections": [{"sectionId": "s 1", "title": "Name", "order": 2_147_483_648}]}, "order"),
