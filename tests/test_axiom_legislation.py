@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from importlib import resources
+from typing import Any
 
 import pytest
 
@@ -248,6 +249,29 @@ async def test_ingest_upserts_and_validates(hub, runtime, key):
         assert field in (await resp.json())["detail"]
     resp = await hub.post("/api/axiom/legislation/ingest", data="not json", headers=headers)
     assert resp.status == 400
+
+
+async def test_ingest_takes_the_longest_ids_and_refuses_coerced_values(hub, runtime, key):
+    """An instrument id of 120 characters (the longest an id may be) is stored and audited on both databases
+    (the audit column was shorter: a 500 on PostgreSQL), and a value of another JSON type is a 400 naming the
+    field rather than coerced (a number is not a date, a string not an integer)."""
+    headers = await staff_headers(runtime)
+    long_id = "x" * 120
+    result = await ingest(hub, headers, act("Long Identifier Act 2001", "Vic", ("s 1", "Name"), id=long_id))
+    assert result["created"] == [long_id]
+    long_title = "A" * 200  # the default id is the jurisdiction and the title's slug, cut at 120
+    result = await ingest(hub, headers, act(long_title, "Vic"))
+    assert len(result["created"][0]) == 120
+    coerced: list[tuple[dict[str, Any], str]] = [
+        ({"amendments": [{"title": "Amending Act 2002", "commenced": 0}]}, "commenced"),
+        ({"year": "2001"}, "year"),
+        ({"sections": [{"sectionId": "s 1", "title": "Name", "order": 2_147_483_648}]}, "order"),
+    ]
+    for extra, field in coerced:
+        body = {"documents": [{**act("Coerced Act 2001", "Vic"), **extra}]}
+        resp = await hub.post("/api/axiom/legislation/ingest", json=body, headers=headers)
+        assert resp.status == 400, (extra, await resp.text())
+        assert field in (await resp.json())["field"]
 
 
 async def test_concurrent_ingests_of_one_instrument(hub, runtime, key):

@@ -8,6 +8,8 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
+import dramatiq
+import dramatiq.cli
 import jsonschema
 import pytest
 
@@ -90,3 +92,17 @@ def test_volumes_ports_and_health_checks_agree_with_the_image():
             assert service["healthcheck"] == {"disable": True}, name
     published = {int(p.split(":")[1]) for p in compose()["services"]["web"]["ports"]}
     assert published == {defaults.hub_port, defaults.docs_port} == image.exposed
+
+
+def test_the_worker_service_serves_the_samples_of_all_its_processes():
+    worker = compose()["services"]["worker"]
+    parsed = dramatiq.cli.make_argument_parser().parse_args(worker["command"][1:])
+    assert parsed.forks == ["workers.exposition:serve"]
+    env = {k: str(v) for k, v in worker["environment"].items()}
+    settings = Settings.model_validate(
+        {"metrics_dir": env["CONCORD_METRICS_DIR"], "metrics_port": env["CONCORD_METRICS_PORT"]}
+    )
+    assert str(settings.metrics_dir) in worker["tmpfs"]  # shared by its processes, empty at each start
+    assert env["CONCORD_DATABASE_URL"] == compose()["services"]["web"]["environment"]["CONCORD_DATABASE_URL"]
+    assert {int(p.split(":")[1]) for p in worker["ports"]} == {settings.metrics_port}
+    assert dockerfile().env["CONCORD_HOST"] == "0.0.0.0"  # where the metrics process listens

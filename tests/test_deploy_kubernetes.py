@@ -199,8 +199,9 @@ def test_each_process_gets_only_the_secrets_it_uses():
             "CONCORD_REDIS_URL",
             "CONCORD_JWT_SECRET",
             "CONCORD_SMTP_URL",
+            "CONCORD_METRICS_TOKEN",
         },
-        "concord-worker/worker": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL"},
+        "concord-worker/worker": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL", "CONCORD_METRICS_TOKEN"},
         "concord-scheduler/scheduler": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL"},
         "concord-migrate/migrate": {"CONCORD_DATABASE_URL"},
         "concord-migrate/seed": {"CONCORD_DATABASE_URL"},
@@ -259,6 +260,38 @@ def test_selectors_match_their_pods():
         assert deployment["spec"]["selector"]["matchLabels"].items() <= labels.items(), name
     (pdb,) = of_kind("PodDisruptionBudget").values()
     assert pdb["spec"]["selector"]["matchLabels"].items() <= web_pod()["metadata"]["labels"].items()
+
+
+# --- worker metrics ------------------------------------------------------------------------------------
+
+
+def test_a_worker_pod_serves_the_samples_of_all_its_processes():
+    """Every worker process writes to CONCORD_METRICS_DIR, an in-memory emptyDir of the pod (shared by its
+    processes, empty when the pod starts), and the process Dramatiq forks for workers.exposition:serve
+    serves their sum on the port the pod declares and the scrape annotation names, on an address Prometheus
+    reaches. tests/test_observability.py runs such a worker with two processes and scrapes it."""
+    pod = of_kind("Deployment")["concord-worker"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    parsed = dramatiq.cli.make_argument_parser().parse_args(worker_command()[1:])
+    assert parsed.processes > 1, "several processes: the case the shared directory is for"
+    assert parsed.forks == ["workers.exposition:serve"]
+    _module, serve = dramatiq.cli.import_object(parsed.forks[0])
+    assert callable(serve)
+    env = {v["name"]: v["value"] for v in container["env"] if "value" in v}
+    settings = Settings.model_validate(
+        {"metrics_dir": env["CONCORD_METRICS_DIR"], "metrics_port": env["CONCORD_METRICS_PORT"]}
+    )
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": settings.metrics_port}
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(settings.metrics_port)
+    assert config()["CONCORD_HOST"] == "0.0.0.0"  # the metrics process listens on CONCORD_HOST
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    directory = volumes[mounts[str(settings.metrics_dir)]]
+    assert directory["emptyDir"]["medium"] == "Memory"
+    # The web pods run one process each and count on their own; the token guards both kinds alike.
+    web = web_pod()["spec"]["containers"][0]
+    assert "CONCORD_METRICS_DIR" not in {v["name"] for v in web["env"]}
+    assert config()["CONCORD_WEB_PROCESSES"] == "1"
 
 
 # --- commands, image, security -------------------------------------------------------------------------

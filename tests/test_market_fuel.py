@@ -11,13 +11,16 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from aiohttp import web
+from sqlalchemy import select
 
 from domain import wiring
 from domain.kernel import sweeps
 from domain.kernel.clock import utcnow
+from domain.kernel.models import OutboxJob
 from domain.market import fuel
 from domain.market.settings import get_market_settings
 from tests.conftest import eventually
+from tests.lock_probe import write_now
 from tests.market_fixtures import seeded  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -337,3 +340,36 @@ async def test_announced_future_price_is_history_not_current(hub, runtime):
     assert [p["price"] for p in station["prices"]] == [180.0]
     history = await (await hub.get("/api/market/fuel/history?stationId=wa-x")).json()
     assert [h["price"] for h in history["history"]] == [180.0, 150.0]
+
+
+async def test_no_transaction_is_held_while_the_feed_downloads(
+    hub, runtime, aiohttp_server, settings, monkeypatch
+):
+    """While the feed's server holds the download open, the job's row is written in a transaction that may
+    not wait (tests/lock_probe.py): only possible if the job holds no transaction meanwhile."""
+    wrote: list[str] = []
+
+    async def rss(request: web.Request) -> web.Response:
+        async with runtime.db.read() as session:
+            job_id = await session.scalar(select(OutboxJob.id).where(OutboxJob.actor == "market.fuel_ingest"))
+        try:
+            await write_now(runtime.db, "outbox_jobs", [job_id])
+            wrote.append("ok")
+        except Exception as exc:  # the job held a transaction
+            wrote.append(f"{type(exc).__name__}: {exc}")
+        return web.Response(body=wa_feed(fuelwatch_day()), content_type="application/rss+xml")
+
+    app = web.Application()
+    app.router.add_get("/fuelwatch/fuelWatchRSS", rss)
+    server = await aiohttp_server(app)
+    monkeypatch.setattr(settings, "outbound_allow_private", True)
+    monkeypatch.setattr(get_market_settings(), "fuel_wa_url", str(server.make_url("/fuelwatch/fuelWatchRSS")))
+    sweep = next(s for s in wiring.SWEEPS if s.name == "market.fuel_ingest")
+    assert await sweeps.run(runtime.db, sweep, "test") == 1
+
+    async def ingested():
+        body = await (await hub.get("/api/market/fuel/search?state=wa&fuelType=U91")).json()
+        return body["count"] == 2 and body
+
+    await eventually(ingested)
+    assert wrote == ["ok"]

@@ -7,12 +7,17 @@ from datetime import timedelta
 
 import pytest
 from aiohttp import web
+from sqlalchemy import select
 
 from domain import wiring
 from domain.kernel import sweeps
 from domain.kernel.clock import utcnow
+from domain.kernel.models import OutboxJob
+from domain.market import scrape
+from domain.market.models import Product
 from domain.market.settings import get_market_settings
 from tests.conftest import eventually
+from tests.lock_probe import write_now
 from tests.market_fixtures import add_product, add_retailer
 
 
@@ -242,3 +247,48 @@ async def test_outbound_refuses_other_urls(url):
     with pytest.raises(outbound.FetchError) as info:
         await outbound.fetch(url)
     assert info.value.kind == "invalid_url"
+
+
+async def test_no_transaction_is_held_while_the_page_is_fetched(
+    hub, runtime, register, aiohttp_server, settings, monkeypatch
+):
+    """While the retailer holds the request open, the test writes the product's row and the job's row in a
+    transaction that may not wait (tests/lock_probe.py): it succeeds only if the job holds no transaction
+    (SQLite's write lock, or the rows' locks on PostgreSQL) while it waits on the network."""
+    monkeypatch.setattr(settings, "outbound_allow_private", True)
+    wrote: list[str] = []
+
+    async def held(request: web.Request) -> web.Response:
+        async with runtime.db.read() as session:
+            job_id = await session.scalar(
+                select(OutboxJob.id).where(OutboxJob.actor == scrape.SCRAPE_JOB.name)
+            )
+        try:
+            await write_now(runtime.db, "market_products", [request.query["p"]])
+            await write_now(runtime.db, "outbox_jobs", [job_id])
+            wrote.append("ok")
+        except Exception as exc:  # the job held a transaction: the scrape then records this 500
+            wrote.append(f"{type(exc).__name__}: {exc}")
+            return web.Response(status=500)
+        return page(body=jsonld({"@type": "Offer", "price": "7.25", "priceCurrency": "AUD"}))
+
+    app = web.Application()
+    app.router.add_get("/held", held)
+    server = await aiohttp_server(app)
+    agent = await register()
+    await add_retailer(runtime, "local")
+    pid = await add_product(runtime, "local", "held", price_cents=None, url="http://placeholder.invalid/")
+    async with runtime.db.transaction() as session:  # the page's URL names the product, for the probe
+        product = await session.get(Product, pid)
+        product.url = str(server.make_url(f"/held?p={pid}"))
+    resp = await hub.post(f"/api/market/products/{pid}/refresh", headers=agent["headers"])
+    assert resp.status == 202
+
+    async def scraped():
+        body = await product_state(hub, pid)
+        return body["product"]["scrape"]["status"] and body
+
+    body = await eventually(scraped, timeout=30)
+    assert wrote == ["ok"]
+    assert body["product"]["scrape"]["status"] == "ok"
+    assert body["product"]["price"] == 7.25

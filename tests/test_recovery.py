@@ -8,6 +8,7 @@ import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,33 @@ async def test_a_standalone_job_holds_a_lease_while_it_runs(runtime: Any) -> Non
     assert await outbox.run(runtime.db, job_id, jobs) is False
 
 
+async def test_a_running_jobs_lease_is_renewed(runtime: Any) -> None:
+    """A lease shorter than the run is renewed while the run lives: a slow run keeps its job, and a run that
+    died would lose it within the lease's length."""
+    gate = Gate()
+
+    async def standalone(_db: Database, _payload: dict[str, Any]) -> None:
+        await gate.wait()
+
+    jobs = {"test.outside": outbox.Job("test.outside", standalone=standalone, lease_seconds=1.5)}
+    job_id = await _sent_job(runtime.db, "test.outside")
+    first = asyncio.create_task(outbox.run(runtime.db, job_id, jobs))
+    await gate.entered.wait()
+    taken = (await _job(runtime.db, job_id)).lease_until
+    assert taken is not None
+
+    async def renewed() -> bool:
+        now = (await _job(runtime.db, job_id)).lease_until
+        return now is not None and now > taken
+
+    await eventually(renewed)
+    with pytest.raises(outbox.Busy):
+        await outbox.run(runtime.db, job_id, jobs)
+    gate.release.set()
+    assert await first is True
+    assert gate.runs == 1
+
+
 async def test_a_lease_left_by_a_dead_run_passes(runtime: Any) -> None:
     # The app's relay would send the job put back to pending to a broker that has no such actor.
     await runtime.relay.stop()
@@ -147,6 +175,49 @@ async def test_a_lease_left_by_a_dead_run_passes(runtime: Any) -> None:
     assert (await _job(runtime.db, job_id)).status == "pending"
     assert await outbox.run(runtime.db, job_id, jobs) is True
     assert ran == ["ran"]
+
+
+async def test_a_conversion_delivered_again_while_it_runs_converts_once(docs: Any, runtime: Any) -> None:
+    """A second delivery of a conversion (a message put back from a worker thought dead) while the first
+    converts is told the job is busy and converts nothing; the document is converted once. The gate holds
+    the real conversion step (`prepare_conversion`) until the second delivery has been turned away."""
+    from domain import wiring
+    from domain.documents import library
+    from tests.built_documents import docx_bytes
+    from tests.documents_support import make_key, upload, wait_status
+
+    await runtime.relay.stop()  # the job stays in the outbox: only this test's deliveries run it
+    gate = Gate()
+
+    async def gated(db: Database, payload: dict[str, Any]) -> Any:
+        await gate.wait()
+        return await library.prepare_conversion(db, payload)
+
+    jobs = {**wiring.JOBS, library.CONVERT_JOB.name: replace(library.CONVERT_JOB, prepare=gated)}
+    key = await make_key(runtime)
+    resp = await upload(docs, key, docx_bytes(), "twice.docx")
+    assert resp.status == 202, await resp.text()
+    doc_id = (await resp.json())["id"]
+    async with runtime.db.read() as session:
+        job_id = await session.scalar(select(OutboxJob.id).where(OutboxJob.actor == library.CONVERT_JOB.name))
+    assert job_id is not None
+    async with runtime.db.transaction() as session:  # handed to the broker long ago, as a relay would
+        job = await session.get(OutboxJob, job_id)
+        assert job is not None
+        job.status, job.sent_at = "sent", utcnow() - timedelta(hours=1)
+    first = asyncio.create_task(outbox.run(runtime.db, job_id, jobs, actor=library.CONVERT_JOB.name))
+    await gate.entered.wait()
+    with pytest.raises(outbox.Busy):
+        await outbox.run(runtime.db, job_id, jobs, actor=library.CONVERT_JOB.name)
+    assert await _requeue_all_sent(runtime.db) == 0  # nor does the re-send of unfinished jobs pick it
+    gate.release.set()
+    assert await first is True
+    assert gate.runs == 1
+    assert (await wait_status(docs, key, doc_id, "ready"))["status"] == "ready"
+    job = await _job(runtime.db, job_id)
+    assert (job.status, job.attempts, job.lease_until) == ("done", 1, None)
+    assert await outbox.run(runtime.db, job_id, jobs, actor=library.CONVERT_JOB.name) is False
+    assert gate.runs == 1
 
 
 def _descendants(pid: int) -> list[int]:

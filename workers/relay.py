@@ -4,16 +4,56 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import datetime, timedelta
 
 import dramatiq
+import redis
 from dramatiq.brokers.stub import StubBroker
 from dramatiq.errors import ActorNotFound
+from dramatiq.errors import ConnectionError as BrokerConnectionError
 
 from domain.kernel import commits, outbox
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
 
 log = logging.getLogger("concord.relay")
 BATCH = 100
+# While the broker stays unreachable, a WARNING says so again this often (once when it goes, once when back).
+REMIND_EVERY = timedelta(minutes=5)
+# What an unreachable broker raises: redis-py's connection and timeout errors (wrapping the socket's).
+UNREACHABLE = (redis.ConnectionError, redis.TimeoutError, BrokerConnectionError)
+
+
+class BrokerOutage:
+    """What the relay says about an unreachable broker: one WARNING with the reason (no traceback: the
+    reason is the whole story, and a pass fails every `interval` seconds), a reminder every `remind`, and
+    one INFO when a pass succeeds again."""
+
+    def __init__(self, remind: timedelta = REMIND_EVERY) -> None:
+        self.remind = remind
+        self.since: datetime | None = None
+        self._said: datetime | None = None
+
+    def failed(self, exc: BaseException) -> None:
+        now = utcnow()
+        reason = f"{type(exc).__name__}: {exc}"
+        if self.since is None:
+            self.since = self._said = now
+            log.warning(
+                "the broker is unreachable; outbox jobs wait in the database until it is back (%s)", reason
+            )
+        elif self._said is not None and now - self._said >= self.remind:
+            self._said = now
+            down = int((now - self.since).total_seconds())
+            log.warning(
+                "the broker is still unreachable after %d s; outbox jobs are waiting (%s)", down, reason
+            )
+
+    def passed(self) -> None:
+        if self.since is not None:
+            down = int((utcnow() - self.since).total_seconds())
+            log.info("the broker is reachable again after %d s; sending the waiting outbox jobs", down)
+        self.since = self._said = None
 
 
 class Relay:
@@ -24,6 +64,7 @@ class Relay:
         self._wake = asyncio.Event()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
+        self.outage = BrokerOutage()
 
     def wake(self) -> None:
         if self._loop is not None:
@@ -87,13 +128,22 @@ class Relay:
             if len(claimed) < BATCH:
                 return sent
 
+    async def run_pass(self) -> None:
+        """One pass of the loop: send what is pending, and say (once) when the broker is out of reach."""
+        try:
+            await self.run_once()
+        except UNREACHABLE as exc:
+            self.outage.failed(exc)
+            return
+        except Exception:
+            log.exception("outbox relay pass failed; retrying")
+            return
+        self.outage.passed()
+
     async def _loop_forever(self) -> None:
         while True:
             self._wake.clear()
-            try:
-                await self.run_once()
-            except Exception:
-                log.exception("outbox relay pass failed; retrying")
+            await self.run_pass()
             try:
                 await asyncio.wait_for(self._wake.wait(), timeout=self.interval)
             except TimeoutError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import uuid
 from datetime import date
@@ -35,7 +36,7 @@ class SectionIn(BaseModel):
     content: str | None = Field(default=None, max_length=200_000)
     depth: int = Field(default=1, ge=1, le=10)
     parentId: str | None = Field(default=None, max_length=60)
-    order: int | None = Field(default=None, ge=0)
+    order: int | None = Field(default=None, ge=0, le=2_147_483_647)  # an INTEGER column
     status: Literal["in_force", "repealed", "not_yet_commenced"] = "in_force"
     amendedBy: str | None = Field(default=None, max_length=300)
     notes: str | None = Field(default=None, max_length=10_000)
@@ -117,13 +118,15 @@ class IngestBody(BaseModel):
 
 
 def parse_documents(data: Any) -> list[InstrumentIn]:
-    """Validate an ingest payload: {documents: [...]}, a list, or a single instrument."""
+    """Validate an ingest payload (parsed JSON): {documents: [...]}, a list, or a single instrument. Strictly,
+    as the API's bodies are: no value is coerced from another JSON type (`0` is not a date, `"5"` not an
+    integer), so what the documented schema admits is what ingest accepts."""
     if isinstance(data, list):
         data = {"documents": data}
     elif isinstance(data, dict) and "documents" not in data:
         data = {"documents": [data]}
     try:
-        return IngestBody.model_validate(data).documents
+        return IngestBody.model_validate_json(json.dumps(data), strict=True).documents
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(p) for p in err["loc"])

@@ -22,7 +22,7 @@ class AuditEntry(Base):
     actor_id: Mapped[str | None] = mapped_column(String(36))
     op: Mapped[str] = mapped_column(String(80))
     entity_type: Mapped[str] = mapped_column(String(40))
-    entity_id: Mapped[str] = mapped_column(String(80))
+    entity_id: Mapped[str] = mapped_column(String(120))  # as long as the longest id (legislation)
     before_json: Mapped[str | None] = mapped_column(Text)
     after_json: Mapped[str | None] = mapped_column(Text)
     request_id: Mapped[str | None] = mapped_column(String(128))
@@ -71,7 +71,7 @@ class OutboxJob(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     sent_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-    # While a standalone job runs (outside any transaction): until when its run holds the job.
+    # While a job's part outside any transaction runs (standalone, prepare): until when its run holds the job.
     lease_until: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 

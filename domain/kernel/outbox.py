@@ -8,7 +8,11 @@ delivered twice takes effect once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -25,6 +29,7 @@ JobHandler = Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
 StandaloneHandler = Callable[[Database, dict[str, Any]], Awaitable[None]]
 FailureHandler = Callable[[AsyncSession, dict[str, Any], str], Awaitable[None]]
 Preparer = Callable[[Database, dict[str, Any]], Awaitable[Any]]
+log = logging.getLogger("concord.outbox")
 # The key under which a job's handler finds what its `prepare` step returned.
 PREPARED = "_prepared"
 
@@ -38,14 +43,16 @@ class Job:
     completion commit together, so a redelivery finds it done), or, when the work must not happen inside a
     transaction (a request to another service), by itself (`standalone`: given the database, it opens its own
     short transactions around the slow part, recording what it attempts before and the outcome after, so
-    that running it again after a crash or a failure repeats no side effect of its own). While a standalone
-    job runs, its row holds a lease of `lease_seconds`, longer than the job can take: a second delivery
-    meanwhile does not run it (`Busy`), nor does the re-send of unfinished jobs pick it.
+    that running it again after a crash or a failure repeats no side effect of its own).
 
-    `prepare`, when given, is the job's slow part (a document conversion): it runs before the job's
-    transaction with no transaction open (reading what it needs in short units of work of its own), and
-    the handler finds its result under `payload[PREPARED]`. A job delivered twice may prepare twice; its
-    handler, in the transaction that marks the job done, decides whether the result still applies."""
+    `prepare`, when given, is a handler's slow part (a document conversion, a page fetched from another
+    site): it runs before the job's transaction with no transaction open (reading what it needs in short
+    units of work of its own), and the handler finds its result under `payload[PREPARED]`, recording it in
+    the transaction that marks the job done.
+
+    While a `prepare` step or a standalone job runs, its row holds a lease of `lease_seconds`, renewed every
+    third of that while the run lives: a second delivery meanwhile does not run it (`Busy`), nor does the
+    re-send of unfinished jobs pick it; the lease of a run that died passes within `lease_seconds`."""
 
     name: str
     handler: JobHandler | None = None
@@ -60,7 +67,7 @@ class Job:
 
 
 class Busy(Exception):
-    """Another delivery of this standalone job is running it (its lease has `seconds` left)."""
+    """Another delivery is running this job's slow part (its lease has `seconds` left)."""
 
     def __init__(self, job_id: str, seconds: float) -> None:
         super().__init__(f"job {job_id} is being run by another delivery for up to {seconds:.0f} s more")
@@ -103,8 +110,11 @@ _LOAD_FOR_RUN = (
     .where(_JOBS.c.id == bindparam("p_id"))
     .with_for_update()
 )
-_LOAD_TO_PREPARE = select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload).where(
-    _JOBS.c.id == bindparam("p_id")
+_LOAD_KIND = select(_JOBS.c.actor, _JOBS.c.status, _JOBS.c.payload).where(_JOBS.c.id == bindparam("p_id"))
+_LEASE = (
+    update(_JOBS)
+    .where(_JOBS.c.id == bindparam("p_id"), _JOBS.c.status.not_in(("done", "failed")))
+    .values(lease_until=bindparam("p_until"))
 )
 _MARK_DONE = (
     update(_JOBS)
@@ -162,47 +172,46 @@ async def requeue_unfinished(session: AsyncSession, *, older_than: timedelta | N
 async def run(db: Database, job_id: str, jobs: Mapping[str, Job], *, actor: str | None = None) -> bool:
     """Run one job exactly once in effect. Returns False when there was nothing to do.
 
-    A job with a `handler` runs while its row is locked (FOR UPDATE on PostgreSQL; SQLite's write lock), in
-    the transaction that marks it done: a second delivery meanwhile waits for that commit, then finds the
-    job done and does nothing. Its `prepare` step, if any, runs first with no transaction open. A standalone
-    job takes its lease in a first short transaction, runs with no transaction of the outbox open, and is
-    marked done in a last one; a second delivery meanwhile raises `Busy` (the worker sends it again once the
-    lease has passed). `actor` (the job's kind, as the Dramatiq actor knows it) saves a look at the row
-    before a job with a `prepare` step."""
+    A job with only a `handler` runs while its row is locked (FOR UPDATE on PostgreSQL; SQLite's write lock),
+    in the transaction that marks it done: a second delivery meanwhile waits for that commit, then finds the
+    job done and does nothing. A job with a part that runs with no transaction open (`prepare`, or a
+    `standalone` job) takes a lease on its row in a first short transaction, keeps it while that part runs
+    (renewed: `_leased`), and is marked done in a last one (with the handler's effect, for `prepare`); a
+    second delivery meanwhile raises `Busy` (the worker sends it again once the lease has passed), so the
+    slow part runs once at a time. `actor` (the job's kind, as the Dramatiq actor knows it) saves a look at
+    the row."""
     try:
+        kind = await _kind_of(db, job_id, jobs, actor)
+        if kind is None:
+            return False
         prepared: dict[str, Any] = {}
-        kind = await _kind_to_prepare(db, job_id, jobs, actor)
-        if kind is not None and kind.prepare is not None:
-            async with db.read() as session:
-                found = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
-            if found is None or found.status in ("done", "failed"):
+        if kind.standalone is not None or kind.prepare is not None:
+            payload = await _take_lease(db, job_id, kind)
+            if payload is None:
                 return False
-            prepared = {kind.name: await kind.prepare(db, dict(found.payload))}
+            async with _leased(db, job_id, kind.lease_seconds):
+                if kind.standalone is not None:
+                    await kind.standalone(db, payload)
+                else:
+                    assert kind.prepare is not None
+                    prepared[kind.name] = await kind.prepare(db, payload)
+            if kind.standalone is not None:
+                async with db.transaction() as session:
+                    await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
+                return True
         async with db.transaction() as session:
             row = (await session.execute(_LOAD_FOR_RUN, {"p_id": job_id})).first()
             if row is None or row.status in ("done", "failed"):
                 return False
             job = jobs[row.actor]
+            if job.handler is None:  # a standalone job under another actor's name: nothing sane to do
+                raise LookupError(f"job {job_id} is a {row.actor!r} job, not a {kind.name!r} one")
             payload = dict(row.payload)
-            if job.handler is not None:
-                if row.actor in prepared:
-                    payload[PREPARED] = prepared[row.actor]
-                await job.handler(session, payload)
-                await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
-                return True
-            now = utcnow()
-            if row.lease_until is not None and row.lease_until > now:
-                raise Busy(job_id, (row.lease_until - now).total_seconds())
-            await session.execute(
-                update(_JOBS)
-                .where(_JOBS.c.id == job_id)
-                .values(lease_until=now + timedelta(seconds=job.lease_seconds))
-            )
-        assert job.standalone is not None
-        await job.standalone(db, payload)
-        async with db.transaction() as session:
+            if row.actor in prepared:
+                payload[PREPARED] = prepared[row.actor]
+            await job.handler(session, payload)
             await session.execute(_MARK_DONE, {"p_id": job_id, "p_now": utcnow()})
-        return True
+            return True
     except Busy:
         raise
     except Exception as exc:
@@ -215,16 +224,51 @@ async def run(db: Database, job_id: str, jobs: Mapping[str, Job], *, actor: str 
         raise
 
 
-async def _kind_to_prepare(
-    db: Database, job_id: str, jobs: Mapping[str, Job], actor: str | None
-) -> Job | None:
+async def _kind_of(db: Database, job_id: str, jobs: Mapping[str, Job], actor: str | None) -> Job | None:
     if actor is not None:
         return jobs.get(actor)
-    if not any(job.prepare is not None for job in jobs.values()):
-        return None
     async with db.read() as session:
-        row = (await session.execute(_LOAD_TO_PREPARE, {"p_id": job_id})).first()
+        row = (await session.execute(_LOAD_KIND, {"p_id": job_id})).first()
     return jobs.get(row.actor) if row is not None else None
+
+
+async def _take_lease(db: Database, job_id: str, job: Job) -> dict[str, Any] | None:
+    """Lease the job to this run in a short transaction: its payload, None if it is finished, `Busy` if
+    another run holds it."""
+    async with db.transaction() as session:
+        row = (await session.execute(_LOAD_FOR_RUN, {"p_id": job_id})).first()
+        if row is None or row.status in ("done", "failed"):
+            return None
+        now = utcnow()
+        if row.lease_until is not None and row.lease_until > now:
+            raise Busy(job_id, (row.lease_until - now).total_seconds())
+        await session.execute(_LEASE, {"p_id": job_id, "p_until": now + timedelta(seconds=job.lease_seconds)})
+        return dict(row.payload)
+
+
+@asynccontextmanager
+async def _leased(db: Database, job_id: str, seconds: float) -> AsyncIterator[None]:
+    """Renew the job's lease every third of its length while the body runs: a lease can then be short (a
+    run that died is noticed within `seconds`) and still cover a slow conversion."""
+
+    async def renew() -> None:
+        while True:
+            await asyncio.sleep(seconds / 3)
+            try:
+                async with db.transaction() as session:
+                    await session.execute(
+                        _LEASE, {"p_id": job_id, "p_until": utcnow() + timedelta(seconds=seconds)}
+                    )
+            except Exception as exc:  # the next renewal may succeed; the lease still has two thirds left
+                log.warning("could not renew the lease of job %s: %s", job_id, _describe(exc))
+
+    renewer = asyncio.create_task(renew(), name=f"lease-{job_id}")
+    try:
+        yield
+    finally:
+        renewer.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewer
 
 
 async def give_up(db: Database, job_id: str, jobs: Mapping[str, Job]) -> None:

@@ -22,6 +22,7 @@ from lxml import etree
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import outbox
+from domain.kernel.db import Database
 from domain.kernel.outbox import Job
 from domain.market import fuel, outbound
 from domain.market.settings import get_market_settings
@@ -283,16 +284,23 @@ async def ingest(db: Any, kind: str, source: str, *, fuel_type: str | None = Non
         return await ingest_bytes(session, kind, body, source=source, fuel_type=fuel_type)
 
 
+async def download_feed(_db: Database, payload: dict[str, Any]) -> bytes:
+    """The download, with no transaction open (the job's `prepare` step): no lock is held while the feed
+    is fetched. A network failure raises: the job is retried."""
+    return await read_source(payload["url"])
+
+
 async def ingest_job(session: AsyncSession, payload: dict[str, Any]) -> None:
-    # End the job's transaction before the download: no lock is held while the feed is fetched.
-    await session.commit()
-    body = await read_source(payload["url"])  # a network failure raises: the job is retried
+    """Store the downloaded feed in the transaction that marks the job done."""
+    body = payload.get(outbox.PREPARED)
+    if not isinstance(body, bytes):
+        return
     await ingest_bytes(
         session, payload["kind"], body, source=payload["url"], fuel_type=payload.get("fuel_type")
     )
 
 
-INGEST_JOB = Job("market.fuel_ingest", ingest_job)
+INGEST_JOB = Job("market.fuel_ingest", ingest_job, prepare=download_feed)
 
 
 async def schedule_ingest(session: AsyncSession) -> int:

@@ -1,11 +1,13 @@
 """Price scraping: a job fetches one product page and records the price it states; a sweep enqueues
 jobs for products whose newest price is stale. Every failure (no price, redirects beyond the limit,
 4xx/5xx, timeouts, refused addresses, oversized pages) is recorded on the product and ends the job
-cleanly: the product stays stale, so a later sweep tries again."""
+cleanly: the product stays stale, so a later sweep tries again. The page is fetched with no transaction
+open (the job's `prepare` step); what it found is recorded in the transaction that marks the job done."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import or_, select
@@ -14,6 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.kernel import audit, outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import Database
 from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.models import OutboxJob
 from domain.kernel.outbox import Job
@@ -22,14 +25,6 @@ from domain.market.catalog import record_observation, uuid_key
 from domain.market.extract import NoPrice, Offer, extract_offer
 from domain.market.models import Product
 from domain.market.settings import get_market_settings
-
-
-async def _relock(session: AsyncSession, product_id: str, started: datetime) -> Product | None:
-    """The product, row-locked; None if it vanished or a duplicate delivery already recorded a result."""
-    product = await session.get(Product, product_id, with_for_update=True, populate_existing=True)
-    if product is None or (product.last_scraped_at is not None and product.last_scraped_at >= started):
-        return None
-    return product
 
 
 def _set(product: Product, status: str, error: str | None) -> None:
@@ -57,27 +52,48 @@ async def _outcome(url: str) -> tuple[str, str | None, Offer | None]:
     return "ok", note, offer
 
 
+@dataclass(frozen=True)
+class Fetched:
+    """What one fetch of a product page found (`prepare_scrape`), for `scrape_price` to record."""
+
+    status: str
+    reason: str | None
+    offer: Offer | None
+
+
+async def prepare_scrape(db: Database, payload: dict[str, Any]) -> Fetched | None:
+    """The fetch, with no transaction open: no lock (SQLite's single writer lock, or a row's) is held across
+    a request that may take the whole timeout. None when the product is gone."""
+    async with db.read() as session:
+        url = await session.scalar(select(Product.url).where(Product.id == payload.get("product_id")))
+    if url is None:
+        return None
+    return Fetched(*await _outcome(url))
+
+
 async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
-    product = await session.get(Product, payload.get("product_id"))
+    """Record what the fetch found, in the transaction that marks the job done."""
+    fetched = payload.get(outbox.PREPARED)
+    if not isinstance(fetched, Fetched):
+        return
+    product = await session.get(
+        Product, payload.get("product_id"), with_for_update=True, populate_existing=True
+    )
     if product is None:
         return
-    product_id, url, started = product.id, product.url, utcnow()
-    # Nothing is written yet: end the job's transaction so that no lock (SQLite's single writer lock, or
-    # the job row's) is held across a fetch that may take the whole timeout. The result and the job's
-    # completion are then written together in the transaction that follows.
-    await session.commit()
-    status, reason, offer = await _outcome(url)
-    locked = await _relock(session, product_id, started)
-    if locked is None:
-        return
-    if offer is not None:
+    if fetched.offer is not None:
         await record_observation(
-            session, locked, price_cents=offer.price_cents, in_stock=offer.in_stock, source="scrape"
+            session,
+            product,
+            price_cents=fetched.offer.price_cents,
+            in_stock=fetched.offer.in_stock,
+            source="scrape",
         )
-    _set(locked, status, reason)
+    _set(product, fetched.status, fetched.reason)
 
 
-SCRAPE_JOB = Job("market.scrape_price", scrape_price)
+# The fetch is bounded by the scrape timeout per hop; the lease is renewed while it runs anyway.
+SCRAPE_JOB = Job("market.scrape_price", scrape_price, prepare=prepare_scrape)
 
 
 async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:

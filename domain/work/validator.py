@@ -14,9 +14,10 @@ submission. Checks, each recorded as {check, result: pass|defer|reject, detail}:
   few recent observations to know, defers.
 
 Any reject → rejected (a price defect); else any defer → deferred (credits held); else accepted (credits
-paid, observation recorded as crowd-sourced market data). No lock is held while the URL is checked; the
-outcome is written under the submission's row lock only if it is still validating, so a duplicate
-delivery of the job changes nothing."""
+paid, observation recorded as crowd-sourced market data). The URL is checked with no transaction open (the
+job's `prepare` step); the other checks and the outcome are made under the submission's row lock in the
+transaction that marks the job done, only if it is still validating, so a duplicate delivery of the job
+changes nothing."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ from urllib.parse import urlsplit
 from sqlalchemy import and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.kernel import audit
+from domain.kernel import audit, outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM
+from domain.kernel.db import Database
 from domain.kernel.outbox import Job
 from domain.kernel.sqlutil import for_update
 from domain.market import outbound
@@ -211,10 +213,33 @@ def decide(findings: list[Finding]) -> tuple[str, str, str]:
     return "accepted", "", "accepted: " + "; ".join(f"{f.check} ok" for f in findings)
 
 
+async def prepare_validation(db: Database, payload: dict[str, Any]) -> Finding | None:
+    """The URL check, with no transaction open (no lock is held while a slow site answers): the page is
+    contacted only when the URL is on the retailer's domain. None when there is nothing to contact."""
+    async with db.read() as session:
+        sub = await session.get(WorkSubmission, payload.get("submission_id"))
+        if sub is None or sub.status != "validating":
+            return None
+        url = str(sub.submission.get("productUrl", ""))
+        retailer = await session.get(Retailer, sub.retailer_slug)
+    if retailer is None or check_domain(url, retailer).result != "pass":
+        return None
+    return await check_url(url, retailer)
+
+
 async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
-    sub = await session.get(WorkSubmission, payload.get("submission_id"))
+    """Decide the submission in the transaction that marks the job done, from the checks made here (under
+    the submission's row lock) and the URL check made before (`prepare_validation`)."""
+    sub = await session.scalar(
+        for_update(select(WorkSubmission).where(WorkSubmission.id == payload.get("submission_id")))
+    )
     if sub is None or sub.status != "validating":
         return  # a duplicate delivery after the outcome was written
+    assignment = await session.scalar(
+        for_update(select(WorkAssignment).where(WorkAssignment.id == sub.assignment_id))
+    )
+    if assignment is None:
+        return
     obs = dict(sub.submission)
     retailer = await session.get(Retailer, sub.retailer_slug)
     item = await session.get(QuoteItem, sub.item_key)
@@ -231,34 +256,28 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
             await check_retailer(session, retailer),
             await check_median(session, obs, item),
         ]
-        # End the read transaction before the network: no lock is held while a slow site answers.
-        await session.commit()
         if domain.result == "pass":
-            findings.insert(1, await check_url(obs["productUrl"], retailer))
-    sub_id = sub.id
-    locked = await session.scalar(for_update(select(WorkSubmission).where(WorkSubmission.id == sub_id)))
-    if locked is None or locked.status != "validating":
-        return  # another delivery decided it meanwhile
-    assignment = await session.scalar(
-        for_update(select(WorkAssignment).where(WorkAssignment.id == locked.assignment_id))
-    )
-    if assignment is None:
-        return
-    locked.checks = [f.as_dict() for f in findings]
+            url = payload.get(outbox.PREPARED)
+            if not isinstance(url, Finding):  # the retailer's domain changed since the URL was checked
+                url = Finding(
+                    "url", "defer", "the URL was not checked: the retailer changed", "url_unchecked"
+                )
+            findings.insert(1, url)
+    sub.checks = [f.as_dict() for f in findings]
     status, reason, notes = decide(findings)
     if status == "accepted":
-        await outcomes.accept(session, locked, assignment, by=VALIDATOR, notes=notes)
+        await outcomes.accept(session, sub, assignment, by=VALIDATOR, notes=notes)
     elif status == "deferred":
-        await outcomes.defer(session, locked, by=VALIDATOR, notes=notes)
+        await outcomes.defer(session, sub, by=VALIDATOR, notes=notes)
     else:
-        await outcomes.reject(session, locked, assignment, by=VALIDATOR, reason=reason, notes=notes)
+        await outcomes.reject(session, sub, assignment, by=VALIDATOR, reason=reason, notes=notes)
     await audit.record(
         session,
         SYSTEM,
         f"work.validate.{status}",
         "work_submission",
-        locked.id,
-        after={"status": status, "checks": locked.checks, "creditsAwarded": locked.credits_awarded},
+        sub.id,
+        after={"status": status, "checks": sub.checks, "creditsAwarded": sub.credits_awarded},
     )
 
 
@@ -276,4 +295,6 @@ async def validator_failed(session: AsyncSession, payload: dict[str, Any], reaso
         )
 
 
-VALIDATE_JOB = Job("work.validate_price_observation", validate, on_failure=validator_failed)
+VALIDATE_JOB = Job(
+    "work.validate_price_observation", validate, on_failure=validator_failed, prepare=prepare_validation
+)

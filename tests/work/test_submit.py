@@ -5,14 +5,18 @@ move exactly once whatever deliveries happen, concurrent submits, and spot-check
 import asyncio
 
 import pytest
+from aiohttp import web
 from sqlalchemy import func, select
 
-from domain.kernel.models import LedgerEntry
+from domain import wiring
+from domain.kernel import outbox
+from domain.kernel.models import LedgerEntry, OutboxJob
 from domain.market.models import PriceObservation
 from domain.work import validator
 from domain.work.models import WorkSubmission
 from domain.work.settings import get_work_settings
 from tests.conftest import eventually
+from tests.lock_probe import write_now
 from tests.work.support import ITEM, balance, claim, observation, submit
 
 RULES: list[tuple[dict[str, object], str]] = [
@@ -266,18 +270,27 @@ async def test_the_answer_is_202_while_the_validator_runs(hub, market, register,
     assert final["ledgerId"] == body["ledgerId"]
 
 
-async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, register, shop, monkeypatch):
-    """Two deliveries of the validator job run side by side (each as the outbox would run it, in its own
-    transaction), beside the worker's own: one outcome, one payment, one observation, one event."""
+async def test_credits_move_once_when_the_job_is_delivered_twice(
+    hub, market, register, shop, hits, monkeypatch
+):
+    """Two more deliveries of the validator job run side by side, as the outbox runs them, beside the
+    worker's own: the URL is checked by one at a time (the others are told the job is busy), and there is
+    one outcome, one payment, one observation, one event."""
     monkeypatch.setattr(get_work_settings(), "submit_wait_seconds", 0)
     agent = await register()
     before = await balance(hub, agent)
     assignment = await claim(hub, agent)
     body = await (await submit(hub, agent, assignment["id"], observation(shop, "slow-twice"))).json()
+    async with market.db.read() as session:
+        job_id = await session.scalar(
+            select(OutboxJob.id).where(OutboxJob.actor == validator.VALIDATE_JOB.name)
+        )
 
     async def deliver():
-        async with market.db.transaction() as session:
-            await validator.validate(session, {"submission_id": body["submissionId"]})
+        try:
+            await outbox.run(market.db, job_id, wiring.JOBS)
+        except outbox.Busy:
+            pass  # another delivery is checking the URL; the worker would send this one again later
 
     await asyncio.gather(deliver(), deliver())
 
@@ -298,6 +311,7 @@ async def test_credits_move_once_when_the_job_is_delivered_twice(hub, market, re
         )
     assert payments == 1
     assert crowd == 1
+    assert hits["slow-twice"] == 1  # one HEAD: no delivery checked the URL while another was at it
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert [e["type"] for e in feed["events"]] == ["work.submission.accepted"]
 
@@ -382,3 +396,45 @@ async def test_a_validator_that_gives_up_leaves_the_decision_to_a_curator(
             await session.scalars(select(AuditEntry.op).where(AuditEntry.entity_id == body["submissionId"]))
         ).all()
     assert "work.submit" in ops
+
+
+async def test_no_transaction_is_held_while_the_url_is_checked(
+    hub, market, register, aiohttp_server, monkeypatch
+):
+    """While the retailer holds the validator's request open, the test writes the submission's, the
+    assignment's and the job's rows in a transaction that may not wait (tests/lock_probe.py): it succeeds
+    only if the job holds no transaction while it waits on the network."""
+    monkeypatch.setattr(get_work_settings(), "submit_wait_seconds", 0)
+    wrote: list[str] = []
+
+    async def held(request: web.Request) -> web.Response:
+        async with market.db.read() as session:
+            sub = (await session.scalars(select(WorkSubmission))).one()
+            job_id = await session.scalar(
+                select(OutboxJob.id).where(OutboxJob.actor == validator.VALIDATE_JOB.name)
+            )
+        try:
+            await write_now(market.db, "work_submissions", [sub.id])
+            await write_now(market.db, "work_assignments", [sub.assignment_id])
+            await write_now(market.db, "outbox_jobs", [job_id])
+            wrote.append("ok")
+        except Exception as exc:  # the job held a transaction: the URL check then sees a 500
+            wrote.append(f"{type(exc).__name__}: {exc}")
+            return web.Response(status=500)
+        return web.Response(text="<html><body>paint</body></html>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/p/held", held)
+    retailer_site = await aiohttp_server(app, host="127.0.0.1")  # the retailer's domain is 127.0.0.1
+    agent = await register()
+    assignment = await claim(hub, agent)
+    resp = await submit(hub, agent, assignment["id"], observation(retailer_site, "held"))
+    body = await resp.json()
+
+    async def decided():
+        r = await hub.get(body["url"], headers=agent["headers"])
+        return r.status == 200 and await r.json()
+
+    final = await eventually(decided, timeout=30)
+    assert wrote == ["ok"]
+    assert final["status"] == "accepted", final

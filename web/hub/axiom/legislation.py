@@ -11,7 +11,13 @@ from domain.axiom import legislation
 from domain.kernel import jurisdictions
 from web.hub.auth import spend_credit, staff_context
 from web.hub.axiom.keys import METERED, citation_index, page_links
-from web.hub.axiom.schemas import IngestResult, LegislationDetail, LegislationPage, LegislationSearch
+from web.hub.axiom.schemas import (
+    IngestDoc,
+    IngestResult,
+    LegislationDetail,
+    LegislationPage,
+    LegislationSearch,
+)
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
@@ -147,7 +153,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     status=200,
     access=Staff(role=None),
     # The handler parses the body itself (domain rules beyond the model): the model documents it.
-    documented_body=legislation.IngestBody,
+    documented_body=IngestDoc,
     errors={401: "Missing or invalid staff key"},
 )
 async def ingest(request: web.Request) -> web.Response:

@@ -7,8 +7,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from domain.axiom import legislation
 from web.hub.topics.read_models import SectionNode
-from web.kernel.wire import Date, Timestamp
+from web.kernel.wire import JURISDICTION, Date, Timestamp, pattern
 
 Tier = Literal["empirical", "institutional", "derived", "contested"]
 
@@ -322,3 +323,23 @@ class Resolution(BaseModel):
     jurisdiction: str | None
     source: Literal["legislation", "topic"]
     free: bool
+
+
+# --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------
+
+
+class InstrumentDoc(legislation.InstrumentIn):
+    """An instrument, with the spellings and the id form the domain model checks put into its schema."""
+
+    id: str | None = Field(
+        default=None,
+        description="Stable id ([a-z0-9._-]); default: jurisdiction + title slug",
+        json_schema_extra=pattern(legislation.DOC_ID.pattern),
+    )
+    jurisdiction: str = Field(
+        description="AU, AU-NSW … or Cth, NSW …", json_schema_extra=pattern(JURISDICTION)
+    )
+
+
+class IngestDoc(legislation.IngestBody):
+    documents: list[InstrumentDoc] = Field(min_length=1, max_length=1000)  # type: ignore[assignment]

@@ -358,12 +358,19 @@ class FuelHistoryQuery(Model):
     days: int = Field(default=30, ge=1, le=365)
 
 
+# One to 64 item keys, separated by commas and optional spaces.
+ITEM_KEYS = r"^ *[a-z0-9_]{1,80}(?: *, *[a-z0-9_]{1,80}){0,63} *$"
+
+
 class QuoteRatesQuery(Model):
     items: str | None = Field(
         default=None,
         max_length=64 * 81,
-        description="1 to 64 comma-separated item keys (required).",
-        json_schema_extra={"pattern": r"[^\s,]", "x-required": True},
+        description="1 to 64 comma-separated item keys (required; /api/market/quote-rates/items lists them).",
+        # Item keys are lower-case letters, digits and underscores (domain/data/market/quote_items.json), so
+        # every key the operation can accept matches; the form also keeps the request line within aiohttp's
+        # 8190 bytes once percent-encoded.
+        json_schema_extra={"pattern": ITEM_KEYS, "x-required": True},
     )
 
 
