@@ -183,38 +183,30 @@ def _add_staff_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # ty
 def cmd_staff_keys(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
+    from domain.kernel.commands import with_database
     from domain.kernel.context import SYSTEM
     from domain.kernel.db import Database
-    from domain.kernel.errors import DomainError
     from domain.people import staff
 
-    async def run() -> int:
-        db = Database(settings.db_url)
-        try:
-            if args.keys_command == "create-staff":
-                async with db.transaction() as session:
-                    created = await staff.create(session, name=args.name, roles=args.role)
-                print(created["apiKey"])
-                print(
-                    f"id {created['id']} · staff {created['name']} · roles {','.join(created['roles'])} · "
-                    "store the key now: it is shown once",
-                    file=sys.stderr,
-                )
-            elif args.keys_command == "list-staff":
-                async with db.read() as session:
-                    for row in await staff.list_keys(session):
-                        print(json.dumps(row))
-            elif args.keys_command == "revoke-staff":
-                async with db.transaction() as session:
-                    print(json.dumps(await staff.revoke(session, SYSTEM, args.id)))
-            return 0
-        except DomainError as exc:
-            print(f"error: {exc.detail}", file=sys.stderr)
-            return 2
-        finally:
-            await db.dispose()
+    async def run(db: Database) -> None:
+        if args.keys_command == "create-staff":
+            async with db.transaction() as session:
+                created = await staff.create(session, name=args.name, roles=args.role)
+            print(created["apiKey"])
+            print(
+                f"id {created['id']} · staff {created['name']} · roles {','.join(created['roles'])} · "
+                "store the key now: it is shown once",
+                file=sys.stderr,
+            )
+        elif args.keys_command == "list-staff":
+            async with db.read() as session:
+                for row in await staff.list_keys(session):
+                    print(json.dumps(row))
+        elif args.keys_command == "revoke-staff":
+            async with db.transaction() as session:
+                print(json.dumps(await staff.revoke(session, SYSTEM, args.id)))
 
-    return asyncio.run(run())
+    return asyncio.run(with_database(settings, run))
 
 
 def cmd_ingest_legislation(settings: Settings, path: str) -> None:
@@ -264,41 +256,33 @@ def cmd_service_keys(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from domain.documents import servicekeys
+    from domain.kernel.commands import with_database
     from domain.kernel.context import SYSTEM
     from domain.kernel.db import Database
-    from domain.kernel.errors import DomainError
 
-    async def run() -> int:
-        db = Database(settings.db_url)
-        try:
-            if args.keys_command == "create":
-                scopes = servicekeys.parse_scopes(args.scopes)
-                async with db.transaction() as session:
-                    made = await servicekeys.create(
-                        session, SYSTEM, org_name=args.org, scopes=scopes, name=args.name
-                    )
-                print(made["apiKey"])
-                print(
-                    f"id {made['id']} · organisation {made['organisation']} · scopes "
-                    f"{','.join(made['scopes'])} · store the key now: it is shown once",
-                    file=sys.stderr,
+    async def run(db: Database) -> None:
+        if args.keys_command == "create":
+            scopes = servicekeys.parse_scopes(args.scopes)
+            async with db.transaction() as session:
+                made = await servicekeys.create(
+                    session, SYSTEM, org_name=args.org, scopes=scopes, name=args.name
                 )
-            elif args.keys_command == "list":
-                async with db.read() as session:
-                    for row in await servicekeys.list_keys(session):
-                        print(json.dumps(row))
-            elif args.keys_command == "revoke":
-                async with db.transaction() as session:
-                    row = await servicekeys.revoke(session, SYSTEM, args.id)
-                print(json.dumps(row))
-            return 0
-        except DomainError as exc:
-            print(f"error: {exc.detail}", file=sys.stderr)
-            return 2
-        finally:
-            await db.dispose()
+            print(made["apiKey"])
+            print(
+                f"id {made['id']} · organisation {made['organisation']} · scopes "
+                f"{','.join(made['scopes'])} · store the key now: it is shown once",
+                file=sys.stderr,
+            )
+        elif args.keys_command == "list":
+            async with db.read() as session:
+                for row in await servicekeys.list_keys(session):
+                    print(json.dumps(row))
+        elif args.keys_command == "revoke":
+            async with db.transaction() as session:
+                row = await servicekeys.revoke(session, SYSTEM, args.id)
+            print(json.dumps(row))
 
-    return asyncio.run(run())
+    return asyncio.run(with_database(settings, run))
 
 
 def _add_user_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -337,43 +321,33 @@ def _read_password() -> str:
 def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
+    from domain.kernel.commands import with_database
     from domain.kernel.context import SYSTEM
     from domain.kernel.db import Database
-    from domain.kernel.errors import DomainError
     from domain.people import users
 
-    async def run() -> int:
-        db = Database(settings.db_url)
-        try:
-            if args.users_command == "create":
-                password = _read_password()
-                async with db.transaction() as session:
-                    made = await users.create(
-                        session,
-                        SYSTEM,
-                        org_name=args.org,
-                        email=args.email,
-                        password=password,
-                        scopes=args.scopes,
-                    )
-                print(json.dumps(made))
-            elif args.users_command == "list":
-                async with db.read() as session:
-                    for row in await users.list_users(session, args.org):
-                        print(json.dumps(row))
-            elif args.users_command == "disable":
-                async with db.transaction() as session:
-                    print(
-                        json.dumps(await users.disable(session, SYSTEM, org_name=args.org, email=args.email))
-                    )
-            return 0
-        except DomainError as exc:
-            print(f"error: {exc.detail}", file=sys.stderr)
-            return 2
-        finally:
-            await db.dispose()
+    async def run(db: Database) -> None:
+        if args.users_command == "create":
+            password = _read_password()
+            async with db.transaction() as session:
+                made = await users.create(
+                    session,
+                    SYSTEM,
+                    org_name=args.org,
+                    email=args.email,
+                    password=password,
+                    scopes=args.scopes,
+                )
+            print(json.dumps(made))
+        elif args.users_command == "list":
+            async with db.read() as session:
+                for row in await users.list_users(session, args.org):
+                    print(json.dumps(row))
+        elif args.users_command == "disable":
+            async with db.transaction() as session:
+                print(json.dumps(await users.disable(session, SYSTEM, org_name=args.org, email=args.email)))
 
-    return asyncio.run(run())
+    return asyncio.run(with_database(settings, run))
 
 
 def main(argv: list[str] | None = None) -> int:
