@@ -44,12 +44,17 @@ async def _wait_for_stop(lifeline: int | None = None) -> None:
 
 
 async def _serve(
-    settings: Settings, *, apps: bool, scheduler: bool, supervised: Supervised | None = None
+    settings: Settings,
+    *,
+    apps: bool,
+    scheduler: bool,
+    supervised: Supervised | None = None,
+    metrics_port: bool = False,
 ) -> None:
     from aiohttp import web
 
     from runtime.process import Runtime
-    from web.app import create_docs_app, create_hub_app
+    from web.app import create_docs_app, create_hub_app, create_metrics_app
     from web.kernel.server import Runner
 
     embedded = not settings.redis_url
@@ -85,6 +90,13 @@ async def _serve(
                     "SQLite" if settings.is_sqlite else "PostgreSQL",
                     "Redis" if settings.redis_url else "in-process",
                 )
+        elif metrics_port:
+            # `concord scheduler`: its sweep metrics on CONCORD_METRICS_PORT, as a worker pod's are.
+            runner = Runner(create_metrics_app(rt), access_log=None)
+            await runner.setup()
+            await web.TCPSite(runner, settings.host, settings.metrics_port).start()
+            runners.append(runner)
+            log.info("scheduler metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
         await _wait_for_stop(supervised.lifeline if supervised is not None else None)
     finally:
         for runner in runners:
@@ -390,7 +402,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_serve(settings, args)
     elif args.command == "scheduler":
         metrics_dir.configure(settings)
-        asyncio.run(_serve(settings, apps=False, scheduler=True))
+        asyncio.run(_serve(settings, apps=False, scheduler=True, metrics_port=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):
         return cmd_service_keys(settings, args)
     return 0

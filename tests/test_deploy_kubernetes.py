@@ -202,7 +202,7 @@ def test_each_process_gets_only_the_secrets_it_uses():
             "CONCORD_METRICS_TOKEN",
         },
         "concord-worker/worker": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL", "CONCORD_METRICS_TOKEN"},
-        "concord-scheduler/scheduler": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL"},
+        "concord-scheduler/scheduler": {"CONCORD_DATABASE_URL", "CONCORD_REDIS_URL", "CONCORD_METRICS_TOKEN"},
         "concord-migrate/migrate": {"CONCORD_DATABASE_URL"},
         "concord-migrate/seed": {"CONCORD_DATABASE_URL"},
     }
@@ -292,6 +292,19 @@ def test_a_worker_pod_serves_the_samples_of_all_its_processes():
     web = web_pod()["spec"]["containers"][0]
     assert "CONCORD_METRICS_DIR" not in {v["name"] for v in web["env"]}
     assert config()["CONCORD_WEB_PROCESSES"] == "1"
+
+
+def test_a_scheduler_pod_serves_its_sweep_metrics():
+    """`concord scheduler` serves /metrics on CONCORD_METRICS_PORT (tests/test_observability.py scrapes it):
+    the pod declares that port and the scrape annotation names it, with the token as on the other pods."""
+    pod = of_kind("Deployment")["concord-scheduler"]["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert container["command"] == ["concord", "scheduler"]
+    env = {v["name"]: v for v in container["env"]}
+    port = Settings.model_validate({"metrics_port": env["CONCORD_METRICS_PORT"]["value"]}).metrics_port
+    assert {p["name"]: p["containerPort"] for p in container["ports"]} == {"metrics": port}
+    assert pod["metadata"]["annotations"]["prometheus.io/port"] == str(port)
+    assert env["CONCORD_METRICS_TOKEN"]["valueFrom"]["secretKeyRef"]["optional"] is True
 
 
 # --- commands, image, security -------------------------------------------------------------------------

@@ -453,3 +453,35 @@ async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
             assert stop(proc, timeout=90) == 0
     finally:
         stop(worker, timeout=60)
+
+
+async def test_the_scheduler_alone_serves_its_sweep_metrics(runtime, tmp_path: Path):
+    """`concord scheduler` runs no app, so it shows its sweep runs on CONCORD_METRICS_PORT (a scheduler pod
+    shares no metrics directory with a web pod), behind the token like every /metrics."""
+    metrics_port = free_port()
+    env = {
+        "CONCORD_METRICS_PORT": str(metrics_port),
+        "CONCORD_METRICS_TOKEN": "scheduler-metrics-token",
+        "CONCORD_SWEEP_INTERVAL_SCALE": "0.01",
+        "CONCORD_QUEUE_NAMESPACE": f"concord-sched-{RUN_ID}",
+    }
+    proc = start([command("concord"), "scheduler"], env, tmp_path / "scheduler.log")
+    try:
+        auth = {"Authorization": "Bearer scheduler-metrics-token"}
+        async with aiohttp.ClientSession() as http:
+
+            async def swept() -> str | None:
+                try:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics", headers=auth) as r:
+                        text = await r.text()
+                except aiohttp.ClientError:
+                    return None
+                return text if value(text, "concord_sweep_runs_total", outcome="ok") >= 2 else None
+
+            text = await eventually(swept, timeout=60, interval=0.5)
+            assert value(text, "concord_sweep_duration_seconds_count") >= 2
+            assert value(text, "concord_sweep_runs_total", outcome="failed") == 0
+            async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                assert r.status == 401
+    finally:
+        assert stop(proc, timeout=60) == 0, (tmp_path / "scheduler.log").read_text()

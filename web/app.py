@@ -100,6 +100,16 @@ def create_hub_app(rt: Runtime) -> web.Application:
     return app
 
 
+def create_metrics_app(rt: Runtime) -> web.Application:
+    """`/metrics` alone, for a process that serves no app (`concord scheduler`): its sweep runs would
+    otherwise be seen only where it shares `CONCORD_METRICS_DIR` with a web process, never in Kubernetes."""
+    app = web.Application()
+    app[RUNTIME] = rt
+    app[ERROR_STYLE] = "hub"
+    metrics_route.add_routes(app)
+    return app
+
+
 def create_docs_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt,

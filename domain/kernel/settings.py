@@ -246,8 +246,8 @@ class Settings(BaseSettings):
         default=9191,
         ge=1,
         le=65535,
-        description="Port of a worker machine's /metrics (`dramatiq workers.main --fork-function "
-        "workers.exposition:serve`), on `CONCORD_HOST`.",
+        description="Port of /metrics where no web app runs: a worker machine's (`dramatiq workers.main "
+        "--fork-function workers.exposition:serve`) and `concord scheduler`'s, on `CONCORD_HOST`.",
     )
     metrics_token: str | None = Field(
         default=None,
