@@ -169,4 +169,6 @@ async def test_openapi_documents_the_axiom_operations(hub):
     assert paths["/api/axiom/resolve"]["get"].get("security") is None
     assert "staffBearer" in spec["components"]["securitySchemes"]
     ingest = paths["/api/axiom/legislation/ingest"]["post"]
-    assert ingest["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith("IngestBody")
+    assert ingest["requestBody"]["content"]["application/json"]["schema"]["$ref"].endswith(
+        "IngestDoc"
+    )  # IngestBody, documented strictly

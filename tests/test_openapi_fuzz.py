@@ -182,9 +182,13 @@ docs_schema = _schema("docs")
 
 def _refused_cleanly(case: Any, response: Any, app: str) -> None:
     """An operation of MAY_REFUSE_VALID that refused schema-valid input did so with the app's error body,
-    naming the field whose rule the schema cannot state."""
+    naming the field whose rule the schema cannot state (a page, the OAuth consent page, with a page saying
+    why)."""
     positive = case.meta is None or case.meta.generation.mode.is_positive
     if response.status_code != 400 or not positive or case.operation.label not in MAY_REFUSE_VALID[app]:
+        return
+    if any(v.startswith("text/html") for v in response.headers.get("content-type", [])):
+        assert "<h1" in response.text, (case.operation.label, response.text[:200])  # a page saying why
         return
     body = response.json()
     assert isinstance(body.get("detail"), str), (case.operation.label, body)

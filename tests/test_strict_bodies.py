@@ -1,8 +1,11 @@
 """A JSON body is validated as strictly as its JSON Schema reads (issue 14): no value is coerced from another
 JSON type, so what /openapi.json refuses the operation refuses too, with a 400 naming the field; an integer
-field takes 9.0 as JSON Schema does; a query parameter given twice is refused, not read as its first."""
+field takes 9.0 as JSON Schema does; a query parameter given twice is refused, not read as its first; a form
+that cannot be parsed is a 400."""
 
 from __future__ import annotations
+
+import pytest
 
 TOPIC = {"title": "Strict bodies", "content": "# A\n\nSome text here.\n", "tier": "empirical"}
 
@@ -58,3 +61,19 @@ async def test_a_repeated_query_parameter_is_refused(hub):
     assert body["field"] == "limit"
     assert "once" in body["detail"]
     assert (await hub.get("/api/pact/topics?limit=5")).status == 200
+
+
+@pytest.mark.parametrize(
+    ("app", "path"),
+    [("hub", "/review/sign-in"), ("docs", "/oauth/authorize"), ("docs", "/share/not-a-token/verify")],
+)
+async def test_an_unreadable_form_is_a_400_not_a_500(hub, docs, app, path):
+    """A form body aiohttp cannot parse (multipart without its boundary, or without its closing one) is the
+    client's mistake, whichever page's form it was posted to."""
+    client = hub if app == "hub" else docs
+    for content_type, body in (
+        ("multipart/form-data", b"email=a%40b.example"),
+        ("multipart/form-data; boundary=xx", b'--xx\r\nContent-Disposition: form-data; name="a"\r\n\r\nv'),
+    ):
+        resp = await client.post(path, data=body, headers={"Content-Type": content_type})
+        assert 400 <= resp.status < 500, (path, content_type, resp.status, await resp.text())

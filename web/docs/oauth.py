@@ -34,6 +34,7 @@ from web.docs.oauth_schemas import (
     TokenRequest,
     TokenResponse,
 )
+from web.kernel.forms import posted
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response, nul_field, read_json
 
@@ -198,7 +199,7 @@ def _basic(request: web.Request) -> tuple[str, str] | None:
 async def _form(request: web.Request, known: Collection[str]) -> dict[str, str]:
     if request.content_type != FORM:
         raise OAuthError("invalid_request", f"send the parameters as {FORM}")
-    data = await request.post()
+    data = await posted(request)
     found: dict[str, str] = {}
     for name in data:
         if name not in known:

@@ -24,6 +24,7 @@ from domain.people import user_sessions as sessions
 from domain.people.oauth_grants import AuthorizationRequest, NotRedirectable, Redirectable
 from web.docs import oauth_html, oauth_urls
 from web.docs.oauth_schemas import AuthorizeForm, AuthorizeQuery
+from web.kernel.forms import posted
 from web.kernel.html import SECURITY_HEADERS
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes
@@ -120,7 +121,7 @@ async def authorize_page(request: web.Request) -> web.StreamResponse:
     content_type=HTML,
 )
 async def authorize_form(request: web.Request) -> web.StreamResponse:
-    data = await request.post()
+    data = await posted(request)
     try:
         req = await _checked(request, data)
     except NotRedirectable as exc:

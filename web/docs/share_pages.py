@@ -15,6 +15,7 @@ from domain.documents import sharing
 from domain.kernel.errors import DomainError, Forbidden
 from web.docs import share_html
 from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
+from web.kernel.forms import posted
 from web.kernel.request import context, runtime
 from web.kernel.routing import Routes
 
@@ -86,7 +87,7 @@ async def _form(request: web.Request) -> tuple[sharing.Visit, dict[str, str]]:
         link, _ = await sharing.live_link(session, token)
         cookie = session_cookie(request, link.id)
         found = await sharing.visit(session, token, cookie)
-    data = await request.post()
+    data = await posted(request)
     form = {k: v for k, v in data.items() if isinstance(v, str)}
     if found.session is None or not sharing.csrf_ok(cookie, link.id, form.get("csrf")):
         raise Forbidden(

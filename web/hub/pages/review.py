@@ -33,6 +33,7 @@ from web.hub.pages.session import (
     take_flash,
     ttl,
 )
+from web.kernel.forms import posted
 from web.kernel.html import Markup, page
 from web.kernel.request import context, runtime
 
@@ -76,7 +77,7 @@ def refusal(
 
 async def read_form(request: web.Request) -> dict[str, str]:
     """The posted form's text fields (a file part or a NUL character reads as nothing)."""
-    data = await request.post()
+    data = await posted(request)
     return {k: v for k, v in data.items() if isinstance(v, str) and "\x00" not in v}
 
 
