@@ -199,16 +199,28 @@ def _checked(
     return AuthorizationRequest(client, redirect_uri, state, challenge, scopes, resource)
 
 
+def chosen_scopes(req: AuthorizationRequest, ticked: list[str]) -> list[str]:
+    """The scopes the person left ticked on the consent page, in the fixed order. Only scopes the request
+    asked were offered: any other (a forged field) raises ValueError naming it, and is never granted."""
+    extra = sorted(set(ticked) - set(req.scopes))
+    if extra:
+        raise ValueError(f"not offered to this application: {', '.join(extra)}")
+    return [s for s in req.scopes if s in ticked]
+
+
 def granted_scopes(asked: list[str], user: User) -> list[str]:
-    """What the client gets: the scopes asked that the person holds."""
+    """What the client gets: the scopes asked (and left ticked) that the person holds."""
     return [s for s in asked if s in user.scopes]
 
 
-async def issue_code(session: AsyncSession, ctx: Context, req: AuthorizationRequest, user: User) -> str:
-    """A code for an approved request (its secret: only its hash is kept)."""
-    scopes = granted_scopes(req.scopes, user)
+async def issue_code(
+    session: AsyncSession, ctx: Context, req: AuthorizationRequest, user: User, chosen: list[str]
+) -> str:
+    """A code for an approved request (its secret: only its hash is kept), carrying the scopes the person
+    `chosen` (see chosen_scopes) that she holds."""
+    scopes = granted_scopes(chosen, user)
     if not scopes:
-        raise Redirectable("access_denied", "the person holds none of the scopes asked")
+        raise Redirectable("access_denied", "the person holds none of the scopes chosen")
     code = CODE_PREFIX + secrets.token_urlsafe(32)
     now = utcnow()
     row = OAuthCode(
@@ -325,19 +337,25 @@ async def exchange_code(
 async def refresh(
     session: AsyncSession, settings: Settings, client: OAuthClient, form: Mapping[str, str]
 ) -> dict[str, Any] | Refused:
-    """grant_type=refresh_token (RFC 6749 §6): rotation; a token presented twice ends its session. The
-    grant's scopes are kept (a `scope` parameter must name known scopes; it does not narrow them)."""
+    """grant_type=refresh_token (RFC 6749 §6): rotation; a token presented twice ends its session. A
+    `scope` parameter narrows the new access token (not the grant: the next refresh without one gets the
+    whole grant again); a scope outside the grant is invalid_scope, and the refresh token stays unused."""
     token = _required(form, "refresh_token")
     if "refresh_token" not in client.grant_types:
         raise OAuthError("unauthorized_client", "this client did not register the refresh_token grant")
+    asked = form.get("scope")
+    if asked is not None:  # as on authorization: offline_access asks for nothing more
+        asked = " ".join(s for s in asked.split() if s != "offline_access") or None
     try:
-        parse_scope(form.get("scope"))
+        narrow = parse_scope(asked)
     except ValueError as exc:
         raise OAuthError("invalid_scope", str(exc)) from None
     try:
-        result = await user_sessions.refresh(session, settings, token, client_id=client.id)
+        result = await user_sessions.refresh(session, settings, token, client_id=client.id, narrow=narrow)
     except Unauthorized as exc:
         raise _grant(exc.detail) from None
+    except user_sessions.NotGranted as exc:
+        raise OAuthError("invalid_scope", str(exc)) from None
     if isinstance(result, user_sessions.Refusal):
         return Refused(_grant(result.error.detail))
     return token_response(result)

@@ -63,6 +63,10 @@ class Refusal:
     error: DomainError
 
 
+class NotGranted(Exception):
+    """A refresh asked to narrow its access token to a scope its grant does not hold."""
+
+
 def looks_like_jwt(token: str) -> bool:
     """Whether a presented credential is a JWT (three base64url parts) rather than an API key."""
     return token.startswith("eyJ") and token.count(".") == 2
@@ -138,10 +142,17 @@ def session_scopes(user: User, opened: UserSession) -> list[str]:
 
 
 def _pair(
-    session: AsyncSession, settings: Settings, user: User, org: Organisation, opened: UserSession
+    session: AsyncSession,
+    settings: Settings,
+    user: User,
+    org: Organisation,
+    opened: UserSession,
+    narrow: list[str] | None = None,
 ) -> dict[str, Any]:
     now = utcnow()
     scopes = session_scopes(user, opened)
+    if narrow is not None:
+        scopes = [s for s in scopes if s in narrow]
     audience = opened.audience or AUDIENCE
     return {
         "accessToken": _access_token(settings, user, opened.id, scopes, now, audience),
@@ -249,11 +260,18 @@ async def _end(session: AsyncSession, session_id: str, reason: str) -> bool:
 
 
 async def refresh(
-    session: AsyncSession, settings: Settings, token: str, *, client_id: str | None = None
+    session: AsyncSession,
+    settings: Settings,
+    token: str,
+    *,
+    client_id: str | None = None,
+    narrow: list[str] | None = None,
 ) -> dict[str, Any] | Refusal:
     """The next token pair for a refresh token, which is used up. A token presented again ends its
     session (the refusal is returned, to be raised once the end is committed). A session an OAuth client
-    opened is refreshed by that client only (`client_id`), a person's own sign-in without one."""
+    opened is refreshed by that client only (`client_id`), a person's own sign-in without one. `narrow`
+    limits the new access token to some of the session's scopes (RFC 6749 §6); one outside the grant
+    raises NotGranted before the token is used."""
     found = (
         await session.execute(
             select(RefreshToken, UserSession, User, Organisation)
@@ -273,6 +291,13 @@ async def refresh(
     now = utcnow()
     if row.expires_at <= now:
         raise Unauthorized("this refresh token has expired: sign in again", code="refresh_token_expired")
+    if narrow is not None:
+        granted = opened.scopes if opened.scopes is not None else user.scopes
+        outside = [s for s in narrow if s not in granted]
+        if outside:
+            raise NotGranted(f"scope: not granted to this client: {', '.join(outside)}")
+        if not [s for s in session_scopes(user, opened) if s in narrow]:
+            raise NotGranted("scope: the person no longer holds any of the scopes asked")
     # Used once, atomically: of two requests presenting the same token, one gets the pair.
     used = await session.execute(
         update(RefreshToken)
@@ -296,7 +321,7 @@ async def refresh(
             )
         )
     opened.refreshed_at = now
-    return _pair(session, settings, user, org, opened)
+    return _pair(session, settings, user, org, opened, narrow)
 
 
 async def logout(

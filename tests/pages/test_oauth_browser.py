@@ -1,8 +1,10 @@
 """The OAuth sign-in and consent page in a real headless Chromium (Debian's chromium driven by
 playwright): a person opens the page an MCP client sent her to, sees the client's name, where it sends
-her back and the scopes asked, signs in and allows, and lands on the client's redirect URI with a code
-that the token endpoint takes; a wrong password shows the page again saying so; denying sends
-error=access_denied. Screenshots go to /tmp/oauth-shots/ when that directory exists."""
+her back and the scopes asked (a checkbox each, ticked), unticks one, signs in and allows, and lands on
+the client's redirect URI with a code that the token endpoint takes for a token without the unticked
+scope (a tool needing it is refused); a wrong password shows the page again saying so, her choice kept;
+denying, or unticking every scope, sends error=access_denied. Screenshots go to /tmp/oauth-shots/ when
+that directory exists."""
 
 from __future__ import annotations
 
@@ -14,8 +16,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 import httpx
+import httpx2
 import pytest
 from aiohttp import web
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests.people.oauth_support import pkce, query_of
 
@@ -104,13 +109,21 @@ async def test_a_person_signs_in_and_allows_an_mcp_client(browser, live_docs, la
     main = await page.locator("#main").inner_text()
     assert redirect.split("/")[2] in main  # the host it sends the person back to
     assert "tap:write" in main
+    boxes = page.get_by_role("checkbox")
+    assert await boxes.count() == 3
+    for n in range(3):
+        assert await boxes.nth(n).is_checked()
     await shot(page, "oauth-consent")
 
+    await page.get_by_label("tap:write").uncheck()
+    await shot(page, "oauth-consent-unticked")
     await page.get_by_label("Email", exact=True).fill("ada@example.org")
     await page.get_by_label("Password", exact=True).fill("not the password")
     await page.get_by_role("button", name="Sign in and allow").click()
     assert await page.get_by_role("alert").inner_text() == "Wrong email or password"
     assert await page.get_by_label("Email", exact=True).input_value() == "ada@example.org"
+    assert not await page.get_by_label("tap:write").is_checked()  # her choice is kept
+    assert await page.get_by_label("tap:read").is_checked()
     await shot(page, "oauth-consent-wrong-password")
 
     await page.get_by_label("Password", exact=True).fill(PASSWORD)
@@ -132,7 +145,15 @@ async def test_a_person_signs_in_and_allows_an_mcp_client(browser, live_docs, la
     async with httpx.AsyncClient() as http:
         tokens = await http.post(f"{base}/oauth/token", data=form)
     assert tokens.status_code == 200, tokens.text
-    assert tokens.json()["scope"] == "documents:read tap:read tap:write"
+    assert tokens.json()["scope"] == "documents:read tap:read"  # tap:write was unticked
+    headers = {"Authorization": f"Bearer {tokens.json()['access_token']}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=60)) as http:
+        async with Client(streamable_http_client(f"{base}/mcp", http_client=http)) as mcp:
+            assert not (await mcp.call_tool("pact_list_documents", {})).is_error
+            args = {"documentId": "doc-x", "sectionId": "sec:a", "content": "New.", "summary": "Try."}
+            refused = await mcp.call_tool("pact_propose", args)  # needs tap:write
+            assert refused.is_error
+            assert "insufficient_scope" in refused.content[0].text  # type: ignore[union-attr]
 
 
 async def test_denying_sends_access_denied_back(browser, live_docs, landing, runtime):
@@ -142,6 +163,16 @@ async def test_denying_sends_access_denied_back(browser, live_docs, landing, run
     _, _, url = await _flow(base, redirect)
     await page.goto(url)
     await page.get_by_role("button", name="Deny").click()  # no credentials needed to say no
+    await page.wait_for_url(lambda url: url.startswith(f"{redirect}?"))
+    assert query_of(page.url)["error"] == "access_denied"
+
+    # Allowing with every scope unticked is a no as well.
+    await page.goto(url)
+    for label in ("documents:read", "tap:read", "tap:write"):
+        await page.get_by_label(label).uncheck()
+    await page.get_by_label("Email", exact=True).fill("ada@example.org")
+    await page.get_by_label("Password", exact=True).fill(PASSWORD)
+    await page.get_by_role("button", name="Sign in and allow").click()
     await page.wait_for_url(lambda url: url.startswith(f"{redirect}?"))
     assert query_of(page.url)["error"] == "access_denied"
 

@@ -15,6 +15,10 @@ from tests.people.conftest import PASSWORD
 
 REDIRECT = "http://127.0.0.1:9/callback"  # nothing listens there: the tests read the Location
 HIDDEN = re.compile(r'<input type="hidden" name="([\w]+)" value="([^"]*)">')
+TICKED = re.compile(
+    r'<input type="checkbox" form="consent" id="[\w-]+" name="grant" value="([^"]*)" checked>'
+)
+OFFERED = re.compile(r'<input type="checkbox" form="consent" id="[\w-]+" name="grant" value="([^"]*)"')
 
 
 def pkce() -> tuple[str, str]:
@@ -23,8 +27,16 @@ def pkce() -> tuple[str, str]:
     return verifier, challenge
 
 
-def hidden_fields(page: str) -> dict[str, str]:
-    return {name: html.unescape(value) for name, value in HIDDEN.findall(page)}
+def hidden_fields(page: str) -> dict[str, Any]:
+    """What the page's form posts as it stands: its hidden fields and the scopes ticked (`grant`, a list:
+    both aiohttp and httpx encode it as one field per value)."""
+    found: dict[str, Any] = {name: html.unescape(value) for name, value in HIDDEN.findall(page)}
+    found["grant"] = [html.unescape(value) for value in TICKED.findall(page)]
+    return found
+
+
+def offered_scopes(page: str) -> list[str]:
+    return [html.unescape(value) for value in OFFERED.findall(page)]
 
 
 def query_of(location: str) -> dict[str, str]:
@@ -64,12 +76,16 @@ async def consent(
     email: str = "ada@example.org",
     password: str = PASSWORD,
     decision: str = "approve",
+    grant: list[str] | None = None,
     **params: str,
 ) -> Any:
-    """Open the consent page and post its form; the response (a 303 back to the client, or a page)."""
+    """Open the consent page and post its form, with every scope ticked unless `grant` says which; the
+    response (a 303 back to the client, or a page)."""
     page = await docs.get(authorize_url(client, challenge, **params), allow_redirects=False)
     assert page.status == 200, await page.text()
     fields = hidden_fields(await page.text())
+    if grant is not None:
+        fields["grant"] = grant
     form = {**fields, "email": email, "password": password, "decision": decision}
     return await docs.post("/oauth/authorize", data=form, allow_redirects=False)
 

@@ -32,6 +32,7 @@ from tests.people.oauth_support import (
     consent,
     exchange,
     hidden_fields,
+    offered_scopes,
     pkce,
     query_of,
     register,
@@ -321,6 +322,91 @@ async def test_scopes_asked_are_narrowed_to_those_the_person_holds(docs, create_
     resp = await consent(docs, client, challenge, scope="tap:write")
     assert resp.status == 303
     assert query_of(resp.headers["Location"])["error"] == "access_denied"
+
+
+async def test_the_person_unticks_scopes_on_the_consent_page(docs, create_user):
+    await create_user()
+    client = await register(docs)
+    verifier, challenge = pkce()
+    page = await docs.get(authorize_url(client, challenge, scope="documents:read documents:write tap:read"))
+    text = await page.text()
+    # Every scope asked is offered, ticked: posting the page as it stands grants all of them.
+    assert offered_scopes(text) == ["documents:read", "documents:write", "tap:read"]
+    assert hidden_fields(text)["grant"] == offered_scopes(text)
+    code = await code_for(
+        docs, client, challenge, scope="documents:read documents:write tap:read", grant=["documents:read"]
+    )
+    resp = await exchange(docs, client, code, verifier)
+    tokens = await resp.json()
+    assert tokens["scope"] == "documents:read"  # RFC 6749 §5.1: what was granted, narrower than asked
+    claims = jwt.decode(tokens["access_token"], options={"verify_signature": False})
+    assert claims["scopes"] == ["documents:read"]
+    headers = {"Authorization": f"Bearer {tokens['access_token']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+    resp = await docs.post("/api/documents", headers=headers, data={"title": "x"})
+    assert resp.status == 403
+    assert 'scope="documents:write"' in resp.headers["WWW-Authenticate"]
+
+
+async def test_unticking_every_scope_denies_and_a_forged_scope_is_refused(docs, create_user):
+    await create_user(scopes=READ_ONLY)
+    client = await register(docs)
+    _, challenge = pkce()
+    resp = await consent(docs, client, challenge, scope="tap:read", grant=[])
+    assert resp.status == 303
+    back = query_of(resp.headers["Location"])
+    assert back["error"] == "access_denied"
+    assert back["state"] == "state-123"
+    # A scope that was not offered (the client did not ask it), or no scope at all: the page again, 400.
+    for forged in (["tap:read", "tap:write"], ["tap:read", "documents:read"], ["everything"]):
+        resp = await consent(docs, client, challenge, scope="tap:read", grant=forged)
+        assert resp.status == 400, forged
+        assert "Location" not in resp.headers
+        assert "not offered to this application" in await resp.text()
+    # Ticked, but not held by the person: nothing to grant, access_denied.
+    resp = await consent(docs, client, challenge, scope="tap:read tap:write", grant=["tap:write"])
+    assert resp.status == 303
+    assert query_of(resp.headers["Location"])["error"] == "access_denied"
+
+
+async def test_a_refresh_with_scope_narrows_the_new_access_token(docs, create_user):
+    await create_user()
+    client = await register(docs)
+    cid = client["client_id"]
+    verifier, challenge = pkce()
+    code = await code_for(docs, client, challenge, grant=["documents:read", "documents:write", "tap:read"])
+    tokens = await (await exchange(docs, client, code, verifier)).json()
+    assert tokens["scope"] == "documents:read documents:write tap:read"
+    refresh_token = tokens["refresh_token"]
+
+    async def refresh(**form: str) -> Any:
+        return await token(
+            docs, grant_type="refresh_token", refresh_token=refresh_token, client_id=cid, **form
+        )
+
+    # Outside the grant (unticked on the consent page), or unknown: invalid_scope, the token stays usable.
+    for scope, words in (
+        ("documents:read tap:write", "not granted to this client: tap:write"),
+        ("nonsense", "unknown scope"),
+    ):
+        resp = await refresh(scope=scope)
+        assert resp.status == 400
+        body = await resp.json()
+        assert body["error"] == "invalid_scope"
+        assert words in body["error_description"]
+    resp = await refresh(scope="tap:read documents:read")
+    assert resp.status == 200, await resp.text()
+    narrow = await resp.json()
+    assert narrow["scope"] == "documents:read tap:read"
+    claims = jwt.decode(narrow["access_token"], options={"verify_signature": False})
+    assert claims["scopes"] == ["documents:read", "tap:read"]
+    headers = {"Authorization": f"Bearer {narrow['access_token']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+    assert (await docs.post("/api/documents", headers=headers, data={"title": "x"})).status == 403
+    # Omitted: the whole grant again (the narrowing was for that access token only).
+    refresh_token = narrow["refresh_token"]
+    resp = await refresh()
+    assert (await resp.json())["scope"] == "documents:read documents:write tap:read"
 
 
 # ---- refusals at the token endpoint ----------------------------------------------------------------

@@ -1,6 +1,7 @@
 """HTML of the OAuth sign-in and consent page, in the apps' own layout and stylesheet (web/kernel/html.py):
 who asks (the client's name, which it chose itself, and the host it sends the person back to), what it
-asks for, the person's email and password, and the choice. No script; every value is escaped."""
+asks for (a checkbox per scope, ticked unless the person unticked it), the person's email and password,
+and the choice. No script; every value is escaped."""
 
 from __future__ import annotations
 
@@ -33,13 +34,24 @@ def consent(
     error: str | None = None,
     email: str = "",
     organisation: str = "",
+    ticked: list[str] | None = None,
     status: int = 200,
     headers: dict[str, str] | None = None,
 ) -> web.Response:
     name = req.client.client_name or "An application without a name"
     host = urlsplit(req.redirect_uri).netloc
+    chosen = req.scopes if ticked is None else ticked
+    # The checkboxes sit where the list always was, tied to the form below by its id (HTML `form`).
     scopes = join(
-        h("<li><code>{s}</code>: {words}</li>", s=s, words=SCOPE_WORDS.get(s, s)) for s in req.scopes
+        h(
+            '<li><input type="checkbox" form="consent" id="grant-{n}" name="grant" value="{s}"{on}>'
+            '<label for="grant-{n}"><code>{s}</code>: {words}</label></li>',
+            n=n,
+            s=s,
+            words=SCOPE_WORDS.get(s, s),
+            on=Markup(" checked") if s in chosen else Markup(""),
+        )
+        for n, s in enumerate(req.scopes)
     )
     alert = h('<div class="error" role="alert"><p>{e}</p></div>', e=error) if error else Markup("")
     body = h(
@@ -49,11 +61,13 @@ def consent(
 <dt>Application</dt><dd>{name}</dd>
 <dt>Sends you back to</dt><dd class="mono">{host}</dd>
 </dl>
-<p>It asks to act as you on the documents of your organisation and to:</p>
-<ul>{scopes}</ul>
-<p class="hint">It gets only those of these that you hold yourself. The application registered itself:
-approve only if you started this sign-in from it.</p>
-<form class="decision" method="post" action="/oauth/authorize">
+<fieldset>
+<legend>It asks to act as you on the documents of your organisation and to:</legend>
+<ul class="choices">{scopes}</ul>
+</fieldset>
+<p class="hint">Untick what you do not want to allow. It gets only the ticked ones that you hold yourself.
+The application registered itself: approve only if you started this sign-in from it.</p>
+<form class="decision" id="consent" method="post" action="/oauth/authorize">
 <h2>Sign in to decide</h2>
 {hidden}
 <div class="field"><label for="email">Email</label>

@@ -5,7 +5,8 @@ The page is shown only for a registered client and one of its own redirect URIs;
 back to that URI (`error`, `state`, and `iss` per RFC 9207). The form carries the request again (checked
 again on post), the person's email and password, and a CSRF token bound to a cookie the page sets
 (HttpOnly, SameSite=Strict, path /oauth). Approving signs the person in (the sign-in's rate limits apply)
-and sends her back with a code; denying sends `error=access_denied`."""
+and sends her back with a code for the scopes she left ticked (and holds); denying, or unticking every
+scope, sends `error=access_denied`."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ routes = Routes()
 
 HTML = "text/html"
 COOKIE = "concord_oauth"
+GRANT = "grant"  # the consent page's checkboxes: one per scope offered, ticked by default
 TAGS = ["OAuth"]
 ERRORS = {
     400: "No registered client, or a redirect URI it did not register: a page saying so (never a redirect)",
@@ -108,13 +110,15 @@ async def authorize_page(request: web.Request) -> web.StreamResponse:
 @routes.route(
     "POST",
     "/oauth/authorize",
-    summary="The consent page's form: sign in and allow (303 to the client's redirect URI with code, "
-    "state and iss) or deny (303 with error=access_denied); wrong credentials show the page again",
+    summary="The consent page's form: sign in and allow the ticked scopes (303 to the client's redirect URI "
+    "with code, state and iss) or deny, or untick every scope (303 with error=access_denied); wrong "
+    "credentials, or a scope that was not offered, show the page again",
     tags=TAGS,
     documented_body=AuthorizeForm,
     body_media="application/x-www-form-urlencoded",
     errors={
         **ERRORS,
+        400: ERRORS[400] + "; or a grant field naming a scope that was not offered: the page again",
         401: "Wrong email or password: the page again, saying so",
         429: "Too many sign-ins from this address or for this email: the page again, saying so",
     },
@@ -136,8 +140,9 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
             403,
         )
     decision = data.get("decision")
-    if decision == "deny":
-        description = "the person denied the request"
+    ticked = [v for v in data.getall(GRANT, []) if isinstance(v, str)]
+    if decision == "deny" or (decision == "approve" and not ticked):
+        description = "the person denied the request" if decision == "deny" else "the person granted no scope"
         raise _back(
             request,
             req.redirect_uri,
@@ -154,12 +159,17 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
             error=error[:1].upper() + error[1:],
             email=email,
             organisation=organisation,
+            ticked=ticked,
             status=status,
             headers=_headers(req),
         )
 
     if decision != "approve":
         return again("Choose Sign in and allow, or Deny.", 400)
+    try:
+        chosen = oauth_grants.chosen_scopes(req, ticked)
+    except ValueError as exc:  # a forged field: refused, never granted
+        return again(f"{GRANT}: {exc}", 400)
     if not email.strip() or not password:
         return again("Give your email and password to allow the application.", 401)
     if len(email) > 320 or len(password) > 1024 or len(organisation) > 200:  # as POST /api/auth/login
@@ -177,7 +187,7 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
             user, _org = await sessions.verify_credentials(
                 session, email=email, password=password, organisation=organisation or None
             )
-            code = await oauth_grants.issue_code(session, context(request), req, user)
+            code = await oauth_grants.issue_code(session, context(request), req, user, chosen)
     except DomainError as exc:
         return again(exc.detail, exc.status)
     except Redirectable as exc:

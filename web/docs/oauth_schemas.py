@@ -108,7 +108,10 @@ class TokenResponse(Exact):
     token_type: Literal["Bearer"]
     expires_in: int
     refresh_token: str = Field(description="Used once: the next token request gets a new one.")
-    scope: str = Field(description="The scopes granted: those asked that the person holds.")
+    scope: str = Field(
+        description="The scopes granted: those asked, left ticked on the consent page and held by the "
+        "person; after a refresh with scope, that narrower set."
+    )
 
 
 class RevokeRequest(BaseModel):
@@ -131,6 +134,10 @@ class AuthorizeForm(BaseModel):
     model_config = ConfigDict(extra="forbid", title="AuthorizeForm")
     csrf: str
     decision: Literal["approve", "deny"]
+    grant: list[str] | None = Field(
+        default=None,
+        description="The scopes the person leaves ticked, one field each; none on approve means deny.",
+    )
     email: str | None = None
     password: str | None = None
     organisation: str | None = None

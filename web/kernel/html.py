@@ -150,7 +150,9 @@ fieldset { border: 0; padding: 0; margin: 0 0 1rem; }
 legend { font-weight: 600; padding: 0; margin-bottom: .35rem; }
 label { display: block; font-weight: 600; margin: 0 0 .35rem; }
 fieldset label { display: inline; font-weight: 400; margin: 0 1.25rem 0 .35rem; }
-fieldset input[type=radio] { margin: 0; vertical-align: middle; }
+fieldset input[type=radio], fieldset input[type=checkbox] { margin: 0; vertical-align: middle; }
+ul.choices { list-style: none; padding: 0; }
+ul.choices li { margin: 0 0 .35rem; }
 form.decision h2 { margin-top: 0; }
 .hint { color: var(--muted); font-size: .9rem; margin: -.2rem 0 .5rem; }
 input[type=text], input[type=password], textarea { width: 100%; max-width: 48rem; font: inherit;
