@@ -18,7 +18,7 @@ def test_html_keeps_main_content_lists_tables_and_links():
     <main><h1>Guide</h1><p>See <a href="https://example.com/a">the docs</a>.</p>
     <ol><li>one<ul><li>inner</li></ul></li><li>two</li></ol>
     <table><thead><tr><th>Name</th><th>Qty</th></tr></thead><tbody><tr><td>Pens</td><td>3</td></tr></tbody></table>
-    <img src="data:image/png;base64,AAAA" alt="pic"></main>
+    <img src="data:image/png;base64,AAAA" alt="pic"><img alt="Org chart"><img src=""></main>
     <footer>Copyright</footer></body></html>"""
     md = convert_html.convert(html)
     assert md.startswith("# Guide")
@@ -35,6 +35,10 @@ def test_html_keeps_main_content_lists_tables_and_links():
     # An embedded image is summarised, not copied nor left as an empty link.
     assert "*(image: pic, embedded PNG image, 3 bytes)*" in md
     assert "![pic]()" not in md
+    # One with no target at all is named by its alt text (or said to have no source), never `![…]()`.
+    assert "*(image: Org chart)*" in md
+    assert "*(image: no source)*" in md
+    assert "]()" not in md
 
 
 def test_docx_outline_level_paragraphs_and_hyperlinks_become_markdown():

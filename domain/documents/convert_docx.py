@@ -233,7 +233,9 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
         for kind, rid in found.images:
             target, external = rels.get(rid, ("", False))
             if kind == "link" or external:
-                refs.append(target if re.match(r"^https?://", target) else "")
+                # A local link (file:///C:/…/chart.png) keeps its file's name only: never opened, no path.
+                local = target.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
+                refs.append(target if re.match(r"^https?://", target) else local)
             else:
                 refs.append(target.lstrip("/").removeprefix("word/"))
         # The rewritten package goes to a temporary file once it is large (mammoth reads it part by part).

@@ -51,9 +51,10 @@ class _Converter(MarkdownConverter):
     def convert_img(self, el: Tag, text: str, parent_tags: set[str]) -> str:
         src, note = image_target(el)
         alt = " ".join((attr(el, "alt") or attr(el, "title")).split()).replace("]", ")").replace("[", "(")
-        if note:
-            # An embedded image has no target to point at: say what it was rather than copy it.
-            return f"*(image: {', '.join(x for x in (alt, note) if x)})*"
+        if note or not src:
+            # An embedded image has no target to point at: say what it was rather than copy it; one with no
+            # target at all (a DOCX picture linked to nothing) is named by its alt text, never `![alt]()`.
+            return f"*(image: {', '.join(x for x in (alt, note) if x) or 'no source'})*"
         return f"![{alt}]({src})"
 
 
