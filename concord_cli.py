@@ -94,9 +94,14 @@ async def _serve(
             # `concord scheduler`: its sweep metrics on CONCORD_METRICS_PORT, as a worker pod's are.
             runner = Runner(create_metrics_app(rt), access_log=None)
             await runner.setup()
-            await web.TCPSite(runner, settings.host, settings.metrics_port).start()
             runners.append(runner)
-            log.info("scheduler metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
+            try:
+                await web.TCPSite(runner, settings.host, settings.metrics_port).start()
+                log.info("scheduler metrics on http://%s:%d/metrics", settings.host, settings.metrics_port)
+            except OSError as exc:
+                # A second scheduler on the machine (a standby) finds the port taken: it still stands for
+                # the leader lock, which matters more than its samples.
+                log.warning("scheduler metrics not served on port %d: %s", settings.metrics_port, exc)
         await _wait_for_stop(supervised.lifeline if supervised is not None else None)
     finally:
         for runner in runners:
