@@ -321,6 +321,11 @@ def _add_user_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore
     disable = users_sub.add_parser("disable", help="refuse a person's sign-ins and end their sessions")
     disable.add_argument("email")
     disable.add_argument("--org", required=True)
+    enable = users_sub.add_parser(
+        "enable", help="let a disabled person sign in again (their ended sessions stay ended)"
+    )
+    enable.add_argument("email")
+    enable.add_argument("--org", required=True)
 
 
 def _read_password() -> str:
@@ -363,6 +368,9 @@ def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
         elif args.users_command == "disable":
             async with db.transaction() as session:
                 print(json.dumps(await users.disable(session, SYSTEM, org_name=args.org, email=args.email)))
+        elif args.users_command == "enable":
+            async with db.transaction() as session:
+                print(json.dumps(await users.enable(session, SYSTEM, org_name=args.org, email=args.email)))
 
     return asyncio.run(with_database(settings, run))
 

@@ -126,13 +126,18 @@ async def list_users(session: AsyncSession, org_name: str) -> list[dict[str, Any
     return [public(user, org) for user in rows]
 
 
-async def disable(session: AsyncSession, ctx: Context, *, org_name: str, email: str) -> dict[str, Any]:
-    """Disable a person (idempotent): sign-ins are refused and every session of theirs ends at once."""
+async def _person(session: AsyncSession, org_name: str, email: str) -> tuple[User, Organisation]:
     org = await servicekeys.organisation(session, org_name, create=False)
     address = normalise_email(email)
     user = await session.scalar(select(User).where(User.org_id == org.id, User.email == address))
     if user is None:
         raise NotFound(f"no person {address} in {org.name}", code="user_not_found", field="email")
+    return user, org
+
+
+async def disable(session: AsyncSession, ctx: Context, *, org_name: str, email: str) -> dict[str, Any]:
+    """Disable a person (idempotent): sign-ins are refused and every session of theirs ends at once."""
+    user, org = await _person(session, org_name, email)
     if user.disabled_at is None:
         before = public(user, org)
         now = utcnow()
@@ -144,5 +149,18 @@ async def disable(session: AsyncSession, ctx: Context, *, org_name: str, email: 
         )
         await audit.record(
             session, ctx, "people.user.disable", "user", user.id, before=before, after=public(user, org)
+        )
+    return public(user, org)
+
+
+async def enable(session: AsyncSession, ctx: Context, *, org_name: str, email: str) -> dict[str, Any]:
+    """Let a disabled person sign in again (idempotent). Sessions ended by the disable stay ended: the
+    person signs in afresh, so a token issued before the disable never comes back to life."""
+    user, org = await _person(session, org_name, email)
+    if user.disabled_at is not None:
+        before = public(user, org)
+        user.disabled_at = None
+        await audit.record(
+            session, ctx, "people.user.enable", "user", user.id, before=before, after=public(user, org)
         )
     return public(user, org)

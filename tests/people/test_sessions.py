@@ -131,6 +131,18 @@ async def test_the_cli_refuses_bad_input_and_lists_and_disables(
     code, out = await run(["users", "disable", "nobody@example.org", "--org", "Acme"])
     assert code == 2
 
+    # Enabled again, Ada signs in to Acme afresh; the session the disable ended stays ended.
+    code, out = await run(["users", "enable", "ada@example.org", "--org", "Acme"])
+    assert code == 0, out.err
+    assert json.loads(out.out)["disabledAt"] is None
+    resp = await docs.post("/api/auth/refresh", json={"refreshToken": pair["refreshToken"]})
+    assert resp.status == 401
+    again = await login(organisation="acme")
+    assert (await docs.get("/api/documents", headers=again["headers"])).status == 200
+    code, out = await run(["users", "enable", "nobody@example.org", "--org", "Acme"])
+    assert code == 2
+    assert "nobody@example.org" in out.err
+
 
 async def test_wrong_email_or_password_answers_the_same(docs, create_user):
     await create_user()
