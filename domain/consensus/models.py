@@ -83,6 +83,8 @@ class Escalation(Base):
     resolution: Mapped[str | None] = mapped_column(Text)
     resolved_by: Mapped[str | None] = mapped_column(String(200))
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # what the answer decided on the proposal it names: approve | reject, or none
+    decision: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 

@@ -94,6 +94,7 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
             "text": esc.resolution or "",
             "answeredBy": esc.resolved_by,
             "answeredAt": iso(esc.resolved_at),
+            "decision": esc.decision,
         },
     }
 
@@ -146,6 +147,7 @@ async def answer(
     esc.resolution = text
     esc.resolved_by = reviewer.name
     esc.resolved_at = utcnow()
+    esc.decision = decision
     data = {
         "escalationId": esc.id,
         "answer": text,
@@ -174,7 +176,7 @@ async def answer(
             "proposalStatus": decided.status if decided is not None else None,
         },
     )
-    outbox.enqueue(session, ANSWER_JOB, {"escalation_id": esc.id, "decision": decision})
+    outbox.enqueue(session, ANSWER_JOB, {"escalation_id": esc.id})
     result = await _context(session, esc)
     result["decision"] = decision
     result["eventSequence"] = seq
@@ -192,7 +194,7 @@ async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
         esc = await session.get(Escalation, payload["escalation_id"])
         if esc is None:
             return
-        body = _answer_body(esc, payload.get("decision"))
+        body = _answer_body(esc)
     try:
         # DeliveryFailed is raised: the job is retried
         await webhooks.post_json(url, body, idempotency_key=f"escalation.answered:{esc.id}")
@@ -202,7 +204,7 @@ async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
         log.warning("answer to escalation %s not posted: %s", esc.id, exc)
 
 
-def _answer_body(esc: Escalation, decision: str | None) -> dict[str, Any]:
+def _answer_body(esc: Escalation) -> dict[str, Any]:
     return {
         "event": "escalation.answered",
         "escalation": {
@@ -214,7 +216,7 @@ def _answer_body(esc: Escalation, decision: str | None) -> dict[str, Any]:
             "question": esc.message,
             "status": wire_status(esc.status),
             "answer": esc.resolution,
-            "decision": decision,
+            "decision": esc.decision,
             "answeredBy": esc.resolved_by,
             "answeredAt": iso(esc.resolved_at),
         },

@@ -136,6 +136,7 @@ async def test_a_reviewer_answers_an_escalation_and_approves_its_proposal_throug
     assert f'href="/review/escalations/{esc}"' not in after
     item = await (await hub.get(f"/review/escalations/{esc}")).text()
     assert "Yes, &lt;b&gt;cut&lt;/b&gt; it." in item
+    assert "The proposal was approved." in item  # the decision stays on the answered escalation's page
 
     again = await hub.post(f"/review/escalations/{esc}/answer", data={"csrf": csrf, "answer": "again"})
     assert again.status == 409

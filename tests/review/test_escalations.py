@@ -68,6 +68,7 @@ async def test_a_reviewer_answers_a_topic_escalation_and_decides_its_proposal(
     assert (done["status"], done["decision"]) == ("answered", None)
     assert done["answer"]["text"] == "Yes, checked against the 2024 act."
     assert done["answer"]["answeredBy"] == "Rey Reviewer"
+    assert done["answer"]["decision"] is None
     events = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
     resolved = [e for e in events["events"] if e["type"] == "pact.human.resolved"]
     assert len(resolved) == 1
@@ -98,6 +99,7 @@ async def test_a_reviewer_answers_a_topic_escalation_and_decides_its_proposal(
     assert types.index("pact.proposal.merged") < len(types) - 1 - types[::-1].index("pact.human.resolved")
     one = await (await hub.get(f"/api/review/escalations/{about['escalationId']}", headers=reviewer)).json()
     assert one["answer"]["text"] == "Sound; merge it."
+    assert one["answer"]["decision"] == "approve"  # kept with the answer, not only in its response
     answered = await (
         await hub.get("/api/review/escalations?status=answered&source=topic", headers=reviewer)
     ).json()

@@ -274,11 +274,7 @@ async def answer_escalation(request: web.Request, signed_in: SignedIn) -> web.St
                 )
         except DomainError as exc:
             return await _escalation_again(request, signed_in, exc.status, _refused(exc), form)
-        done = {
-            None: "Answer sent.",
-            "approve": "Answer sent; the proposal was approved.",
-            "reject": "Answer sent; the proposal was rejected.",
-        }[decision]
+        done = f"Answer sent; {views.DECIDED[decision]}." if decision else "Answer sent."
         return see_other(request, "/review/", done)
     return await _escalation_again(request, signed_in, 400, error, form)
 

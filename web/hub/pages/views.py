@@ -12,6 +12,9 @@ from web.kernel.html import Markup, esc, h, join, when
 
 SITE = "Concord review desk"
 
+# What a reviewer's decision did to the proposal, in the flash after it and on the answered page.
+DECIDED = {"approve": "the proposal was approved", "reject": "the proposal was rejected"}
+
 
 def csrf_field(token: str) -> Markup:
     return h('<input type="hidden" name="csrf" value="{token}">', token=token)
@@ -294,12 +297,14 @@ def escalation(
             proposed=_text_block("proposed", "The proposed text", p["newContent"], "Empty."),
         )
     if e["answer"] is not None:
+        decided = e["answer"]["decision"]
         action = h(
             '<section aria-labelledby="answered"><h2 id="answered">Answered</h2><pre>{text}</pre>'
-            "<p>by {by}, {at}</p></section>",
+            "<p>by {by}, {at}</p>{decision}</section>",
             text=e["answer"]["text"],
             by=e["answer"]["answeredBy"],
             at=when(e["answer"]["answeredAt"]),
+            decision=h("<p>{d}.</p>", d=DECIDED[decided].capitalize()) if decided else Markup(""),
         )
     else:
         decision = Markup("")

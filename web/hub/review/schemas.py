@@ -40,6 +40,9 @@ class Answer(Exact):
     text: str
     answeredBy: str | None
     answeredAt: Timestamp | None
+    decision: Literal["approve", "reject"] | None = Field(
+        description="what the answer decided on the proposal the escalation names, if anything"
+    )
 
 
 class EscalationItem(Exact):
