@@ -103,6 +103,9 @@ def _truth() -> dict[str, Structure]:
         "running-heads.pdf": Structure(0, len(lay.BULLETS), 0, len(lay.BULLETS) + 2),
         "sparse-table.pdf": Structure(0, 0, len(lay.SPARSE), 0),
         "letterhead.pdf": Structure(1, 0, 0, 0),
+        "form.pdf": Structure(
+            len(lay.FORM_HEADINGS), 0, 0, len(lay.FORM_HEADINGS) + len(lay.FORM_LABELS) + 2
+        ),
         "paper.pdf": Structure(2, 0, 0, 5),
         "hyphenated.pdf": Structure(1, 0, 0, 2),
     }

@@ -1,8 +1,8 @@
 """PDFs (fpdf2) with the layouts that plain text extraction loses, each with the facts a conversion must
 keep: a receipt (and one padded with spaces, as a till prints it), a two-column page, a sparse table, a
-letterhead, a paragraph hyphenated at line ends, and pages with running heads, page numbers, a
-bulleted list and a paragraph across the page break. Text is placed at real positions, sizes and weights,
-as a word processor or a till would.
+letterhead, a work order of bold labels and values, a paragraph hyphenated at line ends, and pages with
+running heads, page numbers, a bulleted list and a paragraph across the page break. Text is placed at
+real positions, sizes and weights, as a word processor or a till would.
 
 `python -m tests.built_layouts DIR` writes them (bench/convert_compare.py converts them too)."""
 
@@ -239,6 +239,36 @@ def letterhead() -> bytes:
     return bytes(pdf.output())
 
 
+FORM_HEADINGS = ["Scope of works", "Payment terms:"]
+FORM_LABELS = ["Invoice to: Harbour Strata Pty Ltd", "Site contact: Jo Park"]
+FORM_TEXT = "Strip and reseal the shower recess; replace two cracked tiles."
+
+
+def form() -> bytes:
+    """A work order set in one size: a bold label with its value, a label and value both bold, and two
+    bold lines standing alone that head what follows (one ends in a colon, as a report's sections can)."""
+    pdf = _pdf()
+    y = 60.0
+    for i, label in enumerate(FORM_LABELS):
+        name, value = label.split(": ")
+        pdf.set_font("Helvetica", "B", 10)
+        pdf.text(50, y, name + ":")
+        pdf.set_font("Helvetica", "B" if i else "", 10)
+        pdf.text(50 + pdf.get_string_width(name + ": ") + 2, y, value)
+        y += 24
+    y += 20
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.text(50, y, FORM_HEADINGS[0])
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text(50, y + 20, FORM_TEXT)
+    y += 60
+    pdf.set_font("Helvetica", "B", 10)
+    pdf.text(50, y, FORM_HEADINGS[1])
+    pdf.set_font("Helvetica", "", 10)
+    pdf.text(50, y + 20, "Fourteen days from the invoice date.")
+    return bytes(pdf.output())
+
+
 PAPER_TITLE = "Measuring what volunteers give to a community hall"
 PAPER_AUTHORS = ["Ann Lee and Bo Chen", "ann.lee@uni.example, bo.chen@uni.example"]
 
@@ -286,6 +316,7 @@ BUILDERS: dict[str, Callable[[], bytes]] = {
     "running-heads.pdf": running_heads,
     "sparse-table.pdf": sparse_table,
     "letterhead.pdf": letterhead,
+    "form.pdf": form,
     "paper.pdf": paper,
     "hyphenated.pdf": hyphenated,
 }

@@ -94,6 +94,27 @@ def test_a_papers_title_above_email_addresses_is_still_a_heading():
         assert line in md.splitlines()
 
 
+def test_a_forms_bold_labels_are_not_headings():
+    md = convert_pdf.convert(built.form())
+    assert [ln for ln in md.splitlines() if ln.startswith("#")] == [f"## {h}" for h in built.FORM_HEADINGS]
+    for line in [*built.FORM_LABELS, built.FORM_TEXT]:
+        assert line in md.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Site contact: Jo Park", True),
+        ("Invoice to: Harbour Strata Pty Ltd", True),
+        ("Appendix B: Data tables", False),
+        ("Section 2: Scope", False),
+        ("Scope of works", False),
+    ],
+)
+def test_labels_with_values(text, label):
+    assert pdf_headings.is_label(text) is label
+
+
 def test_sparse_table_keeps_its_columns():
     md = convert_pdf.convert(built.sparse_table())
     rows = ["| " + " | ".join(row) + " |" for row in built.SPARSE]
@@ -164,6 +185,9 @@ def test_not_headings(text):
         "Section 10",
         "Appendix B",
         "Annual report 2024",
+        "Appendix B: Data tables",
+        "Case study: a community hall",
+        "Recommendations:",  # a report's section, set bold and standing alone
     ],
 )
 def test_headings(text):

@@ -15,9 +15,10 @@ left to right) and lines into cells where a gap wider than a word space separate
   at the padding. Page numbers, and running heads and feet (kept on the first page only), are dropped, so
   a paragraph runs on across a page break. A bullet or number set apart by a hanging indent starts a list
   item; consecutive items make one list.
-- Headings: a line larger than the body text, or bold at body size and standing alone, that reads as a
-  heading (domain/documents/pdf_headings.py); a letterhead (the top lines of a page with an address,
-  phone or email among them) is never a heading.
+- Headings: a line larger than the body text, or bold at body size and standing alone (and not a label
+  with its value), that reads as a heading (domain/documents/pdf_headings.py); a letterhead (the top
+  lines of a page with an address, phone or email among them) is never a heading; a bold line ending in a
+  colon and standing alone is one ('Recommendations:').
 - Hyphens at line ends: domain/documents/pdf_words.py decides between a soft break and a compound."""
 
 from __future__ import annotations
@@ -564,7 +565,13 @@ def _render(
         level = None
         if not ln.letterhead and pdf_headings.reads_as_heading(text):
             level = levels.get(ln.size)
-            if level is None and ln.bold and ln.size >= 0.9 * body and _stands_alone(lines, i):
+            if (
+                level is None
+                and ln.bold
+                and ln.size >= 0.9 * body
+                and _stands_alone(lines, i)
+                and not pdf_headings.is_label(text)
+            ):
                 level = min((max(levels.values()) + 1) if levels else 2, 4)
         if level is not None:
             flush()

@@ -38,9 +38,20 @@ _NOT_HEADING = re.compile(
 )
 
 
+# 'Site contact: Jo Park': a short label, its colon, then the value.
+_LABEL_VALUE = re.compile(r"^[^:]{1,40}:\s+\S")
+
+
 def is_contact(text: str) -> bool:
     """An address, phone, email or web line: what marks a letterhead."""
     return bool(_CONTACT.search(text))
+
+
+def is_label(text: str) -> bool:
+    """A label with its value ('Site contact: Jo Park'), not counting a numbered heading's colon
+    ('Appendix B: Data'): set bold at body size, it is a form's field, not a heading. Set larger, a
+    colon more often parts a title from its subtitle, so the caller asks only of body-size lines."""
+    return bool(_LABEL_VALUE.match(_NUMBERING.sub("", " ".join(text.split()), count=1)))
 
 
 def reads_as_heading(text: str) -> bool:
