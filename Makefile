@@ -7,6 +7,9 @@ STAMP  := $(VENV)/.installed
 MCP1_VENV  ?= .mcp1-venv
 MCP1_REQS  := tests/mcp1/requirements.txt
 MCP1_STAMP := $(MCP1_VENV)/.installed
+# pytest-xdist workers: one per core by default (each has its own database, data folder and queue
+# namespace: tests/conftest.py); TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= auto
 
 .PHONY: run test install mcp1-venv lint bench clean
 
@@ -34,7 +37,7 @@ test: $(STAMP) $(MCP1_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/mypy --python-executable $(MCP1_VENV)/bin/python tests/mcp1/drive.py
-	$(BIN)/pytest -q $(PYTEST_ARGS)
+	$(BIN)/pytest -q -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 lint: $(STAMP) $(MCP1_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy \
