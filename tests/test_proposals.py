@@ -98,6 +98,13 @@ async def test_vote_rules(hub: Any, register: Any):
     missing = "00000000-0000-4000-8000-000000000000"
     assert (await vote(hub, topic_id, missing, b, "approve", expect=404))["error"] == "proposal_not_found"
     assert (await vote(hub, topic_id, "garbage", b, "approve", expect=404))["error"] == "proposal_not_found"
+    # a proposal is voted on through its own topic only; an unknown topic is named as such
+    other_id, (other_author, *_rest) = await open_topic(hub, register)
+    elsewhere = await propose(hub, other_id, other_author)
+    assert (await vote(hub, topic_id, elsewhere["id"], b, "approve", expect=404))[
+        "error"
+    ] == "proposal_not_found"
+    assert (await vote(hub, missing, proposal["id"], b, "approve", expect=404))["error"] == "topic_not_found"
     resp = await hub.post(
         f"/api/pact/{topic_id}/proposals/{proposal['id']}/object", headers=c["headers"], json={}
     )

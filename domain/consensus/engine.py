@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, func, select, update
+from sqlalchemy import bindparam, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -91,22 +91,25 @@ def _dialect(session: AsyncSession) -> str:
     )
 
 
-# Built once, executed with parameters: a vote is one statement, refused by the (proposal, agent) unique key.
-_ADD_VOTE = {
-    name: dialect.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
-    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))
-}
+# Built once, executed with parameters. SQLite: a vote is one statement, refused by the (proposal, agent)
+# unique key, and its counter moves with the commit's flush.
+_ADD_VOTE_SQLITE = sqlite.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
 _PROPOSALS = table_of(Proposal)
-_SUPERSEDE = (
+# A merge settles its section in one statement: the merged proposal takes its accepted status and every
+# rival pending proposal on the section is superseded; the ids of the rivals come back.
+_IS_MERGED = _PROPOSALS.c.id == bindparam("merged")
+_SETTLE = (
     update(_PROPOSALS)
     .where(
         _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
         _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
         _PROPOSALS.c.section_id == bindparam("p_section_id"),
-        _PROPOSALS.c.status == "pending",
-        _PROPOSALS.c.id != bindparam("merged"),
+        or_(_IS_MERGED, _PROPOSALS.c.status == "pending"),
     )
-    .values(status="superseded", resolved_at=bindparam("p_now"))
+    .values(
+        status=case((_IS_MERGED, bindparam("p_accepted")), else_="superseded"),
+        resolved_at=bindparam("p_now"),
+    )
     .returning(_PROPOSALS.c.id)
 )
 
@@ -196,6 +199,98 @@ async def get_proposal(
     return proposal
 
 
+@dataclass(frozen=True)
+class Ballot:
+    """What a vote needs, read under the resource's lock: the proposal (None if the resource has no such
+    proposal), how many may vote on it (eligible agents but its author) and whether the voter is one."""
+
+    proposal: Proposal | None
+    voters: int
+    may_vote: bool
+
+
+async def read_ballot(session: AsyncSession, resource: Resource, proposal_id: str, actor_id: str) -> Ballot:
+    """The general way: lock the resource, then the proposal, then read the eligible voters."""
+    await resource.lock(session)
+    try:
+        proposal = await get_proposal(session, resource, proposal_id, lock=True)
+    except NotFound:
+        return Ballot(None, 0, False)
+    eligible = await resource.eligible_voters(session)
+    eligible.discard(proposal.author_id)
+    return Ballot(proposal, len(eligible), actor_id in eligible)
+
+
+_COUNTERS = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}
+
+
+def _vote_and_count(kind: str) -> Any:
+    """PostgreSQL: the vote's INSERT and its counter's increment in one statement; the counter moves only
+    if the vote went in (the (proposal, agent) unique key refuses a second one, even a racing one)."""
+    added = (
+        postgresql.insert(_VOTES)
+        .values(
+            proposal_id=bindparam("v_proposal"),
+            agent_id=bindparam("v_agent"),
+            agent_name=bindparam("v_name"),
+            kind=kind,
+            reason=bindparam("v_reason"),
+            created_at=bindparam("v_at"),
+        )
+        .on_conflict_do_nothing()
+        .returning(_VOTES.c.id)
+        .cte("added")
+    )
+    counter = _PROPOSALS.c[_COUNTERS[kind]]
+    return (
+        update(_PROPOSALS)
+        .add_cte(added)
+        .where(_PROPOSALS.c.id == bindparam("v_proposal"), exists(select(added.c.id)))
+        .values({counter: counter + 1})
+        .returning(counter)
+    )
+
+
+_VOTE_AND_COUNT = {kind: _vote_and_count(kind) for kind in VOTE_KINDS}
+
+
+async def _add_vote(
+    session: AsyncSession, proposal: Proposal, agent_id: str, agent_name: str, kind: str, reason: str | None
+) -> None:
+    column = _COUNTERS[kind]
+    now = utcnow()
+    if _dialect(session) == "postgresql":
+        params = {
+            "v_proposal": proposal.id,
+            "v_agent": agent_id,
+            "v_name": agent_name,
+            "v_reason": reason,
+            "v_at": now,
+        }
+        count = await session.scalar(_VOTE_AND_COUNT[kind], params)
+        if count is not None:
+            set_committed_value(proposal, column, count)  # the row has it already: nothing to flush
+            return
+    else:
+        row = {
+            "proposal_id": proposal.id,
+            "agent_id": agent_id,
+            "agent_name": agent_name,
+            "kind": kind,
+            "reason": reason,
+            "created_at": now,
+        }
+        if await session.scalar(_ADD_VOTE_SQLITE, row) is not None:
+            setattr(proposal, column, getattr(proposal, column) + 1)
+            return
+    existing = await session.scalar(
+        select(ProposalVote.kind).where(
+            ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == agent_id
+        )
+    )
+    raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
+
+
 async def vote(
     session: AsyncSession,
     ctx: Context,
@@ -204,10 +299,17 @@ async def vote(
     proposal_id: str,
     kind: str,
     reason: str | None = None,
+    *,
+    ballot: Ballot | None = None,
 ) -> dict[str, Any]:
+    """One agent's vote. `ballot` is what the vote needs read under the resource's lock, when the resource
+    read it in its own locking statement; otherwise it is read here (lock, proposal, voters)."""
     actor = ctx.require_actor()
-    await resource.lock(session)
-    proposal = await get_proposal(session, resource, proposal_id, lock=True)
+    if ballot is None:
+        ballot = await read_ballot(session, resource, proposal_id, actor.id)
+    proposal = ballot.proposal
+    if proposal is None:
+        raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")
     if proposal.author_id == actor.id:
         raise Forbidden("an author cannot vote on their own proposal", code="self_vote")
     if proposal.status != "pending":
@@ -216,37 +318,15 @@ async def vote(
             code="proposal_not_pending",
             status=proposal.status,
         )
-    eligible = await resource.eligible_voters(session)
-    eligible.discard(proposal.author_id)
-    if actor.id not in eligible:
+    if not ballot.may_vote:
         raise Forbidden(
             f"only agents joined to this {resource.resource_type} with a voting role may vote",
             code="not_eligible",
         )
-    # One statement: the (proposal, agent) unique key refuses a second vote, even from a racing request.
-    inserted = await session.scalar(
-        _ADD_VOTE[_dialect(session)],
-        {
-            "proposal_id": proposal.id,
-            "agent_id": actor.id,
-            "agent_name": actor.name,
-            "kind": kind,
-            "reason": reason,
-            "created_at": utcnow(),
-        },
-    )
-    if inserted is None:
-        existing = await session.scalar(
-            select(ProposalVote.kind).where(
-                ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == actor.id
-            )
-        )
-        raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
     before = snapshot(proposal)
-    column = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}[kind]
-    setattr(proposal, column, getattr(proposal, column) + 1)
+    await _add_vote(session, proposal, actor.id, actor.name, kind, reason)
     await policy.on_vote(session, ctx, proposal, kind)
-    needed = needed_for(len(eligible))
+    needed = needed_for(ballot.voters)
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
     # vote decided one, follows as pact.proposal.merged, .rejected or .objected, so a reader never takes
     # one reject vote for the rejection.
@@ -316,8 +396,22 @@ async def accept(
         return
     new_markdown = sections.replace_body(markdown, proposal.section_id, proposal.new_content)
     await resource.write(session, new_markdown, version + 1)
-    proposal.status = policy.accepted_status
-    proposal.resolved_at = now
+    settled = (
+        await session.scalars(
+            _SETTLE,
+            {
+                "p_resource_type": proposal.resource_type,
+                "p_resource_id": proposal.resource_id,
+                "p_section_id": proposal.section_id,
+                "merged": proposal.id,
+                "p_accepted": policy.accepted_status,
+                "p_now": now,
+            },
+        )
+    ).all()
+    # The row has them already: nothing left for the flush to write.
+    set_committed_value(proposal, "status", policy.accepted_status)
+    set_committed_value(proposal, "resolved_at", now)
     await events.append(
         session,
         stream_of(resource),
@@ -326,20 +420,9 @@ async def accept(
         section_id=proposal.section_id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
-    # Rival pending proposals on the section are superseded in one statement.
-    rivals = (
-        await session.scalars(
-            _SUPERSEDE,
-            {
-                "p_resource_type": proposal.resource_type,
-                "p_resource_id": proposal.resource_id,
-                "p_section_id": proposal.section_id,
-                "merged": proposal.id,
-                "p_now": now,
-            },
-        )
-    ).all()
-    for rival_id in rivals:
+    for rival_id in settled:
+        if rival_id == proposal.id:
+            continue
         loaded = session.identity_map.get(identity_key(Proposal, rival_id))
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
             set_committed_value(loaded, "status", "superseded")

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import and_, bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import engine as consensus
 from domain.consensus.models import Proposal, ProposalVote
-from domain.kernel.clock import utcnow
+from domain.kernel.clock import canonical_id, utcnow
 from domain.kernel.context import Context
-from domain.kernel.errors import Forbidden
+from domain.kernel.errors import Forbidden, NotFound
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import economy
@@ -23,6 +23,51 @@ from domain.topics.models import Topic, TopicParticipant
 
 _VOTERS = select(TopicParticipant.agent_id).where(
     TopicParticipant.topic_id == bindparam("p_topic"), TopicParticipant.left_at.is_(None)
+)
+_TP = TopicParticipant
+
+
+def _joined(agent: Any) -> Any:
+    """Is the agent a participant of the topic the statement locks (a correlated EXISTS)."""
+    return (
+        exists()
+        .where(_TP.topic_id == Topic.id, _TP.left_at.is_(None), _TP.agent_id == agent)
+        .correlate(Topic)
+    )
+
+
+# A vote reads everything it needs in one statement: the topic and the proposal, each locked (topic first,
+# the engine's order; PostgreSQL locks the rows of `OF` in the order given, and a row that waited for its lock
+# is read again as committed, which an unlocked row of the same statement would not be), how many
+# participants but the author may vote, and whether the voter is one of them.
+_BALLOT = (
+    select(
+        Topic,
+        Proposal,
+        select(func.count())
+        .where(_TP.topic_id == Topic.id, _TP.left_at.is_(None), _TP.agent_id != Proposal.author_id)
+        .correlate(Topic, Proposal)
+        .scalar_subquery(),
+        _joined(bindparam("p_agent")),
+    )
+    .join(
+        Proposal,
+        and_(
+            Proposal.id == bindparam("p_proposal"),
+            Proposal.resource_type == "topic",
+            Proposal.resource_id == Topic.id,
+        ),
+    )
+    .where(Topic.id == bindparam("p_topic"))
+    .with_for_update(of=[Topic, Proposal], key_share=True)
+    .execution_options(populate_existing=True)
+)
+# A proposal's author must have joined: read in the statement that locks the topic.
+_LOCK_FOR_PROPOSAL = (
+    select(Topic, _joined(bindparam("p_agent")))
+    .where(Topic.id == bindparam("p_topic"))
+    .with_for_update(of=Topic, key_share=True)
+    .execution_options(populate_existing=True)
 )
 
 
@@ -43,8 +88,29 @@ class TopicResource:
         self.locked = True
 
     @classmethod
-    async def locked_by_id(cls, session: AsyncSession, topic_id: str) -> TopicResource:
-        return cls(await topics.get_locked(session, topic_id), locked=True)
+    async def locked_for_proposal(
+        cls, session: AsyncSession, topic_id: str, agent_id: str
+    ) -> tuple[TopicResource, bool]:
+        """The topic, locked, and whether the agent has joined it: one statement."""
+        key = canonical_id(topic_id)
+        params = {"p_topic": key, "p_agent": agent_id}
+        row = (await session.execute(_LOCK_FOR_PROPOSAL, params)).first() if key else None
+        if row is None:
+            raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
+        return cls(row[0], locked=True), bool(row[1])
+
+    @classmethod
+    async def locked_for_vote(
+        cls, session: AsyncSession, topic_id: str, proposal_id: str, agent_id: str
+    ) -> tuple[TopicResource, consensus.Ballot]:
+        """The topic, locked, with the vote's ballot: one statement."""
+        key = canonical_id(topic_id)
+        params = {"p_topic": key, "p_proposal": canonical_id(proposal_id), "p_agent": agent_id}
+        row = (await session.execute(_BALLOT, params)).first() if key and params["p_proposal"] else None
+        if row is None:  # no such topic (404 topic_not_found) or no such proposal on it
+            return cls(await topics.get(session, topic_id)), consensus.Ballot(None, 0, False)
+        topic, proposal, voters, may_vote = row
+        return cls(topic, locked=True), consensus.Ballot(proposal, int(voters or 0), bool(may_vote))
 
     async def eligible_voters(self, session: AsyncSession) -> set[str]:
         return set((await session.scalars(_VOTERS, {"p_topic": self.topic.id})).all())
@@ -89,13 +155,13 @@ POLICY = consensus.Policy(
 )
 
 
-async def _check_can_propose(session: AsyncSession, topic: Topic, agent_id: str) -> None:
+async def _check_can_propose(session: AsyncSession, topic: Topic, agent_id: str, joined: bool) -> None:
     if topic.status in ("proposed", "rejected"):
         raise Forbidden(
             f"topic is {topic.status}: proposals open once the topic is approved by topic votes",
             code="topic_not_open",
         )
-    if not await topics.is_participant(session, topic.id, agent_id):
+    if not joined:
         raise Forbidden("join the topic before proposing (POST /api/pact/{topicId}/join)", code="not_joined")
     duty = get_settings().review_duty
     if duty:
@@ -128,8 +194,8 @@ async def _check_can_vote(session: AsyncSession, agent_id: str) -> None:
 
 async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
     actor = ctx.require_actor()
-    resource = await TopicResource.locked_by_id(session, topic_id)
-    await _check_can_propose(session, resource.topic, actor.id)
+    resource, joined = await TopicResource.locked_for_proposal(session, topic_id, actor.id)
+    await _check_can_propose(session, resource.topic, actor.id, joined)
     proposal = await consensus.propose(
         session,
         ctx,
@@ -152,9 +218,10 @@ async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict
 async def vote(
     session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str, kind: str, reason: str | None
 ) -> dict[str, Any]:
-    resource = await TopicResource.locked_by_id(session, topic_id)
-    await _check_can_vote(session, ctx.require_actor().id)
-    return await consensus.vote(session, ctx, resource, POLICY, proposal_id, kind, reason)
+    actor_id = ctx.require_actor().id
+    resource, ballot = await TopicResource.locked_for_vote(session, topic_id, proposal_id, actor_id)
+    await _check_can_vote(session, actor_id)
+    return await consensus.vote(session, ctx, resource, POLICY, proposal_id, kind, reason, ballot=ballot)
 
 
 async def list_for(session: AsyncSession, topic_id: str, *, limit: int, offset: int) -> dict[str, Any]:
