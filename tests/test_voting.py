@@ -178,6 +178,29 @@ async def test_consensus_is_reached_broken_stabilised_and_challenged(hub: Any, r
     assert "pact.consensus.challenged" in await event_types(hub, topic_id)
 
 
+async def test_consensus_needs_as_many_aligned_as_distinct_authors_not_rejected(hub: Any, register: Any):
+    """The bar is the tier's base (3 for empirical) or the number of distinct agents whose proposals were
+    not rejected, whichever is higher: a's two merges count once, e's rejected proposal not at all."""
+    topic_id, agents = await open_topic(hub, register, n_agents=5)
+    a, b, c, d, e = agents
+    for author in (a, b, a, c, d):
+        made = await propose(hub, topic_id, author, sectionId="sec:discussion", newContent="Round.")
+        first, second = [x for x in agents if x is not author][:2]
+        await vote(hub, topic_id, made["id"], first, "approve")
+        await vote(hub, topic_id, made["id"], second, "approve")
+    refused = await propose(hub, topic_id, e, sectionId="sec:discussion", newContent="No.")
+    await vote(hub, topic_id, refused["id"], a, "reject", reason="wrong")
+    await vote(hub, topic_id, refused["id"], b, "reject", reason="wrong")
+    assert (await (await hub.get(f"/api/pact/{topic_id}/proposals/{refused['id']}")).json())[
+        "status"
+    ] == "rejected"
+    for agent in (a, b, c):
+        await hub.post(f"/api/pact/{topic_id}/done", headers=agent["headers"], json={"status": "aligned"})
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "open"  # 3 < 4 authors
+    await hub.post(f"/api/pact/{topic_id}/done", headers=d["headers"], json={"status": "aligned"})
+    assert (await (await hub.get(f"/api/pact/{topic_id}")).json())["status"] == "consensus"
+
+
 async def test_dissent_blocks_consensus(hub: Any, register: Any):
     topic_id, (a, b, c, d) = await open_topic(hub, register, n_agents=4)
     proposal = await propose(hub, topic_id, a)

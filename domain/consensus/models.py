@@ -21,6 +21,11 @@ class Proposal(Base):
         # The reviewers' queue: document proposals of one status (or of any), oldest first.
         Index("ix_proposals_type_status_created", "resource_type", "status", "created_at", "id"),
         Index("ix_proposals_type_created_id", "resource_type", "created_at", "id"),
+        # A topic's standing after every merge (domain/topics/lifecycle.py): its pending count, whether any
+        # proposal merged, and its distinct authors by a skip scan, each in time independent of the
+        # topic's history.
+        Index("ix_proposals_resource_status", "resource_type", "resource_id", "status"),
+        Index("ix_proposals_resource_author", "resource_type", "resource_id", "author_id", "status"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

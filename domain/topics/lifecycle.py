@@ -12,8 +12,9 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from domain.agents.models import Agent
 from domain.consensus.models import Proposal
@@ -264,9 +265,36 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
     }
 
 
+def _distinct_authors(topic_id: Any) -> Any:
+    """How many agents authored a proposal of the topic that was not rejected, by a skip scan: each step
+    finds the next author after the last on ix_proposals_resource_author, so the cost follows the number
+    of authors, not of proposals."""
+    live = (
+        Proposal.resource_type == "topic",
+        Proposal.resource_id == topic_id,
+        Proposal.status != "rejected",
+    )
+    authors = select(func.min(Proposal.author_id).label("author")).where(*live).cte("authors", recursive=True)
+    later = aliased(Proposal)
+    following = (
+        select(func.min(later.author_id))
+        .where(
+            later.resource_type == "topic",
+            later.resource_id == topic_id,
+            later.status != "rejected",
+            later.author_id > authors.c.author,
+        )
+        .scalar_subquery()
+    )
+    authors = authors.union_all(select(following).where(authors.c.author.is_not(None)))
+    return select(func.count(authors.c.author)).scalar_subquery()
+
+
 def _standing_statement() -> Any:
-    """In one statement: aligned and dissenting done signals of active participants, pending and merged
-    proposals, and distinct authors of proposals that were not rejected (of the topic `p_topic`)."""
+    """In one statement: aligned and dissenting done signals of active participants, pending proposals,
+    whether one merged, and distinct authors of proposals that were not rejected (of the topic `p_topic`).
+    Each part reads an index range of its own (ix_proposals_resource_status, _author), so a topic with
+    10,000 proposals costs what one with 10 does."""
     topic_id: Any = bindparam("p_topic")
     active = (TopicParticipant.topic_id == topic_id, TopicParticipant.left_at.is_(None))
     of_topic = (Proposal.resource_type == "topic", Proposal.resource_id == topic_id)
@@ -274,25 +302,17 @@ def _standing_statement() -> Any:
     def signals(status: str) -> Any:
         return select(func.count()).where(*active, TopicParticipant.done_status == status).scalar_subquery()
 
-    def proposals(status: str) -> Any:
-        return select(func.count()).where(*of_topic, Proposal.status == status).scalar_subquery()
-
-    proposers = (
-        select(func.count(func.distinct(Proposal.author_id)))
-        .where(*of_topic, Proposal.status != "rejected")
-        .scalar_subquery()
-    )
-    return select(
-        signals("aligned"), signals("dissenting"), proposals("pending"), proposals("merged"), proposers
-    )
+    pending = select(func.count()).where(*of_topic, Proposal.status == "pending").scalar_subquery()
+    merged = exists().where(*of_topic, Proposal.status == "merged")
+    return select(signals("aligned"), signals("dissenting"), pending, merged, _distinct_authors(topic_id))
 
 
 _STANDING = _standing_statement()  # built once: every merge and done signal runs it
 
 
-async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, int, int]:
+async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, bool, int]:
     row = (await session.execute(_STANDING, {"p_topic": topic_id})).one()
-    return (int(row[0]), int(row[1]), int(row[2]), int(row[3]), int(row[4]))
+    return (int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]))
 
 
 async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
@@ -300,12 +320,12 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
     topic = await session.get(Topic, topic_id)
     if topic is None or topic.status in ("proposed", "rejected"):
         return topic.status if topic else "missing"
-    aligned, dissenting, pending, merged, proposers = await _standing(session, topic.id)
+    aligned, dissenting, pending, any_merged, proposers = await _standing(session, topic.id)
     ratio = aligned / (aligned + dissenting) if aligned + dissenting else 0.0
     override = get_settings().consensus_min_aligned
     base = override or TIER_BASE.get(topic.tier, 3)
     needed = base if override else max(base, proposers)
-    reached = pending == 0 and merged >= 1 and aligned >= needed and ratio >= CONSENSUS_RATIO
+    reached = pending == 0 and any_merged and aligned >= needed and ratio >= CONSENSUS_RATIO
     stream = topics.stream(topic.id)
     before = topic.status
     if topic.status in ("open", "challenged") and reached:
