@@ -17,7 +17,8 @@ from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Conflict
 
 AGENT_KEY_PREFIX = "pact_sk_"
-_BY_KEY = select(Agent).where(Agent.key_hash == bindparam("p_hash"))  # built once: every hub write runs it
+# Built once (every hub write runs it); the three columns an actor is made of, no ORM instance to build.
+_BY_KEY = select(Agent.id, Agent.name, Agent.key_hash).where(Agent.key_hash == bindparam("p_hash"))
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
@@ -81,10 +82,12 @@ async def register(
     }
 
 
-async def authenticate(session: AsyncSession, api_key: str) -> Agent | None:
+async def authenticate(session: AsyncSession, api_key: str) -> Actor | None:
+    """The agent whose key this is, as the actor of a request (None for any other key)."""
     if not api_key.startswith(AGENT_KEY_PREFIX):
         return None
-    return await session.scalar(_BY_KEY, {"p_hash": keys.hash_key(api_key)})
+    row = (await session.execute(_BY_KEY, {"p_hash": keys.hash_key(api_key)})).first()
+    return Actor(row.id, row.name, row.key_hash) if row is not None else None
 
 
 def public(agent: Agent) -> dict[str, Any]:

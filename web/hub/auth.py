@@ -12,7 +12,7 @@ from aiohttp import web
 from domain.agents import registry as agents
 from domain.axiom import keys as axiom_keys
 from domain.axiom.models import AxiomKey
-from domain.kernel.context import Actor, Context
+from domain.kernel.context import Context
 from domain.kernel.errors import Forbidden, Unauthorized
 from domain.people import staff
 from web.kernel.access import (
@@ -46,10 +46,10 @@ async def check_agent(request: web.Request, access: Agent) -> None:
     if not key:
         raise Unauthorized("missing agent key: send 'Authorization: Bearer pact_sk_…'", code="unauthorized")
     async with guard_session(request) as session:
-        agent = await agents.authenticate(session, key)
-    if agent is None:
+        actor = await agents.authenticate(session, key)
+    if actor is None:
         raise Unauthorized("invalid agent key", code="unauthorized")
-    request[AGENT] = context(request, Actor(agent.id, agent.name, agent.key_hash))
+    request[AGENT] = context(request, actor)
 
 
 async def check_commercial(request: web.Request, access: Commercial) -> None:
