@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+import pytest
 from sqlalchemy import update
 
+from domain.documents.models import Document
+from domain.review import resources as review_resources
+from tests.conftest import PG_ADMIN_URL
 from tests.documents_support import content, make_key, upload_ready
 
 MD = b"# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
@@ -182,3 +186,27 @@ async def test_votes_and_outcomes_are_distinct_events(docs, runtime):
         "pact.proposal.vote.approve",
         "pact.proposal.merged",
     ]
+
+
+@pytest.mark.skipif(
+    not PG_ADMIN_URL, reason="PostgreSQL only: SQLite's one writer rules out a commit between load and lock"
+)
+async def test_a_document_loaded_before_its_lock_is_merged_into_as_committed(docs, runtime):
+    """The review desk loads a proposal's document, then locks it: a merge committed in between must be
+    what the decision merges into, never the content read before the lock (a lost update)."""
+    key = await make_key(runtime, org="Acme", name="k")
+    doc = await upload_ready(docs, key, MD, "plan.md")
+    async with runtime.db.transaction() as desk:
+        resource, _policy = await review_resources._load(desk, "document", doc["id"])
+        _markdown, loaded_version = await resource.read(desk)
+        changed = MD.decode().replace("Money.", "Merged meanwhile.")
+        async with runtime.db.transaction() as other:
+            await other.execute(
+                update(Document)
+                .where(Document.id == doc["id"])
+                .values(content=changed, version=Document.version + 1)
+            )
+        await resource.lock(desk)
+        markdown, version = await resource.read(desk)
+    assert "Merged meanwhile." in markdown
+    assert version == loaded_version + 1

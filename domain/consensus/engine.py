@@ -15,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
+from functools import cache
 from typing import Any, Protocol
 
-from sqlalchemy import bindparam, case, exists, func, or_, select, update
+from sqlalchemy import Table, bindparam, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -52,7 +53,11 @@ class Resource(Protocol):
         """The current Markdown and version."""
         ...
 
-    async def write(self, session: AsyncSession, markdown: str, version: int) -> None: ...
+    @property
+    def row(self) -> Any:
+        """The resource's ORM row (a Topic, a Document: id, content, version, updated_at), which a merge
+        writes. Typed Any: the two models share those columns but no base class declares them."""
+        ...
 
 
 Hook = Callable[[AsyncSession, Context, Proposal], Awaitable[None]]
@@ -112,6 +117,20 @@ _SETTLE = (
     )
     .returning(_PROPOSALS.c.id)
 )
+
+
+@cache
+def _settle_writing(table: Table) -> Any:
+    """PostgreSQL: the settle statement with the resource's content, version and updated_at written by a
+    data-modifying CTE of the same statement (one round trip a merge fewer)."""
+    written = (
+        update(table)
+        .where(table.c.id == bindparam("w_id"))
+        .values(content=bindparam("w_content"), version=bindparam("w_version"), updated_at=bindparam("p_now"))
+        .returning(table.c.id)
+        .cte("written")
+    )
+    return _SETTLE.add_cte(written)
 
 
 _PROPOSAL = select(Proposal).where(
@@ -395,21 +414,27 @@ async def accept(
         )
         return
     new_markdown = sections.replace_body(markdown, proposal.section_id, proposal.new_content)
-    await resource.write(session, new_markdown, version + 1)
-    settled = (
-        await session.scalars(
-            _SETTLE,
-            {
-                "p_resource_type": proposal.resource_type,
-                "p_resource_id": proposal.resource_id,
-                "p_section_id": proposal.section_id,
-                "merged": proposal.id,
-                "p_accepted": policy.accepted_status,
-                "p_now": now,
-            },
-        )
-    ).all()
-    # The row has them already: nothing left for the flush to write.
+    row = resource.row
+    written = {"content": new_markdown, "version": version + 1, "updated_at": now}
+    params = {
+        "p_resource_type": proposal.resource_type,
+        "p_resource_id": proposal.resource_id,
+        "p_section_id": proposal.section_id,
+        "merged": proposal.id,
+        "p_accepted": policy.accepted_status,
+        "p_now": now,
+    }
+    if _dialect(session) == "postgresql":
+        # The resource's new content goes in the same statement (its row is locked already).
+        params.update({"w_id": row.id, "w_content": new_markdown, "w_version": version + 1})
+        settled = (await session.scalars(_settle_writing(row.__table__), params)).all()
+        for name, value in written.items():
+            set_committed_value(row, name, value)
+    else:
+        for name, value in written.items():
+            setattr(row, name, value)
+        settled = (await session.scalars(_SETTLE, params)).all()
+    # The rows have them already: nothing left for the flush to write.
     set_committed_value(proposal, "status", policy.accepted_status)
     set_committed_value(proposal, "resolved_at", now)
     await events.append(

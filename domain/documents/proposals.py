@@ -18,6 +18,7 @@ from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, m
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
+from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
 STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
@@ -35,7 +36,11 @@ class DocumentResource:
 
     async def lock(self, session: AsyncSession) -> None:
         if not self.locked:
-            await session.execute(select(Document.id).where(Document.id == self.doc.id).with_for_update())
+            # The row as committed when the lock is granted (populate_existing): a document loaded before
+            # the lock (the review desk's decision) must not merge into content another merge has replaced.
+            locked = await session.scalar(for_update(select(Document).where(Document.id == self.doc.id)))
+            if locked is not None:
+                self.doc = locked
             self.locked = True
 
     async def eligible_voters(self, session: AsyncSession) -> set[str]:
@@ -51,10 +56,9 @@ class DocumentResource:
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return library.require_ready(self.doc), self.doc.version
 
-    async def write(self, session: AsyncSession, markdown: str, version: int) -> None:
-        self.doc.content = markdown
-        self.doc.version = version
-        self.doc.updated_at = utcnow()
+    @property
+    def row(self) -> Document:
+        return self.doc
 
 
 POLICY = consensus.Policy(name="document", accepted_status="approved", objection_pauses=True)

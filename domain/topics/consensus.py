@@ -118,10 +118,9 @@ class TopicResource:
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return self.topic.content, self.topic.version
 
-    async def write(self, session: AsyncSession, markdown: str, version: int) -> None:
-        self.topic.content = markdown
-        self.topic.version = version
-        self.topic.updated_at = utcnow()
+    @property
+    def row(self) -> Topic:
+        return self.topic
 
 
 async def _on_created(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:
