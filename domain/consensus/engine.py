@@ -221,7 +221,8 @@ async def get_proposal(
 @dataclass(frozen=True)
 class Ballot:
     """What a vote needs, read under the resource's lock: the proposal (None if the resource has no such
-    proposal), how many may vote on it (eligible agents but its author) and whether the voter is one."""
+    proposal: the vote answers 404), how many may vote on it (eligible agents but its author) and
+    whether the voter is one."""
 
     proposal: Proposal | None
     voters: int
@@ -231,10 +232,7 @@ class Ballot:
 async def read_ballot(session: AsyncSession, resource: Resource, proposal_id: str, actor_id: str) -> Ballot:
     """The general way: lock the resource, then the proposal, then read the eligible voters."""
     await resource.lock(session)
-    try:
-        proposal = await get_proposal(session, resource, proposal_id, lock=True)
-    except NotFound:
-        return Ballot(None, 0, False)
+    proposal = await get_proposal(session, resource, proposal_id, lock=True)  # 404 proposal_not_found
     eligible = await resource.eligible_voters(session)
     eligible.discard(proposal.author_id)
     return Ballot(proposal, len(eligible), actor_id in eligible)

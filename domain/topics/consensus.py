@@ -77,7 +77,7 @@ class TopicResource:
     def __init__(self, topic: Topic, *, locked: bool = False) -> None:
         self.topic = topic
         self.resource_id = topic.id
-        self.locked = locked  # loaded with its row lock (topics.get_locked): one lock per request
+        self.locked = locked  # loaded with its row lock (locked_for_proposal, _vote): one lock per request
 
     async def lock(self, session: AsyncSession) -> None:
         if self.locked:

@@ -269,21 +269,19 @@ def _distinct_authors(topic_id: Any) -> Any:
     """How many agents authored a proposal of the topic that was not rejected, by a skip scan: each step
     finds the next author after the last on ix_proposals_resource_author, so the cost follows the number
     of authors, not of proposals."""
-    live = (
-        Proposal.resource_type == "topic",
-        Proposal.resource_id == topic_id,
-        Proposal.status != "rejected",
+
+    def live(p: Any) -> tuple[Any, ...]:
+        return (p.resource_type == "topic", p.resource_id == topic_id, p.status != "rejected")
+
+    authors = (
+        select(func.min(Proposal.author_id).label("author"))
+        .where(*live(Proposal))
+        .cte("authors", recursive=True)
     )
-    authors = select(func.min(Proposal.author_id).label("author")).where(*live).cte("authors", recursive=True)
     later = aliased(Proposal)
     following = (
         select(func.min(later.author_id))
-        .where(
-            later.resource_type == "topic",
-            later.resource_id == topic_id,
-            later.status != "rejected",
-            later.author_id > authors.c.author,
-        )
+        .where(*live(later), later.author_id > authors.c.author)
         .scalar_subquery()
     )
     authors = authors.union_all(select(following).where(authors.c.author.is_not(None)))
