@@ -9,8 +9,9 @@ request (lock a row, insert a row, update the locked row). The same client drive
 - bare: each client owns one row and loops three POSTs, each one transaction on that row.
 
 Both are run with 1 client (one topic) and with `--parallel` clients (that many topics), and the script prints
-cycles/s (a cycle is three requests), p50/p99 of a request, the server's CPU per cycle, and the ratios
-the issue asks for: concord against bare in the same configuration, and N topics against one.
+cycles/s (a cycle is three requests), p50/p99 of a request, the server's CPU per cycle, how often its
+PostgreSQL backends waited for a lock (clients share nothing, so a wait would be a global serialisation), and
+the ratios the issue asks for: concord against bare in the same configuration, and N topics against one.
 
     python -m bench.write_path [--seconds 10] [--parallel 8]
         [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
@@ -84,6 +85,7 @@ class Result:
     machine_busy: (
         float  # share of the machine's CPU time not idle during the run (every process, any session)
     )
+    lock_wait: float  # share of the server's in-transaction backend samples spent waiting for a lock
 
     @property
     def rate(self) -> float:
@@ -101,13 +103,14 @@ class Result:
         return (
             f"{label:<30}{self.rate:8.1f}{p50:8.1f}{p99:8.1f}"
             f"{self.per_cycle(self.server_cpu):8.1f}{self.per_cycle(self.db_cpu):7.1f}"
-            f"{self.per_cycle(self.client_cpu):8.1f}{self.machine_busy:7.0%}  {vs_bare}  {scale:>6}"
+            f"{self.per_cycle(self.client_cpu):8.1f}{self.machine_busy:7.0%}{self.lock_wait:7.0%}"
+            f"  {vs_bare}  {scale:>6}"
         )
 
 
 HEADER = (
-    f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}{'busy':>7}"
-    f"  {'vs bare':>6}  {'scale':>6}"
+    f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}"
+    f"{'busy':>7}{'locked':>7}  {'vs bare':>6}  {'scale':>6}"
 )
 
 
@@ -121,6 +124,28 @@ async def backend_pids(url: str, application: str) -> list[int]:
     finally:
         await conn.close()
     return [r["pid"] for r in rows]
+
+
+async def lock_waits(url: str, application: str, stop: asyncio.Event) -> float:
+    """Every 20 ms, which of the server's backends are in a transaction and which of those wait for a lock:
+    the share that waited. Each client owns its topic (or row), so any wait here is a lock two clients'
+    unrelated writes share, the global serialisation the write path must not have."""
+    conn = await asyncpg.connect(url, server_settings={"application_name": "bench-sampler"})
+    in_transaction = waiting = 0
+    try:
+        while not stop.is_set():
+            for row in await conn.fetch(
+                "SELECT state, wait_event_type FROM pg_stat_activity"
+                " WHERE datname = current_database() AND application_name = $1",
+                application,
+            ):
+                if row["state"] in ("active", "idle in transaction"):
+                    in_transaction += 1
+                    waiting += row["wait_event_type"] == "Lock"
+            await asyncio.sleep(0.02)
+    finally:
+        await conn.close()
+    return waiting / max(in_transaction, 1)
 
 
 async def drive(
@@ -147,13 +172,17 @@ async def drive(
 
         backends = await backend_pids(*db)
         cpu0, db0, own0, idle0 = cpu_by_pid(pids), cpu_by_pid(backends), time.process_time(), machine_idle()
+        stop = asyncio.Event()
+        sampler = asyncio.create_task(lock_waits(*db, stop))
         began = time.perf_counter()
         await asyncio.gather(*(client(n) for n in range(clients)))
         elapsed = time.perf_counter() - began
+        stop.set()
+        lock_wait = await sampler
         server, own, idle = cpu_since(cpu0, pids), time.process_time() - own0, machine_idle() - idle0
         db_cpu = cpu_since(db0, sorted(set(backends) | set(await backend_pids(*db))))
     busy = 1 - idle / (elapsed * (os.cpu_count() or 1))
-    return Result(done, elapsed, latencies, server, db_cpu, own, busy)
+    return Result(done, elapsed, latencies, server, db_cpu, own, busy, lock_wait)
 
 
 async def timed_post(
@@ -362,7 +391,8 @@ async def main() -> None:
     seconds = f"{args.seconds:.0f} s a row"
     print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
     print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
-    print("busy: share of the whole machine's CPU in use during the row (other sessions' work included)")
+    print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
+    print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock")
     print(HEADER)
     print(results["bare 1"].line("bare aiohttp+asyncpg, 1 row", None, None))
     print(results[f"bare {p}"].line(f"bare aiohttp+asyncpg, {p} rows", None, results["bare 1"]))
