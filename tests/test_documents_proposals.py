@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 
 import pytest
@@ -70,6 +71,46 @@ async def test_two_approvals_merge_and_votes_are_counted(docs, runtime):
     assert resp.status == 400
     resp = await docs.get(f"{base}/content", headers=a["headers"])
     assert (await resp.json())["version"] == 2
+
+
+async def test_approvals_needed_count_only_active_voting_agents_but_the_author(docs, runtime):
+    (a, b, obs, gone), doc, base = await _team(
+        docs, runtime, roles=("editor", "reviewer", "observer", "reviewer")
+    )
+    resp = await docs.delete(f"{base}/leave", headers=gone["headers"])
+    assert resp.status == 200, await resp.text()
+    prop = await _propose(docs, a, base)
+    resp = await docs.post(f"{base}/proposals/{prop['proposalId']}/approve", headers=gone["headers"])
+    assert resp.status == 403  # left: no longer a member
+    # Eligible: the one reviewer (the author, the observer and the agent who left do not count): one approval.
+    resp = await docs.post(f"{base}/proposals/{prop['proposalId']}/approve", headers=b["headers"])
+    vote = await resp.json()
+    assert (vote["status"], vote["requiredApprovals"]) == ("approved", 1)
+    assert "## Budget\n\nMore money.\n\n## Risks" in await content(docs, a, doc["id"])
+
+
+async def test_many_approvals_at_once_approve_exactly_once(docs, runtime):
+    keys, doc, base = await _team(docs, runtime, roles=("editor", *["reviewer"] * 6))
+    prop = await _propose(docs, keys[0], base)
+    url = f"{base}/proposals/{prop['proposalId']}/approve"
+
+    async def approve(key):
+        resp = await docs.post(url, headers=key["headers"])
+        return resp.status, await resp.json()
+
+    answers = await asyncio.gather(*(approve(key) for key in keys[1:]))
+    accepted = [body for status, body in answers if status == 200]
+    assert sorted(body["status"] for body in accepted) == ["approved", "pending"]
+    assert {(status, body.get("code")) for status, body in answers if status != 200} == {
+        (409, "proposal_not_pending")
+    }
+    resp = await docs.get(f"{base}/proposals?status=approved", headers=keys[0]["headers"])
+    approved = (await resp.json())["proposals"]
+    assert [p["votes"] for p in approved] == [{"approve": 2, "reject": 0, "object": 0}]
+    resp = await docs.get(f"{base}/content", headers=keys[0]["headers"])
+    merged = await resp.json()
+    assert merged["version"] == 2  # merged once
+    assert merged["content"].count("More money.") == 1
 
 
 async def test_reject_needs_a_reason_and_object_pauses(docs, runtime):

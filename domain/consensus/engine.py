@@ -1,7 +1,8 @@
 """The consensus engine shared by topics and documents.
 
-A resource (topic or document) plugs in through `Resource` (who may vote, its Markdown and version, its
-event stream) and a `Policy` (how votes become an outcome). The engine owns the proposal lifecycle:
+A resource (topic or document) plugs in through `Resource` (its lock, Markdown, version and row), a
+`Ballot` it reads for each vote (the proposal and who may vote, in the statement that locks them) and a
+`Policy` (how votes become an outcome). The engine owns the proposal lifecycle:
 create → votes → accepted (merged/approved) | rejected | objected | expired | superseded.
 
 Concurrency: every write first locks the resource row, then the proposal row, so all proposal
@@ -44,10 +45,6 @@ class Resource(Protocol):
     resource_id: str
 
     async def lock(self, session: AsyncSession) -> None: ...
-
-    async def eligible_voters(self, session: AsyncSession) -> set[str]:
-        """Agent ids that may vote (joined, active, with a voting role); the engine drops the author."""
-        ...
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         """The current Markdown and version."""
@@ -220,22 +217,13 @@ async def get_proposal(
 
 @dataclass(frozen=True)
 class Ballot:
-    """What a vote needs, read under the resource's lock: the proposal (None if the resource has no such
-    proposal: the vote answers 404), how many may vote on it (eligible agents but its author) and
-    whether the voter is one."""
+    """What a vote needs, read by the resource under its lock with the proposal locked too (each resource
+    in one statement): the proposal (None if the resource has no such proposal: the vote answers 404), how
+    many may vote on it (agents joined with a voting role, its author aside) and whether the voter is one."""
 
     proposal: Proposal | None
     voters: int
     may_vote: bool
-
-
-async def read_ballot(session: AsyncSession, resource: Resource, proposal_id: str, actor_id: str) -> Ballot:
-    """The general way: lock the resource, then the proposal, then read the eligible voters."""
-    await resource.lock(session)
-    proposal = await get_proposal(session, resource, proposal_id, lock=True)  # 404 proposal_not_found
-    eligible = await resource.eligible_voters(session)
-    eligible.discard(proposal.author_id)
-    return Ballot(proposal, len(eligible), actor_id in eligible)
 
 
 _COUNTERS = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}
@@ -317,13 +305,10 @@ async def vote(
     kind: str,
     reason: str | None = None,
     *,
-    ballot: Ballot | None = None,
+    ballot: Ballot,
 ) -> dict[str, Any]:
-    """One agent's vote. `ballot` is what the vote needs read under the resource's lock, when the resource
-    read it in its own locking statement; otherwise it is read here (lock, proposal, voters)."""
+    """One agent's vote, on the `ballot` its resource read under its lock."""
     actor = ctx.require_actor()
-    if ballot is None:
-        ballot = await read_ballot(session, resource, proposal_id, actor.id)
     proposal = ballot.proposal
     if proposal is None:
         raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")

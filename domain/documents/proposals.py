@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import and_, bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
@@ -16,12 +16,44 @@ from domain.documents import library, locks
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
 STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
+
+
+_DA = DocumentAgent
+
+
+def _voter(*conditions: Any) -> Any:
+    """Active agents of the proposal's document with a voting role, its author aside."""
+    return and_(
+        _DA.document_id == Proposal.resource_id,
+        _DA.status == "active",
+        _DA.role.in_(WRITER_ROLES),
+        _DA.id != Proposal.author_id,
+        *conditions,
+    )
+
+
+# A vote reads its proposal (locked: the document is already), how many may vote on it and whether the voter
+# may, in one statement.
+_BALLOT = (
+    select(
+        Proposal,
+        select(func.count()).where(_voter()).correlate(Proposal).scalar_subquery(),
+        exists().where(_voter(_DA.id == bindparam("p_agent"))).correlate(Proposal),
+    )
+    .where(
+        Proposal.id == bindparam("p_proposal"),
+        Proposal.resource_type == "document",
+        Proposal.resource_id == bindparam("p_document"),
+    )
+    .with_for_update(of=Proposal, key_share=True)
+    .execution_options(populate_existing=True)
+)
 
 
 class DocumentResource:
@@ -43,15 +75,17 @@ class DocumentResource:
                 self.doc = locked
             self.locked = True
 
-    async def eligible_voters(self, session: AsyncSession) -> set[str]:
-        rows = await session.scalars(
-            select(DocumentAgent.id).where(
-                DocumentAgent.document_id == self.doc.id,
-                DocumentAgent.status == "active",
-                DocumentAgent.role.in_(WRITER_ROLES),
-            )
-        )
-        return set(rows.all())
+    async def ballot(self, session: AsyncSession, proposal_id: str, agent_id: str) -> consensus.Ballot:
+        """The vote's ballot under the document's lock (already held when loaded with `library.get`'s
+        for_update): one statement."""
+        await self.lock(session)
+        key = canonical_id(proposal_id)
+        params = {"p_proposal": key, "p_document": self.doc.id, "p_agent": agent_id}
+        row = (await session.execute(_BALLOT, params)).first() if key else None
+        if row is None:
+            return consensus.Ballot(None, 0, False)
+        proposal, voters, may_vote = row
+        return consensus.Ballot(proposal, int(voters or 0), bool(may_vote))
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return library.require_ready(self.doc), self.doc.version
@@ -129,14 +163,10 @@ async def vote(
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     _can(agent, "vote")
+    resource = DocumentResource(doc, locked=True)
+    ballot = await resource.ballot(session, proposal_id, agent.id)
     result = await consensus.vote(
-        session,
-        agent_ctx(caller, agent),
-        DocumentResource(doc, locked=True),
-        POLICY,
-        proposal_id,
-        kind,
-        reason,
+        session, agent_ctx(caller, agent), resource, POLICY, proposal_id, kind, reason, ballot=ballot
     )
     return {
         "proposalId": result["proposalId"],

@@ -21,9 +21,6 @@ from domain.topics import lifecycle as topic_lifecycle
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicParticipant
 
-_VOTERS = select(TopicParticipant.agent_id).where(
-    TopicParticipant.topic_id == bindparam("p_topic"), TopicParticipant.left_at.is_(None)
-)
 _TP = TopicParticipant
 
 
@@ -111,9 +108,6 @@ class TopicResource:
             return cls(await topics.get(session, topic_id)), consensus.Ballot(None, 0, False)
         topic, proposal, voters, may_vote = row
         return cls(topic, locked=True), consensus.Ballot(proposal, int(voters or 0), bool(may_vote))
-
-    async def eligible_voters(self, session: AsyncSession) -> set[str]:
-        return set((await session.scalars(_VOTERS, {"p_topic": self.topic.id})).all())
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return self.topic.content, self.topic.version
