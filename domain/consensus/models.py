@@ -52,10 +52,11 @@ class Proposal(Base):
 
 class ProposalVote(Base):
     __tablename__ = "proposal_votes"
+    # The unique key also serves every lookup by proposal: no index of proposal_id alone.
     __table_args__ = (UniqueConstraint("proposal_id", "agent_id", name="uq_proposal_votes_pair"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    proposal_id: Mapped[str] = mapped_column(ForeignKey("proposals.id"), index=True)
+    proposal_id: Mapped[str] = mapped_column(ForeignKey("proposals.id"))
     agent_id: Mapped[str] = mapped_column(String(36), index=True)
     agent_name: Mapped[str] = mapped_column(String(200))
     kind: Mapped[str] = mapped_column(String(10))  # approve | reject | object
