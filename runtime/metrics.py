@@ -56,6 +56,7 @@ class Metrics:
                 "(runtime/metrics_dir.py)"
             )
         self.directory = directory
+        self._request_children: dict[tuple[str, str, str, int], tuple[Counter, Histogram]] = {}
         self.registry = CollectorRegistry()
         reg = self.registry
         self.requests = Counter(
@@ -101,8 +102,18 @@ class Metrics:
 
     def request(self, app: str, method: str, route: str, status: int, seconds: float) -> None:
         method = method if method in METHODS else "other"
-        self.requests.labels(app, method, route, str(status)).inc()
-        self.request_seconds.labels(app, method, route).observe(seconds)
+        key = (app, method, route, status)
+        children = self._request_children.get(key)
+        if children is None:
+            # `labels()` validates its values and finds the child under a lock, each request: looked up once
+            # per label set here (a bounded set: route templates, known methods, statuses) and kept.
+            children = (
+                self.requests.labels(app, method, route, str(status)),
+                self.request_seconds.labels(app, method, route),
+            )
+            self._request_children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     def job(self, queue: str, actor: str, outcome: str, seconds: float | None = None) -> None:
         self.jobs.labels(queue, actor, outcome).inc()
