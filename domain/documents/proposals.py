@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
@@ -26,25 +26,20 @@ STATUSES = ("pending", "approved", "rejected", "objected", "expired", "supersede
 
 _DA = DocumentAgent
 
-
-def _voter(*conditions: Any) -> Any:
-    """Active agents of the proposal's document with a voting role, its author aside."""
-    return and_(
-        _DA.document_id == Proposal.resource_id,
-        _DA.status == "active",
-        _DA.role.in_(WRITER_ROLES),
-        _DA.id != Proposal.author_id,
-        *conditions,
-    )
-
-
-# A vote reads its proposal (locked: the document is already), how many may vote on it and whether the voter
-# may, in one statement.
+# A vote reads its proposal (locked: the document is already) and how many may vote on it (active agents of
+# the document with a voting role, its author aside) in one statement.
 _BALLOT = (
     select(
         Proposal,
-        select(func.count()).where(_voter()).correlate(Proposal).scalar_subquery(),
-        exists().where(_voter(_DA.id == bindparam("p_agent"))).correlate(Proposal),
+        select(func.count())
+        .where(
+            _DA.document_id == Proposal.resource_id,
+            _DA.status == "active",
+            _DA.role.in_(WRITER_ROLES),
+            _DA.id != Proposal.author_id,
+        )
+        .correlate(Proposal)
+        .scalar_subquery(),
     )
     .where(
         Proposal.id == bindparam("p_proposal"),
@@ -75,17 +70,19 @@ class DocumentResource:
                 self.doc = locked
             self.locked = True
 
-    async def ballot(self, session: AsyncSession, proposal_id: str, agent_id: str) -> consensus.Ballot:
+    async def ballot(self, session: AsyncSession, proposal_id: str, voter: DocumentAgent) -> consensus.Ballot:
         """The vote's ballot under the document's lock (already held when loaded with `library.get`'s
-        for_update): one statement."""
+        for_update): one statement. Whether the voter may vote is its own membership row's (the engine
+        refuses an author's vote before it asks)."""
         await self.lock(session)
         key = canonical_id(proposal_id)
-        params = {"p_proposal": key, "p_document": self.doc.id, "p_agent": agent_id}
+        params = {"p_proposal": key, "p_document": self.doc.id}
         row = (await session.execute(_BALLOT, params)).first() if key else None
         if row is None:
             return consensus.Ballot(None, 0, False)
-        proposal, voters, may_vote = row
-        return consensus.Ballot(proposal, int(voters or 0), bool(may_vote))
+        proposal, voters = row
+        may_vote = voter.status == "active" and voter.role in WRITER_ROLES
+        return consensus.Ballot(proposal, int(voters or 0), may_vote)
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return library.require_ready(self.doc), self.doc.version
@@ -164,7 +161,7 @@ async def vote(
     agent = await member(session, caller, doc)
     _can(agent, "vote")
     resource = DocumentResource(doc, locked=True)
-    ballot = await resource.ballot(session, proposal_id, agent.id)
+    ballot = await resource.ballot(session, proposal_id, agent)
     result = await consensus.vote(
         session, agent_ctx(caller, agent), resource, POLICY, proposal_id, kind, reason, ballot=ballot
     )
