@@ -59,6 +59,19 @@ async def test_request_id_is_generated_when_absent_or_unusable(hub):
     assert len(seen) == 6  # one per request
 
 
+async def test_generated_request_ids_are_random_version_4_uuids(hub):
+    ids = []
+    for _ in range(200):
+        resp = await hub.get("/api/hub/stats")
+        ids.append(resp.headers["X-Request-Id"])
+    assert len(set(ids)) == len(ids)
+    for rid in ids:
+        parsed = uuid.UUID(rid)
+        assert (parsed.version, parsed.variant, str(parsed)) == (4, uuid.RFC_4122, rid)
+    # Random, not a counter: the ids share no common prefix beyond what chance gives.
+    assert len({rid[:4] for rid in ids}) > 100
+
+
 async def test_request_id_on_the_document_app(docs):
     resp = await docs.get("/healthz", headers={"X-Request-Id": "docs-1"})
     assert resp.headers["X-Request-Id"] == "docs-1"

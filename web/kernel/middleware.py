@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import time
-import uuid
 
 from aiohttp import web
 from aiohttp.typedefs import Handler
@@ -16,24 +14,26 @@ from domain.kernel import db
 from domain.kernel.errors import DomainError, RateLimited, Unavailable
 from runtime.logs import REQUEST_ID as LOGGED_REQUEST_ID
 from runtime.metrics import UNMATCHED, process_metrics
-from web.kernel import errors
+from web.kernel import errors, requestid
 from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID
 
 log = logging.getLogger("concord.web")
 access_log = logging.getLogger("concord.access")
-_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:\-]{1,128}$")
 
 
 @web.middleware
 async def request_context(request: web.Request, handler: Handler) -> web.StreamResponse:
-    given = request.headers.get("X-Request-Id", "")
-    rid = given if _REQUEST_ID.match(given) else str(uuid.uuid4())
+    rid = requestid.of(request.headers.get("X-Request-Id"))
     request[REQUEST_ID] = rid
     token = LOGGED_REQUEST_ID.set(rid)
     started = time.perf_counter()
     status = 500
     try:
-        response = await _answer(request, handler, rid)
+        try:
+            response = await handler(request)
+        except Exception as exc:
+            response = _refusal(request, exc, rid)
+        response.headers["X-Request-Id"] = rid
         status = response.status
         return response
     except web.HTTPException as exc:  # below 400: a redirect, passed on to aiohttp
@@ -58,6 +58,8 @@ def _served(request: web.Request, status: int, seconds: float, rid: str) -> None
     route = _route(request)
     app = request.app.get(APP_NAME, "other")  # set by web/app.py; a bare app (tests) is "other"
     process_metrics().request(app, request.method, route, status, seconds)
+    if not access_log.isEnabledFor(logging.INFO):
+        return  # the line's fields cost a cached read more than formatting nothing does
     duration_ms = round(seconds * 1000, 2)
     access_log.info(
         "%s %s %d %.1f ms",
@@ -76,19 +78,18 @@ def _served(request: web.Request, status: int, seconds: float, rid: str) -> None
     )
 
 
-async def _answer(request: web.Request, handler: Handler, rid: str) -> web.StreamResponse:
+def _refusal(request: web.Request, exc: Exception, rid: str) -> web.StreamResponse:
+    """The error response for what the handler raised (a redirect is raised on, to aiohttp)."""
     style = request.app[ERROR_STYLE]
-    try:
-        response = await handler(request)
-    except DomainError as exc:
+    if isinstance(exc, DomainError):
         headers = None
         if isinstance(exc, RateLimited | Unavailable):
             headers = {"Retry-After": str(exc.retry_after)}
-        response = errors.render(style, exc.status, exc.code, exc.detail, extra=exc.extra, headers=headers)
-    except web.HTTPException as exc:
+        return errors.render(style, exc.status, exc.code, exc.detail, extra=exc.extra, headers=headers)
+    if isinstance(exc, web.HTTPException):
         if exc.status < 400:
             exc.headers["X-Request-Id"] = rid
-            raise
+            raise exc
         detail = exc.text if exc.text and not exc.text.startswith(f"{exc.status}:") else exc.reason
         if exc.status == 413:
             detail = f"request body is larger than the {request.app[BODY_LIMIT]} bytes allowed"
@@ -99,15 +100,10 @@ async def _answer(request: web.Request, handler: Handler, rid: str) -> web.Strea
         response = errors.render(style, exc.status, errors.code_for(exc.status), detail)
         if "Allow" in exc.headers:
             response.headers["Allow"] = exc.headers["Allow"]
-    except Exception as exc:
-        if (busy := db.unavailable(exc)) is not None:
-            log.warning(
-                "database unavailable on %s %s (request %s): %s", request.method, request.path, rid, exc
-            )
-            headers = {"Retry-After": str(busy.retry_after)}
-            response = errors.render(style, busy.status, busy.code, busy.detail, headers=headers)
-        else:
-            log.exception("unhandled error on %s %s (request %s)", request.method, request.path, rid)
-            response = errors.render(style, 500, "internal_error", f"internal error; quote request id {rid}")
-    response.headers["X-Request-Id"] = rid
-    return response
+        return response
+    if (busy := db.unavailable(exc)) is not None:
+        log.warning("database unavailable on %s %s (request %s): %s", request.method, request.path, rid, exc)
+        headers = {"Retry-After": str(busy.retry_after)}
+        return errors.render(style, busy.status, busy.code, busy.detail, headers=headers)
+    log.exception("unhandled error on %s %s (request %s)", request.method, request.path, rid, exc_info=exc)
+    return errors.render(style, 500, "internal_error", f"internal error; quote request id {rid}")

@@ -10,7 +10,6 @@ WARNING line without a traceback. Errors of any other kind keep aiohttp's handli
 from __future__ import annotations
 
 import logging
-import uuid
 from typing import ClassVar
 
 from aiohttp import web
@@ -18,7 +17,7 @@ from aiohttp.http_exceptions import BadHttpMethod, HttpProcessingError, LineTooL
 from aiohttp.web_protocol import RequestHandler
 from aiohttp.web_request import BaseRequest
 
-from web.kernel import errors
+from web.kernel import errors, requestid
 from web.kernel.appkeys import ERROR_STYLE
 
 log = logging.getLogger("concord.web")
@@ -47,7 +46,7 @@ class _Protocol(RequestHandler):
         if not (isinstance(exc, HttpProcessingError) and 400 <= status < 500):
             return super().handle_error(request, status, exc, message)
         detail = describe(exc)
-        rid = str(uuid.uuid4())
+        rid = requestid.new()
         if isinstance(exc, BadHttpMethod):  # mostly TLS or other protocols sent to the HTTP port
             log.debug("refused a request from %s: %s (request %s)", request.remote, detail, rid)
         else:
