@@ -53,6 +53,7 @@ async def _serve(
 ) -> None:
     from aiohttp import web
 
+    from runtime.metrics import process_metrics
     from runtime.process import Runtime
     from web.app import create_docs_app, create_hub_app, create_metrics_app
     from web.kernel.server import Runner
@@ -106,6 +107,7 @@ async def _serve(
     finally:
         for runner in runners:
             await runner.cleanup()
+        process_metrics().flush()  # the last requests' samples, before the process goes
         await rt.stop()
 
 

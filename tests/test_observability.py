@@ -23,6 +23,7 @@ import aiohttp
 import dramatiq
 import pytest
 from dramatiq.brokers.stub import StubBroker
+from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
@@ -30,7 +31,7 @@ from domain.documents import library
 from domain.kernel import outbox
 from domain.kernel.models import OutboxJob
 from runtime import logs
-from runtime.metrics import Metrics, queue_depths
+from runtime.metrics import FLUSH_SECONDS, Metrics, queue_depths
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready
 from tests.processes import command, free_port, start, stop
@@ -81,6 +82,41 @@ async def test_requests_are_counted_by_route_template_and_status(hub, docs):
     assert not [r for r in routes if r and "/no/such" in r]  # raw paths never become labels
     # Both apps answer /metrics with the process's metrics.
     assert value(await scrape(docs), "concord_http_requests_total", app="hub", route=TOPIC_ROUTE) >= 3
+
+
+async def test_requests_reach_the_samples_within_the_flush_interval_without_a_scrape():
+    """Requests are added to the shared samples in batches: within FLUSH_SECONDS of the first one, even when
+    this process answers no scrape (in multiprocess mode another process may answer it)."""
+    metrics = Metrics(None)
+    metrics.request("hub", "GET", "/x", 200, 0.003)
+    metrics.request("hub", "GET", "/x", 200, 0.2)
+    metrics.request("hub", "BREW", "/x", 404, 0.001)
+    unflushed = generate_latest(metrics.registry).decode()  # the registry itself: no flush before it
+    assert value(unflushed, "concord_http_requests_total") == 0
+    await asyncio.sleep(FLUSH_SECONDS + 0.2)
+    text = generate_latest(metrics.registry).decode()
+    assert value(text, "concord_http_requests_total", route="/x", method="GET", status="200") == 2
+    assert value(text, "concord_http_requests_total", route="/x", method="other", status="404") == 1
+    assert value(text, "concord_http_request_duration_seconds_count", method="GET") == 2
+    assert value(text, "concord_http_request_duration_seconds_sum", method="GET") == pytest.approx(0.203)
+    assert value(text, "concord_http_request_duration_seconds_bucket", method="GET", le="0.005") == 1
+
+
+def test_a_flush_left_on_a_closed_loop_does_not_strand_later_requests():
+    """A loop that closes before its flush runs (a test's app, a restarted server) leaves its requests
+    pending: the next loop's first request schedules a flush of them all."""
+    metrics = Metrics(None)
+
+    async def one() -> None:
+        metrics.request("hub", "GET", "/x", 200, 0.001)
+
+    async def another() -> None:
+        metrics.request("hub", "GET", "/x", 200, 0.001)
+        await asyncio.sleep(FLUSH_SECONDS + 0.2)
+
+    asyncio.run(one())  # closed at once, its flush never ran
+    asyncio.run(another())
+    assert value(generate_latest(metrics.registry).decode(), "concord_http_requests_total") == 2
 
 
 async def test_a_job_is_counted_with_its_duration_and_the_outbox_is_measured(docs, runtime):
@@ -363,7 +399,9 @@ async def test_served_processes_share_their_metrics_and_log_json(runtime, tmp_pa
                     text = await r.text()
                 done = value(text, "concord_jobs_total", actor=CONVERT, outcome="done")
                 swept = value(text, "concord_sweep_runs_total", sweep="topics.expire_proposals", outcome="ok")
-                return text if done >= 1 and swept >= 1 else None
+                # The process that did not answer adds its requests within FLUSH_SECONDS.
+                served = value(text, "concord_http_requests_total", app="hub", route=TOPIC_ROUTE)
+                return text if done >= 1 and swept >= 1 and served >= 40 else None
 
             await eventually(scraped, timeout=120)
             texts = [await scraped() or "" for _ in range(6)]  # answered by either process
