@@ -193,6 +193,9 @@ class TopicListQuery(PageQuery):
 
 
 class ContentQuery(Model):
+    # Frozen: a request without parameters gets one shared instance (web/kernel/routing.py).
+    model_config = ConfigDict(frozen=True)
+
     resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")
 
 

@@ -218,6 +218,27 @@ class Routes:
         return register
 
 
+def query_parameters(request: web.Request) -> dict[str, str]:
+    """The query string's parameters. Each is one value: a repeated one is refused, not read as its first."""
+    params: dict[str, str] = {}
+    for name, value in request.query.items():
+        if name in params:
+            raise BadRequest(f"{name}: give this query parameter once", code="validation_error", field=name)
+        params[name] = value
+    return params
+
+
+def _without_parameters(model: type[BaseModel] | None) -> BaseModel | None:
+    """The query of every request that gives no parameters, made once, when the model is frozen (no handler
+    can change the shared instance) and valid without parameters; else None."""
+    if model is None or not model.model_config.get("frozen"):
+        return None
+    try:
+        return model.model_validate({})
+    except ValidationError:
+        return None
+
+
 class Api:
     """The operations of one app, and the OpenAPI 3.1 document describing them."""
 
@@ -258,35 +279,34 @@ class Api:
     def handler(self, op: Operation) -> Handler:
         """The aiohttp handler of an operation: its guard first (401/403 before any 400), then its input."""
         guard = self.guards.get(type(op.access))
-
-        async def handle(request: web.Request) -> web.StreamResponse:
-            request[ACCESS] = op.access
-            if guard is None:
-                return await run(request)
-            # The guard may open the request's unit of work to look the key up in; the route's first
-            # db.transaction() adopts it (web/kernel/request.py guard_session).
-            async with runtime(request).db.request_unit():
-                await guard(request, op.access)
-                return await run(request)
+        metered = op.metered
+        bare_query = _without_parameters(op.query)
 
         async def run(request: web.Request) -> web.StreamResponse:
+            request[ACCESS] = op.access
             kwargs: dict[str, Any] = {}
-            if op.query is not None:
-                # Every query parameter is one value: a repeated one is refused, not read as its first.
-                repeated = sorted({name for name in request.query if len(request.query.getall(name)) > 1})
-                if repeated:
-                    raise BadRequest(
-                        f"{repeated[0]}: give this query parameter once",
-                        code="validation_error",
-                        field=repeated[0],
-                    )
-                kwargs["query"] = parse_model(op.query, dict(request.query), "query")
+            if op.query is not None and not request.query_string:  # no parameters to read
+                kwargs["query"] = parse_model(op.query, {}, "query") if bare_query is None else bare_query
+            elif op.query is not None:
+                kwargs["query"] = parse_model(op.query, query_parameters(request), "query")
             if op.body is not None:
                 kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
             response = await op.endpoint(request, **kwargs)
-            if op.metered and response.status < 400 and CREDITS_REMAINING not in request:
+            if metered and response.status < 400 and CREDITS_REMAINING not in request:
                 raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
             return response
+
+        if guard is None:
+            return run  # anonymous: nothing to check first
+        check = guard
+
+        async def handle(request: web.Request) -> web.StreamResponse:
+            request[ACCESS] = op.access
+            # The guard may open the request's unit of work to look the key up in; the route's first
+            # db.transaction() adopts it (web/kernel/request.py guard_session).
+            async with runtime(request).db.request_unit():
+                await check(request, op.access)
+                return await run(request)
 
         return handle
 
