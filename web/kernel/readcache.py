@@ -45,6 +45,18 @@ class ReadCache:
         self._reading: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
         self._refreshing: set[asyncio.Task[None]] = set()  # referenced until done (asyncio keeps weak refs)
 
+    def fresh(self, key: Hashable) -> Any | None:
+        """The entry's value while it is current and young enough to need no re-read, else None (then
+        `get`): a hot read answered without a coroutine of its own."""
+        hit = self._entries.get(key)
+        if hit is None or hit[0] != self.generation.current():
+            return None
+        left = hit[1] - time.monotonic()
+        if left < self.ttl * REFRESH_AHEAD:
+            return None  # expired, or to be re-read in the background: `get` does both
+        self._entries.move_to_end(key)
+        return hit[2]
+
     async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
             async with self.db.read() as session:

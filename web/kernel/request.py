@@ -80,9 +80,12 @@ async def cached_json(
     request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
 ) -> web.Response:
     """A JSON response for an anonymous read, served from the app's read cache."""
+    cache = request.app[READ_CACHE]
+    body = cache.fresh(key)
+    if body is None:
 
-    async def render(session: AsyncSession) -> bytes:
-        return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
+        async def render(session: AsyncSession) -> bytes:
+            return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
 
-    body = await request.app[READ_CACHE].get(key, render)
+        body = await cache.get(key, render)
     return web.Response(body=body, content_type="application/json")
