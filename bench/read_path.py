@@ -1,9 +1,10 @@
 """Hub read-path benchmark (run on demand: `make bench`; never part of the test suite).
 
 Starts `concord serve --processes N` on a temporary data directory and a bare aiohttp server (as many
-processes, sharing its port the same way) that returns a JSON body of the same size, then drives the same
-concurrent load on loopback against each, in the same run, and prints requests/s, p50 and p99 for every
-target and its ratio to the bare handler. The load comes from wrk when it is installed (C, one thread by
+processes, sharing its port the same way) that returns JSON bodies of the same sizes (one as long as the
+topic content, one as long as the topic list), then drives the same concurrent load on loopback against
+each, in the same run, and prints requests/s, p50 and p99 for every target and its ratio to the bare handler
+answering as many bytes. The load comes from wrk when it is installed (C, one thread by
 default: it is not the bottleneck, but it shares the machine's cores with the servers), else from an aiohttp
 client in this process, which saturates a core of its own long before the servers do.
 
@@ -34,14 +35,16 @@ from bench.procstat import cpu_by_pid, cpu_since
 from bench.write_path import admin_sql, backend_pids
 from tests.processes import command, free_port
 
+# One body per file given, each at /bare/<n> (a literal path, as aiohttp matches them fastest).
 BARE_SERVER = """
 import sys
 from aiohttp import web
-body = open(sys.argv[2], "rb").read()
-async def handler(request):
-    return web.Response(body=body, content_type="application/json")
 app = web.Application()
-app.router.add_get("/bare", handler)
+for n, path in enumerate(sys.argv[2:]):
+    body = open(path, "rb").read()
+    async def handler(request, body=body):
+        return web.Response(body=body, content_type="application/json")
+    app.router.add_get(f"/bare/{n}", handler)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
 """
 # With --database-url: a bare handler that reads the same topic's content from PostgreSQL (one pooled
@@ -67,6 +70,10 @@ app.cleanup_ctx.append(setup)
 app.router.add_get("/bare/{id}", handler)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
 """
+BARE = "bare aiohttp handler"
+BARE_LIST = "bare, the topic list's size"
+CONTENT = "GET /api/pact/{id}/content"
+TOPIC_LIST = "GET /api/pact/topics?limit=20"
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
 
 
@@ -223,16 +230,24 @@ async def main() -> None:
         await wait_ready(f"{hub}/readyz")
         await wait_processes(f"{hub}/healthz", args.processes)
         topic_id = await seed(hub, args.topics)
-        async with aiohttp.ClientSession() as http, http.get(f"{hub}/api/pact/{topic_id}/content") as resp:
-            sample = await resp.read()
-        body_file = tmp / "bare.json"
-        body_file.write_bytes(json.dumps({"content": "x" * max(0, len(sample) - 14)}).encode())
+        content_url, list_url = f"{hub}/api/pact/{topic_id}/content", f"{hub}/api/pact/topics?limit=20"
+        body_files = []
+        async with aiohttp.ClientSession() as http:
+            for n, url in enumerate((content_url, list_url)):
+                async with http.get(url) as resp:
+                    sample = await resp.read()
+                body_files.append(tmp / f"bare-{n}.json")  # as long as the answer it stands beside
+                body_files[-1].write_bytes(json.dumps({"content": "x" * max(0, len(sample) - 14)}).encode())
+        sizes = [f.stat().st_size for f in body_files]
         bare = [
-            subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(bare_port), str(body_file)])
+            subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(bare_port), *map(str, body_files)])
             for _ in range(args.processes)
         ]
-        await wait_ready(f"http://127.0.0.1:{bare_port}/bare")
-        targets = {"bare aiohttp handler": f"http://127.0.0.1:{bare_port}/bare"}
+        await wait_ready(f"http://127.0.0.1:{bare_port}/bare/0")
+        targets = {
+            BARE: f"http://127.0.0.1:{bare_port}/bare/0",
+            BARE_LIST: f"http://127.0.0.1:{bare_port}/bare/1",
+        }
         if pg_url:
             bare_db_port = free_port()
             bare += [
@@ -243,13 +258,11 @@ async def main() -> None:
             await wait_ready(targets["bare aiohttp+asyncpg, one SELECT"])
         await asyncio.sleep(3)  # every bare process bound (they start alike; none reports readiness)
 
-        targets |= {
-            "GET /api/pact/{id}/content": f"{hub}/api/pact/{topic_id}/content",
-            "GET /api/pact/topics?limit=20": f"{hub}/api/pact/topics?limit=20",
-        }
+        targets |= {CONTENT: content_url, TOPIC_LIST: list_url}
         results = {}
         server_pids = {
-            "bare aiohttp handler": [p.pid for p in bare[: args.processes]],
+            BARE: [p.pid for p in bare[: args.processes]],
+            BARE_LIST: [p.pid for p in bare[: args.processes]],
             "bare aiohttp+asyncpg, one SELECT": [p.pid for p in bare[args.processes :]],
         }
         for name, url in targets.items():
@@ -257,7 +270,7 @@ async def main() -> None:
             pids = server_pids.get(name, [serve.pid])
             app_name = "bare" if name.startswith("bare aiohttp+asyncpg") else "concord"
             backends: list[int] = []
-            if pg_url and name != "bare aiohttp handler":
+            if pg_url and name not in (BARE, BARE_LIST):
                 backends = await backend_pids(pg_url, app_name)
             cpu0, db0 = cpu_by_pid(pids), cpu_by_pid(backends)
             if use_wrk:
@@ -273,14 +286,14 @@ async def main() -> None:
             if backends:
                 more = await backend_pids(pg_url, app_name)
                 results[name]["db_us"] = cpu_since(db0, sorted(set(backends) | set(more))) / served * 1e6
-        base = results["bare aiohttp handler"]["rps"]
+        baseline = {TOPIC_LIST: BARE_LIST, BARE_LIST: BARE_LIST}  # the rest: the content's size
         db_base = results.get("bare aiohttp+asyncpg, one SELECT", {}).get("rps")
         extra = f" {'vs bare db':>11}" if db_base else ""
         cpu_head = f" {'server us':>10}" + (f" {'db us':>7}" if pg_url else "")
         print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}{extra}{cpu_head}")
         for name, r in results.items():
             late = f"  ({r['timeouts']:.0f} timed out)" if r.get("timeouts") else ""
-            ratio = r["rps"] / base
+            ratio = r["rps"] / results[baseline.get(name, BARE)]["rps"]
             vs_db = f" {r['rps'] / db_base:11.0%}" if db_base else ""
             figures = f"{r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}"
             cpu = f" {r['server_us']:10.0f}"
@@ -290,7 +303,8 @@ async def main() -> None:
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         print(
-            f"(content body {len(sample)} bytes; {args.clients} connections from {client}; "
+            f"(bodies: content {sizes[0]} bytes, topic list {sizes[1]}; each Concord row against the bare "
+            f"handler answering as many bytes; {args.clients} connections from {client}; "
             f"{args.seconds:.0f} s per target; {args.processes} web process(es) per server on "
             f"{os.cpu_count()} cores, shared with the client; read cache {cache}; "
             f"{'PostgreSQL' if pg_url else 'SQLite'}, in-process broker)"
