@@ -13,7 +13,13 @@ cycles/s (a cycle is three requests), p50/p99 of a request, the server's CPU per
 PostgreSQL backends waited for a lock (clients share nothing, so a wait would be a global serialisation), and
 the ratios the issue asks for: concord against bare in the same configuration, and N topics against one.
 
-    python -m bench.write_path [--seconds 10] [--parallel 8]
+On loopback one client's cycle already keeps a core busy, so on a machine of few cores N topics cannot run
+much faster than one, whatever the server (the bare handler's own ratio shows the bound). With
+`--client-latency-ms`, each client waits that long before every request, as a client across a network
+does: one topic's cycle then waits more than it computes, and N topics in parallel show whether the server
+lets unrelated writes overlap.
+
+    python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0]
         [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -192,7 +198,10 @@ async def timed_post(
     body: Any,
     latencies: list[float],
     expect: int,
+    delay: float,
 ) -> Any:
+    if delay:
+        await asyncio.sleep(delay)  # the round trip of a client across a network (--client-latency-ms)
     start = time.perf_counter()
     async with http.post(url, json=body, headers=headers) as resp:
         data = await resp.json()
@@ -246,7 +255,7 @@ async def seed_topics(hub: str, n: int) -> list[tuple[str, list[dict[str, str]]]
     return made
 
 
-def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]]) -> Any:
+def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]], delay: float) -> Any:
     async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
         topic_id, (author, first, second) = topics[n]
         made = await timed_post(
@@ -256,6 +265,7 @@ def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]]) -> A
             {"sectionId": "sec:answer", "newContent": f"Answer {uuid.uuid4().hex}", "summary": "Sharper"},
             latencies,
             201,
+            delay,
         )
         for reviewer in (first, second):
             await timed_post(
@@ -265,18 +275,25 @@ def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]]) -> A
                 None,
                 latencies,
                 200,
+                delay,
             )
 
     return cycle
 
 
-def bare_cycle(base: str) -> Any:
+def bare_cycle(base: str, delay: float) -> Any:
     headers = {"Authorization": "Bearer bare"}
 
     async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
         for step in ("propose", "approve", "approve"):
             await timed_post(
-                http, f"{base}/bare/{n}", headers, {"step": step, "note": uuid.uuid4().hex}, latencies, 200
+                http,
+                f"{base}/bare/{n}",
+                headers,
+                {"step": step, "note": uuid.uuid4().hex},
+                latencies,
+                200,
+                delay,
             )
 
     return cycle
@@ -303,7 +320,14 @@ async def main() -> None:
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     parser.add_argument("--profile", action="store_true", help="py-spy record the web process (needs py-spy)")
+    parser.add_argument(
+        "--client-latency-ms",
+        type=float,
+        default=0.0,
+        help="each client waits this long before every request, as a client across a network would",
+    )
     args = parser.parse_args()
+    delay = args.client_latency_ms / 1000
 
     run = uuid.uuid4().hex[:8]
     db_name = f"concord_bench_{run}"
@@ -367,10 +391,14 @@ async def main() -> None:
         results: dict[str, Result] = {}
         for clients in (1, args.parallel):
             results[f"bare {clients}"] = await drive(
-                clients, args.seconds, bare_cycle(bare_base), [bare.pid], (url, "bare")
+                clients, args.seconds, bare_cycle(bare_base, delay), [bare.pid], (url, "bare")
             )
             results[f"concord {clients}"] = await drive(
-                clients, args.seconds, concord_cycle(hub, topics), [web.pid, worker.pid], (url, "concord")
+                clients,
+                args.seconds,
+                concord_cycle(hub, topics, delay),
+                [web.pid, worker.pid],
+                (url, "concord"),
             )
         if spy is not None:
             spy.send_signal(2)
@@ -390,6 +418,8 @@ async def main() -> None:
     print()
     seconds = f"{args.seconds:.0f} s a row"
     print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
+    if delay:
+        print(f"each client waits {args.client_latency_ms:g} ms before every request (p50/p99 leave it out)")
     print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
     print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
     print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock")
