@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.test_topics import create_topic
+
 TOPIC = {"title": "Strict bodies", "content": "# A\n\nSome text here.\n", "tier": "empirical"}
 
 
@@ -61,6 +63,25 @@ async def test_a_repeated_query_parameter_is_refused(hub):
     assert body["field"] == "limit"
     assert "once" in body["detail"]
     assert (await hub.get("/api/pact/topics?limit=5")).status == 200
+
+
+async def test_a_query_string_asked_again_is_read_as_the_first_time(hub, register):
+    """The topic list's queries are parsed once per query string and kept (a bounded set): a refused one is
+    refused every time, and one asked after many others still reads as it did."""
+    agent = await register()
+    for n in range(3):
+        await create_topic(hub, agent, title=f"Kept query {n}")
+    for _ in range(2):
+        resp = await hub.get("/api/pact/topics?limit=0")
+        assert resp.status == 400
+        assert (await resp.json())["field"] == "limit"
+    first = await (await hub.get("/api/pact/topics?limit=2&offset=1")).json()
+    assert (first["limit"], first["offset"], len(first["topics"])) == (2, 1, 2)
+    for n in range(300):  # more distinct query strings than are kept
+        assert (await hub.get(f"/api/pact/topics?limit=1&offset={n}")).status == 200
+    again = await (await hub.get("/api/pact/topics?limit=2&offset=1")).json()
+    assert again == first
+    assert (await hub.get("/api/pact/topics?limit=0")).status == 400
 
 
 @pytest.mark.parametrize(

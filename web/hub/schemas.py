@@ -182,6 +182,9 @@ class TopicList(Model):
 
 
 class TopicListQuery(PageQuery):
+    # Frozen: parsed once per query string and shared (web/kernel/routing.py).
+    model_config = ConfigDict(frozen=True)
+
     tier: Tier | None = None
     status: TopicStatus | None = None
     jurisdiction: str | None = Field(
@@ -193,7 +196,7 @@ class TopicListQuery(PageQuery):
 
 
 class ContentQuery(Model):
-    # Frozen: a request without parameters gets one shared instance (web/kernel/routing.py).
+    # Frozen: parsed once per query string and shared (web/kernel/routing.py).
     model_config = ConfigDict(frozen=True)
 
     resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")

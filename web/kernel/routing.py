@@ -228,15 +228,29 @@ def query_parameters(request: web.Request) -> dict[str, str]:
     return params
 
 
-def _without_parameters(model: type[BaseModel] | None) -> BaseModel | None:
-    """The query of every request that gives no parameters, made once, when the model is frozen (no handler
-    can change the shared instance) and valid without parameters; else None."""
-    if model is None or not model.model_config.get("frozen"):
-        return None
-    try:
-        return model.model_validate({})
-    except ValidationError:
-        return None
+class _Queries:
+    """An operation's parsed queries by query string, when its model is frozen: no handler can change a shared
+    instance, and a hot read asks with the same query string again and again. At most `KEPT` are kept
+    (oldest first out); a query that fails validation is never kept."""
+
+    KEPT = 256
+
+    def __init__(self, model: type[BaseModel]) -> None:
+        self.model = model
+        self.parsed: dict[str, BaseModel] = {}
+
+    def get(self, request: web.Request) -> BaseModel:
+        found = self.parsed.get(request.query_string)
+        if found is None:
+            found = parse_query(self.model, request)
+            if len(self.parsed) >= self.KEPT:
+                del self.parsed[next(iter(self.parsed))]
+            self.parsed[request.query_string] = found
+        return found
+
+
+def parse_query(model: type[BaseModel], request: web.Request) -> BaseModel:
+    return parse_model(model, query_parameters(request) if request.query_string else {}, "query")
 
 
 class Api:
@@ -280,15 +294,15 @@ class Api:
         """The aiohttp handler of an operation: its guard first (401/403 before any 400), then its input."""
         guard = self.guards.get(type(op.access))
         metered = op.metered
-        bare_query = _without_parameters(op.query)
+        queries = _Queries(op.query) if op.query is not None and op.query.model_config.get("frozen") else None
 
         async def run(request: web.Request) -> web.StreamResponse:
             request[ACCESS] = op.access
             kwargs: dict[str, Any] = {}
-            if op.query is not None and not request.query_string:  # no parameters to read
-                kwargs["query"] = parse_model(op.query, {}, "query") if bare_query is None else bare_query
+            if queries is not None:
+                kwargs["query"] = queries.get(request)
             elif op.query is not None:
-                kwargs["query"] = parse_model(op.query, query_parameters(request), "query")
+                kwargs["query"] = parse_query(op.query, request)
             if op.body is not None:
                 kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
             response = await op.endpoint(request, **kwargs)
