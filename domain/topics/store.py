@@ -239,6 +239,16 @@ _LISTED = select(
     _PARTICIPANT_COUNT.label("participants"),
     _PROPOSAL_COUNT.label("proposals"),
 )
+_NEWEST_FIRST = (_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
+# The unfiltered list's statements, built once: each build costs its cache key again (hot uncached reads).
+_COUNT_ALL = select(func.count()).select_from(_TOPICS)
+_PAGE_ALL = _LISTED.order_by(*_NEWEST_FIRST).limit(bindparam("p_limit")).offset(bindparam("p_offset"))
+_DEPENDENCIES = table_of(TopicDependency)
+_DEPENDENCIES_OF = (
+    select(_DEPENDENCIES.c.topic_id, _DEPENDENCIES.c.depends_on_id)
+    .where(_DEPENDENCIES.c.topic_id.in_(bindparam("p_topics", expanding=True)))
+    .order_by(_DEPENDENCIES.c.created_at, _DEPENDENCIES.c.depends_on_id)  # DEPENDENCY_ORDER
+)
 
 
 async def list_topics(
@@ -258,21 +268,16 @@ async def list_topics(
     if jurisdiction:
         j = normalise_jurisdiction(jurisdiction)
         conds.append(or_(_TOPICS.c.jurisdiction == j, _TOPICS.c.jurisdiction.like(f"{j}-%")))
-    total = int(await session.scalar(select(func.count()).select_from(_TOPICS).where(*conds)) or 0)
-    page = (
-        _LISTED.where(*conds)
-        .order_by(_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
-        .limit(limit)
-        .offset(offset)
-    )
-    rows = (await session.execute(page)).all()
+    count, page = _COUNT_ALL, _PAGE_ALL
+    if conds:
+        count = count.where(*conds)
+        page = _LISTED.where(*conds).order_by(*_NEWEST_FIRST).limit(bindparam("p_limit"))
+        page = page.offset(bindparam("p_offset"))
+    total = int(await session.scalar(count) or 0)
+    rows = (await session.execute(page, {"p_limit": limit, "p_offset": offset})).all()
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
-        for tid, dep in await session.execute(
-            select(TopicDependency.topic_id, TopicDependency.depends_on_id)
-            .where(TopicDependency.topic_id.in_(list(deps)))
-            .order_by(*DEPENDENCY_ORDER)
-        ):
+        for tid, dep in await session.execute(_DEPENDENCIES_OF, {"p_topics": list(deps)}):
             deps[tid].append(dep)
     counts = [{"participants": t.participants, "proposals": t.proposals} for t in rows]
     items = [render(t, n, deps[t.id]) for t, n in zip(rows, counts, strict=True)]
