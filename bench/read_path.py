@@ -47,12 +47,28 @@ for n, path in enumerate(sys.argv[2:]):
     app.router.add_get(f"/bare/{n}", handler)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
 """
-# With --database-url: a bare handler that reads the same topic's content from PostgreSQL (one pooled
-# asyncpg query per request), the database path without Concord's layers.
+# With --database-url: bare handlers that read from PostgreSQL what Concord reads, the database path without
+# Concord's layers: the topic's content (one pooled asyncpg query), and the topic list with the statements
+# Concord runs for it (the count, the page with its two correlated counts, the page's dependencies), in one
+# read-only transaction as Concord's read is.
 BARE_DB_SERVER = """
 import json, sys
 import asyncpg
 from aiohttp import web
+LISTED = (
+    "SELECT id, title, title_key, version, tier, status, assumptions, canonical_claim, jurisdiction,"
+    " authority, source_ref, effective_date, expiry_date, creator_id, consensus_ratio, consensus_voters,"
+    " consensus_since, last_verified_at, created_at, updated_at,"
+    " (SELECT count(*) FROM topic_participants p WHERE p.topic_id = topics.id AND p.left_at IS NULL)"
+    " AS participants,"
+    " (SELECT count(*) FROM proposals r WHERE r.resource_type = 'topic' AND r.resource_id = topics.id)"
+    " AS proposals"
+    " FROM topics ORDER BY created_at DESC, id DESC LIMIT $1 OFFSET $2"
+)
+DEPENDENCIES = (
+    "SELECT topic_id, depends_on_id FROM topic_dependencies WHERE topic_id = ANY($1)"
+    " ORDER BY created_at, depends_on_id"
+)
 async def setup(app):
     app["pool"] = await asyncpg.create_pool(
         sys.argv[2], min_size=2, max_size=10, server_settings={"application_name": "bare"}
@@ -67,11 +83,26 @@ async def handler(request):
     return web.json_response(dict(row))
 app = web.Application()
 app.cleanup_ctx.append(setup)
+async def topic_list(request):
+    limit = int(request.query.get("limit", "50"))
+    async with request.app["pool"].acquire() as conn, conn.transaction(readonly=True):
+        total = await conn.fetchval("SELECT count(*) FROM topics")
+        rows = [dict(r) for r in await conn.fetch(LISTED, limit, 0)]
+        deps = {r["id"]: [] for r in rows}
+        for r in await conn.fetch(DEPENDENCIES, list(deps)):
+            deps[r["topic_id"]].append(r["depends_on_id"])
+    for r in rows:
+        r["dependsOn"] = deps[r["id"]]
+    body = {"topics": rows, "total": total, "limit": limit, "offset": 0}
+    return web.Response(text=json.dumps(body, default=str), content_type="application/json")
 app.router.add_get("/bare/{id}", handler)
+app.router.add_get("/bare-list", topic_list)
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print=None, reuse_port=True)
 """
 BARE = "bare aiohttp handler"
 BARE_LIST = "bare, the topic list's size"
+BARE_DB = "bare aiohttp+asyncpg, one SELECT"
+BARE_DB_LIST = "bare aiohttp+asyncpg, the list's"
 CONTENT = "GET /api/pact/{id}/content"
 TOPIC_LIST = "GET /api/pact/topics?limit=20"
 UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0, "m": 60_000.0}
@@ -254,8 +285,9 @@ async def main() -> None:
                 subprocess.Popen([sys.executable, "-c", BARE_DB_SERVER, str(bare_db_port), pg_url])
                 for _ in range(args.processes)
             ]
-            targets["bare aiohttp+asyncpg, one SELECT"] = f"http://127.0.0.1:{bare_db_port}/bare/{topic_id}"
-            await wait_ready(targets["bare aiohttp+asyncpg, one SELECT"])
+            targets[BARE_DB] = f"http://127.0.0.1:{bare_db_port}/bare/{topic_id}"
+            targets[BARE_DB_LIST] = f"http://127.0.0.1:{bare_db_port}/bare-list?limit=20"
+            await wait_ready(targets[BARE_DB])
         await asyncio.sleep(3)  # every bare process bound (they start alike; none reports readiness)
 
         targets |= {CONTENT: content_url, TOPIC_LIST: list_url}
@@ -263,7 +295,8 @@ async def main() -> None:
         server_pids = {
             BARE: [p.pid for p in bare[: args.processes]],
             BARE_LIST: [p.pid for p in bare[: args.processes]],
-            "bare aiohttp+asyncpg, one SELECT": [p.pid for p in bare[args.processes :]],
+            BARE_DB: [p.pid for p in bare[args.processes :]],
+            BARE_DB_LIST: [p.pid for p in bare[args.processes :]],
         }
         for name, url in targets.items():
             await load(url, clients=args.clients, seconds=1.0, max_requests=2_000)  # warm up
@@ -287,14 +320,15 @@ async def main() -> None:
                 more = await backend_pids(pg_url, app_name)
                 results[name]["db_us"] = cpu_since(db0, sorted(set(backends) | set(more))) / served * 1e6
         baseline = {TOPIC_LIST: BARE_LIST, BARE_LIST: BARE_LIST}  # the rest: the content's size
-        db_base = results.get("bare aiohttp+asyncpg, one SELECT", {}).get("rps")
+        db_base = BARE_DB in results
+        db_baseline = {TOPIC_LIST: BARE_DB_LIST, BARE_DB_LIST: BARE_DB_LIST}  # the rest: the content's read
         extra = f" {'vs bare db':>11}" if db_base else ""
         cpu_head = f" {'server us':>10}" + (f" {'db us':>7}" if pg_url else "")
         print(f"{'target':32} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'vs bare':>8}{extra}{cpu_head}")
         for name, r in results.items():
             late = f"  ({r['timeouts']:.0f} timed out)" if r.get("timeouts") else ""
             ratio = r["rps"] / results[baseline.get(name, BARE)]["rps"]
-            vs_db = f" {r['rps'] / db_base:11.0%}" if db_base else ""
+            vs_db = f" {r['rps'] / results[db_baseline.get(name, BARE_DB)]['rps']:11.0%}" if db_base else ""
             figures = f"{r['rps']:9.0f} {r['p50_ms']:8.2f} {r['p99_ms']:8.2f}"
             cpu = f" {r['server_us']:10.0f}"
             if pg_url:
