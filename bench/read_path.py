@@ -226,6 +226,12 @@ async def main() -> None:
         help="web processes of each server (default: cores)",
     )
     parser.add_argument("--cache-seconds", type=float, default=1.0, help="CONCORD_READ_CACHE_SECONDS")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every target this many times, alternating; print medians",
+    )
     parser.add_argument("--wrk-threads", type=int, default=1, help="wrk threads (when wrk is installed)")
     parser.add_argument("--python-client", action="store_true", help="use the aiohttp client even with wrk")
     parser.add_argument(
@@ -291,14 +297,14 @@ async def main() -> None:
         await asyncio.sleep(3)  # every bare process bound (they start alike; none reports readiness)
 
         targets |= {CONTENT: content_url, TOPIC_LIST: list_url}
-        results = {}
         server_pids = {
             BARE: [p.pid for p in bare[: args.processes]],
             BARE_LIST: [p.pid for p in bare[: args.processes]],
             BARE_DB: [p.pid for p in bare[args.processes :]],
             BARE_DB_LIST: [p.pid for p in bare[args.processes :]],
         }
-        for name, url in targets.items():
+
+        async def measure(name: str, url: str) -> dict[str, float]:
             await load(url, clients=args.clients, seconds=1.0, max_requests=2_000)  # warm up
             pids = server_pids.get(name, [serve.pid])
             app_name = "bare" if name.startswith("bare aiohttp+asyncpg") else "concord"
@@ -307,18 +313,29 @@ async def main() -> None:
                 backends = await backend_pids(pg_url, app_name)
             cpu0, db0 = cpu_by_pid(pids), cpu_by_pid(backends)
             if use_wrk:
-                results[name] = await load_wrk(
+                result = await load_wrk(
                     url, clients=args.clients, seconds=args.seconds, threads=args.wrk_threads
                 )
             else:
-                results[name] = await load(
+                result = await load(
                     url, clients=args.clients, seconds=args.seconds, max_requests=args.max_requests
                 )
-            served = max(1.0, results[name]["requests"])
-            results[name]["server_us"] = cpu_since(cpu0, pids) / served * 1e6
+            served = max(1.0, result["requests"])
+            result["server_us"] = cpu_since(cpu0, pids) / served * 1e6
             if backends:
                 more = await backend_pids(pg_url, app_name)
-                results[name]["db_us"] = cpu_since(db0, sorted(set(backends) | set(more))) / served * 1e6
+                result["db_us"] = cpu_since(db0, sorted(set(backends) | set(more))) / served * 1e6
+            return result
+
+        # Rounds alternate the targets, so a drift of the machine's speed falls on all of them alike; each
+        # target's row is its median round.
+        rounds: dict[str, list[dict[str, float]]] = {name: [] for name in targets}
+        for _ in range(args.rounds):
+            for name, url in targets.items():
+                rounds[name].append(await measure(name, url))
+        results = {
+            name: sorted(runs, key=lambda r: r["rps"])[(len(runs) - 1) // 2] for name, runs in rounds.items()
+        }
         baseline = {TOPIC_LIST: BARE_LIST, BARE_LIST: BARE_LIST}  # the rest: the content's size
         db_base = BARE_DB in results
         db_baseline = {TOPIC_LIST: BARE_DB_LIST, BARE_DB_LIST: BARE_DB_LIST}  # the rest: the content's read
@@ -336,10 +353,11 @@ async def main() -> None:
             print(f"{name:32} {figures} {ratio:8.0%}{vs_db}{cpu}{late}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
+        rounds_note = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
         print(
             f"(bodies: content {sizes[0]} bytes, topic list {sizes[1]}; each Concord row against the bare "
             f"handler answering as many bytes; {args.clients} connections from {client}; "
-            f"{args.seconds:.0f} s per target; {args.processes} web process(es) per server on "
+            f"{args.seconds:.0f} s per target{rounds_note}; {args.processes} web process(es) per server on "
             f"{os.cpu_count()} cores, shared with the client; read cache {cache}; "
             f"{'PostgreSQL' if pg_url else 'SQLite'}, in-process broker)"
         )
