@@ -239,10 +239,25 @@ _LISTED = select(
     _PARTICIPANT_COUNT.label("participants"),
     _PROPOSAL_COUNT.label("proposals"),
 )
-_NEWEST_FIRST = (_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
+
+
+def _count(*conds: Any) -> Any:
+    return select(func.count()).select_from(_TOPICS).where(*conds)
+
+
+def _page(*conds: Any) -> Any:
+    newest_first = (_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
+    return (
+        _LISTED.where(*conds)
+        .order_by(*newest_first)
+        .limit(bindparam("p_limit"))
+        .offset(bindparam("p_offset"))
+    )
+
+
 # The unfiltered list's statements, built once: each build costs its cache key again (hot uncached reads).
-_COUNT_ALL = select(func.count()).select_from(_TOPICS)
-_PAGE_ALL = _LISTED.order_by(*_NEWEST_FIRST).limit(bindparam("p_limit")).offset(bindparam("p_offset"))
+_COUNT_ALL, _PAGE_ALL = _count(), _page()
+# Core columns: selecting the model's attributes would run the ORM's result machinery for two strings a row.
 _DEPENDENCIES = table_of(TopicDependency)
 _DEPENDENCIES_OF = (
     select(_DEPENDENCIES.c.topic_id, _DEPENDENCIES.c.depends_on_id)
@@ -268,11 +283,7 @@ async def list_topics(
     if jurisdiction:
         j = normalise_jurisdiction(jurisdiction)
         conds.append(or_(_TOPICS.c.jurisdiction == j, _TOPICS.c.jurisdiction.like(f"{j}-%")))
-    count, page = _COUNT_ALL, _PAGE_ALL
-    if conds:
-        count = count.where(*conds)
-        page = _LISTED.where(*conds).order_by(*_NEWEST_FIRST).limit(bindparam("p_limit"))
-        page = page.offset(bindparam("p_offset"))
+    count, page = (_count(*conds), _page(*conds)) if conds else (_COUNT_ALL, _PAGE_ALL)
     total = int(await session.scalar(count) or 0)
     rows = (await session.execute(page, {"p_limit": limit, "p_offset": offset})).all()
     deps: dict[str, list[str]] = {t.id: [] for t in rows}

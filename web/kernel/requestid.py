@@ -3,7 +3,7 @@ format), quoted in logs and error bodies so a client and an operator can find th
 
 A request id names a request; it is no secret and grants nothing, so it comes from the process's seeded
 Mersenne Twister (122 random bits, reseeded in every forked child) rather than `uuid.uuid4()`, whose
-`os.urandom` system call costed a cached read about a tenth of its CPU under load."""
+`os.urandom` system call cost a cached read about a tenth of its CPU under load."""
 
 from __future__ import annotations
 
