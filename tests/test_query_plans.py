@@ -1,13 +1,18 @@
 """The list endpoints read an index in their order: every SELECT a deep-page request runs is captured off
 the engine and EXPLAINed on the same database (EXPLAIN QUERY PLAN on SQLite; EXPLAIN on PostgreSQL with
 sequential scans and sorts priced out, so a tiny test table still shows the index a large one would use),
-and none may read a whole table or sort rows. Not timed: bench/deep_pages.py measures the cost at scale."""
+and none may read a whole table or sort rows. Not timed: bench/deep_pages.py measures the cost at scale.
+Also: the topic standing a merge reads counts distinct authors by one bounded index read per author."""
 
 from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.axiom_helpers import staff_headers
+from tests.conftest import PG_ADMIN_URL
+from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload
 from tests.query_plans import bad_steps, captured, explain, seeks_on
 
@@ -113,3 +118,29 @@ async def test_document_lists_read_their_index_in_order(docs: Any, runtime: Any)
         "events",
         seek="seq",
     )
+
+
+@pytest.mark.skipif(not PG_ADMIN_URL, reason="PostgreSQL only: SQLite's plans show no Limit step to check")
+async def test_a_topics_distinct_authors_are_counted_by_skip_scan_without_statistics(
+    hub: Any, register: Any, runtime: Any
+) -> None:
+    """The standing a merge reads counts the topic's distinct authors one index descent per author. Each
+    descent must be an index read that stops at its first row (a Limit), on the planner's own choice and
+    with no statistics gathered (a new deployment, autovacuum off): written as min(), PostgreSQL read every
+    proposal of the topic for the first author when it had no statistics to tell it better."""
+    topic_id, (author, first, second) = await open_topic(hub, register)
+    for _ in range(3):
+        made = await propose(hub, topic_id, author)
+        await vote(hub, topic_id, made["id"], first, "approve")
+        with captured(runtime.db.engine) as seen:
+            assert (await vote(hub, topic_id, made["id"], second, "approve"))["status"] == "merged"
+    standing = [(s, p) for s, p in seen if "WITH RECURSIVE authors" in s]
+    assert len(standing) == 1, [s for s, _ in seen]
+    plan = await explain(runtime.db, *standing[0], strict=False)
+    start = next(i for i, line in enumerate(plan) if line.strip() == "CTE authors")
+    indent = len(plan[start]) - len(plan[start].lstrip())
+    end = next(i for i in range(start + 1, len(plan)) if len(plan[i]) - len(plan[i].lstrip()) <= indent)
+    cte = [line.strip() for line in plan[start:end]]
+    reads = [i for i, line in enumerate(cte) if "Scan using" in line and " on proposals" in line]
+    assert reads, "\n".join(plan)
+    assert all(cte[i - 1].startswith(("Limit", "->  Limit")) for i in reads), "\n".join(plan)

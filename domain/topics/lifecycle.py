@@ -268,22 +268,22 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
 def _distinct_authors(topic_id: Any) -> Any:
     """How many agents authored a proposal of the topic that was not rejected, by a skip scan: each step
     finds the next author after the last on ix_proposals_resource_author, so the cost follows the number
-    of authors, not of proposals."""
+    of authors, not of proposals. Each step is an ORDER BY ... LIMIT 1 rather than a min(): PostgreSQL
+    turns a min() into that only when its statistics say so, and without them (a new table, autovacuum
+    off) it read every proposal of the topic."""
 
-    def live(p: Any) -> tuple[Any, ...]:
-        return (p.resource_type == "topic", p.resource_id == topic_id, p.status != "rejected")
+    def first_author(p: Any, *after: Any) -> Any:
+        return (
+            select(p.author_id)
+            .where(p.resource_type == "topic", p.resource_id == topic_id, p.status != "rejected", *after)
+            .order_by(p.author_id)
+            .limit(1)
+            .scalar_subquery()
+        )
 
-    authors = (
-        select(func.min(Proposal.author_id).label("author"))
-        .where(*live(Proposal))
-        .cte("authors", recursive=True)
-    )
+    authors = select(first_author(Proposal).label("author")).cte("authors", recursive=True)
     later = aliased(Proposal)
-    following = (
-        select(func.min(later.author_id))
-        .where(*live(later), later.author_id > authors.c.author)
-        .scalar_subquery()
-    )
+    following = first_author(later, later.author_id > authors.c.author)
     authors = authors.union_all(select(following).where(authors.c.author.is_not(None)))
     return select(func.count(authors.c.author)).scalar_subquery()
 
