@@ -19,8 +19,11 @@ _md = MarkdownIt("commonmark")
 _CACHE_TEXT_LIMIT = 256 * 1024
 
 
-@dataclass
+@dataclass(frozen=True)
 class Section:
+    """One section of a text. Parsed sections are shared by every caller reading the same text (see
+    `_parsed`), so they are frozen; `children` is filled while parsing only."""
+
     id: str
     title: str
     level: int  # effective depth: 1 for top-level, skipped levels collapse
@@ -61,10 +64,8 @@ def _unique(base: str, taken: set[str]) -> str:
     return slug
 
 
-@lru_cache(maxsize=128)
 def _scan(markdown: str) -> tuple[tuple[int, int, int, str], ...]:
-    """The top-level headings (level, first line, line after, text). Remembered for the last texts seen:
-    one write reads its resource's Markdown several times (propose, merge), and parsing is the cost."""
+    """The top-level headings (level, first line, line after, text)."""
     tokens = _md.parse(markdown)
     return tuple(
         (int(tok.tag[1]), tok.map[0], tok.map[1], _heading_text(tokens[i + 1]))
@@ -73,15 +74,25 @@ def _scan(markdown: str) -> tuple[tuple[int, int, int, str], ...]:
     )
 
 
-def _headings(markdown: str) -> tuple[tuple[int, int, int, str], ...]:
-    # Large documents are not kept (their text would stay in memory with the entry).
-    return _scan(markdown) if len(markdown) <= _CACHE_TEXT_LIMIT else _scan.__wrapped__(markdown)
-
-
 def parse(markdown: str) -> list[Section]:
     """All sections in document order (the root preamble first when it has text)."""
+    return list(_parsed(markdown)[0])
+
+
+def find(markdown: str, section_id: str) -> Section | None:
+    return _parsed(markdown)[1].get(section_id)
+
+
+def _parsed(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
+    # A write reads its resource's Markdown several times (propose, each vote, the merge); the sections of
+    # the last texts seen are kept, as their headings are (large texts are not kept).
+    return _parse(markdown) if len(markdown) <= _CACHE_TEXT_LIMIT else _parse.__wrapped__(markdown)
+
+
+@lru_cache(maxsize=128)
+def _parse(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
     lines = markdown.splitlines()
-    headings = _headings(markdown)
+    headings = _scan(markdown)
     sections: list[Section] = []
     first = headings[0][1] if headings else len(lines)
     if any(line.strip() for line in lines[:first]):
@@ -109,16 +120,12 @@ def parse(markdown: str) -> list[Section]:
             parent.children.append(sec)
         sections.append(sec)
         stack.append(sec)
-    return sections
+    return tuple(sections), {sec.id: sec for sec in reversed(sections)}
 
 
 def body(markdown: str, section: Section) -> str:
     lines = markdown.splitlines()
     return "\n".join(lines[section.body_start : section.body_end]).strip("\n")
-
-
-def find(markdown: str, section_id: str) -> Section | None:
-    return next((s for s in parse(markdown) if s.id == section_id), None)
 
 
 def replace_body(markdown: str, section_id: str, new_body: str) -> str:
