@@ -15,11 +15,13 @@ the ratios the issue asks for: concord against bare in the same configuration, a
 
 On loopback one client's cycle already keeps a core busy, so on a machine of few cores N topics cannot run
 much faster than one, whatever the server (the bare handler's own ratio shows the bound). With
-`--client-latency-ms`, each client waits that long before every request, as a client across a network
+`--client-latency-ms`, each client waits about that long before every request, as a client across a network
 does: one topic's cycle then waits more than it computes, and N topics in parallel show whether the server
-lets unrelated writes overlap.
+lets unrelated writes overlap. Each wait is drawn uniformly within +-`--client-jitter` of it (0.5 by
+default; 0 makes every wait equal): equal waits keep the clients in lockstep, so all N send each request
+in the same instant and the last one queues behind the others, which independent clients do not do.
 
-    python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0]
+    python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
         [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -78,6 +81,20 @@ web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print
 """
 
 CONTENT = "# Answer\n\nThe first answer.\n\n## Evidence\n\nSome evidence.\n\n# Discussion\n\nOpen points.\n"
+
+
+class ClientLatency:
+    """How long a client waits before each request (--client-latency-ms, --client-jitter); seeded, so a
+    run draws the same waits in the same order."""
+
+    def __init__(self, seconds: float, jitter: float) -> None:
+        self.seconds, self.jitter, self._draws = seconds, jitter, random.Random(13)
+
+    def __bool__(self) -> bool:
+        return self.seconds > 0
+
+    def draw(self) -> float:
+        return self.seconds * self._draws.uniform(1 - self.jitter, 1 + self.jitter)
 
 
 @dataclass
@@ -198,10 +215,10 @@ async def timed_post(
     body: Any,
     latencies: list[float],
     expect: int,
-    delay: float,
+    delay: ClientLatency,
 ) -> Any:
     if delay:
-        await asyncio.sleep(delay)  # the round trip of a client across a network (--client-latency-ms)
+        await asyncio.sleep(delay.draw())  # the round trip of a client across a network
     start = time.perf_counter()
     async with http.post(url, json=body, headers=headers) as resp:
         data = await resp.json()
@@ -255,7 +272,7 @@ async def seed_topics(hub: str, n: int) -> list[tuple[str, list[dict[str, str]]]
     return made
 
 
-def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]], delay: float) -> Any:
+def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]], delay: ClientLatency) -> Any:
     async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
         topic_id, (author, first, second) = topics[n]
         made = await timed_post(
@@ -281,7 +298,7 @@ def concord_cycle(hub: str, topics: list[tuple[str, list[dict[str, str]]]], dela
     return cycle
 
 
-def bare_cycle(base: str, delay: float) -> Any:
+def bare_cycle(base: str, delay: ClientLatency) -> Any:
     headers = {"Authorization": "Bearer bare"}
 
     async def cycle(http: aiohttp.ClientSession, n: int, latencies: list[float]) -> None:
@@ -324,10 +341,18 @@ async def main() -> None:
         "--client-latency-ms",
         type=float,
         default=0.0,
-        help="each client waits this long before every request, as a client across a network would",
+        help="each client waits about this long before every request, as a client across a network would",
+    )
+    parser.add_argument(
+        "--client-jitter",
+        type=float,
+        default=0.5,
+        help="each wait is drawn uniformly within this fraction of --client-latency-ms (0: all equal)",
     )
     args = parser.parse_args()
-    delay = args.client_latency_ms / 1000
+    if not 0 <= args.client_jitter <= 1:
+        parser.error("--client-jitter is a fraction between 0 and 1")
+    delay = ClientLatency(args.client_latency_ms / 1000, args.client_jitter)
 
     run = uuid.uuid4().hex[:8]
     db_name = f"concord_bench_{run}"
@@ -419,7 +444,11 @@ async def main() -> None:
     seconds = f"{args.seconds:.0f} s a row"
     print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
     if delay:
-        print(f"each client waits {args.client_latency_ms:g} ms before every request (p50/p99 leave it out)")
+        spread = f" +-{args.client_jitter:.0%}" if args.client_jitter else " (all equal, in lockstep)"
+        print(
+            f"each client waits {args.client_latency_ms:g} ms{spread} before every request"
+            " (p50/p99 leave it out)"
+        )
     print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
     print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
     print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock")
