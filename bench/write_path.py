@@ -8,7 +8,8 @@ request (lock a row, insert a row, update the locked row). The same client drive
   approve (the second approval merges);
 - bare: each client owns one row and loops three POSTs, each one transaction on that row.
 
-Both are run with 1 client (one topic) and with `--parallel` clients (that many topics), and the script prints
+Both are run with 1 client (one topic) and with `--parallel` clients (that many topics), each row after a
+VACUUM (ANALYZE) of the database (autovacuum's work, which a machine with it off would not do); it prints
 cycles/s (a cycle is three requests), p50/p99 of a request, the server's CPU per cycle, how often its
 PostgreSQL backends waited for a lock (clients share nothing, so a wait would be a global serialisation), and
 the ratios the issue asks for: concord against bare in the same configuration, and N topics against one.
@@ -22,7 +23,8 @@ default; 0 makes every wait equal): equal waits keep the clients in lockstep, so
 in the same instant and the last one queues behind the others, which independent clients do not do.
 
     python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
-        [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
+        [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
+        [--redis-url redis://127.0.0.1:6379/0]
 """
 
 from __future__ import annotations
@@ -135,6 +137,10 @@ HEADER = (
     f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}"
     f"{'busy':>7}{'locked':>7}  {'vs bare':>6}  {'scale':>6}"
 )
+
+
+def _median(rows: list[Result]) -> Result:
+    return sorted(rows, key=lambda r: r.rate)[(len(rows) - 1) // 2]
 
 
 async def backend_pids(url: str, application: str) -> list[int]:
@@ -320,6 +326,17 @@ def database_url(admin: str, name: str) -> str:
     return admin.rsplit("/", 1)[0] + "/" + name
 
 
+async def vacuum(url: str) -> None:
+    """VACUUM (ANALYZE) the bench database before a row, as autovacuum would have between runs: with it off
+    (this machine's PostgreSQL) every row would start on the dead rows and stale statistics of the rows
+    before it, and a later round would measure more bloat than an earlier one."""
+    conn = await asyncpg.connect(url)
+    try:
+        await conn.execute("VACUUM (ANALYZE)")
+    finally:
+        await conn.close()
+
+
 async def admin_sql(admin: str, sql: str) -> None:
     conn = await asyncpg.connect(admin)
     try:
@@ -336,6 +353,12 @@ async def main() -> None:
     parser.add_argument("--parallel", type=int, default=8)
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="measure every row this many times, alternating; print each row's median round",
+    )
     parser.add_argument("--profile", action="store_true", help="py-spy record the web process (needs py-spy)")
     parser.add_argument(
         "--client-latency-ms",
@@ -350,6 +373,8 @@ async def main() -> None:
         help="each wait is drawn uniformly within this fraction of --client-latency-ms (0: all equal)",
     )
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds is at least 1")
     if not 0 <= args.client_jitter <= 1:
         parser.error("--client-jitter is a fraction between 0 and 1")
     delay = ClientLatency(args.client_latency_ms / 1000, args.client_jitter)
@@ -413,18 +438,26 @@ async def main() -> None:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
-        results: dict[str, Result] = {}
-        for clients in (1, args.parallel):
-            results[f"bare {clients}"] = await drive(
-                clients, args.seconds, bare_cycle(bare_base, delay), [bare.pid], (url, "bare")
-            )
-            results[f"concord {clients}"] = await drive(
-                clients,
-                args.seconds,
-                concord_cycle(hub, topics, delay),
-                [web.pid, worker.pid],
-                (url, "concord"),
-            )
+        runs: dict[str, list[Result]] = {}
+        for _ in range(args.rounds):
+            for clients in (1, args.parallel):
+                await vacuum(url)
+                bare_run = await drive(
+                    clients, args.seconds, bare_cycle(bare_base, delay), [bare.pid], (url, "bare")
+                )
+                runs.setdefault(f"bare {clients}", []).append(bare_run)
+                await vacuum(url)
+                runs.setdefault(f"concord {clients}", []).append(
+                    await drive(
+                        clients,
+                        args.seconds,
+                        concord_cycle(hub, topics, delay),
+                        [web.pid, worker.pid],
+                        (url, "concord"),
+                    )
+                )
+        # each row its median round by rate: a drift of the machine during the run falls on every row alike
+        results = {name: _median(rows) for name, rows in runs.items()}
         if spy is not None:
             spy.send_signal(2)
             spy.wait()
@@ -441,7 +474,9 @@ async def main() -> None:
 
     p = args.parallel
     print()
-    seconds = f"{args.seconds:.0f} s a row"
+    seconds = f"{args.seconds:.0f} s a row" + (
+        f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
+    )
     print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
     if delay:
         spread = f" +-{args.client_jitter:.0%}" if args.client_jitter else " (all equal, in lockstep)"
