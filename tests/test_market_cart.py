@@ -99,11 +99,26 @@ def expected_total(prefer_pickup):
     return brute_force(lines, terms), best_single(lines, terms)
 
 
+async def _answer(hub, resp):
+    """The optimisation's result: the answer itself (200), or once done, what its 202's url answers."""
+    assert resp.status in (200, 202), await resp.text()
+    body = await resp.json()
+    if resp.status == 200:
+        return body
+
+    async def done():
+        r = await hub.get(body["url"])
+        return r.status == 200 and (await r.json())
+
+    return await eventually(done)
+
+
 @pytest.mark.parametrize("prefer_pickup", [False, True])
 async def test_optimise_over_http_matches_brute_force(hub, shops, prefer_pickup):
     resp = await hub.post("/api/market/cart/optimise", json={"items": ITEMS, "preferPickup": prefer_pickup})
-    assert resp.status == 200, await resp.text()
-    body = await resp.json()
+    # Solved within the request's wait (2 s) as a rule; on a loaded machine the worker may answer later,
+    # and a client then follows the 202's url as test_slow_answer_is_202_with_a_url does.
+    body = await _answer(hub, resp)
     total, single = expected_total(prefer_pickup)
     assert body["status"] == "done"
     assert body["optimal"] is True
@@ -140,12 +155,7 @@ async def test_slow_answer_is_202_with_a_url(hub, shops, monkeypatch):
     if resp.status == 202:
         assert body["status"] == "pending"
         assert resp.headers["Location"] == body["url"]
-
-    async def done():
-        r = await hub.get(body["url"])
-        return r.status == 200 and (await r.json())
-
-    result = await eventually(done)
+    result = await _answer(hub, resp)
     assert result["status"] == "done"
     lines = [{"alpha": 1350, "beta": 1200, "gamma": 1140}, {"alpha": 600, "beta": 560, "gamma": 500}]
     terms = {"alpha": Terms(1000, 5000), "beta": Terms(500), "gamma": Terms(2000)}
