@@ -144,8 +144,11 @@ class Relay:
         while True:
             self._wake.clear()
             await self.run_pass()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the event's result instead of
+            # raising when this task is cancelled just as a commit wakes it, and the relay never stopped.
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.interval)
+                async with asyncio.timeout(self.interval):
+                    await self._wake.wait()
             except TimeoutError:
                 pass
 
@@ -159,4 +162,6 @@ class Relay:
             try:
                 await self._task
             except asyncio.CancelledError:
-                pass
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise  # the caller is cancelled too: not ours to swallow
