@@ -32,7 +32,7 @@ from pathlib import Path
 import aiohttp
 
 from bench.procstat import cpu_by_pid, cpu_since
-from bench.write_path import admin_sql, backend_pids
+from bench.write_path import admin_sql, backend_pids, median_round
 from tests.processes import command, free_port
 
 # One body per file given, each at /bare/<n> (a literal path, as aiohttp matches them fastest).
@@ -333,9 +333,7 @@ async def main() -> None:
         for _ in range(args.rounds):
             for name, url in targets.items():
                 rounds[name].append(await measure(name, url))
-        results = {
-            name: sorted(runs, key=lambda r: r["rps"])[(len(runs) - 1) // 2] for name, runs in rounds.items()
-        }
+        results = {name: median_round(runs, lambda r: r["rps"]) for name, runs in rounds.items()}
         baseline = {TOPIC_LIST: BARE_LIST, BARE_LIST: BARE_LIST}  # the rest: the content's size
         db_base = BARE_DB in results
         db_baseline = {TOPIC_LIST: BARE_DB_LIST, BARE_DB_LIST: BARE_DB_LIST}  # the rest: the content's read

@@ -42,13 +42,15 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 import asyncpg
 
 from bench.procstat import cpu_by_pid, cpu_since, machine_idle
 from tests.processes import command, free_port
+
+T = TypeVar("T")
 
 BARE_SERVER = """
 import asyncio, json, sys
@@ -139,8 +141,9 @@ HEADER = (
 )
 
 
-def _median(rows: list[Result]) -> Result:
-    return sorted(rows, key=lambda r: r.rate)[(len(rows) - 1) // 2]
+def median_round(rows: list[T], rate: Callable[[T], float]) -> T:
+    """Of one target's alternating rounds, the one of median rate (the lower middle of an even count)."""
+    return sorted(rows, key=rate)[(len(rows) - 1) // 2]
 
 
 async def backend_pids(url: str, application: str) -> list[int]:
@@ -457,7 +460,7 @@ async def main() -> None:
                     )
                 )
         # each row its median round by rate: a drift of the machine during the run falls on every row alike
-        results = {name: _median(rows) for name, rows in runs.items()}
+        results = {name: median_round(rows, lambda r: r.rate) for name, rows in runs.items()}
         if spy is not None:
             spy.send_signal(2)
             spy.wait()

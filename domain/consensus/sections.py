@@ -84,8 +84,8 @@ def find(markdown: str, section_id: str) -> Section | None:
 
 
 def _parsed(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
-    # A write reads its resource's Markdown several times (propose, each vote, the merge); the sections of
-    # the last texts seen are kept, as their headings are (large texts are not kept).
+    # A write reads its resource's Markdown several times (propose, each vote, the merge): the sections of
+    # the last texts seen are kept, but not of large texts (the text would stay in memory with the entry).
     return _parse(markdown) if len(markdown) <= _CACHE_TEXT_LIMIT else _parse.__wrapped__(markdown)
 
 

@@ -312,7 +312,7 @@ class Api:
 
         if guard is None:
             return run  # anonymous: nothing to check first
-        check = guard
+        check = guard  # narrowed to a Guard for the closure below
 
         async def handle(request: web.Request) -> web.StreamResponse:
             request[ACCESS] = op.access
