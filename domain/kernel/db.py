@@ -16,6 +16,7 @@ transaction that then does the work (`request_unit`, `guard_session`): no separa
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -81,6 +82,22 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 JSONType = JSON().with_variant(postgresql.JSONB(), "postgresql")
 
 
+class _SQLiteConnection(sqlite3.Connection):
+    """Closing ends the connection's transaction first. SQLite closes a connection that still has an
+    unfinished statement (its cursor still referenced, as by a cancelled task's traceback) as a zombie that
+    keeps its transaction, and with it the database's write lock, until the garbage collector finalizes
+    that cursor; every writer of the process waited out its busy timeout meanwhile. SQLAlchemy closes a
+    connection so when a task is cancelled inside a unit of work (a stopping relay, a request's timeout)."""
+
+    def close(self) -> None:
+        if self.in_transaction:
+            try:
+                self.rollback()
+            except sqlite3.Error:
+                pass  # closing is what matters; it ends the transaction once the statement is finalized
+        super().close()
+
+
 def _install_sqlite_hooks(engine: AsyncEngine) -> None:
     @event.listens_for(engine.sync_engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
@@ -143,7 +160,7 @@ def make_engine(
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
-        kwargs["connect_args"] = {"timeout": 30}
+        kwargs["connect_args"] = {"timeout": 30, "factory": _SQLiteConnection}
         if not null_pool:
             # A fixed pool: overflow connections would be opened (with their PRAGMAs) and closed per burst.
             kwargs["pool_size"] = 16
