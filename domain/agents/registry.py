@@ -14,12 +14,19 @@ from domain.agents.models import Agent
 from domain.kernel import audit, keys, ledger
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Actor, Context
+from domain.kernel.db import shared
 from domain.kernel.errors import BadRequest, Conflict
 
 AGENT_KEY_PREFIX = "pact_sk_"
 # Built once (every hub write runs it); the three columns an actor is made of, no ORM instance to build.
 _BY_KEY = select(Agent.id, Agent.name, Agent.key_hash).where(Agent.key_hash == bindparam("p_hash"))
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# An agent's key, id and name never change once registered (the hub has no key rotation, revocation or
+# renaming), so each process keeps the actors of the last keys it found: an agent's requests after its
+# first look nothing up. Keys that match no agent are not kept (any string could be sent). A feature that
+# changes or revokes a key must drop this cache in every process first.
+_KNOWN = "agent_actors"
+_KNOWN_KEPT = 10_000
 
 
 def clean_name(name: str) -> str:
@@ -86,8 +93,18 @@ async def authenticate(session: AsyncSession, api_key: str) -> Actor | None:
     """The agent whose key this is, as the actor of a request (None for any other key)."""
     if not api_key.startswith(AGENT_KEY_PREFIX):
         return None
-    row = (await session.execute(_BY_KEY, {"p_hash": keys.hash_key(api_key)})).first()
-    return Actor(row.id, row.name, row.key_hash) if row is not None else None
+    key_hash = keys.hash_key(api_key)
+    known: dict[str, Actor] = shared(session).setdefault(_KNOWN, {})
+    actor = known.get(key_hash)
+    if actor is not None:
+        return actor
+    row = (await session.execute(_BY_KEY, {"p_hash": key_hash})).first()
+    if row is None:
+        return None
+    if len(known) >= _KNOWN_KEPT:
+        del known[next(iter(known))]  # the longest kept
+    actor = known[key_hash] = Actor(row.id, row.name, row.key_hash)
+    return actor
 
 
 def public(agent: Agent) -> dict[str, Any]:
