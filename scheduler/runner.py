@@ -15,6 +15,7 @@ from domain import wiring
 from domain.kernel import sweeps
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
+from domain.kernel.tasks import cancel_and_wait
 from runtime.metrics import process_metrics
 from scheduler.leader import LeaderLock
 
@@ -92,9 +93,5 @@ class SchedulerService:
         if self.scheduler is not None and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                pass
+            await cancel_and_wait(self._task)
         await self.lock.release()

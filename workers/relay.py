@@ -15,6 +15,7 @@ from dramatiq.errors import ConnectionError as BrokerConnectionError
 from domain.kernel import commits, outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
+from domain.kernel.tasks import cancel_and_wait
 
 log = logging.getLogger("concord.relay")
 BATCH = 100
@@ -158,10 +159,4 @@ class Relay:
 
     async def stop(self) -> None:
         if self._task is not None:
-            self._task.cancel()
-            try:
-                await self._task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise  # the caller is cancelled too: not ours to swallow
+            await cancel_and_wait(self._task)
