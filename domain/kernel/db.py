@@ -86,8 +86,9 @@ class _SQLiteConnection(sqlite3.Connection):
     """Closing ends the connection's transaction first. SQLite closes a connection that still has an
     unfinished statement (its cursor still referenced, as by a cancelled task's traceback) as a zombie that
     keeps its transaction, and with it the database's write lock, until the garbage collector finalizes
-    that cursor; every writer of the process waited out its busy timeout meanwhile. SQLAlchemy closes a
-    connection so when a task is cancelled inside a unit of work (a stopping relay, a request's timeout)."""
+    that cursor; every writer of the database waited out its busy timeout meanwhile. SQLAlchemy closes a
+    connection so when a task is cancelled inside a unit of work (a relay stopped mid-claim, a job cut
+    off by its time limit)."""
 
     def close(self) -> None:
         if self.in_transaction:
