@@ -284,7 +284,8 @@ class Database:
         reading: dict[str, Any] = {"concord_readonly": True}
         if not self.is_sqlite:
             reading["isolation_level"] = "AUTOCOMMIT"
-        self._reader = async_sessionmaker(self.engine.execution_options(**reading), **options)
+        self._read_engine = self.engine.execution_options(**reading)
+        self._reader = async_sessionmaker(self._read_engine, **options)
         self._autocommit = async_sessionmaker(
             self.engine.execution_options(isolation_level="AUTOCOMMIT"), **options
         )
@@ -359,8 +360,11 @@ class Database:
             yield session  # closing releases the connection (and its transaction) without expiring
 
     async def ping(self, timeout: float = 2.0) -> bool:
+        """Whether the database answers. A read: on SQLite a writer's BEGIN IMMEDIATE queued behind any
+        write holding the lock (up to the 30 s busy timeout, which no asyncio timeout interrupts), and a
+        busy database read as an unreachable one."""
         try:
-            async with asyncio.timeout(timeout), self.engine.connect() as conn:
+            async with asyncio.timeout(timeout), self._read_engine.connect() as conn:
                 await conn.exec_driver_sql("SELECT 1")
             return True
         except Exception:
