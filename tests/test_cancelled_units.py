@@ -4,7 +4,7 @@ database writable at once: nothing it began keeps a lock.
 On SQLite this failed before the connection's close ended its transaction: SQLAlchemy closes a connection
 whose task was cancelled mid-statement, SQLite turns a connection closed with an unfinished statement into
 a zombie that keeps its transaction, and the database's write lock stayed held until the garbage collector
-happened to finalize the statement's cursor. Every writer of the process waited out its 30 s busy timeout
+happened to finalize the statement's cursor. Every writer of the database waited out its 30 s busy timeout
 meanwhile (seen as a rare `database is locked` in the full suite)."""
 
 from __future__ import annotations

@@ -9,7 +9,6 @@ delivered twice takes effect once.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -24,6 +23,7 @@ from domain.kernel.clock import new_id, utcnow
 from domain.kernel.db import Database, table_of
 from domain.kernel.models import OutboxJob
 from domain.kernel.sqlutil import execute_counted
+from domain.kernel.tasks import cancel_and_wait
 
 JobHandler = Callable[[AsyncSession, dict[str, Any]], Awaitable[None]]
 StandaloneHandler = Callable[[Database, dict[str, Any]], Awaitable[None]]
@@ -266,9 +266,7 @@ async def _leased(db: Database, job_id: str, seconds: float) -> AsyncIterator[No
     try:
         yield
     finally:
-        renewer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await renewer
+        await cancel_and_wait(renewer)
 
 
 async def give_up(db: Database, job_id: str, jobs: Mapping[str, Job]) -> None:

@@ -1,4 +1,4 @@
-"""Stopping a background task (the outbox relay, the scheduler's loop) from the one that owns it."""
+"""Stopping a background task (the outbox relay, the scheduler's loop, a lease renewer) from its owner."""
 
 from __future__ import annotations
 

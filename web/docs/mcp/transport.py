@@ -6,7 +6,6 @@ manager's task group and the document watcher run while the app does)."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -16,6 +15,7 @@ from aiohttp import web
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from domain.documents import servicekeys
+from domain.kernel.tasks import cancel_and_wait
 from web.docs import oauth_urls
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
@@ -109,9 +109,7 @@ async def lifecycle(app: web.Application) -> AsyncIterator[None]:
             try:
                 await stop.wait()
             finally:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+                await cancel_and_wait(watcher)
 
     task = asyncio.create_task(run())
     started = asyncio.create_task(ready.wait())
