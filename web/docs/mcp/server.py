@@ -85,15 +85,25 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
     return tool.schema() if tool is not None else None
 
 
-async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-    return mt.ListToolsResult(
-        tools=[
-            mt.Tool(
-                name=t.name, description=t.description, input_schema=dict(tool_input_schema(t.name) or {})
-            )
-            for t in TOOLS.values()
-        ]
+@functools.cache
+def listed_tools() -> tuple[mt.Tool, ...]:
+    """Every tool as tools/list gives it (built once): name, titles, description, annotations, input and
+    output schemas."""
+    return tuple(
+        mt.Tool(
+            name=t.name,
+            title=t.title,
+            description=t.description,
+            input_schema=dict(tool_input_schema(t.name) or {}),
+            output_schema=t.output_schema(),
+            annotations=t.annotations(),
+        )
+        for t in TOOLS.values()
     )
+
+
+async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+    return mt.ListToolsResult(tools=list(listed_tools()))
 
 
 async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:

@@ -20,7 +20,7 @@ from web.docs import oauth_urls
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
 from web.docs.mcp.prompts import PROMPTS
-from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build
+from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build, listed_tools
 from web.docs.mcp.tools import TOOLS
 from web.kernel.appkeys import REQUEST_ID, RUNTIME
 from web.kernel.request import runtime
@@ -84,8 +84,11 @@ async def discovery(request: web.Request) -> web.Response:
                 },
             },
             "tools": [
-                {"name": t.name, "description": t.description, "scope": t.scope, "inputSchema": t.schema()}
-                for t in TOOLS.values()
+                {
+                    **tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "scope": TOOLS[tool.name].scope,
+                }
+                for tool in listed_tools()
             ],
             "resourceTemplates": [
                 "concord://documents/{documentId}",
