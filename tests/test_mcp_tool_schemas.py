@@ -1,6 +1,7 @@
 """The MCP tools as the model APIs behind MCP hosts see them: every tool listed over the real endpoint (the
 SDK client's tools/list) is linted against the rules Anthropic's and OpenAI's tool APIs apply, every tool's
-result follows the output schema it declares, and the read-only hints are true.
+result follows the output schema it declares, the read-only hints are true, and protocol-level answers (an
+unknown tool) are neither malformed-request statuses nor logged as such.
 
 What Concord claims, and the rules behind each claim (read November 2026; docs/mcp.md repeats the claims and
 docs/decisions.md the reasons):
@@ -31,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import logging
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -38,9 +40,10 @@ from typing import Any
 import mcp_types as mt
 import pytest
 from jsonschema import Draft202012Validator, FormatChecker
+from mcp import MCPError
 
 from tests.documents_support import make_key
-from tests.test_mcp import LEGACY, MODERN, connect, text_of
+from tests.test_mcp import ACCEPT, ENVELOPE, LEGACY, MODERN, _json_or_sse, connect, text_of
 
 TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")  # Anthropic tools[].name and OpenAI function names alike
 MCP_TOOL_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
@@ -358,3 +361,76 @@ async def test_escalate_needs_question_or_message_checked_by_the_tool(docs: Any,
             "pact_escalate", {"documentId": missing, "question": "Q?", "message": "Q?"}
         )
         assert json.loads(text_of(same))["status"] == 404  # valid arguments: on to the document, unknown
+
+
+async def test_an_unknown_tool_is_a_protocol_error_answered_not_a_bad_request(
+    docs: Any, runtime: Any, caplog: pytest.LogCaptureFixture
+):
+    """JSON-RPC -32602 "Unknown tool" (the spec's protocol error), sent in a 200 and logged as an MCP answer:
+    the HTTP exchange was well formed, so neither the access log nor the request metrics (which read the same
+    status) see a 400."""
+    caplog.set_level(logging.INFO)
+    key = await make_key(runtime)
+    modern = {**ACCEPT, **key["headers"], "MCP-Protocol-Version": MODERN}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 7,
+        "method": "tools/call",
+        "params": {"name": "pact_nope", "arguments": {}, "_meta": ENVELOPE},
+    }
+    resp = await docs.post(
+        "/mcp",
+        json=call,
+        headers={
+            **modern,
+            "Mcp-Method": "tools/call",
+            "Mcp-Name": "pact_nope",
+            "X-Request-Id": "unknown-tool-1",
+        },
+    )
+    assert resp.status == 200
+    error = (await resp.json())["error"]
+    assert error["code"] == mt.INVALID_PARAMS
+    assert "pact_nope" in error["message"]
+    access = [
+        r
+        for r in caplog.records
+        if r.name == "concord.access" and getattr(r, "request_id", "") == "unknown-tool-1"
+    ]
+    assert [getattr(r, "status", None) for r in access] == [200]
+    told = [r.getMessage() for r in caplog.records if r.name == "concord.mcp"]
+    assert any("pact_nope" in line and "-32602" in line for line in told), told
+
+    legacy = {**ACCEPT, **key["headers"], "MCP-Protocol-Version": LEGACY}
+    resp = await docs.post(
+        "/mcp", json={**call, "params": {"name": "pact_nope", "arguments": {}}}, headers=legacy
+    )
+    assert resp.status == 200
+    assert (await _json_or_sse(resp))["error"]["code"] == mt.INVALID_PARAMS
+    async with connect(docs, key) as client:
+        with pytest.raises(MCPError) as unknown:
+            await client.call_tool("pact_nope", {})
+        assert unknown.value.code == mt.INVALID_PARAMS
+
+    # A resource refused is an answer of ours too; its data carries Concord's error code and status.
+    uri = "concord://documents/00000000-0000-4000-8000-000000000000"
+    read = {"jsonrpc": "2.0", "id": 8, "method": "resources/read", "params": {"uri": uri, "_meta": ENVELOPE}}
+    resp = await docs.post(
+        "/mcp", json=read, headers={**modern, "Mcp-Method": "resources/read", "Mcp-Name": uri}
+    )
+    assert resp.status == 200
+    error = (await resp.json())["error"]
+    assert error["code"] == mt.INVALID_PARAMS
+    assert error["data"] == {"error": "document_not_found", "status": 404}
+
+    # The transport's own refusals keep theirs: a missing envelope is a malformed request, an unknown
+    # method a 404, as the 2026-07-28 transport asks.
+    resp = await docs.post(
+        "/mcp",
+        json={**call, "params": {"name": "pact_get", "arguments": {}}},
+        headers={**modern, "Mcp-Method": "tools/call", "Mcp-Name": "pact_get"},
+    )
+    assert resp.status == 400
+    nope = {"jsonrpc": "2.0", "id": 9, "method": "nope/never", "params": {"_meta": ENVELOPE}}
+    resp = await docs.post("/mcp", json=nope, headers={**modern, "Mcp-Method": "nope/never"})
+    assert resp.status == 404

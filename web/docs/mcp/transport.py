@@ -40,6 +40,23 @@ def _forbidden(reason: str) -> web.Response:
     return web.Response(status=403, text=json.dumps(body), content_type="application/json")
 
 
+def answer_status(status: int, body: bytes) -> int:
+    """The HTTP status of a JSON answer. The SDK sends every JSON-RPC error -32602 or -32600 with a 400 at
+    2026-07-28, also those our handlers raise to answer a well-formed request (an unknown tool, a resource
+    refused: their `data` names Concord's `error`, server.answer_error). Those are protocol-level answers and
+    go in a 200, as at the handshake revisions, so the access log and the request metrics do not count them as
+    malformed requests. The transport's own refusals (malformed JSON-RPC, a missing envelope, a header
+    mismatch, an unsupported version: 400; an unknown method: 404) keep the status the spec asks for."""
+    if status != 400:
+        return status
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return status
+    data = error.get("data") if isinstance(error, dict) else None
+    return 200 if isinstance(data, dict) and isinstance(data.get("error"), str) else status
+
+
 async def endpoint(request: web.Request) -> web.StreamResponse:
     rt = runtime(request)
     refused = origin.refusal(
@@ -58,6 +75,7 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
         body,
         scope_extra={SCOPE_KEY: Call(rt, found.caller, found.scopes)},
         headers={"X-Request-Id": request[REQUEST_ID]},
+        status_of=answer_status,
     )
 
 
