@@ -1,5 +1,7 @@
-"""MCP tools: each one validates its arguments with a pydantic model (which also gives its JSON Schema),
-checks the key's scope, and calls the same domain services as the REST handlers."""
+"""MCP tools: each one validates its arguments with a pydantic model (which also gives its input schema,
+tool_schemas.py), answers what its REST counterpart does (whose model is its output schema), says what a call
+does (`Effect`, the MCP annotations), checks the key's scope, and calls the same domain services as the REST
+handlers."""
 
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ class Effect(StrEnum):
 
 class DocArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    documentId: str = Field(min_length=1, max_length=36, description="The document's id.")
+    documentId: str = Field(min_length=1, max_length=36)
 
 
 @dataclass(frozen=True)
