@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.documents_support import content, make_key
+from tests.test_mcp_tool_schemas import problems
 
 ROOT = Path(__file__).resolve().parents[1]
 PYTHON = ROOT / ".mcp1-venv" / "bin" / "python"
@@ -66,6 +67,11 @@ async def test_a_1x_sdk_client_takes_a_document_to_a_merged_proposal(docs: Any, 
     assert summary["serverName"] == "concord-documents"
     assert len(summary["tools"]) == 23
     assert {"pact_upload_document", "pact_join", "pact_propose", "pact_approve"} <= set(summary["tools"])
+    # Titles, annotations and output schemas survive 1.x's own models and pass the model APIs' rules there
+    # too (and the 1.x client validated every structuredContent against its outputSchema on the way).
+    found = {t["name"]: p for t in summary["toolList"] if (p := problems(t))}
+    assert found == {}, found
+    assert {t["name"]: t["annotations"]["readOnlyHint"] for t in summary["toolList"]}["pact_get"] is True
     doc_id = summary["documentId"]
     doc_uri = f"concord://documents/{doc_id}"
     assert summary["resources"] == [doc_uri]

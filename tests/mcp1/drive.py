@@ -91,7 +91,10 @@ async def drive(
             summary.setdefault("serverName", init.serverInfo.name)
         author, reviewers = sessions[0], sessions[1:]
         await author.send_ping()
-        summary["tools"] = sorted(t.name for t in (await author.list_tools()).tools)
+        listed = (await author.list_tools()).tools
+        summary["tools"] = sorted(t.name for t in listed)
+        # As a 1.x host parses them: what it would hand a model API (checked by the test's tool-schema lint).
+        summary["toolList"] = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed]
 
         uploaded = await call(
             author,

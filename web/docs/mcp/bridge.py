@@ -4,7 +4,8 @@ Written here rather than taken from a package: the adapter published for aiohttp
 `receive()` after the body with empty chunks at once, so an application that waits for `http.disconnect`
 (the SDK does, beside a streamed response) would spin. Here the body is read once by aiohttp (so its
 `client_max_size` applies), handed over whole, and a later `receive()` waits until the response is done or
-the client has gone; what the application sends after the client has gone is dropped.
+the client has gone; what the application sends after the client has gone is dropped. A JSON response is held
+until its body is whole, so that `status_of` may settle its status from what it says.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ ASGIApp = Callable[
     [MutableMapping[str, Any], Callable[[], Awaitable[Message]], Callable[[Message], Awaitable[None]]],
     Awaitable[None],
 ]
+StatusOf = Callable[
+    [int, bytes], int
+]  # (the status the application sent, the JSON body) -> the status to send
 
 
 async def serve(
@@ -29,8 +33,10 @@ async def serve(
     *,
     scope_extra: dict[str, Any],
     headers: dict[str, str],
+    status_of: StatusOf = lambda status, _body: status,
 ) -> web.StreamResponse:
-    """Run `app` for `request` (whose body is `body`); `headers` are added to its response."""
+    """Run `app` for `request` (whose body is `body`); `headers` are added to its response, and the status of
+    a JSON response is `status_of`'s."""
     scope: dict[str, Any] = {
         "type": "http",
         "asgi": {"version": "3.0", "spec_version": "2.3"},
@@ -49,6 +55,8 @@ async def serve(
     done = asyncio.Event()
     body_sent = False
     response: web.StreamResponse | None = None
+    held: Message | None = None  # a JSON response's start, until its body is whole
+    parts: list[bytes] = []
 
     async def receive() -> Message:
         nonlocal body_sent
@@ -59,7 +67,6 @@ async def serve(
         return {"type": "http.disconnect"}
 
     async def send(message: Message) -> None:
-        nonlocal response
         if done.is_set():
             return  # the client has gone: what is left of the response is dropped, as ASGI servers do
         try:
@@ -68,18 +75,34 @@ async def serve(
             done.set()
 
     async def _send(message: Message) -> None:
-        nonlocal response
+        nonlocal held
         if message["type"] == "http.response.start":
-            response = web.StreamResponse(status=message["status"])
-            for name, value in message.get("headers", []):
-                response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
-            response.headers.update(headers)
-            await response.prepare(request)
-        elif message["type"] == "http.response.body" and response is not None:
-            await response.write(message.get("body", b""))
-            if not message.get("more_body", False):
-                await response.write_eof()
-                done.set()
+            if _is_json(message):
+                held = message
+                return
+            await _start(message, message["status"])
+        elif message["type"] == "http.response.body":
+            chunk, more = message.get("body", b""), message.get("more_body", False)
+            if held is not None:
+                parts.append(chunk)
+                if more:
+                    return
+                whole, start, held = b"".join(parts), held, None
+                await _start(start, status_of(start["status"], whole))
+                chunk = whole
+            if response is not None:
+                await response.write(chunk)
+                if not more:
+                    await response.write_eof()
+                    done.set()
+
+    async def _start(message: Message, status: int) -> None:
+        nonlocal response
+        response = web.StreamResponse(status=status)
+        for name, value in message.get("headers", []):
+            response.headers.add(name.decode("latin-1"), value.decode("latin-1"))
+        response.headers.update(headers)
+        await response.prepare(request)
 
     try:
         await app(scope, receive, send)
@@ -88,3 +111,10 @@ async def serve(
     if response is None:
         raise web.HTTPInternalServerError(text="the MCP server sent no response")
     return response
+
+
+def _is_json(start: Message) -> bool:
+    return any(
+        name.lower() == b"content-type" and value.split(b";")[0].strip().lower() == b"application/json"
+        for name, value in start.get("headers", [])
+    )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,7 @@ INSTRUCTIONS = (
     "reviewers with the pact_* tools. Prompts review_section and propose_edit gather what those jobs need."
 )
 SCOPE_KEY = "concord.mcp"  # the ASGI scope entry carrying the Call
+log = logging.getLogger("concord.mcp")
 
 
 @dataclass(frozen=True)
@@ -61,17 +63,26 @@ def call_of(ctx: Ctx) -> Call:
     return found
 
 
-def _refused(exc: DomainError) -> MCPError:
+def answer_error(method: str, code: int, message: str, data: dict[str, Any]) -> MCPError:
+    """A JSON-RPC error answering a well-formed request (an unknown tool, a resource refused): logged here
+    as the protocol-level answer it is, and sent in a 200 (transport.py), since `data` names Concord's
+    `error`."""
+    log.info("%s answered with JSON-RPC error %d (%s): %r", method, code, data["error"], message)
+    return MCPError(code, message, data=data)
+
+
+def _refused(method: str, exc: DomainError) -> MCPError:
     """A domain refusal as a JSON-RPC error: invalid params, with the REST code and status as data."""
-    return MCPError(mt.INVALID_PARAMS, exc.detail, data={"error": exc.code, "status": exc.status})
+    return answer_error(method, mt.INVALID_PARAMS, exc.detail, {"error": exc.code, "status": exc.status})
 
 
-def _need(call: Call, scope: str) -> None:
+def _need(method: str, call: Call, scope: str) -> None:
     if scope not in call.scopes:
-        raise MCPError(
+        raise answer_error(
+            method,
             mt.INVALID_REQUEST,
             f"this key lacks the scope {scope}",
-            data={"error": "insufficient_scope", "status": 403, "requiredScope": scope},
+            {"error": "insufficient_scope", "status": 403, "requiredScope": scope},
         )
 
 
@@ -85,23 +96,35 @@ def tool_input_schema(name: str) -> dict[str, Any] | None:
     return tool.schema() if tool is not None else None
 
 
-async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
-    return mt.ListToolsResult(
-        tools=[
-            mt.Tool(
-                name=t.name, description=t.description, input_schema=dict(tool_input_schema(t.name) or {})
-            )
-            for t in TOOLS.values()
-        ]
+@functools.cache
+def listed_tools() -> tuple[mt.Tool, ...]:
+    """Every tool as tools/list gives it (built once): name, titles, description, annotations, input and
+    output schemas."""
+    return tuple(
+        mt.Tool(
+            name=t.name,
+            title=t.title,
+            description=t.description,
+            input_schema=dict(tool_input_schema(t.name) or {}),
+            output_schema=t.output_schema(),
+            annotations=t.annotations(),
+        )
+        for t in TOOLS.values()
     )
 
 
+async def list_tools(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListToolsResult:
+    return mt.ListToolsResult(tools=list(listed_tools()))
+
+
 async def call_tool(ctx: Ctx, params: mt.CallToolRequestParams) -> mt.CallToolResult:
-    """Run one tool; every failure is a tool result with isError, never a transport error."""
-    tool = TOOLS.get(params.name)
-    if tool is None:
-        raise MCPError(mt.INVALID_PARAMS, f"Unknown tool: {params.name}")
+    """Run one tool: its failures are tool results with isError; an unknown name is a protocol error."""
     call = call_of(ctx)
+    tool = TOOLS.get(params.name)
+    if tool is None:  # a protocol error, as the spec has it (not a tool result): the model named no tool
+        raise answer_error(
+            "tools/call", mt.INVALID_PARAMS, f"Unknown tool: {params.name}", {"error": "unknown_tool"}
+        )
     result = await _run(call, tool, params.arguments or {})
     if not result.is_error and tool.writes and ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
         # Delivered only when the request opted in to log messages at this level (2026-07-28 `_meta`);
@@ -151,11 +174,11 @@ def _tool_error(code: str, detail: str, *, status: int = 400) -> mt.CallToolResu
 
 async def list_resources(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListResourcesResult:
     call = call_of(ctx)
-    _need(call, "documents:read")
+    _need("resources/list", call, "documents:read")
     try:
         return await resources.list_page(call.rt, call.caller, params.cursor if params else None)
     except DomainError as exc:
-        raise _refused(exc) from None
+        raise _refused("resources/list", exc) from None
 
 
 async def list_resource_templates(
@@ -166,11 +189,11 @@ async def list_resource_templates(
 
 async def read_resource(ctx: Ctx, params: mt.ReadResourceRequestParams) -> mt.ReadResourceResult:
     call = call_of(ctx)
-    _need(call, "tap:read")
+    _need("resources/read", call, "tap:read")
     try:
         return await resources.read(call.rt, call.caller, params.uri)
     except DomainError as exc:
-        raise _refused(exc) from None
+        raise _refused("resources/read", exc) from None
 
 
 async def list_prompts(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt.ListPromptsResult:
@@ -179,16 +202,16 @@ async def list_prompts(ctx: Ctx, params: mt.PaginatedRequestParams | None) -> mt
 
 async def get_prompt(ctx: Ctx, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
     call = call_of(ctx)
-    _need(call, "tap:read")
+    _need("prompts/get", call, "tap:read")
     try:
         return await prompts.get(call.rt, call.caller, params.name, params.arguments or {})
     except DomainError as exc:
-        raise _refused(exc) from None
+        raise _refused("prompts/get", exc) from None
 
 
 async def complete(ctx: Ctx, params: mt.CompleteRequestParams) -> mt.CompleteResult:
     call = call_of(ctx)
-    _need(call, "documents:read")
+    _need("completion/complete", call, "documents:read")
     ref = params.ref
     known = (
         ref.uri in (resources.DOCUMENT_TEMPLATE, resources.SECTION_TEMPLATE)
@@ -225,11 +248,11 @@ class Listen:
         call = call_of(ctx)
         uris = resources.uris_of(params)
         if uris:
-            _need(call, "tap:read")
+            _need("subscriptions/listen", call, "tap:read")
         try:
             followed = await resources.check_readable(call.rt, call.caller, uris)
         except DomainError as exc:
-            raise _refused(exc) from None
+            raise _refused("subscriptions/listen", exc) from None
         await self.watcher.follow(call.caller, followed)
         try:
             return await self.inner(ctx, params)

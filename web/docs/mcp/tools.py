@@ -1,63 +1,108 @@
-"""MCP tools: each one validates its arguments with a pydantic model (which also gives its JSON Schema),
-checks the key's scope, and calls the same domain services as the REST handlers."""
+"""MCP tools: each one validates its arguments with a pydantic model (which also gives its input schema,
+tool_schemas.py), answers what its REST counterpart does (whose model is its output schema), says what a call
+does (`Effect`, the MCP annotations), checks the key's scope, and calls the same domain services as the REST
+handlers."""
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Self, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+import mcp_types as mt
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import escalations
 from domain.documents import agents as tap
 from domain.documents import blobs, library, locks, proposals, records
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
 from web.docs import schemas
+from web.docs.mcp import tool_schemas
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)
 
 
+class Effect(StrEnum):
+    """What a call does to Concord, which the MCP annotations state (docs/mcp.md has each tool's)."""
+
+    READS = "reads"  # changes nothing
+    ADDS = "adds"  # adds a record on every call; nothing already there changes
+    CLAIMS = "claims"  # adds or renews the caller's own membership or lock; a repeat adds nothing
+    REPLACES = "replaces"  # may end, replace or close what others see; a repeat changes nothing more
+
+    def hints(self) -> dict[str, bool]:
+        return {
+            "read_only_hint": self is Effect.READS,
+            "destructive_hint": self is Effect.REPLACES,
+            "idempotent_hint": self is not Effect.ADDS,
+        }
+
+
 class DocArgs(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
-    documentId: str = Field(min_length=1, max_length=36, description="The document's id.")
+    documentId: str = Field(min_length=1, max_length=36)
 
 
 @dataclass(frozen=True)
 class Tool:
     name: str
+    title: str
     description: str
     args: type[BaseModel]
+    output: type[BaseModel]  # the REST answer's model: the result's structuredContent follows its schema
     scope: str
     handler: Handler
-    writes: bool
+    effect: Effect
+    open_world: bool = False  # True when a call reaches beyond Concord (people, other systems)
+    params: Mapping[str, str] = field(default_factory=dict)  # this tool's own words for some arguments
+
+    @property
+    def writes(self) -> bool:
+        return self.effect is not Effect.READS
 
     def schema(self) -> dict[str, Any]:
-        schema = self.args.model_json_schema()
-        schema.pop("title", None)
-        return schema
+        return tool_schemas.input_schema(self.args, self.params)
+
+    def output_schema(self) -> dict[str, Any]:
+        return tool_schemas.output_schema(self.output)
+
+    def annotations(self) -> mt.ToolAnnotations:
+        return mt.ToolAnnotations(title=self.title, open_world_hint=self.open_world, **self.effect.hints())
 
 
 TOOLS: dict[str, Tool] = {}
 
 
 def tool(
-    name: str, description: str, args: type[A], scope: str, *, writes: bool = False
+    name: str,
+    title: str,
+    description: str,
+    args: type[A],
+    output: type[BaseModel],
+    scope: str,
+    effect: Effect,
+    *,
+    open_world: bool = False,
+    params: Mapping[str, str] | None = None,
 ) -> Callable[[Callable[[AsyncSession, Caller, A], Awaitable[dict[str, Any]]]], Handler]:
     """Register a tool whose handler runs in one unit of work (a transaction when it writes)."""
 
     def register(fn: Callable[[AsyncSession, Caller, A], Awaitable[dict[str, Any]]]) -> Handler:
         async def run(rt: Runtime, who: Caller, parsed: A) -> dict[str, Any]:
-            unit = rt.db.transaction() if writes else rt.db.read()
+            unit = rt.db.read() if effect is Effect.READS else rt.db.transaction()
             async with unit as session:
                 return await fn(session, who, parsed)
 
-        TOOLS[name] = Tool(name, description, args, scope, run, writes)
+        TOOLS[name] = Tool(
+            name, title, description, args, output, scope, run, effect, open_world, params or {}
+        )
         return run
 
     return register
@@ -72,16 +117,20 @@ def _body(args: BaseModel) -> dict[str, Any]:
 
 class ListArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    tag: str | None = Field(default=None, max_length=64, description="Only documents with this tag.")
+    tag: str | None = Field(default=None, max_length=64)
     page: int = Field(default=1, ge=1, le=100_000)
     pageSize: int = Field(default=20, ge=1, le=100)
 
 
 @tool(
     "pact_list_documents",
-    "List the documents of your organisation (newest first), optionally by tag.",
+    "List documents",
+    "List the documents of your organisation, newest first, 20 a page by default, optionally by tag: id, "
+    "title, status (processing, ready, failed) and version of each.",
     ListArgs,
+    schemas.DocumentList,
     "documents:read",
+    Effect.READS,
 )
 async def list_documents(session: AsyncSession, who: Caller, a: ListArgs) -> dict[str, Any]:
     return await library.list_documents(session, who, tag=a.tag, page=a.page, page_size=a.pageSize)
@@ -89,8 +138,8 @@ async def list_documents(session: AsyncSession, who: Caller, a: ListArgs) -> dic
 
 class UploadArgs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    filename: str = Field(min_length=1, max_length=255, description="Name with extension, e.g. brief.docx")
-    contentBase64: str = Field(min_length=1, description="The file's bytes, base64-encoded.")
+    filename: str = Field(min_length=1, max_length=255)
+    contentBase64: str = Field(min_length=1)
     title: str | None = Field(default=None, max_length=500)
     tags: list[str] = Field(default_factory=list, max_length=20)
 
@@ -111,20 +160,26 @@ async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
 
 TOOLS["pact_upload_document"] = Tool(
     "pact_upload_document",
-    "Upload a document (DOCX, PDF, Markdown, TXT or HTML) as base64. It converts in the background: poll "
-    "pact_get_document until status is 'ready' before reading content or sections.",
+    "Upload a document",
+    "Upload a document (DOCX, PDF, Markdown, plain text or HTML): its bytes base64-encoded in contentBase64, "
+    "its name in filename. It converts in the background: poll pact_get_document until status is 'ready' "
+    "before reading content or sections. Every call adds a new document.",
     UploadArgs,
+    schemas.DocumentSummary,
     "documents:write",
     upload,
-    True,
+    Effect.ADDS,
 )
 
 
 @tool(
     "pact_get_document",
+    "Get a document's metadata",
     "A document's metadata: title, status (processing, ready, failed), version, counts.",
     DocArgs,
+    schemas.DocumentMetadata,
     "documents:read",
+    Effect.READS,
 )
 async def get_document(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     return await library.metadata(session, who, a.documentId)
@@ -133,16 +188,27 @@ async def get_document(session: AsyncSession, who: Caller, a: DocArgs) -> dict[s
 # ---- reading and membership -------------------------------------------------------------------------
 
 
-@tool("pact_get", "The document's current Markdown content and version.", DocArgs, "tap:read")
+@tool(
+    "pact_get",
+    "Read a document",
+    "The document's current Markdown content and version.",
+    DocArgs,
+    schemas.DocumentContent,
+    "tap:read",
+    Effect.READS,
+)
 async def get(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     return await tap.content(session, who, a.documentId)
 
 
 @tool(
     "pact_sections",
-    "The document's section tree: sectionId (use it in every section tool), title, level.",
+    "List a document's sections",
+    "The document's section tree: sectionId (use it in every section tool), title, level, children.",
     DocArgs,
+    schemas.DocumentSections,
     "tap:read",
+    Effect.READS,
 )
 async def sections(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     return await tap.section_tree(session, who, a.documentId)
@@ -156,21 +222,40 @@ class JoinArgs(DocArgs, schemas.JoinBody):
 
 @tool(
     "pact_join",
-    "Join the document as an agent (role editor, reviewer or observer) before acting on it.",
+    "Join a document",
+    "Join the document as an agent (role editor, reviewer or observer) before acting on it. Joining twice "
+    "is refused: leave first.",
     JoinArgs,
+    schemas.Joined,
     "tap:write",
-    writes=True,
+    Effect.CLAIMS,
 )
 async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any]:
     return await tap.join(session, who, a.documentId, _body(a))
 
 
-@tool("pact_leave", "Leave the document; your section locks are released.", DocArgs, "tap:write", writes=True)
+@tool(
+    "pact_leave",
+    "Leave a document",
+    "Leave the document: your membership ends and your section locks are released.",
+    DocArgs,
+    schemas.Left,
+    "tap:write",
+    Effect.REPLACES,
+)
 async def leave(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     return await tap.leave(session, who, a.documentId, None)
 
 
-@tool("pact_agents", "The agents on the document with their roles.", DocArgs, "tap:read")
+@tool(
+    "pact_agents",
+    "List a document's agents",
+    "The agents on the document with their roles and capabilities.",
+    DocArgs,
+    schemas.DocumentAgents,
+    "tap:read",
+    Effect.READS,
+)
 async def agents(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     return await tap.agents(session, who, a.documentId)
 
@@ -196,10 +281,13 @@ class SectionFilterArgs(DocArgs, schemas.SectionQuery):
 
 @tool(
     "pact_intent_declare",
-    "Declare what you intend to change in a section and why.",
+    "Declare an intent",
+    "Declare what you intend to change in a section and why, so the other agents know before you propose. "
+    "Every call adds an intent.",
     IntentArgs,
+    schemas.IntentOut,
     "tap:write",
-    writes=True,
+    Effect.ADDS,
 )
 async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> dict[str, Any]:
     intent = await records.declare_intent(
@@ -208,7 +296,16 @@ async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> d
     return schemas.IntentOut.of(intent).model_dump(mode="json")
 
 
-@tool("pact_intents", "Declared intents, optionally of one section.", SectionFilterArgs, "tap:read")
+@tool(
+    "pact_intents",
+    "List intents",
+    "The intents the agents declared, optionally of one section.",
+    SectionFilterArgs,
+    schemas.IntentList,
+    "tap:read",
+    Effect.READS,
+    params={"sectionId": "Only the intents on this section (as pact_sections gives it); omitted: all."},
+)
 async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_intents(session, who, a.documentId, a.sectionId)
     return schemas.IntentList.of(found).model_dump(mode="json")
@@ -216,10 +313,13 @@ async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> d
 
 @tool(
     "pact_constraint_publish",
-    "Publish a boundary for a section (type must, must_not, should, should_not, prefer).",
+    "Publish a constraint",
+    "Publish a boundary that proposals on a section should keep (type must, must_not, should, should_not, "
+    "prefer). Every call adds a constraint.",
     ConstraintArgs,
+    schemas.ConstraintOut,
     "tap:write",
-    writes=True,
+    Effect.ADDS,
 )
 async def constraint_publish(session: AsyncSession, who: Caller, a: ConstraintArgs) -> dict[str, Any]:
     constraint = await records.publish_constraint(
@@ -228,7 +328,16 @@ async def constraint_publish(session: AsyncSession, who: Caller, a: ConstraintAr
     return schemas.ConstraintOut.of(constraint).model_dump(mode="json")
 
 
-@tool("pact_constraints", "Published constraints, optionally of one section.", SectionFilterArgs, "tap:read")
+@tool(
+    "pact_constraints",
+    "List constraints",
+    "The constraints the agents published, optionally of one section.",
+    SectionFilterArgs,
+    schemas.ConstraintList,
+    "tap:read",
+    Effect.READS,
+    params={"sectionId": "Only the constraints on this section (as pact_sections gives it); omitted: all."},
+)
 async def constraints(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_constraints(session, who, a.documentId, a.sectionId)
     return schemas.ConstraintList.of(found).model_dump(mode="json")
@@ -236,17 +345,28 @@ async def constraints(session: AsyncSession, who: Caller, a: SectionFilterArgs) 
 
 @tool(
     "pact_salience_set",
-    "Score how much a section matters to you, 0 (not at all) to 10 (must review).",
+    "Score a section's salience",
+    "Score how much a section matters to you, 0 (not at all) to 10 (must review); replaces your earlier "
+    "score of that section.",
     SalienceArgs,
+    schemas.SalienceOut,
     "tap:write",
-    writes=True,
+    Effect.REPLACES,
 )
 async def salience_set(session: AsyncSession, who: Caller, a: SalienceArgs) -> dict[str, Any]:
     score = await records.set_salience(session, who, a.documentId, section_id=a.sectionId, score=a.score)
     return schemas.SalienceOut.of(score).model_dump(mode="json")
 
 
-@tool("pact_salience_map", "Salience of every section across agents, with the average.", DocArgs, "tap:read")
+@tool(
+    "pact_salience_map",
+    "Map section salience",
+    "Salience of every section across agents, with the average.",
+    DocArgs,
+    schemas.SalienceMap,
+    "tap:read",
+    Effect.READS,
+)
 async def salience_map(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     found = await records.salience_map(session, who, a.documentId)
     return schemas.SalienceMap.of(found).model_dump(mode="json")
@@ -254,7 +374,7 @@ async def salience_map(session: AsyncSession, who: Caller, a: DocArgs) -> dict[s
 
 class LockArgs(DocArgs):
     sectionId: str = Field(min_length=1, max_length=256)
-    ttlSeconds: int = Field(default=300, ge=1, le=3600, description="Lock lifetime (default 300 s).")
+    ttlSeconds: int = Field(default=300, ge=1, le=3600)
 
 
 class SectionArgs(DocArgs):
@@ -263,30 +383,61 @@ class SectionArgs(DocArgs):
 
 @tool(
     "pact_lock",
-    "Lock a section while you edit it; others' proposals on it are refused until it expires.",
+    "Lock a section",
+    "Lock a section while you edit it: others' proposals on it are refused until you unlock it or the lock "
+    "expires, ttlSeconds after (default 300 s, at most 3600). Locking your locked section again renews it.",
     LockArgs,
+    schemas.Lock,
     "tap:write",
-    writes=True,
+    Effect.CLAIMS,
 )
 async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any]:
     return await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
 
 
-@tool("pact_unlock", "Release your lock on a section.", SectionArgs, "tap:write", writes=True)
+@tool(
+    "pact_unlock",
+    "Unlock a section",
+    "Release your lock on a section (only the holder can).",
+    SectionArgs,
+    schemas.Unlocked,
+    "tap:write",
+    Effect.REPLACES,
+)
 async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str, Any]:
     return await locks.unlock_section(session, who, a.documentId, a.sectionId)
 
 
 class EscalateArgs(DocArgs, schemas.EscalateBody):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # No json_schema_extra: the REST body states "question or message" as a top-level oneOf, which
+    # Anthropic's API refuses in a tool's input schema (and with it the whole tool list); the rule is checked
+    # below instead, with the domain's own words.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, json_schema_extra=None)
+
+    @model_validator(mode="after")
+    def _one_text(self) -> Self:
+        try:
+            escalations.question_of(self.question, self.message)
+        except BadRequest as exc:
+            raise ValueError(exc.detail) from None
+        return self
 
 
 @tool(
     "pact_escalate",
-    "Ask the human reviewers a question (about a section or a proposal).",
+    "Escalate to a human",
+    "Ask the human reviewers a question, about a section or a proposal if given: the text goes in question "
+    "(or message, its other name; one of them is required). It reaches the reviewers' queue and, when "
+    "one is configured, their webhook outside Concord. Every call adds an escalation.",
     EscalateArgs,
+    schemas.Escalation,
     "tap:write",
-    writes=True,
+    Effect.ADDS,
+    open_world=True,
+    params={
+        "sectionId": "The section the question is about, if any (as pact_sections gives it).",
+        "proposalId": "The proposal the question is about, if any.",
+    },
 )
 async def escalate(session: AsyncSession, who: Caller, a: EscalateArgs) -> dict[str, Any]:
     return await tap.escalate(session, who, a.documentId, _body(a))
@@ -298,9 +449,14 @@ class PollArgs(DocArgs, schemas.PollQuery):
 
 @tool(
     "pact_poll",
-    "Changes on the document since your last cursor (start without one); returns the next cursor.",
+    "Poll for changes",
+    "Changes on the document since your last cursor (start without one), oldest first; returns the next "
+    "cursor and whether more are waiting.",
     PollArgs,
+    schemas.Poll,
     "tap:read",
+    Effect.READS,
+    params={"sectionId": "Only the changes of this section (as pact_sections gives it); omitted: all."},
 )
 async def poll(session: AsyncSession, who: Caller, a: PollArgs) -> dict[str, Any]:
     return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
@@ -323,15 +479,26 @@ class VoteArgs(DocArgs):
 
 
 class RejectArgs(VoteArgs):
-    reason: str = Field(min_length=1, max_length=1000, description="Why (required).")
+    reason: str = Field(min_length=1, max_length=1000)
 
 
 @tool(
     "pact_propose",
-    "Propose new content for one section; editors and reviewers vote on it.",
+    "Propose a section's new content",
+    f"Propose new content for one section; the editors and reviewers vote on it. It is merged when approvals "
+    f"reach two (or every other voter, if fewer), rejected by as many rejections, and paused for a human by "
+    f"an objection. A proposal lives ttlSeconds (default {proposals.DEFAULT_TTL} s, five minutes): still "
+    f"pending then, it is merged if it has an approval and no rejection or objection, else it expires. "
+    f"Every call adds a proposal.",
     ProposeArgs,
+    schemas.Proposal,
     "tap:write",
-    writes=True,
+    Effect.ADDS,
+    params={
+        "sectionId": "The section to change (as pact_sections gives it).",
+        "ttlSeconds": f"How long the proposal stays open for votes (default {proposals.DEFAULT_TTL} s); "
+        "then it is merged if approved without rejection or objection, else it expires.",
+    },
 )
 async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[str, Any]:
     return await proposals.propose(session, who, a.documentId, _body(a))
@@ -339,30 +506,55 @@ async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[st
 
 @tool(
     "pact_proposals",
-    "Proposals on the document with vote counts, optionally by section and status.",
+    "List proposals",
+    "Proposals on the document with their vote counts, optionally by section and status.",
     ProposalFilterArgs,
+    schemas.ProposalList,
     "tap:read",
+    Effect.READS,
+    params={"sectionId": "Only the proposals on this section (as pact_sections gives it); omitted: all."},
 )
 async def list_proposals(session: AsyncSession, who: Caller, a: ProposalFilterArgs) -> dict[str, Any]:
     return await proposals.list_proposals(session, who, a.documentId, section_id=a.sectionId, status=a.status)
 
 
-@tool("pact_approve", "Approve a proposal (not your own).", VoteArgs, "tap:write", writes=True)
+@tool(
+    "pact_approve",
+    "Approve a proposal",
+    "Approve a proposal (not your own). The approval that completes the vote merges the proposal: its "
+    "content replaces the section's, and rival pending proposals on the section are superseded.",
+    VoteArgs,
+    schemas.VoteResult,
+    "tap:write",
+    Effect.REPLACES,
+)
 async def approve(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
     return await proposals.vote(session, who, a.documentId, a.proposalId, "approve", a.reason)
 
 
-@tool("pact_reject", "Reject a proposal, giving the reason.", RejectArgs, "tap:write", writes=True)
+@tool(
+    "pact_reject",
+    "Reject a proposal",
+    "Reject a proposal (not your own), giving the reason; the rejection that completes the vote closes it "
+    "as rejected.",
+    RejectArgs,
+    schemas.VoteResult,
+    "tap:write",
+    Effect.REPLACES,
+    params={"reason": "Why you reject it, for the author and the reviewers (required)."},
+)
 async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str, Any]:
     return await proposals.vote(session, who, a.documentId, a.proposalId, "reject", a.reason)
 
 
 @tool(
     "pact_object",
-    "Object to a proposal: it pauses for a human reviewer to decide.",
+    "Object to a proposal",
+    "Object to a proposal (not your own): it pauses as objected until a human reviewer decides.",
     VoteArgs,
+    schemas.VoteResult,
     "tap:write",
-    writes=True,
+    Effect.REPLACES,
 )
 async def object_(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
     return await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)

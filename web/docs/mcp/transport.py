@@ -20,7 +20,7 @@ from web.docs import oauth_urls
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
 from web.docs.mcp.prompts import PROMPTS
-from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build
+from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build, listed_tools
 from web.docs.mcp.tools import TOOLS
 from web.kernel.appkeys import REQUEST_ID, RUNTIME
 from web.kernel.request import runtime
@@ -38,6 +38,23 @@ def _forbidden(reason: str) -> web.Response:
         "error": {"code": mt.INVALID_REQUEST, "message": f"Forbidden: {reason}"},
     }
     return web.Response(status=403, text=json.dumps(body), content_type="application/json")
+
+
+def answer_status(status: int, body: bytes) -> int:
+    """The HTTP status of a JSON answer. The SDK sends every JSON-RPC error -32602 or -32600 with a 400 at
+    2026-07-28, also those our handlers raise to answer a well-formed request (an unknown tool, a resource
+    refused: their `data` names Concord's `error`, server.answer_error). Those are protocol-level answers and
+    go in a 200, as at the handshake revisions, so the access log and the request metrics do not count them as
+    malformed requests. The transport's own refusals (malformed JSON-RPC, a missing envelope, a header
+    mismatch, an unsupported version: 400; an unknown method: 404) keep the status the spec asks for."""
+    if status != 400:
+        return status
+    try:
+        error = json.loads(body).get("error")
+    except (ValueError, AttributeError):
+        return status
+    data = error.get("data") if isinstance(error, dict) else None
+    return 200 if isinstance(data, dict) and isinstance(data.get("error"), str) else status
 
 
 async def endpoint(request: web.Request) -> web.StreamResponse:
@@ -58,6 +75,7 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
         body,
         scope_extra={SCOPE_KEY: Call(rt, found.caller, found.scopes)},
         headers={"X-Request-Id": request[REQUEST_ID]},
+        status_of=answer_status,
     )
 
 
@@ -84,8 +102,11 @@ async def discovery(request: web.Request) -> web.Response:
                 },
             },
             "tools": [
-                {"name": t.name, "description": t.description, "scope": t.scope, "inputSchema": t.schema()}
-                for t in TOOLS.values()
+                {
+                    **tool.model_dump(mode="json", by_alias=True, exclude_none=True),
+                    "scope": TOOLS[tool.name].scope,
+                }
+                for tool in listed_tools()
             ],
             "resourceTemplates": [
                 "concord://documents/{documentId}",
