@@ -213,7 +213,7 @@ def _assert_plain(reason: str) -> None:
     assert not re.search(internal, reason), reason
 
 
-# --- real processes: `concord serve` (embedded) and, on Redis, a `dramatiq` worker process --------------
+# --- real processes: `concord serve` (embedded) and, on Redis, a `concord worker` group --------------------
 
 
 async def _bounded_conversions_through(base: str, key: dict, proc: Any, log: Path) -> None:
@@ -283,7 +283,7 @@ async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
 
 
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
-async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, tmp_path):
+async def test_a_worker_group_converts_in_bounded_children(runtime, tmp_path):
     await runtime.relay.stop()
     key = await make_key(runtime)
     docs_port = free_port()
@@ -297,7 +297,7 @@ async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, t
     }
     web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
     web = start([command("concord"), "web"], env, web_log)
-    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
     try:
         await _wait_ready(f"http://127.0.0.1:{docs_port}", web, web_log)
         await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, worker, worker_log)
