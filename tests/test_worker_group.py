@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -193,3 +194,24 @@ async def test_a_worker_without_redis_is_refused_plainly(tmp_path: Path) -> None
     code = await asyncio.to_thread(proc.wait, 60)
     assert code == 1
     assert "CONCORD_REDIS_URL is not set" in log.read_text()
+
+
+def test_the_liveness_check_reads_the_age_of_the_alive_file(tmp_path: Path) -> None:
+    """`python -m workers.liveness PATH [SECONDS]`, as the probe runs it: 0 when fresh, 1 with the reason when
+    stale or missing, 2 on a bad command line."""
+    alive = tmp_path / "alive"
+    missing = _liveness(alive)
+    assert missing.returncode == 1
+    assert f"not alive: {alive}: No such file or directory" in missing.stderr
+    alive.touch()
+    assert _liveness(alive).returncode == 0
+    old = alive.stat().st_mtime - 300  # the probe above allows 20 s
+    os.utime(alive, (old, old))
+    stale = _liveness(alive)
+    assert stale.returncode == 1
+    assert re.search(r"was last touched 30\d s ago \(more than 20 s\)", stale.stderr), stale.stderr
+    bad = subprocess.run(
+        [sys.executable, "-m", "workers.liveness", str(alive), "soon"], capture_output=True, text=True
+    )
+    assert bad.returncode == 2
+    assert "not a number of seconds: 'soon'" in bad.stderr
