@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from domain.kernel.settings import Settings
+from domain.kernel.tasks import cancel_and_wait
 from runtime.supervisor import Kept, concord_argv, keep
 from workers.process import Member, beat_path
 
@@ -112,9 +113,7 @@ class WorkerGroup:
             try:
                 codes = await asyncio.gather(*keepers)
             finally:
-                watcher.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await watcher
+                await cancel_and_wait(watcher)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
             if alive is not None:
