@@ -7,8 +7,10 @@ and a document waited minutes until something started a new one."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -179,6 +181,8 @@ async def test_the_processes_stop_when_the_groups_parent_is_killed(group: Group)
     workers = await _ready(group, 1)
     processes = group.workers()  # the worker and the metrics process
     assert set(workers) < set(processes)
+    argv = (await asyncio.to_thread(Path(f"/proc/{workers[0]}/cmdline").read_bytes)).split(b"\0")
+    directory = Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
     group.proc.kill()  # no chance to stop them: they see their parent change
     group.proc.wait()
 
@@ -186,6 +190,7 @@ async def test_the_processes_stop_when_the_groups_parent_is_killed(group: Group)
         return not [pid for pid in processes if running(pid)]
 
     await eventually(gone, timeout=60, interval=0.2)
+    await asyncio.to_thread(shutil.rmtree, directory)  # the killed parent could not remove it
 
 
 async def test_a_worker_without_redis_is_refused_plainly(tmp_path: Path) -> None:
