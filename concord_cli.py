@@ -1,4 +1,4 @@
-"""The `concord` command: serve, web, scheduler, migrate, seed."""
+"""The `concord` command: serve, web, worker, scheduler, migrate, seed."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import contextlib
 import logging
 import signal
 import sys
+from pathlib import Path
 
 from domain.axiom import commands as axiom_commands
 from domain.kernel.settings import Settings, get_settings
@@ -150,6 +151,73 @@ def _add_serve_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
         cmd.add_argument("--supervised", default=None, help=argparse.SUPPRESS)  # set by the supervisor
 
 
+def _add_worker_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    cmd = sub.add_parser(
+        "worker",
+        help="background job workers on Redis (production): a group of processes, each restarted if it dies",
+    )
+    cmd.add_argument(
+        "--processes",
+        type=_positive,
+        default=None,
+        metavar="N",
+        help="worker processes (default: one per core this process may use)",
+    )
+    cmd.add_argument(
+        "--threads",
+        type=_positive,
+        default=None,
+        metavar="T",
+        help="job threads of each process (default: CONCORD_WORKER_THREADS)",
+    )
+    cmd.add_argument(
+        "--shutdown-timeout",
+        type=_positive,
+        default=600,
+        metavar="SECONDS",
+        help="on SIGTERM, how long running jobs may take to finish before they are cut off (and run again "
+        "elsewhere); default 600",
+    )
+    cmd.add_argument(
+        "--metrics",
+        action="store_true",
+        help="one more process serving the group's job metrics on CONCORD_HOST:CONCORD_METRICS_PORT",
+    )
+    cmd.add_argument(
+        "--alive-file",
+        type=Path,
+        default=None,
+        metavar="PATH",
+        help="touched every 5 s while the group runs (removed when it stops); a liveness probe runs "
+        "`python -m workers.liveness PATH`",
+    )
+    cmd.add_argument("--supervised", default=None, help=argparse.SUPPRESS)  # set by the group's parent
+
+
+def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
+    """`worker`: the group's parent (workers/group.py), or one of its processes (workers/process.py)."""
+    if args.supervised:
+        from workers.process import Member, run
+
+        return run(settings, Member.from_json(args.supervised))
+    if not settings.redis_url:
+        raise SystemExit(
+            "concord worker: CONCORD_REDIS_URL is not set; without Redis, `concord serve` runs the jobs in "
+            "its own process"
+        )
+    from runtime.supervisor import cores
+    from workers.group import Options, run_group
+
+    options = Options(
+        processes=args.processes if args.processes is not None else cores(),
+        threads=args.threads if args.threads is not None else settings.worker_threads,
+        shutdown_seconds=float(args.shutdown_timeout),
+        metrics=args.metrics,
+        alive_file=args.alive_file,
+    )
+    return run_group(settings, options)
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -230,7 +298,6 @@ def cmd_staff_keys(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_ingest_legislation(settings: Settings, path: str) -> None:
     import json
-    from pathlib import Path
 
     from domain.axiom import legislation
     from domain.kernel.context import SYSTEM
@@ -377,10 +444,12 @@ def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
     return asyncio.run(with_database(settings, run))
 
 
-def main(argv: list[str] | None = None) -> int:
+def make_parser() -> argparse.ArgumentParser:
+    """Every command and its options (deploy/ tests read the commands the manifests run with it)."""
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
     sub = parser.add_subparsers(dest="command", required=True)
     _add_serve_commands(sub)
+    _add_worker_command(sub)
     sub.add_parser("scheduler", help="the scheduler only (one leader at a time)")
     sub.add_parser("migrate", help="apply database migrations")
     sub.add_parser("seed", help="load reference data (idempotent)")
@@ -396,7 +465,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ingest_cmd = leg_cmd.add_parser("ingest", help="ingest instruments from a JSON file ({documents: [...]})")
     ingest_cmd.add_argument("file", help="path of the JSON file")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = make_parser().parse_args(argv)
     settings = get_settings()
     _logging(settings)
     if args.command == "migrate":
@@ -415,6 +488,8 @@ def main(argv: list[str] | None = None) -> int:
         cmd_ingest_legislation(settings, args.file)
     elif args.command in ("serve", "web"):
         return cmd_serve(settings, args)
+    elif args.command == "worker":
+        return cmd_worker(settings, args)
     elif args.command == "scheduler":
         metrics_dir.configure(settings)
         asyncio.run(_serve(settings, apps=False, scheduler=True, metrics_port=True))

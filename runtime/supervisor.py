@@ -15,6 +15,8 @@ SIGINT sends SIGTERM to every child, waits for them to finish what they are doin
 longer than STOP_GRACE_SECONDS), removes the shared directory and exits. Children ignore SIGINT (a terminal's
 Ctrl-C reaches the whole process group; the parent decides) and stop by themselves if the parent disappears
 (they hold the read end of a pipe that only the parent can write to, so they see its end of file).
+
+`keep`, the loop that runs and restarts one child, also keeps `concord worker`'s processes (workers/group.py).
 """
 
 from __future__ import annotations
@@ -74,11 +76,72 @@ def _shared_directory() -> Path:
 
 
 @dataclass
-class Child:
+class Kept:
+    """A child process a supervisor keeps running: `argv` is started again whenever it exits."""
+
     name: str
-    supervised: Supervised
-    pass_fds: tuple[int, ...]
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
     proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    started: float = 0.0  # the event loop's time of its latest start
+
+
+def concord_argv(*args: str) -> list[str]:
+    """`concord ARGS…` run by this interpreter (a supervisor's children run the code it runs)."""
+    return [sys.executable, "-m", "concord_cli", *args]
+
+
+async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
+    """Run `child` until `stop` is set, restarting it whenever it exits (after a pause that grows while it
+    keeps dying young); then SIGTERM it, and SIGKILL it after `grace` seconds. Its last exit code."""
+    loop = asyncio.get_running_loop()
+    pause = FIRST_PAUSE
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        while True:
+            child.started = loop.time()
+            proc = child.proc = await asyncio.create_subprocess_exec(*child.argv, pass_fds=child.pass_fds)
+            log.info("%s started (pid %d)", child.name, proc.pid)
+            exited = asyncio.ensure_future(proc.wait())
+            await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            if not exited.done():
+                return await _terminate(child, proc, exited, grace)
+            lived = loop.time() - child.started
+            pause = FIRST_PAUSE if lived >= YOUNG_SECONDS else min(pause * 2, LONGEST_PAUSE)
+            log.error(
+                "%s (pid %d) exited with %s after %.1f s; restarting in %.1f s",
+                child.name,
+                proc.pid,
+                _describe(proc.returncode),
+                lived,
+                pause,
+            )
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(stopping), timeout=pause)
+            if stop.is_set():
+                return 0
+    finally:
+        stopping.cancel()
+
+
+async def _terminate(
+    child: Kept, proc: asyncio.subprocess.Process, exited: asyncio.Future[int], grace: float
+) -> int:
+    with contextlib.suppress(ProcessLookupError):
+        proc.send_signal(signal.SIGTERM)
+    try:
+        code = await asyncio.wait_for(exited, timeout=grace)
+    except TimeoutError:
+        log.error("%s (pid %d) did not stop in time; killing it", child.name, proc.pid)
+        with contextlib.suppress(ProcessLookupError):
+            proc.kill()
+        code = await proc.wait()
+    if code == -signal.SIGTERM:  # still starting: it had no handler yet, and nothing to finish
+        log.info("%s (pid %d) stopped while starting", child.name, proc.pid)
+        return 0
+    if code != 0:
+        log.error("%s (pid %d) stopped with %s", child.name, proc.pid, _describe(code))
+    return code
 
 
 class Supervisor:
@@ -89,13 +152,13 @@ class Supervisor:
         self.embedded = not settings.redis_url
         self.stop = asyncio.Event()
 
-    def _children(self, directory: Path, lifeline: int, doorbell: tuple[int, int] | None) -> list[Child]:
-        def child(name: str, role: Role, slot: int, bell: int | None) -> Child:
+    def _children(self, directory: Path, lifeline: int, doorbell: tuple[int, int] | None) -> list[Kept]:
+        def child(name: str, role: Role, slot: int, bell: int | None) -> Kept:
             supervised = Supervised(
                 role=role, slot=slot, directory=str(directory), lifeline=lifeline, doorbell=bell
             )
             fds = (lifeline,) if bell is None else (lifeline, bell)
-            return Child(name, supervised, fds)
+            return Kept(name, concord_argv(self.command, "--supervised", supervised.to_json()), fds)
 
         reader, writer = doorbell if doorbell is not None else (None, None)
         children = [child(f"web process {n}", "web", n, writer) for n in range(self.processes)]
@@ -118,7 +181,7 @@ class Supervisor:
         children = self._children(directory, lifeline, doorbell)
         machine.create(directory, slots=len(children))
         try:
-            keepers = [asyncio.create_task(self._keep(child)) for child in children]
+            keepers = [asyncio.create_task(keep(child, self.stop, STOP_GRACE_SECONDS)) for child in children]
             log.info(
                 "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
                 "supervisor pid %d",
@@ -139,67 +202,6 @@ class Supervisor:
                     os.close(fd)
             shutil.rmtree(directory, ignore_errors=True)
         return 0 if all(code == 0 for code in codes) else 1
-
-    async def _spawn(self, child: Child) -> asyncio.subprocess.Process:
-        return await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-m",
-            "concord_cli",
-            self.command,
-            "--supervised",
-            child.supervised.to_json(),
-            pass_fds=child.pass_fds,
-        )
-
-    async def _keep(self, child: Child) -> int:
-        """Run `child` until the supervisor stops, restarting it whenever it exits; its last exit code."""
-        loop = asyncio.get_running_loop()
-        pause = FIRST_PAUSE
-        stopping = asyncio.ensure_future(self.stop.wait())
-        try:
-            while True:
-                started = loop.time()
-                proc = child.proc = await self._spawn(child)
-                log.info("%s started (pid %d)", child.name, proc.pid)
-                exited = asyncio.ensure_future(proc.wait())
-                await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
-                if not exited.done():
-                    return await self._terminate(child, proc, exited)
-                lived = loop.time() - started
-                pause = FIRST_PAUSE if lived >= YOUNG_SECONDS else min(pause * 2, LONGEST_PAUSE)
-                log.error(
-                    "%s (pid %d) exited with %s after %.1f s; restarting in %.1f s",
-                    child.name,
-                    proc.pid,
-                    _describe(proc.returncode),
-                    lived,
-                    pause,
-                )
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(stopping), timeout=pause)
-                if self.stop.is_set():
-                    return 0
-        finally:
-            stopping.cancel()
-
-    async def _terminate(
-        self, child: Child, proc: asyncio.subprocess.Process, exited: asyncio.Future[int]
-    ) -> int:
-        with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signal.SIGTERM)
-        try:
-            code = await asyncio.wait_for(exited, timeout=STOP_GRACE_SECONDS)
-        except TimeoutError:
-            log.error("%s (pid %d) did not stop in time; killing it", child.name, proc.pid)
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            code = await proc.wait()
-        if code == -signal.SIGTERM:  # still starting: it had no handler yet, and nothing to finish
-            log.info("%s (pid %d) stopped while starting", child.name, proc.pid)
-            return 0
-        if code != 0:
-            log.error("%s (pid %d) stopped with %s", child.name, proc.pid, _describe(code))
-        return code
 
 
 def _describe(code: int | None) -> str:

@@ -3,6 +3,7 @@ the Dockerfile, and the Redis keys Dramatiq really uses for Concord's queues."""
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import importlib.util
 import io
@@ -130,6 +131,21 @@ def check_command(command: list[str]) -> None:
     raise AssertionError(f"the image has no command {program!r}")
 
 
-def dramatiq_option(command: list[str], name: str) -> int:
-    parsed = dramatiq.cli.make_argument_parser().parse_args(command[1:])
-    return int(getattr(parsed, name))
+def worker_options(command: list[str]) -> argparse.Namespace:
+    """The options of a `concord worker` command, as the CLI parses them."""
+    assert command[:2] == ["concord", "worker"], command
+    return concord_cli.make_parser().parse_args(command[1:])
+
+
+def check_liveness_probe(probe: list[str], alive_file: str) -> float:
+    """Fail unless `probe` runs workers.liveness on `alive_file` with a bound well above how often the group
+    touches it; the bound in seconds."""
+    from workers.group import ALIVE_SECONDS
+
+    program, flag, module, path, *rest = probe
+    assert (program, flag, module) == ("python", "-m", "workers.liveness"), probe
+    assert importlib.util.find_spec(module) is not None
+    assert path == alive_file, "the probe checks the file the group touches"
+    bound = float(rest[0]) if rest else 60.0
+    assert bound >= 4 * ALIVE_SECONDS, "a busy machine may touch the file a little late"
+    return bound

@@ -56,3 +56,50 @@ async def concord(*args: str, timeout: float = 120) -> tuple[int, str, str]:
     )
     out, err = await asyncio.wait_for(proc.communicate(), timeout=timeout)
     return proc.returncode or 0, out.decode(), err.decode()
+
+
+def children(pid: int) -> list[int]:
+    """The processes any thread of `pid` started that still have it as their parent (none once it is gone).
+    Per thread: a process started from a worker thread (the conversions' forkserver) is listed under it."""
+    found: list[int] = []
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except (FileNotFoundError, ProcessLookupError):
+        return found
+    for task in tasks:
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended meanwhile
+    return found
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid`, deepest first."""
+    found: list[int] = []
+    for child in children(pid):
+        found += [*descendants(child), child]
+    return found
+
+
+def running(pid: int) -> bool:
+    """True while `pid` exists and has not exited (a zombie has: only its parent's wait is missing)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def conversion_children(pid: int) -> list[int]:
+    """The document conversions running under `pid`: children of the multiprocessing forkserver that a worker
+    process starts for them (domain/documents/sandbox.py)."""
+    found: list[int] = []
+    for process in descendants(pid):
+        try:
+            cmdline = Path(f"/proc/{process}/cmdline").read_bytes()
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        if b"multiprocessing.forkserver" in cmdline:
+            found += [child for child in children(process) if child not in found]
+    return found

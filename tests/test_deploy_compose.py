@@ -8,8 +8,6 @@ import json
 from typing import Any
 from urllib.parse import urlsplit
 
-import dramatiq
-import dramatiq.cli
 import jsonschema
 import pytest
 
@@ -18,11 +16,13 @@ from tests.deploy_support import (
     DEPLOY,
     SCHEMAS,
     check_command,
+    check_liveness_probe,
     dockerfile,
     dramatiq_env_names,
     load_yaml_documents,
     setting_names,
     validate_settings,
+    worker_options,
 )
 
 COMPOSE = DEPLOY / "docker-compose.yml"
@@ -62,7 +62,7 @@ def test_every_process_kind_runs_from_the_image():
         check_command(service["command"])
     assert services["web"]["command"] == ["concord", "web"]
     assert services["scheduler"]["command"] == ["concord", "scheduler"]
-    assert services["worker"]["command"][:2] == ["dramatiq", "workers.main"]
+    assert services["worker"]["command"][:2] == ["concord", "worker"]
 
 
 def test_environment_is_concord_settings_pointing_at_the_stack():
@@ -85,9 +85,16 @@ def test_volumes_ports_and_health_checks_agree_with_the_image():
         assert mounts[image.env["CONCORD_DATA_DIR"]] in compose()["volumes"], (
             f"{name}: blobs on a named volume"
         )
-        # The image's HEALTHCHECK asks the hub port: only the web service answers it.
+        # The image's HEALTHCHECK asks the hub port: only the web service answers it; a worker group's is
+        # its alive file.
         if service["command"] == ["concord", "web"]:
             assert "healthcheck" not in service
+        elif service["command"][:2] == ["concord", "worker"]:
+            alive = worker_options(service["command"]).alive_file
+            assert alive is not None
+            check = service["healthcheck"]["test"]
+            assert check[0] == "CMD"
+            check_liveness_probe(check[1:], str(alive))
         else:
             assert service["healthcheck"] == {"disable": True}, name
     published = {int(p.split(":")[1]) for p in compose()["services"]["web"]["ports"]}
@@ -96,8 +103,7 @@ def test_volumes_ports_and_health_checks_agree_with_the_image():
 
 def test_the_worker_service_serves_the_samples_of_all_its_processes():
     worker = compose()["services"]["worker"]
-    parsed = dramatiq.cli.make_argument_parser().parse_args(worker["command"][1:])
-    assert parsed.forks == ["workers.exposition:serve"]
+    assert worker_options(worker["command"]).metrics
     env = {k: str(v) for k, v in worker["environment"].items()}
     settings = Settings.model_validate(
         {"metrics_dir": env["CONCORD_METRICS_DIR"], "metrics_port": env["CONCORD_METRICS_PORT"]}

@@ -28,13 +28,14 @@ from tests.deploy_support import (
     DEPLOY,
     SCHEMAS,
     check_command,
+    check_liveness_probe,
     dockerfile,
     dramatiq_env_names,
-    dramatiq_option,
     load_yaml_documents,
     pyproject,
     setting_names,
     validate_settings,
+    worker_options,
 )
 from web.docs import api as docs_api
 from web.hub import api as hub_api
@@ -267,16 +268,14 @@ def test_selectors_match_their_pods():
 
 def test_a_worker_pod_serves_the_samples_of_all_its_processes():
     """Every worker process writes to CONCORD_METRICS_DIR, an in-memory emptyDir of the pod (shared by its
-    processes, empty when the pod starts), and the process Dramatiq forks for workers.exposition:serve
+    processes, empty when the pod starts), and the group's metrics process (`concord worker --metrics`)
     serves their sum on the port the pod declares and the scrape annotation names, on an address Prometheus
-    reaches. tests/test_observability.py runs such a worker with two processes and scrapes it."""
+    reaches. tests/test_worker_group.py runs such a group and scrapes it."""
     pod = of_kind("Deployment")["concord-worker"]["spec"]["template"]
     (container,) = pod["spec"]["containers"]
-    parsed = dramatiq.cli.make_argument_parser().parse_args(worker_command()[1:])
+    parsed = worker_options(worker_command())
     assert parsed.processes > 1, "several processes: the case the shared directory is for"
-    assert parsed.forks == ["workers.exposition:serve"]
-    _module, serve = dramatiq.cli.import_object(parsed.forks[0])
-    assert callable(serve)
+    assert parsed.metrics
     env = {v["name"]: v["value"] for v in container["env"] if "value" in v}
     settings = Settings.model_validate(
         {"metrics_dir": env["CONCORD_METRICS_DIR"], "metrics_port": env["CONCORD_METRICS_PORT"]}
@@ -369,7 +368,47 @@ def test_cpu_requests_match_the_processes_a_pod_runs():
     web = web_pod()["spec"]["containers"][0]["resources"]["requests"]
     assert int(web["cpu"]) == int(config()["CONCORD_WEB_PROCESSES"])
     worker = of_kind("Deployment")["concord-worker"]["spec"]["template"]["spec"]["containers"][0]
-    assert int(worker["resources"]["requests"]["cpu"]) == dramatiq_option(worker_command(), "processes")
+    assert int(worker["resources"]["requests"]["cpu"]) == worker_options(worker_command()).processes
+
+
+def _bytes(quantity: str) -> int:
+    units = {"Mi": 2**20, "Gi": 2**30}
+    return int(quantity[:-2]) * units[quantity[-2:]]
+
+
+def test_a_worker_pod_is_given_the_memory_it_may_use():
+    """The memory limit holds every thread converting at once (each conversion is limited to
+    CONCORD_CONVERT_MEMORY_MB) plus the worker processes, and the request is the limit: a pod that requests
+    less lets busy workers overcommit their node, and the out-of-memory killer then picks among them."""
+    pod = of_kind("Deployment")["concord-worker"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    options = worker_options(container["command"])
+    env = {v["name"]: v.get("value") for v in container["env"]}
+    conversion = Settings.model_validate({"convert_memory_mb": env["CONCORD_CONVERT_MEMORY_MB"]})
+    resources = container["resources"]
+    limit = _bytes(resources["limits"]["memory"])
+    assert options.processes * (options.threads * conversion.convert_memory_mb + 300) * 2**20 <= limit
+    assert _bytes(resources["requests"]["memory"]) == limit
+
+
+def test_a_worker_pod_is_alive_while_its_groups_parent_runs():
+    """The liveness probe runs workers.liveness on the file `concord worker --alive-file` keeps fresh, on a
+    writable volume (the root file system is read-only); the group restarts its own worker processes, so a
+    probe that fails means the parent hangs. A stopping group keeps the file fresh until it exits, which the
+    grace period outlasts."""
+    from workers.group import STOP_MARGIN_SECONDS
+
+    pod = of_kind("Deployment")["concord-worker"]["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    options = worker_options(container["command"])
+    assert options.alive_file is not None
+    probe = container["livenessProbe"]
+    bound = check_liveness_probe(probe["exec"]["command"], str(options.alive_file))
+    assert probe["periodSeconds"] * probe["failureThreshold"] >= bound
+    mounts = {m["mountPath"]: m["name"] for m in container["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert "emptyDir" in volumes[mounts[str(options.alive_file.parent)]]
+    assert options.shutdown_timeout + STOP_MARGIN_SECONDS < pod["terminationGracePeriodSeconds"]
 
 
 # --- KEDA and the Redis keys ---------------------------------------------------------------------------
@@ -410,7 +449,7 @@ def test_scaled_object_targets_the_worker_deployment():
     )
     worker = of_kind("Deployment")[target["name"]]
     assert "replicas" not in worker["spec"], "KEDA owns the worker count; a fixed one would fight it"
-    assert worker["spec"]["template"]["spec"]["containers"][0]["command"][0] == "dramatiq"
+    assert worker["spec"]["template"]["spec"]["containers"][0]["command"][:2] == ["concord", "worker"]
     # The CRD's own rule (a CEL validation the derived schema leaves to the API server).
     assert 1 <= spec["minReplicaCount"] <= spec["maxReplicaCount"]
 
@@ -419,8 +458,7 @@ def test_scaled_object_counts_the_keys_concords_queue_really_uses():
     namespace = config()["CONCORD_QUEUE_NAMESPACE"]
     queues, keys = concord_queue_keys(namespace)
     assert queues == {"default"}, "deploy/README.md and the ScaledObject name the queue default"
-    parsed = dramatiq.cli.make_argument_parser().parse_args(worker_command()[1:])
-    assert parsed.queues is None, "the workers consume every queue"
+    worker_options(worker_command())  # `concord worker` consumes every queue the broker declares
     (scaled,) = of_kind("ScaledObject").values()
     watched = {t["metadata"]["listName"] for t in scaled["spec"]["triggers"] if t["type"] == "redis"}
     # <namespace>:<queue>.msgs holds every message not yet acknowledged: waiting, held or running.
@@ -434,13 +472,14 @@ def test_scaled_object_counts_the_keys_concords_queue_really_uses():
 
 def test_scaling_target_is_one_pod_of_work_and_workers_hold_no_spare_jobs():
     command = worker_command()
-    per_pod = dramatiq_option(command, "processes") * dramatiq_option(command, "threads")
+    options = worker_options(command)
+    per_pod = options.processes * options.threads
     (scaled,) = of_kind("ScaledObject").values()
     (trigger,) = scaled["spec"]["triggers"]
     assert int(trigger["metadata"]["listLength"]) == per_pod
     worker = of_kind("Deployment")["concord-worker"]["spec"]["template"]["spec"]["containers"][0]
     env = {v["name"]: v.get("value") for v in worker["env"]}
-    assert int(env["dramatiq_queue_prefetch"]) == dramatiq_option(command, "threads")
+    assert int(env["dramatiq_queue_prefetch"]) == options.threads
 
 
 def test_keda_reaches_the_same_redis_as_concord():

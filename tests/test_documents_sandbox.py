@@ -6,9 +6,12 @@ DOCTYPE convert; a converter's internal exception text never reaches a client.""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
+import os
 import random
 import re
+import signal
 import uuid
 import zipfile
 from pathlib import Path
@@ -20,7 +23,7 @@ import pytest
 
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready, wait_status
-from tests.processes import command, free_port, start, stop
+from tests.processes import command, conversion_children, free_port, running, start, stop
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
@@ -210,7 +213,7 @@ def _assert_plain(reason: str) -> None:
     assert not re.search(internal, reason), reason
 
 
-# --- real processes: `concord serve` (embedded) and, on Redis, a `dramatiq` worker process --------------
+# --- real processes: `concord serve` (embedded) and, on Redis, a `concord worker` group --------------------
 
 
 async def _bounded_conversions_through(base: str, key: dict, proc: Any, log: Path) -> None:
@@ -280,7 +283,7 @@ async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
 
 
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
-async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, tmp_path):
+async def test_a_worker_group_converts_in_bounded_children(runtime, tmp_path):
     await runtime.relay.stop()
     key = await make_key(runtime)
     docs_port = free_port()
@@ -294,7 +297,7 @@ async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, t
     }
     web_log, worker_log = tmp_path / "web.log", tmp_path / "worker.log"
     web = start([command("concord"), "web"], env, web_log)
-    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
     try:
         await _wait_ready(f"http://127.0.0.1:{docs_port}", web, web_log)
         await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, worker, worker_log)
@@ -304,6 +307,49 @@ async def test_a_dramatiq_worker_process_converts_in_bounded_children(runtime, t
     assert web_code == 0, await asyncio.to_thread(web_log.read_text)
     text = await asyncio.to_thread(worker_log.read_text)
     assert "Traceback" not in text, text[-4000:]
+
+
+async def test_a_conversion_child_dies_with_its_worker(runtime, tmp_path):
+    """A worker process killed during a long conversion (SIGKILL: an out-of-memory kill, a node lost) takes
+    its conversion child with it, instead of leaving it converting, reparented to PID 1, until its CPU limit.
+    `concord web` without Redis is the worker here (in-process worker threads), on either database."""
+    await runtime.relay.stop()
+    key = await make_key(runtime)
+    docs_port = free_port()
+    env = {
+        "CONCORD_HUB_PORT": str(free_port()),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_REDIS_URL": "",
+        "CONCORD_WEB_PROCESSES": "1",
+    }
+    base, log = f"http://127.0.0.1:{docs_port}", tmp_path / "web.log"
+    proc = start([command("concord"), "web"], env, log)
+    converting: list[int] = []
+    try:
+        await _wait_ready(base, proc, log)
+        async with aiohttp.ClientSession() as http:
+            form = aiohttp.FormData()
+            # Over a minute of CPU time here: the child is still converting long after the kill.
+            form.add_field("file", _busy_html(120_000), filename="long.html", content_type="text/html")
+            async with http.post(f"{base}/api/documents", data=form, headers=key["headers"]) as resp:
+                assert resp.status == 202, await resp.text()
+
+        async def started() -> list[int]:
+            return await asyncio.to_thread(conversion_children, proc.pid)
+
+        converting = await eventually(started, timeout=120, interval=0.05)
+        proc.kill()
+        proc.wait()
+
+        async def gone() -> bool:
+            return not any([running(pid) for pid in converting])
+
+        await eventually(gone, timeout=10, interval=0.1)
+    finally:
+        stop(proc)
+        for pid in converting:  # without the fix, an orphan would burn a core until its CPU limit
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_a_conversion_whose_retries_run_out_fails_with_a_sentence(docs, runtime):

@@ -1,6 +1,6 @@
 """Several web processes behind one port, against real processes: `concord serve --processes 2` (embedded:
-in-process broker, whatever the database) and, on Redis, `concord web --processes 2` with a `dramatiq`
-worker process. Every request here opens a fresh connection, so the kernel spreads them over both
+in-process broker, whatever the database) and, on Redis, `concord web --processes 2` with a `concord worker`
+group. Every request here opens a fresh connection, so the kernel spreads them over both
 processes (SO_REUSEPORT); /healthz names the process that answered."""
 
 from __future__ import annotations
@@ -313,7 +313,7 @@ async def test_web_with_two_processes_and_a_worker_process_on_redis(
         "CONCORD_QUEUE_NAMESPACE": f"concord-mp-{RUN_ID}",
     }
     worker_log = tmp_path / "worker.log"
-    worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
+    worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
     server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
     try:
         await _both_processes_serve(server, fresh)

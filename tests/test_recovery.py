@@ -1,11 +1,13 @@
 """Recovery: a job delivered again while it runs does not run twice at once (and the re-send of unfinished
 jobs leaves a running one alone), on both databases; and, in production mode, a worker killed mid-job has
-its job run again by another worker within seconds, through Dramatiq's heartbeat requeue on a real Redis."""
+its job run again within seconds (by another worker, or the one its group starts in its place), through
+Dramatiq's heartbeat requeue on a real Redis."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 from collections.abc import AsyncIterator
 from dataclasses import replace
@@ -23,7 +25,7 @@ from domain.kernel.clock import new_id, utcnow
 from domain.kernel.db import Database
 from domain.kernel.models import OutboxJob
 from tests.conftest import PG_ADMIN_URL, REDIS_URL, RUN_ID, eventually
-from tests.processes import command, start, stop
+from tests.processes import command, descendants, running, start, stop
 
 
 class Gate:
@@ -220,15 +222,6 @@ async def test_a_conversion_delivered_again_while_it_runs_converts_once(docs: An
     assert gate.runs == 1
 
 
-def _descendants(pid: int) -> list[int]:
-    """The processes under `pid` (`dramatiq` forks the worker processes that run the jobs), deepest first."""
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    found: list[int] = []
-    for child in map(int, children):
-        found += [*_descendants(child), child]
-    return found
-
-
 def _owner_of_connection(peer: tuple[str, int], roots: list[int]) -> int:
     """The process (under `roots`) whose TCP connection comes from `peer` (its local address and port)."""
     port = f"{peer[1]:04X}"
@@ -237,7 +230,7 @@ def _owner_of_connection(peer: tuple[str, int], roots: list[int]) -> int:
         fields = line.split()
         if fields[1].endswith(f":{port}"):
             inodes.add(f"socket:[{fields[9]}]")
-    for pid in [p for root in roots for p in (root, *_descendants(root))]:
+    for pid in [p for root in roots for p in (root, *descendants(root))]:
         for fd in Path(f"/proc/{pid}/fd").iterdir():
             try:
                 if os.readlink(fd) in inodes:
@@ -284,7 +277,7 @@ async def hanging_hook(aiohttp_server: Any) -> AsyncIterator[tuple[str, HangingH
 
 @pytest.mark.skipif(
     not (PG_ADMIN_URL and REDIS_URL),
-    reason="production mode: dramatiq worker processes on Redis and PostgreSQL "
+    reason="production mode: `concord worker` groups on Redis and PostgreSQL "
     "(CONCORD_TEST_DATABASE_URL and CONCORD_TEST_REDIS_URL)",
 )
 async def test_a_worker_killed_mid_job_has_its_job_run_again_by_another(
@@ -320,26 +313,23 @@ async def test_a_worker_killed_mid_job_has_its_job_run_again_by_another(
 
     broker = RedisBroker(url=REDIS_URL, namespace=namespace)
     actors.declare(broker, runtime.settings)
-    # Two workers, up and idle before the job is sent (as a deployment's are); one takes it.
-    workers = [
-        start([command("dramatiq"), "workers.main", "-p", "1", "-t", "1"], env, tmp_path / f"{name}.log")
-        for name in ("a", "b")
-    ]
+    # Two worker groups of one process each, up and idle before the job is sent (as a deployment's pods
+    # are); one takes it.
+    args = [command("concord"), "worker", "--processes", "1", "--threads", "1"]
+    workers = [start(args, env, tmp_path / f"{name}.log") for name in ("a", "b")]
     try:
 
         async def both_ready() -> bool:
             logs = [await asyncio.to_thread((tmp_path / f"{n}.log").read_text) for n in ("a", "b")]
-            return all("ready for action" in log for log in logs)
+            return all(re.search(r"worker process \d+ ready", log) for log in logs)
 
         await eventually(both_ready, timeout=180, interval=0.2)
         assert await Relay(runtime.db, broker, 1.0).run_once() == 1
         await asyncio.wait_for(hook.first.wait(), timeout=60)  # a worker is posting: mid-job
         assert hook.peer is not None
         owner = _owner_of_connection(hook.peer, [w.pid for w in workers])
-        victim = next(w for w in workers if owner in (w.pid, *_descendants(w.pid)))
-        for pid in [*_descendants(victim.pid), victim.pid]:  # the job's process first, then its parent
-            os.kill(pid, signal.SIGKILL)
-        victim.wait()
+        assert owner not in [w.pid for w in workers], "a group's parent runs no job"
+        os.kill(owner, signal.SIGKILL)  # the process running the job; its group's parent starts another
 
         async def delivered() -> bool:
             async with runtime.db.read() as session:
@@ -348,6 +338,8 @@ async def test_a_worker_killed_mid_job_has_its_job_run_again_by_another(
 
         await eventually(delivered, timeout=RECOVERY_BOUND, interval=0.2)
         assert len(hook.calls) == 2  # the killed attempt and the one that finished it
+        assert not running(owner)
+        assert all(w.poll() is None for w in workers)  # both groups live on
         async with runtime.db.read() as session:
             job = (await session.scalars(select(OutboxJob))).one()
             esc = await session.get(Escalation, esc_id)

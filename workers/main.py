@@ -1,4 +1,5 @@
-"""Entry module for Dramatiq's own CLI in production: `dramatiq workers.main`."""
+"""Entry module for Dramatiq's own CLI: `dramatiq workers.main`. Production runs `concord worker`
+(workers/group.py) instead, whose parent restarts a worker process that dies: Dramatiq's stops them all."""
 
 from domain.kernel.settings import get_settings
 from runtime import logs, metrics_dir

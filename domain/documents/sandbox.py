@@ -5,16 +5,20 @@ where the platform has no forkserver), which sets its limits (`resource.setrlimi
 CPU time, no core file), converts the upload from its file and sends back the Markdown or a reason on a
 pipe, then exits. A conversion that runs out of memory or CPU time therefore ends that child only: never
 the worker, never another conversion, and the worker's memory is back where it was once the child is
-gone. A child that neither answers nor exits within the wall-clock bound is killed.
+gone. A child that neither answers nor exits within the wall-clock bound is killed, and one whose worker
+process dies (an out-of-memory kill, `kill -9`) dies with it (`_end_with_worker`).
 
 Every reason in an `Outcome` is a plain sentence for the document's owner; what went wrong inside a
 converter (an exception's text) is only in `detail`, for the log."""
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import resource
+import select
 import signal
+import sys
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
@@ -70,6 +74,29 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _end_with_worker(conn: Connection) -> bool:
+    """Have the kernel SIGKILL this child when its parent ends (Linux; elsewhere nothing); False when the
+    worker is already gone, so that the child ends at once.
+
+    The parent is the forkserver, which ends as soon as the worker process that started it is gone (it waits
+    on a pipe only that process holds open), so a worker's death ends the forkserver and then the child.
+    PR_SET_PDEATHSIG follows the *thread* that forked, not the process: the forkserver forks on its only
+    thread; with `spawn` the parent is the worker thread in `run`, which waits for the child and outlives it.
+    Without this, the child of a killed worker went on converting, reparented to PID 1, until its CPU limit.
+
+    The worker may have died before the kernel was asked: only the worker reads the answer pipe, so a pipe
+    without a reader (POLLERR on its write end) means it is gone."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    poller = select.poll()
+    poller.register(conn.fileno(), 0)  # no events asked for: only POLLERR and POLLHUP are reported
+    return not poller.poll(0)
+
+
 def _set_limits(memory_bytes: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     _, cpu_hard = resource.getrlimit(resource.RLIMIT_CPU)
@@ -99,6 +126,8 @@ def _convert(kind: str, path: str) -> tuple[str, Any]:
 
 
 def _child(conn: Connection, kind: str, path: str, memory_bytes: int, cpu_seconds: int) -> None:
+    if not _end_with_worker(conn):
+        return
     _set_limits(memory_bytes, cpu_seconds)
     answer = _convert(kind, path)
     try:

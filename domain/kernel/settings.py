@@ -144,7 +144,10 @@ class Settings(BaseSettings):
         "listen to (`subscriptions/listen`), in seconds; only while someone listens.",
     )
     worker_threads: int = Field(
-        default=4, ge=1, description="Threads of the in-process worker (embedded mode)."
+        default=4,
+        ge=1,
+        description="Job threads of the in-process worker (embedded mode), and of each `concord worker` "
+        "process unless `--threads` says otherwise.",
     )
     convert_memory_mb: int = Field(
         default=1024,
