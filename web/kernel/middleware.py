@@ -1,5 +1,6 @@
 """Middlewares shared by both apps: request ids, error rendering and the no-500-with-a-trace rule, and per
-request an access log line and the request metrics (runtime/metrics.py)."""
+request an access log line and the request metrics (runtime/metrics.py; scrapes of /metrics are not counted
+there, they are no use of the API)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from runtime.logs import REQUEST_ID as LOGGED_REQUEST_ID
 from runtime.metrics import UNMATCHED, process_metrics
 from web.kernel import errors, requestid
 from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID
+from web.kernel.metrics import PATH as METRICS_PATH
 
 log = logging.getLogger("concord.web")
 access_log = logging.getLogger("concord.access")
@@ -57,7 +59,8 @@ def _route(request: web.Request) -> str:
 def _served(request: web.Request, status: int, seconds: float, rid: str) -> None:
     route = _route(request)
     app = request.app.get(APP_NAME, "other")  # set by web/app.py; a bare app (tests) is "other"
-    process_metrics().request(app, request.method, route, status, seconds)
+    if route != METRICS_PATH:
+        process_metrics().request(app, request.method, route, status, seconds)
     if not access_log.isEnabledFor(logging.INFO):
         return  # the line's fields cost a cached read more than formatting nothing does
     duration_ms = round(seconds * 1000, 2)

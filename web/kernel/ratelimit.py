@@ -16,6 +16,7 @@ names the state (`rateLimits`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -70,14 +71,17 @@ class RateLimits:
         self.local = MovingWindowRateLimiter(local)
         self.local_kind = "shared file" if shared_file is not None else "process memory"
         self.shared: MovingWindowRateLimiter | None = None
+        self._redis: redis.asyncio.Redis | None = None  # for `refresh`'s PING, on the limits' own pool
         if settings.redis_url:
+            pool = redis_pool(settings)
             storage = RedisStorage(
                 "async+" + settings.redis_url,
                 implementation="redispy",
                 key_prefix=f"{settings.queue_namespace}:ratelimit",
-                connection_pool=redis_pool(settings),  # type: ignore[arg-type]  # passed on to redis-py
+                connection_pool=pool,  # type: ignore[arg-type]  # passed on to redis-py
             )
             self.shared = MovingWindowRateLimiter(storage)
+            self._redis = redis.asyncio.Redis(connection_pool=pool)
         self.redis_problem: str | None = None  # why Redis is not used now, while it is not
         self._retry_redis_at = 0.0
 
@@ -117,6 +121,29 @@ class RateLimits:
             f"too many {name} requests: at most {per_minute} per minute; retry in {retry_after} s",
             retry_after=retry_after,
         )
+
+    @property
+    def falling_back(self) -> bool:
+        """Whether the limits count on the machine although Redis is configured (it cannot answer)."""
+        return self.shared is not None and self.redis_problem is not None
+
+    async def refresh(self, timeout: float) -> str:
+        """Ask Redis now (a PING on the limits' own connections, bounded by `timeout`) and record the answer,
+        so that `state` says what is in force at this moment, not as of the last limited request (readiness
+        and scrapes call it). Answers `state`."""
+        if self._redis is None:
+            return self.state
+        try:
+            await asyncio.wait_for(self._redis.ping(), timeout)
+        except TimeoutError:
+            self._redis_failed(TimeoutError(f"no answer within {timeout:g} s"))
+        except REDIS_TROUBLE as exc:
+            self._redis_failed(exc)
+        else:
+            if self.redis_problem is not None:
+                log.warning("rate limits: Redis answers again; counting there again")
+                self.redis_problem = None
+        return self.state
 
     def _limiter(self) -> MovingWindowRateLimiter:
         if self.shared is None:
