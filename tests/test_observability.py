@@ -306,6 +306,34 @@ async def test_access_log_is_one_json_object_per_request(hub, captured):
     assert entry["message"].startswith(f"GET {TOPIC_ROUTE} 404 ")
     assert entry["time"].endswith("+00:00")
     assert isinstance(entry["pid"], int)
+    assert entry["client"] == "127.0.0.1"  # the socket's peer: no trusted proxy is configured
+    assert entry["user_agent"].startswith("Python/")  # aiohttp's client
+    assert entry["bytes"] == len(await resp.read())
+
+
+async def test_access_log_names_the_client_behind_the_trusted_proxy_and_its_agent(
+    hub, docs, settings, monkeypatch, captured
+):
+    monkeypatch.setattr(settings, "trusted_proxy_header", "X-Forwarded-For")
+    agent = 'Probe/1.0 "quoted"\ttab'
+    headers = {"X-Forwarded-For": "203.0.113.9, 198.51.100.7", "User-Agent": agent}
+    resp = await hub.get("/healthz", headers={**headers, "X-Request-Id": "proxied-1"})
+    assert resp.status == 200
+    body = await resp.read()
+    resp = await docs.get("/openapi.json", headers={**headers, "X-Request-Id": "proxied-2"})
+    spec = await resp.read()
+    resp = await hub.get("/api/pact/register", headers={**headers, "X-Request-Id": "proxied-3"})  # a 405
+    refused = await resp.read()
+    access = {r["request_id"]: r for r in lines(captured) if r["logger"] == "concord.access"}
+    for rid, size in (("proxied-1", len(body)), ("proxied-2", len(spec)), ("proxied-3", len(refused))):
+        entry = access[rid]
+        assert entry["client"] == "198.51.100.7", entry  # the last entry: the one the proxy appended
+        assert entry["user_agent"] == agent, entry
+        assert entry["bytes"] == size, entry
+    # The text line escapes what the client sent: no control character of the user agent reaches a terminal.
+    message = access["proxied-1"]["message"]
+    assert message.endswith(f" B from 198.51.100.7 {agent!r}"), message
+    assert "\t" not in message
 
 
 def test_scheduler_run_chatter_is_debug(captured):
