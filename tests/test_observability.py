@@ -17,6 +17,7 @@ import platform
 import signal
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -607,6 +608,61 @@ async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
             assert stop(proc, timeout=90) == 0
     finally:
         stop(worker, timeout=60)
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
+async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
+    """Dramatiq's CLI run through runtime.logs.run_dramatiq under CONCORD_LOG_FORMAT=json: the lines of its
+    parent (booting up, signals), of its fork process (ready for action) and of its workers are all JSON, in
+    the order Dramatiq writes them, with the pid of the process that logged each."""
+    await runtime.relay.stop()
+    metrics_port = free_port()
+    env = {
+        "CONCORD_QUEUE_NAMESPACE": f"concord-json-{RUN_ID}",
+        "CONCORD_LOG_FORMAT": "json",
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_METRICS_DIR": str(tmp_path / "metrics"),
+        "CONCORD_METRICS_PORT": str(metrics_port),
+    }
+    group = ["workers.main", "-p", "2", "-t", "1", "--fork-function", "workers.exposition:serve"]
+    program = f"import sys; from runtime.logs import run_dramatiq; sys.exit(run_dramatiq({group!r}))"
+    log = tmp_path / "group.log"
+    proc = start([sys.executable, "-c", program], env, log)
+    try:
+
+        async def serving() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"the worker group exited:\n{log.read_text()}")
+            text = log.read_text()
+            try:
+                async with aiohttp.ClientSession() as http:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                        up = r.status == 200
+            except aiohttp.ClientError:
+                return False
+            return up and text.count("Worker process is ready for action.") == 2
+
+        await eventually(serving, timeout=120, interval=0.5)
+    finally:
+        code = stop(proc, timeout=60)
+    text = log.read_text()
+    assert code == 0, text[-4000:]
+    records = []
+    for line in text.splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise AssertionError(f"not a JSON line: {line!r}\n{text}") from None
+    messages = {r["message"]: r for r in records}
+    parent = messages[f"Dramatiq {dramatiq.__version__!r} is booting up."]
+    assert parent["logger"] == "dramatiq.MainProcess"
+    assert parent["pid"] == proc.pid
+    assert messages["Sending signal 'SIGTERM' to subprocesses..."]["pid"] == proc.pid
+    fork = messages["Fork process 'workers.exposition:serve' is ready for action."]
+    workers = {r["pid"] for r in records if r["message"] == "Worker process is ready for action."}
+    assert len(workers) == 2
+    assert len({proc.pid, fork["pid"], *workers}) == 4
+    assert all(r["level"] == "INFO" for r in records), text
 
 
 async def test_the_scheduler_alone_serves_its_sweep_metrics(runtime, tmp_path: Path):
