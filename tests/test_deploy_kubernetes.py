@@ -333,6 +333,8 @@ def test_image_copies_every_package_it_installs():
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
     modules = {f"{m}.py" for m in project["tool"]["setuptools"]["py-modules"]}
     assert packages | modules | {"pyproject.toml"} <= dockerfile().copied
+    copies = dockerfile().copies
+    assert sorted(copies) == sorted(set(copies)), copies  # each once: a second copy is a layer for nothing
     assert dockerfile().healthcheck_port == Settings().hub_port
 
 
