@@ -161,7 +161,7 @@ class Metrics:
             registry=reg,
         )
         self._pools: dict[str, weakref.ref[AsyncEngine]] = {}
-        pool_gauge = {
+        self._pool_gauges = {
             name: Gauge(name, text, ["pool"], multiprocess_mode="liveall", registry=reg)
             for name, text in (
                 ("concord_db_pool_size", "Connections a database pool keeps open once needed."),
@@ -176,7 +176,6 @@ class Metrics:
                 ("concord_db_pool_overflow", "Connections open beyond the pool's size now."),
             )
         }
-        self._pool_gauges = pool_gauge
         self._sampling_lock = threading.Lock()
         self._sampler_pid: int | None = None
         self._process: ProcessCollector | None = None
@@ -196,7 +195,7 @@ class Metrics:
                 "wrote to the metrics directory.",
                 registry=None,
             )
-            atexit.register(mark_process_dead, os.getpid(), directory)
+            atexit.register(_forget_live_values, directory)
             self._start_sampler()
         else:
             ProcessCollector(registry=reg)
@@ -327,6 +326,11 @@ class LiveFiles(Collector):
         ]
         merged: Iterable[Metric] = MultiProcessCollector.merge(files, accumulate=True)  # type: ignore[no-untyped-call]
         return merged
+
+
+def _forget_live_values(directory: str) -> None:
+    """At exit: remove this process's live-only gauges (of whichever process exits, a forked child too)."""
+    mark_process_dead(os.getpid(), directory)  # type: ignore[no-untyped-call]
 
 
 def _alive(pid: int) -> bool:
