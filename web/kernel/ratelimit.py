@@ -11,8 +11,9 @@ retried once on a fresh one. When Redis still cannot answer (down, unreachable, 
 the pool still busy), the process falls back to counting as it does without Redis (the machine's shared
 file under the supervisor, else its own memory): every limit still holds, per machine. It logs one warning
 when that starts and one when Redis answers again, and meanwhile tries Redis again every
-`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`)
-names the state (`rateLimits`)."""
+`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`) and
+scrapes ask Redis as they answer (`refresh`) and name the state (`rateLimits`,
+`concord_rate_limits_fallback`)."""
 
 from __future__ import annotations
 
