@@ -1,5 +1,11 @@
 """Logging of every Concord process: text or JSON lines (`CONCORD_LOG_FORMAT`), the request id on each record
-logged while a request is handled, and APScheduler's per-run lines kept at DEBUG."""
+logged while a request is handled, and APScheduler's per-run lines kept at DEBUG.
+
+Dramatiq's CLI (`dramatiq workers.main`) sets up logging of its own in each of its processes: its parent's
+lines ("booting up", the signals it forwards, a worker that died) and its fork processes' first line are in
+its text format, whatever CONCORD_LOG_FORMAT says. `run_dramatiq` runs that CLI with Concord's handler in
+every process of the group instead (the children inherit it when forked and write through Dramatiq's
+pipes)."""
 
 from __future__ import annotations
 
@@ -8,9 +14,10 @@ import sys
 from contextvars import ContextVar
 from typing import TextIO
 
+import dramatiq.cli
 from pythonjsonlogger.json import JsonFormatter
 
-from domain.kernel.settings import Settings
+from domain.kernel.settings import Settings, get_settings
 
 # Set by the web middleware for the duration of a request (tasks it starts inherit it).
 REQUEST_ID: ContextVar[str | None] = ContextVar("concord_request_id", default=None)
@@ -56,9 +63,27 @@ def json_formatter() -> logging.Formatter:
     )
 
 
+class StandardError(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever `sys.stderr` is when a record is written, as Python's last-resort handler does: a
+    process that Dramatiq forks inherits the handler, then points `sys.stderr` at the pipe its parent reads
+    and serialises, and the lines follow."""
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: TextIO) -> None:
+        pass  # always the current standard error
+
+
 def handler(settings: Settings, stream: TextIO | None = None) -> logging.Handler:
-    """A handler writing `CONCORD_LOG_FORMAT` lines to `stream` (standard error by default)."""
-    made = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    """A handler writing `CONCORD_LOG_FORMAT` lines to `stream` (the standard error of the moment by
+    default)."""
+    made = logging.StreamHandler(stream) if stream is not None else StandardError()
     json = settings.log_format == "json"
     made.setFormatter(json_formatter() if json else logging.Formatter(TEXT_FORMAT))
     made.addFilter(RequestIdFilter())
@@ -73,3 +98,15 @@ def configure(settings: Settings) -> None:
         root.removeHandler(old)
     root.addHandler(handler(settings))
     root.setLevel(settings.log_level.upper())
+
+
+def run_dramatiq(argv: list[str]) -> int:
+    """Dramatiq's CLI (`argv` as for `dramatiq`, e.g. `["workers.main", "-p", "2"]`) with Concord's log lines
+    in every process of the group: configured here, in the parent, and inherited by the processes it forks,
+    since Dramatiq is told not to set up its own (`--skip-logging`). Its `-v` gives way to
+    CONCORD_LOG_LEVEL."""
+    configure(get_settings())
+    args = dramatiq.cli.make_argument_parser().parse_args(argv)  # type: ignore[no-untyped-call]
+    args.skip_logging = True
+    code: int = dramatiq.cli.main(args)  # type: ignore[no-untyped-call]
+    return code

@@ -19,6 +19,7 @@ from domain.kernel.db import Database
 from domain.kernel.settings import Settings
 from runtime import machine
 from runtime.machine import Generation, LocalGeneration, SharedGeneration, Supervised
+from runtime.metrics import process_metrics
 from scheduler.runner import SchedulerService
 from workers import database as worker_database
 from workers.broker import is_embedded, setup_broker
@@ -50,6 +51,7 @@ class Runtime:
         supervised: Supervised | None = None,
     ) -> Runtime:
         db = Database(settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
+        process_metrics().track_pool("main", db.engine)
         broker = setup_broker(settings)
         generation: Generation = (
             SharedGeneration(supervised.generation_path, supervised.slot) if supervised else LocalGeneration()

@@ -68,6 +68,7 @@ class Dockerfile:
     user: tuple[int, int]
     exposed: set[int]
     copied: set[str]
+    copies: list[str]  # every COPY source in order, repeats included
     healthcheck_port: int
 
 
@@ -76,7 +77,7 @@ def dockerfile() -> Dockerfile:
     env: dict[str, str] = {}
     user: tuple[int, int] | None = None
     exposed: set[int] = set()
-    copied: set[str] = set()
+    copies: list[str] = []
     healthcheck_port = 0
     for line in text.splitlines():
         instruction, _, rest = line.strip().partition(" ")
@@ -88,13 +89,13 @@ def dockerfile() -> Dockerfile:
         elif instruction == "EXPOSE":
             exposed.update(int(port) for port in rest.split())
         elif instruction == "COPY":
-            copied.update(shlex.split(rest)[:-1])
+            copies.extend(shlex.split(rest)[:-1])
         elif instruction == "HEALTHCHECK":
             match = re.search(r"127\.0\.0\.1:(\d+)/healthz", rest)
             assert match, "the image's HEALTHCHECK probes /healthz on a local port"
             healthcheck_port = int(match.group(1))
     assert user is not None, "the Dockerfile sets a USER"
-    return Dockerfile(env, user, exposed, copied, healthcheck_port)
+    return Dockerfile(env, user, exposed, set(copies), copies, healthcheck_port)
 
 
 def pyproject() -> dict[str, Any]:

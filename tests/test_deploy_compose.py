@@ -101,6 +101,15 @@ def test_volumes_ports_and_health_checks_agree_with_the_image():
     assert published == {defaults.hub_port, defaults.docs_port} == image.exposed
 
 
+def test_a_web_service_reached_directly_trusts_no_proxy_header():
+    """The web service publishes its ports itself, so clients reach it with no proxy in between: a trusted
+    proxy header would be the client's own, and whatever address it wrote would be the one rate limits count
+    and access lines show."""
+    web = compose()["services"]["web"]
+    assert web["ports"]
+    assert "CONCORD_TRUSTED_PROXY_HEADER" not in web["environment"]
+
+
 def test_the_worker_service_serves_the_samples_of_all_its_processes():
     worker = compose()["services"]["worker"]
     assert worker_options(worker["command"]).metrics

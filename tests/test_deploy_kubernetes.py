@@ -246,8 +246,16 @@ def test_probes_use_the_health_routes_of_the_app_on_that_port():
     probes = {
         kind: container[kind]["httpGet"] for kind in ("startupProbe", "readinessProbe", "livenessProbe")
     }
-    assert probes["readinessProbe"]["path"] == "/readyz"  # database and broker reachable
+    assert probes["readinessProbe"]["path"] == "/readyz"  # the database answers (Redis is reported)
     assert probes["livenessProbe"]["path"] == "/healthz"  # the process answers
+    # /readyz waits up to CONCORD_REDIS_TIMEOUT_SECONDS for a hanging Redis, then answers 200: a probe that
+    # gave up sooner would take every pod out of the Services while Redis hangs, as if they were not ready.
+    redis_timeout = Settings.model_validate(
+        {"redis_timeout_seconds": config()["CONCORD_REDIS_TIMEOUT_SECONDS"]}
+        if "CONCORD_REDIS_TIMEOUT_SECONDS" in config()
+        else {}
+    ).redis_timeout_seconds
+    assert container["readinessProbe"]["timeoutSeconds"] >= redis_timeout + 2
     for probe in probes.values():
         paths = {
             op.path for module in apps[probe["port"]] for op in module.routes.operations if op.method == "GET"
@@ -324,6 +332,8 @@ def test_image_copies_every_package_it_installs():
     packages = {p.rstrip("*") for p in project["tool"]["setuptools"]["packages"]["find"]["include"]}
     modules = {f"{m}.py" for m in project["tool"]["setuptools"]["py-modules"]}
     assert packages | modules | {"pyproject.toml"} <= dockerfile().copied
+    copies = dockerfile().copies
+    assert sorted(copies) == sorted(set(copies)), copies  # each once: a second copy is a layer for nothing
     assert dockerfile().healthcheck_port == Settings().hub_port
 
 

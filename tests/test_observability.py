@@ -8,11 +8,16 @@ asserts exact values added up over its processes."""
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import io
 import json
 import logging
+import os
+import platform
+import signal
 import socket
 import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from datetime import timedelta
@@ -25,7 +30,7 @@ import pytest
 from dramatiq.brokers.stub import StubBroker
 from prometheus_client import generate_latest
 from prometheus_client.parser import text_string_to_metric_families
-from sqlalchemy import delete
+from sqlalchemy import delete, select
 
 from domain.documents import library
 from domain.kernel import outbox
@@ -74,6 +79,9 @@ async def test_requests_are_counted_by_route_template_and_status(hub, docs):
     topic = {"app": "hub", "method": "GET", "route": TOPIC_ROUTE}
     assert delta("concord_http_requests_total", **topic, status="404") == 3
     assert delta("concord_http_request_duration_seconds_count", **topic) == 3
+    # Latencies by status class (a 404 answered fast is not a slow 200): bounded, 5 classes at most.
+    assert delta("concord_http_request_duration_seconds_count", **topic, status="4xx") == 3
+    assert delta("concord_http_request_duration_seconds_count", **topic, status="2xx") == 0
     assert delta("concord_http_request_duration_seconds_bucket", **topic, le="+Inf") == 3
     assert delta("concord_http_requests_total", app="hub", route="/healthz", status="200") == 1
     assert delta("concord_http_requests_total", app="hub", route="unmatched", status="404") == 1
@@ -82,6 +90,9 @@ async def test_requests_are_counted_by_route_template_and_status(hub, docs):
     assert not [r for r in routes if r and "/no/such" in r]  # raw paths never become labels
     # Both apps answer /metrics with the process's metrics.
     assert value(await scrape(docs), "concord_http_requests_total", app="hub", route=TOPIC_ROUTE) >= 3
+    # Scrapes are not requests of the API: a scrape every 15 s would otherwise be most of an idle app's count.
+    for name in ("concord_http_requests_total", "concord_http_request_duration_seconds_count"):
+        assert value(await scrape(hub), name, route="/metrics") == 0
 
 
 async def test_requests_reach_the_samples_within_the_flush_interval_without_a_scrape():
@@ -98,6 +109,8 @@ async def test_requests_reach_the_samples_within_the_flush_interval_without_a_sc
     assert value(text, "concord_http_requests_total", route="/x", method="GET", status="200") == 2
     assert value(text, "concord_http_requests_total", route="/x", method="other", status="404") == 1
     assert value(text, "concord_http_request_duration_seconds_count", method="GET") == 2
+    assert value(text, "concord_http_request_duration_seconds_count", method="GET", status="2xx") == 2
+    assert value(text, "concord_http_request_duration_seconds_count", method="other", status="4xx") == 1
     assert value(text, "concord_http_request_duration_seconds_sum", method="GET") == pytest.approx(0.203)
     assert value(text, "concord_http_request_duration_seconds_bucket", method="GET", le="0.005") == 1
 
@@ -117,6 +130,39 @@ def test_a_flush_left_on_a_closed_loop_does_not_strand_later_requests():
     asyncio.run(one())  # closed at once, its flush never ran
     asyncio.run(another())
     assert value(generate_latest(metrics.registry).decode(), "concord_http_requests_total") == 2
+
+
+async def test_process_build_broker_and_pool_metrics(hub, docs, runtime, settings):
+    """What an operator needs beside the requests: the process's own CPU, memory and file descriptors, the
+    build it runs, whether the broker answers, whether rate limits fell back, and the database pool."""
+    text = await scrape(hub)
+    assert value(text, "process_resident_memory_bytes") > 10_000_000
+    assert value(text, "process_cpu_seconds_total") > 0
+    assert 0 < value(text, "process_open_fds") < value(text, "process_max_fds")
+    assert value(text, "process_start_time_seconds") > 1_700_000_000
+    (build,) = [lab for n, lab, v in parse(text) if n == "concord_build_info" and v == 1]
+    assert build["version"] == importlib.metadata.version("concord")
+    assert build["python"] == platform.python_version()
+    assert build["revision"] == (settings.build_revision or "unknown")
+    assert value(text, "concord_broker_up") == 1
+    for client, app in ((hub, "hub"), (docs, "documents")):
+        assert value(await scrape(client), "concord_rate_limits_fallback", app=app) == 0
+    pool = {"pool": "main"}
+    size = 16 if settings.is_sqlite else settings.db_pool_size
+    assert value(text, "concord_db_pool_size", **pool) == size
+    assert value(text, "concord_db_pool_max_overflow", **pool) == (
+        0 if settings.is_sqlite else settings.db_max_overflow
+    )
+    async with runtime.db.transaction() as session:  # a connection checked out while the scrape runs
+        await session.execute(select(1))
+        held = await scrape(hub)
+    assert value(held, "concord_db_pool_checked_out", **pool) >= 1
+    assert value(held, "concord_db_pool_overflow", **pool) == 0
+
+    async def returned() -> bool:
+        return value(await scrape(hub), "concord_db_pool_checked_out", **pool) == 0
+
+    await eventually(returned)
 
 
 async def test_a_job_is_counted_with_its_duration_and_the_outbox_is_measured(docs, runtime):
@@ -261,6 +307,34 @@ async def test_access_log_is_one_json_object_per_request(hub, captured):
     assert entry["message"].startswith(f"GET {TOPIC_ROUTE} 404 ")
     assert entry["time"].endswith("+00:00")
     assert isinstance(entry["pid"], int)
+    assert entry["client"] == "127.0.0.1"  # the socket's peer: no trusted proxy is configured
+    assert entry["user_agent"].startswith("Python/")  # aiohttp's client
+    assert entry["bytes"] == len(await resp.read())
+
+
+async def test_access_log_names_the_client_behind_the_trusted_proxy_and_its_agent(
+    hub, docs, settings, monkeypatch, captured
+):
+    monkeypatch.setattr(settings, "trusted_proxy_header", "X-Forwarded-For")
+    agent = 'Probe/1.0 "quoted"\ttab'
+    headers = {"X-Forwarded-For": "203.0.113.9, 198.51.100.7", "User-Agent": agent}
+    resp = await hub.get("/healthz", headers={**headers, "X-Request-Id": "proxied-1"})
+    assert resp.status == 200
+    body = await resp.read()
+    resp = await docs.get("/openapi.json", headers={**headers, "X-Request-Id": "proxied-2"})
+    spec = await resp.read()
+    resp = await hub.get("/api/pact/register", headers={**headers, "X-Request-Id": "proxied-3"})  # a 405
+    refused = await resp.read()
+    access = {r["request_id"]: r for r in lines(captured) if r["logger"] == "concord.access"}
+    for rid, size in (("proxied-1", len(body)), ("proxied-2", len(spec)), ("proxied-3", len(refused))):
+        entry = access[rid]
+        assert entry["client"] == "198.51.100.7", entry  # the last entry: the one the proxy appended
+        assert entry["user_agent"] == agent, entry
+        assert entry["bytes"] == size, entry
+    # The text line escapes what the client sent: no control character of the user agent reaches a terminal.
+    message = access["proxied-1"]["message"]
+    assert message.endswith(f" B from 198.51.100.7 {agent!r}"), message
+    assert "\t" not in message
 
 
 def test_scheduler_run_chatter_is_debug(captured):
@@ -405,6 +479,39 @@ async def test_served_processes_share_their_metrics_and_log_json(runtime, tmp_pa
 
             await eventually(scraped, timeout=120)
             texts = [await scraped() or "" for _ in range(6)]  # answered by either process
+            web_pids = {str(pid) for pid in pids}
+            for text in texts:
+                # Every live process says what it is (pid label): two web processes and the background one;
+                # the CPU of all of them adds up. Their pools likewise; the build once.
+                resident = {
+                    lab["pid"]: v for n, lab, v in parse(text) if n == "process_resident_memory_bytes"
+                }
+                assert len(resident) == 3, resident
+                assert web_pids <= resident.keys(), resident
+                assert all(v > 10_000_000 for v in resident.values()), resident
+                assert value(text, "process_cpu_seconds_total") > 0
+                pools = {lab["pid"] for n, lab, _ in parse(text) if n == "concord_db_pool_size"}
+                assert web_pids <= pools, pools
+                assert len([n for n, _, _ in parse(text) if n == "concord_build_info"]) == 1
+            # A web process killed, with no time to tidy up: its live values go with it, its counts stay.
+            victim = min(pids)
+            os.kill(victim, signal.SIGKILL)
+
+            async def replaced() -> set[int] | None:
+                answering = await both_answer()
+                return answering if answering and victim not in answering else None
+
+            await eventually(replaced, timeout=180, interval=0.5)
+            async with fresh.get(f"{docs}/metrics") as r:
+                after_kill = await r.text()
+            shown = {
+                lab.get("pid") for n, lab, _ in parse(after_kill) if n == "process_resident_memory_bytes"
+            }
+            assert str(victim) not in shown, shown
+            assert len(shown) == 3, shown
+            assert str(victim) not in {lab.get("pid") for n, lab, _ in parse(after_kill) if "_pool_" in n}
+            topic_404 = {"app": "hub", "route": TOPIC_ROUTE, "status": "404"}
+            assert value(after_kill, "concord_http_requests_total", **topic_404) == 40
         for text in texts:
             assert (
                 value(text, "concord_http_requests_total", app="hub", route=TOPIC_ROUTE, status="404") == 40
@@ -428,7 +535,9 @@ async def test_served_processes_share_their_metrics_and_log_json(runtime, tmp_pa
     warned = [r for r in records if r["level"] == "WARNING" and r["logger"] == "concord.web"]
     assert len(warned) == 1, warned
     assert "exc_info" not in warned[0]
-    assert not [r for r in records if r["level"] == "ERROR"]
+    errors = [r for r in records if r["level"] == "ERROR"]
+    assert [r["logger"] for r in errors] == ["concord.supervisor"], errors  # the child killed above
+    assert f"(pid {victim}) exited with signal SIGKILL" in errors[0]["message"]
 
 
 class fresh_client:  # noqa: N801 - the shape tests.documents_support.upload expects of a test client
@@ -481,6 +590,14 @@ async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
                 text = await eventually(counted, timeout=120, interval=0.5)
                 assert value(text, "concord_jobs_total", actor=CONVERT, outcome="done") == 1
                 assert value(text, "concord_job_duration_seconds_count", actor=CONVERT) == 1
+                # What each process of the group is: two workers and the one serving /metrics; the pool of
+                # the worker that ran the job.
+                resident = [lab["pid"] for n, lab, _ in parse(text) if n == "process_resident_memory_bytes"]
+                assert len(set(resident)) == 3, resident
+                (worker_pool,) = [
+                    v for n, lab, v in parse(text) if n == "concord_db_pool_size" and lab["pool"] == "worker"
+                ]
+                assert worker_pool >= 1
                 async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
                     assert r.status == 401
                 async with http.get(f"{docs}/metrics") as r:  # the web machine: requests, no jobs
@@ -491,6 +608,61 @@ async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
             assert stop(proc, timeout=90) == 0
     finally:
         stop(worker, timeout=60)
+
+
+@pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
+async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
+    """Dramatiq's CLI run through runtime.logs.run_dramatiq under CONCORD_LOG_FORMAT=json: the lines of its
+    parent (booting up, signals), of its fork process (ready for action) and of its workers are all JSON, in
+    the order Dramatiq writes them, with the pid of the process that logged each."""
+    await runtime.relay.stop()
+    metrics_port = free_port()
+    env = {
+        "CONCORD_QUEUE_NAMESPACE": f"concord-json-{RUN_ID}",
+        "CONCORD_LOG_FORMAT": "json",
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_METRICS_DIR": str(tmp_path / "metrics"),
+        "CONCORD_METRICS_PORT": str(metrics_port),
+    }
+    group = ["workers.main", "-p", "2", "-t", "1", "--fork-function", "workers.exposition:serve"]
+    program = f"import sys; from runtime.logs import run_dramatiq; sys.exit(run_dramatiq({group!r}))"
+    log = tmp_path / "group.log"
+    proc = start([sys.executable, "-c", program], env, log)
+    try:
+
+        async def serving() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"the worker group exited:\n{log.read_text()}")
+            text = log.read_text()
+            try:
+                async with aiohttp.ClientSession() as http:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                        up = r.status == 200
+            except aiohttp.ClientError:
+                return False
+            return up and text.count("Worker process is ready for action.") == 2
+
+        await eventually(serving, timeout=120, interval=0.5)
+    finally:
+        code = stop(proc, timeout=60)
+    text = log.read_text()
+    assert code == 0, text[-4000:]
+    records = []
+    for line in text.splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise AssertionError(f"not a JSON line: {line!r}\n{text}") from None
+    messages = {r["message"]: r for r in records}
+    parent = messages[f"Dramatiq {dramatiq.__version__!r} is booting up."]
+    assert parent["logger"] == "dramatiq.MainProcess"
+    assert parent["pid"] == proc.pid
+    assert messages["Sending signal 'SIGTERM' to subprocesses..."]["pid"] == proc.pid
+    fork = messages["Fork process 'workers.exposition:serve' is ready for action."]
+    workers = {r["pid"] for r in records if r["message"] == "Worker process is ready for action."}
+    assert len(workers) == 2
+    assert len({proc.pid, fork["pid"], *workers}) == 4
+    assert all(r["level"] == "INFO" for r in records), text
 
 
 async def test_the_scheduler_alone_serves_its_sweep_metrics(runtime, tmp_path: Path):

@@ -1,7 +1,8 @@
 """Redis trouble never becomes a 500: a real `concord web` process (production mode: Redis for the broker and
 the rate limits) against a redis-server of the test's own that is down, comes up, restarts empty and goes
 down again, and one whose connection pool is far smaller than the requests arriving at once. Rate limits
-fall back to counting per process (and still hold), readiness says what is wrong, liveness stays up."""
+fall back to counting per process (and still hold); the process stays ready (its database answers, jobs wait
+in the outbox) while readiness and the metrics say what is wrong; liveness stays up."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from tests.conftest import RUN_ID, eventually
 from tests.processes import command, free_port, start, stop
@@ -32,6 +34,20 @@ class Web:
     async def get(self, path: str) -> tuple[int, dict[str, Any]]:
         async with self.http.get(f"{self.base}{path}") as resp:
             return resp.status, await resp.json()
+
+    async def metric(self, name: str, **labels: str) -> float:
+        """The value of a sample of /metrics (its labels include `labels`); fails when there is none."""
+        async with self.http.get(f"{self.base}/metrics") as resp:
+            assert resp.status == 200, await resp.text()
+            text = await resp.text()
+        found = [
+            s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+            if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())
+        ]
+        assert len(found) == 1, (name, labels, found)
+        return found[0]
 
     async def post(self, path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any], Any]:
         async with self.http.post(f"{self.base}{path}", json=body) as resp:
@@ -90,14 +106,19 @@ async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
     try:
         async with aiohttp.ClientSession() as http:
             web = Web(base, http)
-            # Down from the start: alive, not ready, and it says why.
+            # Down from the start: alive and ready (it serves: reads, writes whose jobs wait in the outbox,
+            # rate limits counted in memory), and readiness and the metrics say what is wrong, the rate
+            # limits' mode included before any limited request tried Redis.
             assert (await web.get("/healthz"))[0] == 200
             status, ready = await web.get("/readyz")
-            assert status == 503, ready
-            assert ready["status"] == "unavailable"
+            assert status == 200, ready
+            assert ready["status"] == "degraded"
             assert ready["database"] == "ok"
             assert ready["broker"].startswith("redis unreachable: "), ready
             assert str(redis_server.port) in ready["broker"], ready
+            assert ready["rateLimits"].startswith("process memory (redis unreachable: "), ready
+            assert await web.metric("concord_broker_up") == 0
+            assert await web.metric("concord_rate_limits_fallback", app="hub") == 1
 
             # Registrations: the limit still holds, counted in the process's memory.
             statuses = [(await web.register())[0] for _ in range(LIMIT + 1)]
@@ -119,11 +140,13 @@ async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
             assert status == 202, cart
             assert cart["status"] == "pending", cart
 
-            # Redis comes up: ready again, and the limits count there again (fresh, so a registration passes).
+            # Redis comes up: fully ready, and the limits count there again (fresh: a registration passes).
             await redis_server.start()
 
             async def ready_again() -> bool:
-                return (await web.get("/readyz"))[0] == 200
+                status, ready = await web.get("/readyz")
+                assert status == 200, ready
+                return bool(ready["status"] == "ready")
 
             await eventually(ready_again, timeout=60, interval=0.2)
 
@@ -137,6 +160,8 @@ async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
             assert status == 200, ready
             assert ready["rateLimits"] == "redis", ready
             assert ready["broker"] == "redis", ready
+            assert await web.metric("concord_broker_up") == 1
+            assert await web.metric("concord_rate_limits_fallback", app="hub") == 0
 
             # Restarted (empty, no persistence): the pooled connections are stale; the next requests use
             # fresh ones (one retry) and count in Redis, without a single 5xx.
@@ -157,14 +182,52 @@ async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
             status, body, _headers = await web.post("/api/market/cart/optimise", CART)
             assert status in (200, 202), body
             status, ready = await web.get("/readyz")
-            assert status == 503, ready
+            assert status == 200, ready
+            assert ready["status"] == "degraded", ready
             assert ready["broker"].startswith("redis unreachable: "), ready
+            assert ready["rateLimits"].startswith("process memory (redis unreachable: "), ready
+            assert await web.metric("concord_broker_up") == 0
             assert (await web.get("/healthz"))[0] == 200
     finally:
         stop(proc, signal.SIGTERM, timeout=60)
     text = log.read_text()
     # One warning when the fallback starts and one when Redis answers again, not one per request.
     assert text.count("rate limits: Redis cannot answer") == 2, text[-3000:]  # down at first, down at last
+
+
+async def test_a_hanging_redis_leaves_the_process_ready(
+    runtime: Any, tmp_path: Path, redis_server: RedisServer
+) -> None:
+    """A Redis that accepts connections and never answers (stopped, not dead): readiness still answers, 200,
+    once its bounded wait for Redis is over (CONCORD_REDIS_TIMEOUT_SECONDS, 1 s here), where a probe would
+    otherwise time out and take the process out as surely as a 503."""
+    await redis_server.start()
+    proc, _log, base = await _web(runtime, tmp_path, redis_server)
+    try:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as http:
+            web = Web(base, http)
+            status, ready = await web.get("/readyz")
+            assert (status, ready["status"], ready["broker"]) == (200, "ready", "redis"), ready
+            assert redis_server.proc is not None
+            redis_server.proc.send_signal(signal.SIGSTOP)
+            try:
+                status, ready = await web.get("/readyz")
+                assert status == 200, ready
+                assert ready["status"] == "degraded", ready
+                assert ready["broker"] == "redis unreachable: no answer within 1 s", ready
+                assert ready["rateLimits"] == "process memory (redis unreachable: no answer within 1 s)", (
+                    ready
+                )
+                assert await web.metric("concord_broker_up") == 0
+            finally:
+                redis_server.proc.send_signal(signal.SIGCONT)
+
+            async def answering() -> bool:
+                return (await web.get("/readyz"))[1]["status"] == "ready"
+
+            await eventually(answering, timeout=60, interval=0.2)
+    finally:
+        stop(proc, signal.SIGTERM, timeout=60)
 
 
 async def test_an_exhausted_connection_pool_makes_requests_wait_not_fail(

@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.db import Database
 from domain.kernel.settings import get_settings
+from runtime.metrics import process_metrics
 
 _db: Database | None = None
 _hooks: list[Callable[[AsyncSession], None]] = []
@@ -30,6 +31,7 @@ def worker_db() -> Database:
         )
         for callback in _hooks:
             _db.on_commit(callback)
+        process_metrics().track_pool("worker", _db.engine)
     return _db
 
 

@@ -258,6 +258,12 @@ class Settings(BaseSettings):
         description="When set, `/metrics` answers only `Authorization: Bearer <token>` (401 otherwise). "
         "Unset: anyone who reaches the port may scrape, so keep /metrics off the public internet.",
     )
+    build_revision: str | None = Field(
+        default=None,
+        max_length=64,
+        description="The source revision this build was made from (the image sets it from its `REVISION` "
+        "build argument), shown as the `revision` label of `concord_build_info`; unset: `unknown`.",
+    )
 
     @field_validator(
         "database_url",
@@ -268,6 +274,7 @@ class Settings(BaseSettings):
         "jwt_secret",
         "metrics_dir",
         "metrics_token",
+        "build_revision",
         mode="before",
     )
     @classmethod

@@ -1,4 +1,10 @@
-"""Liveness and readiness, on both apps."""
+"""Liveness and readiness, on both apps.
+
+Ready means "can serve": the database answers. Every request needs it, while a broker that does not answer
+stops nothing a request does (jobs wait in the outbox and are sent once it is back, rate limits count on the
+machine meanwhile), so an unreachable Redis is reported (the body, `concord_broker_up`) without taking the
+process out of its load balancer: every web pod shares one Redis, so that made a Redis outage a full one.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +12,13 @@ import asyncio
 import os
 from typing import Literal
 
+import dramatiq
 from aiohttp import web
 from pydantic import BaseModel, Field
 
+from web.kernel.metrics import refresh_rate_limits
 from web.kernel.ratelimit import describe
-from web.kernel.request import rate_limits, runtime
+from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
 from workers.broker import is_embedded
 
@@ -25,15 +33,19 @@ class Health(BaseModel):
 class Readiness(BaseModel):
     """Also the body of the 503, so that a probe or an operator sees which dependency is down."""
 
-    status: Literal["ready", "unavailable"]
+    status: Literal["ready", "degraded", "unavailable"] = Field(
+        description="`ready`: everything answers; `degraded`: the database answers but the broker does not "
+        "(still 200: requests are served, jobs wait in the outbox); `unavailable`: the database does not "
+        "(503)"
+    )
     database: Literal["ok", "unreachable"]
     broker: str = Field(
-        description="`in-process`, `redis`, or `redis unreachable: <reason>` (then the status is 503)"
+        description="`in-process`, `redis`, or `redis unreachable: <reason>` (the status is then `degraded`)"
     )
     rateLimits: str = Field(
-        description="Where rate limits count now: `redis`, `shared file` (the machine's web processes), "
-        "`process memory`, or one of the last two followed by `(redis unreachable: <reason>)` while Redis "
-        "cannot answer"
+        description="Where rate limits count at this moment (Redis is asked as readiness answers): `redis`, "
+        "`shared file` (the machine's web processes), `process memory`, or one of the last two followed by "
+        "`(redis unreachable: <reason>)` while Redis cannot answer"
     )
 
 
@@ -51,35 +63,44 @@ async def healthz(request: web.Request) -> web.Response:
 @routes.route(
     "GET",
     "/readyz",
-    summary="Database and broker reachable",
+    summary="The process can serve: its database answers (the broker's state is reported, not required)",
     tags=["Health"],
     response=Readiness,
-    errors={503: "A dependency is unreachable"},
+    errors={503: "The database is unreachable"},
 )
 async def readyz(request: web.Request) -> web.Response:
     rt = runtime(request)
-    db_ok = await rt.db.ping()
+    timeout = rt.settings.redis_timeout_seconds
+    # Concurrently: a readiness answer waits for the slowest check, not for their sum.
+    db_ok, broker_problem, limits = await asyncio.gather(
+        rt.db.ping(),
+        _broker_problem(rt.broker, timeout),
+        refresh_rate_limits(request.app, timeout),
+    )
     if is_embedded(rt.broker):
-        broker, broker_ok = "in-process", True
+        broker = "in-process"
     else:
-        problem = await _redis_problem(rt.broker, rt.settings.redis_timeout_seconds)
-        broker, broker_ok = ("redis", True) if problem is None else (f"redis unreachable: {problem}", False)
+        broker = "redis" if broker_problem is None else f"redis unreachable: {broker_problem}"
+    status = "unavailable" if not db_ok else "ready" if broker_problem is None else "degraded"
     body = {
-        "status": "ready" if db_ok and broker_ok else "unavailable",
+        "status": status,
         "database": "ok" if db_ok else "unreachable",
         "broker": broker,
-        "rateLimits": rate_limits(request).state,
+        "rateLimits": limits,
     }
-    return json_response(body, status=200 if db_ok and broker_ok else 503)
+    return json_response(body, status=200 if db_ok else 503)
 
 
-async def _redis_problem(broker: object, timeout: float) -> str | None:
-    """Why the broker's Redis does not answer a PING within `timeout`, or None when it does."""
+async def _broker_problem(broker: dramatiq.Broker, timeout: float) -> str | None:
+    """Why the broker's Redis does not answer a PING within `timeout`, or None when it does (or the broker
+    is in-process)."""
+    if is_embedded(broker):
+        return None
     client = broker.client  # type: ignore[attr-defined]
     try:
-        await asyncio.wait_for(asyncio.to_thread(client.ping), timeout=timeout + 1)
+        await asyncio.wait_for(asyncio.to_thread(client.ping), timeout=timeout)
     except TimeoutError:
-        return f"no answer within {timeout + 1:g} s"
+        return f"no answer within {timeout:g} s"
     except Exception as exc:
         return describe(exc)
     return None

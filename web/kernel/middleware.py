@@ -1,5 +1,6 @@
 """Middlewares shared by both apps: request ids, error rendering and the no-500-with-a-trace rule, and per
-request an access log line and the request metrics (runtime/metrics.py)."""
+request an access log line and the request metrics (runtime/metrics.py; scrapes of /metrics are not counted
+there, they are no use of the API)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,13 @@ from domain.kernel.errors import DomainError, RateLimited, Unavailable
 from runtime.logs import REQUEST_ID as LOGGED_REQUEST_ID
 from runtime.metrics import UNMATCHED, process_metrics
 from web.kernel import errors, requestid
-from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID
+from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID, RUNTIME
+from web.kernel.metrics import PATH as METRICS_PATH
+from web.kernel.request import client_address
 
 log = logging.getLogger("concord.web")
 access_log = logging.getLogger("concord.access")
+USER_AGENT_CHARS = 300  # an access line keeps this much of a client's User-Agent
 
 
 @web.middleware
@@ -28,22 +32,23 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
     token = LOGGED_REQUEST_ID.set(rid)
     started = time.perf_counter()
     status = 500
+    sent: web.StreamResponse | None = None
     try:
         try:
             response = await handler(request)
         except Exception as exc:
             response = _refusal(request, exc, rid)
         response.headers["X-Request-Id"] = rid
-        status = response.status
+        status, sent = response.status, response
         return response
     except web.HTTPException as exc:  # below 400: a redirect, passed on to aiohttp
-        status = exc.status
+        status, sent = exc.status, exc
         raise
     except asyncio.CancelledError:
         status = 499  # the client went away first (nginx's code for it)
         raise
     finally:
-        _served(request, status, time.perf_counter() - started, rid)
+        _served(request, status, time.perf_counter() - started, rid, sent)
         LOGGED_REQUEST_ID.reset(token)
 
 
@@ -54,19 +59,30 @@ def _route(request: web.Request) -> str:
     return resource.canonical if resource is not None else UNMATCHED
 
 
-def _served(request: web.Request, status: int, seconds: float, rid: str) -> None:
+def _served(
+    request: web.Request, status: int, seconds: float, rid: str, response: web.StreamResponse | None
+) -> None:
     route = _route(request)
     app = request.app.get(APP_NAME, "other")  # set by web/app.py; a bare app (tests) is "other"
-    process_metrics().request(app, request.method, route, status, seconds)
+    if route != METRICS_PATH:
+        process_metrics().request(app, request.method, route, status, seconds)
     if not access_log.isEnabledFor(logging.INFO):
         return  # the line's fields cost a cached read more than formatting nothing does
     duration_ms = round(seconds * 1000, 2)
+    client = client_address(request) if RUNTIME in request.app else request.remote or "unknown"
+    agent = request.headers.get("User-Agent", "")[:USER_AGENT_CHARS]
+    size = _size(response)
+    # The text line shows what the client sent through repr(): quoted and escaped, so that it cannot pass for
+    # another field or line.
     access_log.info(
-        "%s %s %d %.1f ms",
+        "%s %s %d %.1f ms %s B from %s %r",
         request.method,
         route,
         status,
         duration_ms,
+        "-" if size is None else size,
+        client,
+        agent,
         extra={
             "app": app,
             "method": request.method,
@@ -74,8 +90,22 @@ def _served(request: web.Request, status: int, seconds: float, rid: str) -> None
             "status": status,
             "duration_ms": duration_ms,
             "request_id": rid,
+            "client": client,
+            "user_agent": agent,
+            "bytes": size,
         },
     )
+
+
+def _size(response: web.StreamResponse | None) -> int | None:
+    """The bytes of the response: its body's length when the handler hands over a whole body (aiohttp sends it
+    after this middleware), or all the handler wrote for a response it streamed itself (MCP's); None when not
+    known beforehand (a chunked body) or when there was no response (the client went away)."""
+    if response is None:
+        return None
+    if response.prepared:
+        return response.body_length
+    return response.content_length
 
 
 def _refusal(request: web.Request, exc: Exception, rid: str) -> web.StreamResponse:

@@ -11,11 +11,13 @@ retried once on a fresh one. When Redis still cannot answer (down, unreachable, 
 the pool still busy), the process falls back to counting as it does without Redis (the machine's shared
 file under the supervisor, else its own memory): every limit still holds, per machine. It logs one warning
 when that starts and one when Redis answers again, and meanwhile tries Redis again every
-`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`)
-names the state (`rateLimits`)."""
+`RETRY_REDIS_SECONDS` (one request, not every one, so none waits on a dead Redis). Readiness (`/readyz`) and
+scrapes ask Redis as they answer (`refresh`) and name the state (`rateLimits`,
+`concord_rate_limits_fallback`)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -70,14 +72,17 @@ class RateLimits:
         self.local = MovingWindowRateLimiter(local)
         self.local_kind = "shared file" if shared_file is not None else "process memory"
         self.shared: MovingWindowRateLimiter | None = None
+        self._redis: redis.asyncio.Redis | None = None  # for `refresh`'s PING, on the limits' own pool
         if settings.redis_url:
+            pool = redis_pool(settings)
             storage = RedisStorage(
                 "async+" + settings.redis_url,
                 implementation="redispy",
                 key_prefix=f"{settings.queue_namespace}:ratelimit",
-                connection_pool=redis_pool(settings),  # type: ignore[arg-type]  # passed on to redis-py
+                connection_pool=pool,  # type: ignore[arg-type]  # passed on to redis-py
             )
             self.shared = MovingWindowRateLimiter(storage)
+            self._redis = redis.asyncio.Redis(connection_pool=pool)
         self.redis_problem: str | None = None  # why Redis is not used now, while it is not
         self._retry_redis_at = 0.0
 
@@ -117,6 +122,29 @@ class RateLimits:
             f"too many {name} requests: at most {per_minute} per minute; retry in {retry_after} s",
             retry_after=retry_after,
         )
+
+    @property
+    def falling_back(self) -> bool:
+        """Whether the limits count on the machine although Redis is configured (it cannot answer)."""
+        return self.shared is not None and self.redis_problem is not None
+
+    async def refresh(self, timeout: float) -> str:
+        """Ask Redis now (a PING on the limits' own connections, bounded by `timeout`) and record the answer,
+        so that `state` says what is in force at this moment, not as of the last limited request (readiness
+        and scrapes call it). Answers `state`."""
+        if self._redis is None:
+            return self.state
+        try:
+            await asyncio.wait_for(self._redis.ping(), timeout)
+        except TimeoutError:
+            self._redis_failed(TimeoutError(f"no answer within {timeout:g} s"))
+        except REDIS_TROUBLE as exc:
+            self._redis_failed(exc)
+        else:
+            if self.redis_problem is not None:
+                log.warning("rate limits: Redis answers again; counting there again")
+                self.redis_problem = None
+        return self.state
 
     def _limiter(self) -> MovingWindowRateLimiter:
         if self.shared is None:
