@@ -665,6 +665,51 @@ async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
     assert all(r["level"] == "INFO" for r in records), text
 
 
+@pytest.mark.skipif(not REDIS_URL, reason="`concord worker` runs on Redis (CONCORD_TEST_REDIS_URL)")
+async def test_every_line_of_concord_worker_is_json(runtime, tmp_path: Path):
+    """`concord worker`, the command the deploy files run, under CONCORD_LOG_FORMAT=json: the group's parent,
+    its worker processes and its metrics process write nothing but JSON lines, from start to SIGTERM."""
+    await runtime.relay.stop()
+    metrics_port = free_port()
+    env = {
+        "CONCORD_QUEUE_NAMESPACE": f"concord-json-group-{RUN_ID}",
+        "CONCORD_LOG_FORMAT": "json",
+        "CONCORD_LOG_LEVEL": "INFO",
+        "CONCORD_METRICS_DIR": str(tmp_path / "metrics"),
+        "CONCORD_METRICS_PORT": str(metrics_port),
+    }
+    log = tmp_path / "group.log"
+    proc = start([command("concord"), "worker", "--processes", "2", "--threads", "1", "--metrics"], env, log)
+    try:
+
+        async def serving() -> bool:
+            if proc.poll() is not None:
+                raise AssertionError(f"the worker group exited:\n{log.read_text()}")
+            try:
+                async with aiohttp.ClientSession() as http:
+                    async with http.get(f"http://127.0.0.1:{metrics_port}/metrics") as r:
+                        up = r.status == 200
+            except aiohttp.ClientError:
+                return False
+            return up and log.read_text().count(" ready: 1 threads") == 2
+
+        await eventually(serving, timeout=120, interval=0.5)
+    finally:
+        code = stop(proc, timeout=60)
+    text = log.read_text()
+    assert code == 0, text[-4000:]
+    records = []
+    for line in text.splitlines():
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise AssertionError(f"not a JSON line: {line!r}\n{text}") from None
+    pids = {r["pid"] for r in records}
+    assert proc.pid in pids, text  # the parent logged
+    assert len(pids) >= 3, text  # and both worker processes
+    assert any(r["logger"].startswith("dramatiq.") for r in records), text  # Dramatiq's own lines too
+
+
 async def test_the_scheduler_alone_serves_its_sweep_metrics(runtime, tmp_path: Path):
     """`concord scheduler` runs no app, so it shows its sweep runs on CONCORD_METRICS_PORT (a scheduler pod
     shares no metrics directory with a web pod), behind the token like every /metrics."""
