@@ -1,4 +1,4 @@
-"""The `concord` command: serve, web, worker, scheduler, migrate, seed."""
+"""The `concord` command: serve, web, worker, scheduler, migrate, seed, and the operator commands."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from domain.axiom import commands as axiom_commands
+from domain.kernel import event_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
 from runtime import metrics_dir
@@ -455,6 +456,7 @@ def make_parser() -> argparse.ArgumentParser:
     sub.add_parser("seed", help="load reference data (idempotent)")
     market_commands.add_parser(sub)
     axiom_commands.add_parser(sub)
+    event_commands.add_parser(sub)
     keys_parser = sub.add_parser("keys", help="service keys (document API) and staff keys")
     keys_sub = keys_parser.add_subparsers(dest="keys_command", required=True)
     _add_staff_key_commands(keys_sub)
@@ -480,6 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         return market_commands.run(settings, args)
     elif args.command == "axiom":
         return axiom_commands.run(settings, args)
+    elif args.command == "events":
+        return event_commands.run(settings, args)
     elif args.command == "keys" and args.keys_command in ("create-staff", "list-staff", "revoke-staff"):
         return cmd_staff_keys(settings, args)
     elif args.command == "users":

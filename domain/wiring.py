@@ -11,7 +11,7 @@ from domain.documents import library
 from domain.documents import locks as document_locks
 from domain.documents import proposals as document_proposals
 from domain.documents import sharing as document_sharing
-from domain.kernel import sweeps
+from domain.kernel import log_roots, sweeps
 from domain.kernel.outbox import Job
 from domain.kernel.seeding import Seeder
 from domain.kernel.settings import get_settings
@@ -54,6 +54,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),
     Sweep("work.expire_leases", 60, work_claims.expire_leases),
     Sweep("work.create_price_assignments", 900, work_claims.create_price_assignments),
+    # Each stream's events get a signed root once its window has been open CONCORD_LOG_ROOT_HOURS.
+    Sweep("events.sign_log_roots", 3600, log_roots.sign_due),
     # Housekeeping: rows kept for CONCORD_RETENTION_DAYS after they stop mattering.
     Sweep("kernel.purge_history", 3600, sweeps.purge_history),
     Sweep("people.purge_sessions", 3600, staff_sessions.purge),

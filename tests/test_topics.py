@@ -630,8 +630,10 @@ async def test_event_limit_defaults_to_50(hub, register, settings, monkeypatch):
     ("params", "field"),
     [
         ({"after": "-1"}, "after"),
-        ({"after": "evt_0"}, "after"),
+        ({"after": "evt_"}, "after"),
+        ({"after": "event_3"}, "after"),
         ({"after": str(2**63)}, "after"),
+        ({"after": "evt_2147483648"}, "after"),
         ({"limit": "0"}, "limit"),
         ({"limit": "201"}, "limit"),
         ({"limit": "many"}, "limit"),

@@ -198,6 +198,7 @@ async def propose(
         "pact.proposal.created",
         ctx,
         section_id=section_id,
+        correlation_id=proposal.id,
         data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
     )
     await audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
@@ -338,6 +339,7 @@ async def vote(
         f"pact.proposal.vote.{kind}",
         ctx,
         section_id=proposal.section_id,
+        correlation_id=proposal.id,
         data={
             "proposalId": proposal.id,
             "vote": kind,
@@ -359,6 +361,7 @@ async def vote(
             f"pact.proposal.{outcome}",
             ctx,
             section_id=proposal.section_id,
+            correlation_id=proposal.id,
             data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
         )
     await audit.record(
@@ -393,6 +396,7 @@ async def accept(
             "pact.proposal.superseded",
             ctx,
             section_id=proposal.section_id,
+            correlation_id=proposal.id,
             data={"proposalId": proposal.id, "reason": "section no longer exists"},
         )
         return
@@ -426,6 +430,7 @@ async def accept(
         "pact.proposal.auto-merged" if auto else "pact.proposal.merged",
         ctx,
         section_id=proposal.section_id,
+        correlation_id=proposal.id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
     for rival_id in settled:
@@ -441,6 +446,7 @@ async def accept(
             "pact.proposal.superseded",
             ctx,
             section_id=proposal.section_id,
+            correlation_id=rival_id,
             data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
         await audit.record(
@@ -498,6 +504,7 @@ async def expire_due(
                 "pact.proposal.expired",
                 SYSTEM,
                 section_id=proposal.section_id,
+                correlation_id=proposal.id,
                 data={"proposalId": proposal.id, **counts(proposal)},
             )
         await audit.record(
@@ -628,6 +635,7 @@ async def decide_paused(
             "pact.proposal.rejected",
             ctx,
             section_id=proposal.section_id,
+            correlation_id=proposal.id,
             data={"proposalId": proposal.id, "byHuman": True},
         )
     await audit.record(

@@ -90,6 +90,8 @@ async def create(
         ctx,
         section_id=section_id,
         data={"escalationId": esc.id, "message": message, "priority": priority, "proposalId": proposal_id},
+        # Part of its proposal's story when it names one; the answer links to it by the escalation's id.
+        correlation_id=proposal_id or esc.id,
     )
     await audit.record(session, ctx, "escalation.create", "escalation", esc.id, after=to_dict(esc))
     outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})

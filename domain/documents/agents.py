@@ -8,7 +8,6 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from sqlalchemy import select
@@ -32,6 +31,7 @@ from domain.documents.models import DocumentAgent
 from domain.kernel import events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.event_record import cursor_of
 
 # ---- membership ----------------------------------------------------------------------------------
 
@@ -231,23 +231,12 @@ async def escalate(
 
 
 async def event_page(
-    session: AsyncSession, caller: Caller, document_id: str, *, after: int, limit: int
+    session: AsyncSession, caller: Caller, document_id: str, *, after: str | None, limit: int
 ) -> dict[str, Any]:
+    """The document's events after the cursor `after` (`n` or `evt_n`)."""
     doc = await library.get(session, caller, document_id)
-    return await events.page(session, library.stream(doc.id), after=after, limit=limit)
-
-
-_CURSOR = re.compile(r"(?:evt_)?([0-9]{1,10})")
-
-
-def _cursor(value: str | None) -> int:
-    """A poll cursor, evt_<n> (or n), bounded by the largest sequence number the database holds."""
-    if not value:
-        return 0
-    found = _CURSOR.fullmatch(value)
-    if found is None or int(found[1]) > events.MAX_SEQ:
-        raise BadRequest("since must be a cursor from an earlier poll (evt_<n>)", field="since")
-    return int(found[1])
+    start = events.parse_cursor(after, field="after")
+    return await events.page(session, library.stream(doc.id), after=start, limit=limit)
 
 
 async def poll(
@@ -260,26 +249,19 @@ async def poll(
     limit: int,
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id)
-    after = _cursor(since)
+    after = events.parse_cursor(since, field="since")
     page = await events.page(
         session, library.stream(doc.id), after=after, limit=limit, section_id=section_id or None
     )
+    # Each change is the event's record plus the names poll clients (the PACT CLI) read.
     changes = [
-        {
-            "type": e["type"],
-            "agent": e["agentName"],
-            "agentId": e["agentId"],
-            "section": e["sectionId"],
-            "cursor": f"evt_{e['sequenceNumber']}",
-            "data": e["data"],
-            "createdAt": e["createdAt"],
-        }
+        {**e, "agent": e["agentName"], "section": e["sectionId"], "cursor": e["eventId"]}
         for e in page["events"]
     ]
     last = page["events"][-1]["sequenceNumber"] if page["events"] else after
     return {
         "since": since or "evt_0",
         "changes": changes,
-        "cursor": f"evt_{last}",
+        "cursor": cursor_of(last),
         "hasMore": page["hasMore"],
     }

@@ -553,6 +553,7 @@ async def decide(
         ctx,
         section_id=proposal.section_id,
         data=data,
+        correlation_id=proposal.id,
     )
     await audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
     return {**proposals.view(proposal), "decision": decision, "note": note}

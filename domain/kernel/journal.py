@@ -12,6 +12,14 @@ usual unit (events of one stream, any audit and ledger entries, a few wallets) i
 data-modifying CTEs with each column sent as one array parameter, so the statement's text depends only on
 its shape and stays prepared. Inside it the order of the row locks is forced, not left to the planner:
 each wallet UPDATE waits for the CTE before it (stream counter first, then wallets in id order).
+
+Events are chained (PACT §6.4): each carries `prev_hash`, the hash of its stream's previous event as
+served (domain/kernel/event_record.py). The counter row keeps the hash of the stream's last event, so the
+statement that reserves the sequence numbers, and takes the stream's lock, also answers the hash to chain
+from; the hashes are computed here, under that lock, and the counter's new last hash is written with the
+events. Writers of one stream are ordered by the lock, so the chain is exact under any concurrency. On
+PostgreSQL this costs the usual unit one more round trip: the reservation first (its answers are needed to
+compute the hashes), then everything else in one statement.
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from domain.kernel.clock import utcnow
 from domain.kernel.db import before_commit, table_of, unit_state
 from domain.kernel.errors import PaymentRequired
+from domain.kernel.event_record import GENESIS, GENESIS_V202, link, served
 from domain.kernel.models import AuditEntry, Event, EventStream, LedgerEntry, Wallet
 
 _STREAMS = table_of(EventStream)
@@ -70,15 +80,21 @@ def queued(session: AsyncSession | Session) -> Journal | None:
 
 
 def _reserve(dialect: Any) -> Any:
-    """Add n to a stream's counter (creating it), answering the new last number."""
-    upsert = dialect.insert(_STREAMS).values(stream=bindparam("stream"), last_seq=bindparam("n"))
+    """Add n to a stream's counter (creating it, its window opened now), answering the new last number
+    and the hash of the stream's last event before these (NULL when it has none chained)."""
+    upsert = dialect.insert(_STREAMS).values(
+        stream=bindparam("stream"), last_seq=bindparam("n"), window_opened_at=bindparam("now")
+    )
     return upsert.on_conflict_do_update(
         index_elements=[_STREAMS.c.stream], set_={"last_seq": _STREAMS.c.last_seq + upsert.excluded.last_seq}
-    ).returning(_STREAMS.c.last_seq)
+    ).returning(_STREAMS.c.last_seq, _STREAMS.c.last_hash)
 
 
 # Built once and executed with parameters: no per-call statement building or cache key.
 _RESERVE = {"postgresql": _reserve(postgresql), "sqlite": _reserve(sqlite)}
+_SET_LAST_HASH = (
+    update(_STREAMS).where(_STREAMS.c.stream == bindparam("p_stream")).values(last_hash=bindparam("p_hash"))
+)
 _APPLY = (
     update(_WALLETS)
     .where(_WALLETS.c.id == bindparam("p_wid"), _WALLETS.c.balance + bindparam("p_change") >= 0)
@@ -91,23 +107,44 @@ def _is_postgresql(session: Session) -> bool:
     return bool(session.get_bind().dialect.name == "postgresql")
 
 
+def _reserved(session: Session, stream: str, n: int) -> tuple[int, str]:
+    """Reserve n sequence numbers of the stream (taking its lock): the first, and the prev_hash of the
+    event that gets it."""
+    reserve = _RESERVE["postgresql" if _is_postgresql(session) else "sqlite"]
+    last, last_hash = session.execute(reserve, {"stream": stream, "n": n, "now": utcnow()}).one()
+    first = int(last) - n + 1
+    if last_hash is None:  # nothing chained yet: a new stream, or history from before the chain
+        last_hash = GENESIS if first == 1 else GENESIS_V202
+    return first, str(last_hash)
+
+
+def _chain(rows: list[dict[str, Any]], first: int, prev_hash: str) -> str:
+    """Number one stream's rows from `first` and link each to the one before; the last one's hash."""
+    for offset, row in enumerate(rows):
+        row["seq"] = first + offset
+        row["prev_hash"] = prev_hash
+        prev_hash = link(served(row))
+    return prev_hash
+
+
+def _by_stream(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["stream"], []).append(row)
+    return grouped
+
+
 def write_events(session: Session) -> int:
-    """Number and insert the queued events now; the last sequence number given (0 if none)."""
+    """Number, chain and insert the queued events now; the last sequence number given (0 if none)."""
     journal = queued(session)
     if journal is None or not journal.events:
         return 0
     rows = journal.events
-    counts: dict[str, int] = {}
-    for row in rows:
-        counts[row["stream"]] = counts.get(row["stream"], 0) + 1
-    reserve = _RESERVE["postgresql" if _is_postgresql(session) else "sqlite"]
-    next_seq: dict[str, int] = {}
-    for stream in sorted(counts):  # stream rows are locked in one global order
-        last = session.execute(reserve, {"stream": stream, "n": counts[stream]}).scalar_one()
-        next_seq[stream] = int(last) - counts[stream] + 1
-    for row in rows:
-        row["seq"] = next_seq[row["stream"]]
-        next_seq[row["stream"]] += 1
+    grouped = _by_stream(rows)
+    for stream in sorted(grouped):  # stream rows are locked in one global order
+        first, prev_hash = _reserved(session, stream, len(grouped[stream]))
+        last_hash = _chain(grouped[stream], first, prev_hash)
+        session.execute(_SET_LAST_HASH, {"p_stream": stream, "p_hash": last_hash})
     session.execute(_EVENTS.insert(), rows)  # one cached statement, its rows sent in one batch
     journal.events = []
     return int(rows[-1]["seq"])
@@ -165,6 +202,7 @@ def write(session: Session) -> None:
 # ---- PostgreSQL: one statement ----
 
 _EVENT_COLUMNS = (
+    ("seq", "integer"),
     ("type", "text"),
     ("actor_id", "text"),
     ("actor_name", "text"),
@@ -172,6 +210,9 @@ _EVENT_COLUMNS = (
     ("section_id", "text"),
     ("data", "text"),  # JSON text, cast to jsonb on insert
     ("created_at", "timestamptz"),
+    ("correlation_id", "text"),
+    ("in_response_to", "text"),
+    ("prev_hash", "text"),
 )
 _AUDIT_COLUMNS = (
     ("key_hash", "text"),
@@ -211,21 +252,16 @@ def _combined(events: bool, audit: bool, entries: bool, wallets: int) -> TextCla
     answers: list[str] = []
     before = ""  # a condition that makes the next locking CTE wait for the one before it
     if events:
-        ctes.append(
-            "s AS (INSERT INTO event_streams (stream, last_seq) VALUES (:stream, :n) ON CONFLICT (stream) "
-            "DO UPDATE SET last_seq = event_streams.last_seq + excluded.last_seq RETURNING last_seq)"
-        )
+        # The stream's counter is locked already: its reservation came first (_write_combined).
+        ctes.append("h AS (UPDATE event_streams SET last_hash = :last_hash WHERE stream = :stream)")
         picked = ", ".join(
             "CAST(u.data AS jsonb)" if name == "data" else f"u.{name}" for name, _kind in _EVENT_COLUMNS
         )
         ctes.append(
-            f"e AS (INSERT INTO events (stream, seq, {_names(_EVENT_COLUMNS)}) "
-            f"SELECT :stream, s.last_seq - :n + u.ord, {picked} "
-            f"FROM s, {_unnest('e', _EVENT_COLUMNS)} WITH ORDINALITY AS u({_names(_EVENT_COLUMNS)}, ord) "
-            "RETURNING seq)"
+            f"e AS (INSERT INTO events (stream, {_names(_EVENT_COLUMNS)}) "
+            f"SELECT :stream, {picked} "
+            f"FROM {_unnest('e', _EVENT_COLUMNS)} AS u({_names(_EVENT_COLUMNS)}))"
         )
-        answers.append("(SELECT max(seq) FROM e)")
-        before = " AND (SELECT count(*) FROM e) >= 0"
     if audit:
         ctes.append(
             f"a AS (INSERT INTO audit_entries ({_names(_AUDIT_COLUMNS)}) "
@@ -257,8 +293,10 @@ def _write_combined(session: Session, journal: Journal) -> None:
     fused, after = changes[:_MAX_FUSED_WALLETS], changes[_MAX_FUSED_WALLETS:]
     params: dict[str, Any] = {}
     if journal.events:
-        params["stream"] = journal.events[0]["stream"]
-        params["n"] = len(journal.events)
+        stream = journal.events[0]["stream"]
+        first, prev_hash = _reserved(session, stream, len(journal.events))
+        params["stream"] = stream
+        params["last_hash"] = _chain(journal.events, first, prev_hash)
         rows = [{**row, "data": json.dumps(row["data"])} for row in journal.events]
         params.update(_columns("e", _EVENT_COLUMNS, rows))
     if journal.audit:

@@ -31,12 +31,21 @@ class AuditEntry(Base):
 
 
 class EventStream(Base):
-    """The last sequence number of one resource's event stream; its row lock orders the stream."""
+    """The last sequence number of one resource's event stream; its row lock orders the stream.
+
+    It also keeps the hash of the stream's last event as served (the next event's prev_hash, so a writer
+    reads no event to chain its own), and what the daily signed root needs: the sequence number of the
+    stream's latest `pact.log.root` event and when the window that root will close was opened."""
 
     __tablename__ = "event_streams"
 
     stream: Mapped[str] = mapped_column(String(80), primary_key=True)
     last_seq: Mapped[int] = mapped_column(Integer, default=0)
+    # NULL before the stream's first chained event (a new stream, or one whose history predates the chain).
+    last_hash: Mapped[str | None] = mapped_column(String(64))
+    root_seq: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # NULL for streams that predate signed roots: the first sweep signs their history at once.
+    window_opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
 class Event(Base):
@@ -53,6 +62,10 @@ class Event(Base):
     section_id: Mapped[str | None] = mapped_column(String(256))
     data: Mapped[dict[str, Any]] = mapped_column(JSONType, default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    correlation_id: Mapped[str | None] = mapped_column(String(80))
+    in_response_to: Mapped[str | None] = mapped_column(String(80))
+    # The hash of the stream's previous event as served; NULL on events written before the chain existed.
+    prev_hash: Mapped[str | None] = mapped_column(String(64))
 
 
 class OutboxJob(Base):

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from domain.kernel.signing_keys import parse_private_key
+
 
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="CONCORD_", extra="ignore")
@@ -83,6 +85,19 @@ class Settings(BaseSettings):
         description="Secret (HS256) signing the document API's access tokens; give every web process the "
         "same one (at least 32 characters). Unset: generated once and kept in `<data_dir>/jwt-secret` "
         "(mode 0600).",
+    )
+    log_signing_key: str | None = Field(
+        default=None,
+        description="Ed25519 private key signing the event log's daily roots (`pact.log.root`, PACT §6.4): "
+        "PKCS#8 PEM, or the base64 of its 32-byte seed or of its PKCS#8 DER; give every process the same "
+        "one. Unset: generated once and kept in `<data_dir>/log-signing-key.pem` (mode 0600).",
+    )
+    log_root_hours: int = Field(
+        default=24,
+        ge=1,
+        le=24,
+        description="Hours a stream's window stays open before its events get a signed root (PACT asks "
+        "for one at least daily); only streams with events since their last root get one.",
     )
     access_token_minutes: int = Field(
         default=15, ge=1, le=1440, description="Lifetime of a signed-in person's access token (JWT)."
@@ -272,6 +287,7 @@ class Settings(BaseSettings):
         "public_url",
         "smtp_url",
         "jwt_secret",
+        "log_signing_key",
         "metrics_dir",
         "metrics_token",
         "build_revision",
@@ -280,6 +296,14 @@ class Settings(BaseSettings):
     @classmethod
     def _empty_is_unset(cls, v: object) -> object:
         return None if v == "" else v
+
+    @field_validator("log_signing_key")
+    @classmethod
+    def _ed25519_key(cls, v: str | None) -> str | None:
+        """A key that cannot sign is refused when the settings load, not at the first daily root."""
+        if v is not None:
+            parse_private_key(v)
+        return v
 
     @field_validator("outbound_trusted_hosts", "mcp_allowed_origins", mode="before")
     @classmethod

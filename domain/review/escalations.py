@@ -159,7 +159,14 @@ async def answer(
         "answeredBy": reviewer.name,
     }
     seq = await resources.resolved_event(
-        session, ctx, esc.resource_type, esc.resource_id, section_id=esc.section_id, data=data
+        session,
+        ctx,
+        esc.resource_type,
+        esc.resource_id,
+        section_id=esc.section_id,
+        data=data,
+        correlation_id=esc.proposal_id or esc.id,  # as the escalation's own event
+        in_response_to=esc.id,
     )
     await audit.record(
         session,

@@ -126,6 +126,7 @@ async def decide(
             "decidedBy": reviewer.name,
             "newVersion": version if decided_proposal.status == "approved" else None,
         },
+        correlation_id=decided_proposal.id,
     )
     await audit.record(
         session,

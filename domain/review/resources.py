@@ -107,6 +107,8 @@ async def resolved_event(
     *,
     section_id: str | None,
     data: dict[str, Any],
+    correlation_id: str,
+    in_response_to: str | None = None,
 ) -> int:
     """Tell the agents on the resource's stream; returns the event's sequence number."""
     return await events.append_numbered(
@@ -116,6 +118,8 @@ async def resolved_event(
         ctx,
         section_id=section_id,
         data=data,
+        correlation_id=correlation_id,
+        in_response_to=in_response_to,
     )
 
 

@@ -480,7 +480,11 @@ async def joined(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
     return topic
 
 
-async def event_page(session: AsyncSession, topic_id: str, *, after: int, limit: int) -> dict[str, Any]:
+async def event_page(
+    session: AsyncSession, topic_id: str, *, after: str | None, limit: int
+) -> dict[str, Any]:
+    """The topic's events after the cursor `after` (`n` or `evt_n`)."""
     topic = await get(session, topic_id)
-    page = await events.page(session, stream(topic.id), after=after, limit=limit)
+    start = events.parse_cursor(after, field="after")
+    page = await events.page(session, stream(topic.id), after=start, limit=limit)
     return {"topicId": topic.id, **page}

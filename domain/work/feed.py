@@ -21,5 +21,7 @@ async def notify(
     await events.append(session, stream(agent_id), type_, ctx, data=data)
 
 
-async def page(session: AsyncSession, agent_id: str, *, after: int, limit: int) -> dict[str, Any]:
-    return await events.page(session, stream(agent_id), after=after, limit=limit)
+async def page(session: AsyncSession, agent_id: str, *, after: str | None, limit: int) -> dict[str, Any]:
+    """The agent's work events after the cursor `after` (`n` or `evt_n`)."""
+    start = events.parse_cursor(after, field="after")
+    return await events.page(session, stream(agent_id), after=start, limit=limit)

@@ -17,8 +17,6 @@ from web.docs.schemas import (
     DocumentSections,
     EscalateBody,
     Escalation,
-    EventPage,
-    EventsQuery,
     IntentBody,
     IntentList,
     IntentOut,
@@ -28,8 +26,6 @@ from web.docs.schemas import (
     Left,
     Lock,
     LockBody,
-    Poll,
-    PollQuery,
     SalienceBody,
     SalienceMap,
     SalienceOut,
@@ -37,6 +33,7 @@ from web.docs.schemas import (
     Unlocked,
 )
 from web.kernel.access import Service
+from web.kernel.events import EventPage, EventsQuery, Poll, PollQuery
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, model_response
 

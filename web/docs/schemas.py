@@ -3,13 +3,13 @@ tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
 from domain.kernel.clock import iso
-from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
+from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
 
 
 class Model(BaseModel):
@@ -261,17 +261,6 @@ class EscalateBody(Model):
     priority: Literal["low", "medium", "high"] = "medium"
 
 
-class EventsQuery(Model):
-    after: int = Field(default=0, ge=0, le=MAX_INT, description="Return events after this sequence number.")
-    limit: int = Field(default=50, ge=1, le=200)
-
-
-class PollQuery(Model):
-    since: str | None = Field(default=None, max_length=40, description="Cursor from the last poll.")
-    sectionId: str | None = Field(default=None, max_length=256)
-    limit: int = Field(default=50, ge=1, le=200)
-
-
 # --- agents on a document ----------------------------------------------------------------------------
 
 
@@ -384,41 +373,6 @@ class Escalation(Out):
     proposalId: str | None
     priority: Literal["low", "medium", "high"]
     createdAt: Timestamp
-
-
-class Event(Out):
-    id: int = Field(description="Sequence number in the document's stream")
-    sequenceNumber: int
-    type: str
-    agentId: str | None
-    agentName: str | None
-    actorKind: str
-    sectionId: str | None
-    data: dict[str, Any]
-    createdAt: Timestamp
-
-
-class EventPage(Out):
-    events: list[Event]
-    nextCursor: str = Field(description="Send as `after` for the next page")
-    hasMore: bool
-
-
-class Change(Out):
-    type: str
-    agent: str | None = Field(description="The agent's name")
-    agentId: str | None
-    section: str | None
-    cursor: str
-    data: dict[str, Any]
-    createdAt: Timestamp
-
-
-class Poll(Out):
-    since: str
-    changes: list[Change]
-    cursor: str = Field(description="Send as `since` on the next poll")
-    hasMore: bool
 
 
 # ---- responses of intents, constraints and salience ------------------------------------------------

@@ -224,13 +224,6 @@ class TopicContent(Model):
     )
 
 
-class EventsQuery(Model):
-    after: int = Field(
-        default=0, ge=0, le=MAX_INT, description="Event id cursor: only events after this one (default 0)."
-    )
-    limit: int = Field(default=50, ge=1, le=200)
-
-
 class AuditQuery(Model):
     limit: int = Field(default=50, ge=1, le=500, description="1 to 500, default 50.")
     cursor: str | None = Field(default=None, max_length=512, description="next_cursor of the previous page.")

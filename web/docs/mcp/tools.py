@@ -24,6 +24,7 @@ from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
 from web.docs import schemas
 from web.docs.mcp import tool_schemas
+from web.kernel import events as events_wire
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)
@@ -443,7 +444,7 @@ async def escalate(session: AsyncSession, who: Caller, a: EscalateArgs) -> dict[
     return await tap.escalate(session, who, a.documentId, _body(a))
 
 
-class PollArgs(DocArgs, schemas.PollQuery):
+class PollArgs(DocArgs, events_wire.PollQuery):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
 
@@ -453,7 +454,7 @@ class PollArgs(DocArgs, schemas.PollQuery):
     "Changes on the document since your last cursor (start without one), oldest first; returns the next "
     "cursor and whether more are waiting.",
     PollArgs,
-    schemas.Poll,
+    events_wire.Poll,
     "tap:read",
     Effect.READS,
     params={"sectionId": "Only the changes of this section (as pact_sections gives it); omitted: all."},

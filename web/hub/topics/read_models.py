@@ -3,11 +3,12 @@ every real response body against them, so the document cannot drift from what th
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
 from web.hub.schemas import Model, Tier, TopicStatus
+from web.kernel import events
 from web.kernel.wire import Timestamp
 
 
@@ -47,23 +48,8 @@ class TopicAgents(Model):
     agents: list[TopicAgent]
 
 
-class TopicEvent(Model):
-    id: int = Field(description="Sequence number in the topic's stream: 1, 2, 3 … without gaps")
-    sequenceNumber: int
-    type: str
-    agentId: str | None
-    agentName: str | None
-    actorKind: str
-    sectionId: str | None
-    data: dict[str, Any]
-    createdAt: Timestamp
-
-
-class EventPage(Model):
+class EventPage(events.EventPage):
     topicId: str
-    events: list[TopicEvent]
-    nextCursor: str = Field(description="Send as `after` for the next page")
-    hasMore: bool
 
 
 class JoinResult(Model):

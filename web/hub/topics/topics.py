@@ -8,7 +8,6 @@ from domain.topics import store as topics
 from web.hub.auth import agent_context
 from web.hub.schemas import (
     ContentQuery,
-    EventsQuery,
     JoinBody,
     Topic,
     TopicContent,
@@ -18,6 +17,7 @@ from web.hub.schemas import (
 )
 from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
 from web.kernel.access import Agent
+from web.kernel.events import EventsQuery
 from web.kernel.request import cached_json, runtime
 from web.kernel.routing import Routes, json_response
 

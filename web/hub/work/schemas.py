@@ -9,7 +9,7 @@ from pydantic import Field
 
 from domain.work.claims import SUPPORTED
 from web.hub.schemas import Model
-from web.hub.topics.read_models import TopicEvent
+from web.kernel.events import Event
 from web.kernel.wire import MAX_INT, Exact, Timestamp
 
 
@@ -97,14 +97,9 @@ class WorkResult(Exact):
     url: str = Field(description="Where to read this submission again")
 
 
-class FeedQuery(Model):
-    after: int = Field(default=0, ge=0, le=MAX_INT, description="Only events after this sequence number")
-    limit: int = Field(default=50, ge=1, le=200)
-
-
 class WorkFeed(Exact):
-    events: list[TopicEvent]
-    nextCursor: str
+    events: list[Event]
+    nextCursor: str = Field(description="Send as `after` for the next page")
     hasMore: bool
 
 

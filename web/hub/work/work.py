@@ -16,13 +16,13 @@ from web.hub.work.schemas import (
     Defect,
     Defects,
     DefectsQuery,
-    FeedQuery,
     ResolveDefectBody,
     SubmitBody,
     WorkFeed,
     WorkResult,
 )
 from web.kernel.access import Agent, Staff
+from web.kernel.events import EventsQuery
 from web.kernel.request import public_url, runtime
 from web.kernel.routing import Routes, json_response
 from web.kernel.waiting import wait_while
@@ -140,12 +140,12 @@ async def get_submission(request: web.Request) -> web.Response:
     "/api/work/events",
     summary="Your work feed: outcomes of your submissions and decisions on them",
     tags=TAGS,
-    query=FeedQuery,
+    query=EventsQuery,
     response=WorkFeed,
     access=Agent(),
     errors=AGENT_401,
 )
-async def events(request: web.Request, query: FeedQuery) -> web.Response:
+async def events(request: web.Request, query: EventsQuery) -> web.Response:
     ctx = agent_context(request)
     actor = ctx.require_actor()
     async with runtime(request).db.read() as session:
