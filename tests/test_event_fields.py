@@ -218,3 +218,18 @@ async def test_bad_cursors_are_400s_naming_the_field(hub, docs, register, runtim
         resp = await docs.get(path, params={field: bad}, headers=key["headers"])
         assert resp.status == 400, await resp.text()
         assert field in await resp.text()
+
+
+def test_event_data_numbers_the_canonical_form_cannot_carry_are_stored_as_text():
+    """RFC 8785 numbers are doubles: an integer beyond 2**53, NaN or an infinity in an event's data would make
+    serving and hashing the event fail, so the append stores them as decimal text (nested ones too)."""
+    from domain.kernel.event_record import as_stored, canonical
+
+    data = as_stored({"big": 2**60, "items": [1.5, float("inf"), -(2**55)], "flag": True, "n": 2**53 - 1})
+    assert data == {
+        "big": str(2**60),
+        "items": [1.5, "inf", str(-(2**55))],
+        "flag": True,
+        "n": 2**53 - 1,
+    }
+    assert canonical(data)  # the record's payload can be canonicalised

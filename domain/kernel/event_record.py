@@ -18,6 +18,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import math
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
@@ -77,12 +78,30 @@ def canonical(value: Any) -> bytes:
     return rfc8785.dumps(value)
 
 
+# RFC 8785 numbers are IEEE 754 doubles: an integer beyond 2**53 cannot be canonicalised exactly, and
+# NaN and the infinities not at all. Such a number in an event's data is stored as its decimal text.
+_EXACT = 2**53
+
+
 def as_stored(data: Mapping[str, Any] | None) -> dict[str, Any]:
     """An event's data as the database gives it back (JSON round trip: tuples become lists, and data that
-    is not JSON fails here, at the append, not at the commit)."""
-    loaded = json.loads(json.dumps(dict(data or {})))
+    is not JSON fails here, at the append, not at the commit), with every number the canonical form can
+    carry exactly, so that serving and hashing the event can never fail on its data."""
+    loaded = _exact(json.loads(json.dumps(dict(data or {}))))
     assert isinstance(loaded, dict)
     return loaded
+
+
+def _exact(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _exact(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_exact(item) for item in value]
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    return value if abs(value) < _EXACT else str(value)
 
 
 def served(row: Mapping[str, Any]) -> dict[str, Any]:
