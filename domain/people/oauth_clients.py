@@ -89,7 +89,10 @@ def _loopback_form(uri: str) -> tuple[str, str, str] | None:
 def redirect_uri_registered(client: OAuthClient, uri: str) -> bool:
     """Whether an authorization request may name `uri`: one of the client's redirect URIs exactly, or, for
     an http loopback one, with any port (RFC 8252 §7.3: a local app listens on the port the system gives
-    it when the sign-in starts); scheme, host, path and query still match exactly."""
+    it when the sign-in starts); scheme, host, path and query still match exactly. A URI registration
+    would refuse today (one registered before the rule was tightened, say) matches nothing."""
+    if redirect_uri_problem(uri) is not None:
+        return False
     if uri in client.redirect_uris:
         return True
     form = _loopback_form(uri)

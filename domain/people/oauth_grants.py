@@ -145,10 +145,8 @@ async def check_request(
         )
     given = params.get("redirect_uri")
     if given is None and len(client.redirect_uris) == 1:
-        redirect_uri = client.redirect_uris[0]
-    elif given is not None and redirect_uri_registered(client, given):
-        redirect_uri = given
-    else:
+        given = client.redirect_uris[0]
+    if given is None or not redirect_uri_registered(client, given):
         raise NotRedirectable(
             "The application asked to send you back to an address it did not register (redirect_uri), so "
             "this sign-in stops here."
@@ -156,7 +154,7 @@ async def check_request(
     state = params.get("state")
     if state is not None and len(state) > MAX_STATE:
         raise NotRedirectable(f"state: at most {MAX_STATE} characters")
-    return _checked(client, redirect_uri, state, params, resource, repeated)
+    return _checked(client, given, state, params, resource, repeated)
 
 
 def _refused(error: str, description: str) -> NotRedirectable:

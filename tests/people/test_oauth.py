@@ -193,6 +193,28 @@ async def test_a_loopback_redirect_uri_may_name_another_port(docs, create_user):
     assert resp.status == 400  # not loopback: the port is part of the match
 
 
+async def test_a_redirect_uri_registered_before_the_loopback_rule_is_not_used(docs, create_user, runtime):
+    from domain.kernel.clock import utcnow
+    from domain.people.models import OAuthClient
+
+    async with runtime.db.transaction() as session:
+        session.add(
+            OAuthClient(
+                id="cid_old_loopback",
+                redirect_uris=["http://127.0.0.2/cb"],
+                grant_types=["authorization_code", "refresh_token"],
+                token_endpoint_auth_method="none",
+                created_at=utcnow(),
+            )
+        )
+    _, challenge = pkce()
+    old = {"client_id": "cid_old_loopback", "redirect_uris": ["http://127.0.0.2/cb"]}
+    for url in (authorize_url(old, challenge), authorize_url(old, challenge, redirect_uri=None)):  # type: ignore[arg-type]
+        resp = await docs.get(url, allow_redirects=False)
+        assert resp.status == 400, await resp.text()
+        assert "did not register" in await resp.text()
+
+
 async def test_bad_registrations_get_rfc_7591_errors(docs, settings, monkeypatch):
     monkeypatch.setattr(settings, "rate_limit_register", 100)  # every attempt counts
     bad = [
