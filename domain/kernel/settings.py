@@ -119,6 +119,14 @@ class Settings(BaseSettings):
     refresh_token_days: int = Field(
         default=30, ge=1, description="Lifetime of a refresh token; each one is replaced when used."
     )
+    refresh_reuse_grace_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        le=60,
+        description="How long after a refresh token is used the same token still answers, with the very "
+        "pair its first use got (a client retrying a refresh, or sending two at once, keeps its session); "
+        "later, or once the new refresh token was used, presenting it again ends the session. 0: never.",
+    )
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest JSON request body accepted.")
     max_upload_bytes: int = Field(
         default=26_214_400, ge=1024, description="Largest document upload accepted."

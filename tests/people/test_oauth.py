@@ -541,7 +541,28 @@ async def test_token_refusals(docs, create_user, clock):
     assert "expired" in (await resp.json())["error_description"]
 
 
-async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs, create_user):
+async def test_a_refresh_grant_retried_in_parallel_gets_the_same_tokens(docs, create_user):
+    found = await signed_in_client(docs, create_user)
+    cid, tokens = found["client"]["client_id"], found["tokens"]
+
+    async def again() -> Any:
+        resp = await token(
+            docs, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=cid
+        )
+        return resp.status, await resp.json()
+
+    answers = await asyncio.gather(again(), again(), again())
+    assert [status for status, _ in answers] == [200] * 3, answers
+    assert answers[0][1] == answers[1][1] == answers[2][1]
+    new = answers[0][1]
+    assert new["refresh_token"] != tokens["refresh_token"]
+    headers = {"Authorization": f"Bearer {new['access_token']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+    resp = await token(docs, grant_type="refresh_token", refresh_token=new["refresh_token"], client_id=cid)
+    assert resp.status == 200, await resp.text()
+
+
+async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs, create_user, clock):
     found = await signed_in_client(docs, create_user)
     client, tokens = found["client"], found["tokens"]
     cid = client["client_id"]
@@ -558,7 +579,8 @@ async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs
         docs, grant_type="refresh_token", refresh_token=second["refresh_token"], client_id=other["client_id"]
     )
     assert (await resp.json())["error"] == "invalid_grant"
-    # The first refresh token again: the whole grant ends.
+    # The first refresh token again, after the grace for retries: the whole grant ends.
+    clock.advance(timedelta(seconds=6))
     resp = await token(docs, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=cid)
     assert resp.status == 400
     assert (await resp.json())["error"] == "invalid_grant"
