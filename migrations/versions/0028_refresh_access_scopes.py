@@ -6,7 +6,7 @@ without keeping any token in clear; the access token is rebuilt from the new tok
 time) and these scopes. A nullable column: existing rows are untouched (NULL: made by a sign-in, or before
 this revision, so no retry of their refresh is answered); the downgrade drops it.
 
-Revision ID: 0027_refresh_access_scopes
+Revision ID: 0028_refresh_access_scopes
 Revises: 0020_oauth
 Create Date: 2026-11-26 20:00:00.000000
 """
@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.dialects import postgresql
 
-revision = "0027_refresh_access_scopes"
+revision = "0028_refresh_access_scopes"
 down_revision = "0020_oauth"
 branch_labels = None
 depends_on = None
