@@ -304,18 +304,27 @@ class CodeRequest:
     expires_at: datetime
 
 
-async def request_code(session: AsyncSession, link: ShareLink, raw_email: str) -> CodeRequest:
-    """A one-time code for an address, when the link admits it. A closed-org link refuses another domain
-    plainly (400 naming email); a closed-individual link answers alike for listed and unlisted addresses,
-    so that the reviewer list cannot be probed."""
+def code_address(link: ShareLink, raw_email: str) -> str:
+    """The address a code is asked for, normalised, once it is one the link could admit at all: 400 for
+    a link that needs no address, for what is not an address, and for another domain than a closed-org
+    link's. A closed-individual link's unlisted addresses pass (they get the same answer as listed ones)."""
     email = _email(raw_email)
-    now = utcnow()
     if not needs_proof(link):
         raise BadRequest(f"this share link is {link.access_mode} and needs no address", field="email")
     if link.access_mode == "closed-org":
         domain = link.allowed_domain or ""
         if not email.endswith("@" + domain):
             raise BadRequest(f"email: this link is for addresses at {domain} only", field="email")
+    return email
+
+
+async def request_code(session: AsyncSession, link: ShareLink, raw_email: str) -> CodeRequest:
+    """A one-time code for an address, when the link admits it. A closed-org link refuses another domain
+    plainly (400 naming email); a closed-individual link answers alike for listed and unlisted addresses,
+    so that the reviewer list cannot be probed."""
+    email = code_address(link, raw_email)
+    now = utcnow()
+    if link.access_mode == "closed-org":
         allowed = not link.reviewer_emails or email in {e.lower() for e in link.reviewer_emails}
     else:
         allowed = email in {e.lower() for e in link.reviewer_emails or []}

@@ -52,6 +52,11 @@ class Gone(DomainError):
     code = "gone"
 
 
+class UnsupportedMediaType(DomainError):
+    status = 415
+    code = "unsupported_media_type"
+
+
 class Unprocessable(DomainError):
     status = 422
     code = "unprocessable"

@@ -79,6 +79,35 @@ class Settings(BaseSettings):
         description="Document API sign-ins (POST /api/auth/login) per minute per client address, and as "
         "many per email address.",
     )
+    rate_limit_share_codes: int = Field(
+        default=5,
+        ge=1,
+        description="Share-link one-time code requests (the API's and the review page's) per minute per "
+        "client address.",
+    )
+    rate_limit_share_confirms: int = Field(
+        default=10, ge=1, description="Share-link code confirmations per minute per client address."
+    )
+    share_link_codes_per_hour: int = Field(
+        default=30,
+        ge=1,
+        description="Code requests one share link takes in an hour, from every client and for every address "
+        "together (counted whether or not a mail goes out, so the answer never tells a listed address from "
+        "another).",
+    )
+    share_link_wrong_codes_per_hour: int = Field(
+        default=20,
+        ge=1,
+        description="Wrong codes one share link takes in an hour, from every client and for every address "
+        "together; past it the link refuses every confirmation (429) until the hour has passed. This bounds "
+        "the chance of guessing a code on a link (20 an hour: 1 in 50,000 an hour).",
+    )
+    share_mail_per_domain_per_hour: int = Field(
+        default=100,
+        ge=1,
+        description="Code requests for the addresses of one mail domain in an hour, over every share link: "
+        "the most one-time code mails Concord sends to a domain.",
+    )
     jwt_secret: str | None = Field(
         default=None,
         min_length=32,
@@ -104,6 +133,14 @@ class Settings(BaseSettings):
     )
     refresh_token_days: int = Field(
         default=30, ge=1, description="Lifetime of a refresh token; each one is replaced when used."
+    )
+    refresh_reuse_grace_seconds: float = Field(
+        default=5.0,
+        ge=0,
+        le=60,
+        description="How long after a refresh token is used the same token still answers, with the very "
+        "pair its first use got (a client retrying a refresh, or sending two at once, keeps its session); "
+        "later, or once the new refresh token was used, presenting it again ends the session. 0: never.",
     )
     max_body_bytes: int = Field(default=1_048_576, ge=1024, description="Largest JSON request body accepted.")
     max_upload_bytes: int = Field(

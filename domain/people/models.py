@@ -79,7 +79,9 @@ class UserSession(Base):
 
 
 class RefreshToken(Base):
-    """An opaque refresh token of a session (only its SHA-256 is kept); used once, then replaced."""
+    """An opaque refresh token of a session (only its SHA-256 is kept); used once, then replaced. One made by
+    a refresh is derived from the token it replaces (user_sessions.py), and `access_scopes` are those of the
+    access token issued beside it, so that a retry of that refresh can be answered with the same pair."""
 
     __tablename__ = "refresh_tokens"
     __table_args__ = (Index("ix_refresh_tokens_session_id", "session_id"),)
@@ -90,6 +92,7 @@ class RefreshToken(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
     used_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    access_scopes: Mapped[list[str] | None] = mapped_column(JSONType)
 
 
 class OAuthClient(Base):

@@ -2,7 +2,8 @@
 before asking a person of an organisation to let them act for her.
 
 A registration names where the person is sent back (`redirect_uris`: https, or plain http to a loopback
-host only, as native apps listen there, RFC 8252 §7.3; never a fragment), and how the client proves itself
+host only, as native apps listen there, RFC 8252 §7.3: `localhost`, `127.0.0.1` or `[::1]` as written, no
+other spelling of the loopback range; never a fragment), and how the client proves itself
 at the token endpoint: `none` (a public client: PKCE is its proof) or a secret (`client_secret_post`,
 `client_secret_basic`, RFC 7591's default), which is shown once and kept as SHA-256 only. Refusals carry
 RFC 7591's error codes (`invalid_redirect_uri`, `invalid_client_metadata`)."""
@@ -10,7 +11,6 @@ RFC 7591's error codes (`invalid_redirect_uri`, `invalid_client_metadata`)."""
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import secrets
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,7 +29,8 @@ AUTH_METHODS = ("none", "client_secret_post", "client_secret_basic")
 MAX_REDIRECT_URIS = 10
 MAX_URI = 2000
 MAX_NAME = 200
-LOOPBACK_NAMES = frozenset({"localhost"})
+# The loopback hosts a plain-http redirect URI may name (docs/mcp.md), as urlsplit gives the host.
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 class OAuthError(Exception):
@@ -47,15 +48,6 @@ class OAuthError(Exception):
 
 def _metadata(description: str) -> OAuthError:
     return OAuthError("invalid_client_metadata", description)
-
-
-def _loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def redirect_uri_problem(uri: str) -> str | None:
@@ -78,9 +70,33 @@ def redirect_uri_problem(uri: str) -> str | None:
         return f"{uri!r}: a redirect URI carries no user name or password"
     if parts.scheme == "https":
         return None
-    if parts.scheme == "http" and _loopback(host):
+    if parts.scheme == "http" and host in LOOPBACK_HOSTS:
         return None
     return f"{uri!r}: use https, or http to a loopback host (localhost, 127.0.0.1, [::1]) for a local app"
+
+
+def _loopback_form(uri: str) -> tuple[str, str, str] | None:
+    """A valid http loopback redirect URI without its port (host, path, query), else None."""
+    if redirect_uri_problem(uri) is not None:
+        return None
+    parts = urlsplit(uri)
+    host = (parts.hostname or "").lower()
+    if parts.scheme != "http" or host not in LOOPBACK_HOSTS:
+        return None
+    return host, parts.path, parts.query
+
+
+def redirect_uri_registered(client: OAuthClient, uri: str) -> bool:
+    """Whether an authorization request may name `uri`: one of the client's redirect URIs exactly, or, for
+    an http loopback one, with any port (RFC 8252 §7.3: a local app listens on the port the system gives
+    it when the sign-in starts); scheme, host, path and query still match exactly. A URI registration
+    would refuse today (one registered before the rule was tightened, say) matches nothing."""
+    if redirect_uri_problem(uri) is not None:
+        return False
+    if uri in client.redirect_uris:
+        return True
+    form = _loopback_form(uri)
+    return form is not None and any(_loopback_form(r) == form for r in client.redirect_uris)
 
 
 def _strings(data: dict[str, Any], name: str) -> list[str] | None:

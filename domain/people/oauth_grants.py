@@ -1,9 +1,12 @@
 """The authorization code grant with PKCE (OAuth 2.1, RFC 7636 S256 only) and the refresh grant, for
 clients registered in oauth_clients.py acting for a person of an organisation.
 
-An authorization request is checked in two steps: until the client and its redirect URI are known to go
-together, a refusal is shown to the person (`NotRedirectable`: never send anyone to an unregistered URI);
-after that, refusals go back to the client (`Redirectable`, RFC 6749 §4.1.2.1). An approved request gets
+An authorization request is checked in full before anything is sent to its redirect URI: every refusal of
+the request is shown to the person (`NotRedirectable`, with its OAuth error code). Clients register
+themselves, so their redirect URIs are anyone's, and sending a bad request's error there would make this
+server an open redirector (RFC 9700 §4.11.2). Only what the person decided on the consent page of a good
+request (deny, no scope left ticked, none held) goes back to the client (`Redirectable`, RFC 6749
+§4.1.2.1). An approved request gets
 a code (SHA-256 only) bound to the client, redirect URI, PKCE challenge, person, the scopes granted (those
 asked that the person holds) and the resource (RFC 8707); it works once, for `CODE_SECONDS`. Its exchange
 opens a session of the person (user_sessions.py), whose access tokens are the sign-in's JWTs with the
@@ -35,7 +38,7 @@ from domain.kernel.errors import Unauthorized
 from domain.kernel.settings import Settings
 from domain.people import user_sessions
 from domain.people.models import OAuthClient, OAuthCode, User, UserSession
-from domain.people.oauth_clients import OAuthError, parse_scope
+from domain.people.oauth_clients import OAuthError, parse_scope, redirect_uri_registered
 
 CODE_PREFIX = "cac_"
 CODE_SECONDS = 60
@@ -56,19 +59,22 @@ REQUEST_PARAMS = (
 
 
 class NotRedirectable(Exception):
-    """A refusal shown to the person: the client or its redirect URI cannot be trusted with it."""
+    """A refusal of the request itself, shown to the person (never sent to the redirect URI): `error` is
+    its OAuth error code, the message says what is wrong."""
+
+    def __init__(self, description: str, error: str = "invalid_request") -> None:
+        super().__init__(description)
+        self.error = error
 
 
 class Redirectable(Exception):
-    """A refusal sent back to the client's redirect URI as `error` and `error_description` (with the
-    request's `state`): `redirect_uri` is the checked one the refusal goes to."""
+    """The person's refusal of a good request, sent back to the client's redirect URI as `error` and
+    `error_description` (with the request's `state`)."""
 
     def __init__(self, error: str, description: str) -> None:
         super().__init__(description)
         self.error = error
         self.description = description
-        self.redirect_uri = ""
-        self.state: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,14 +140,13 @@ async def check_request(
     if client is None:
         raise NotRedirectable(
             "This sign-in link names no application registered here (unknown client_id). Start again "
-            "from your application."
+            "from your application.",
+            "invalid_client",
         )
     given = params.get("redirect_uri")
     if given is None and len(client.redirect_uris) == 1:
-        redirect_uri = client.redirect_uris[0]
-    elif given is not None and given in client.redirect_uris:
-        redirect_uri = given
-    else:
+        given = client.redirect_uris[0]
+    if given is None or not redirect_uri_registered(client, given):
         raise NotRedirectable(
             "The application asked to send you back to an address it did not register (redirect_uri), so "
             "this sign-in stops here."
@@ -149,11 +154,11 @@ async def check_request(
     state = params.get("state")
     if state is not None and len(state) > MAX_STATE:
         raise NotRedirectable(f"state: at most {MAX_STATE} characters")
-    try:
-        return _checked(client, redirect_uri, state, params, resource, repeated)
-    except Redirectable as exc:
-        exc.redirect_uri, exc.state = redirect_uri, state
-        raise
+    return _checked(client, given, state, params, resource, repeated)
+
+
+def _refused(error: str, description: str) -> NotRedirectable:
+    return NotRedirectable(description, error)
 
 
 def _checked(
@@ -165,17 +170,17 @@ def _checked(
     repeated: frozenset[str],
 ) -> AuthorizationRequest:
     if repeated:
-        raise Redirectable("invalid_request", f"{sorted(repeated)[0]}: give this parameter once")
+        raise _refused("invalid_request", f"{sorted(repeated)[0]}: give this parameter once")
     response_type = params.get("response_type")
     if response_type != "code":
         if response_type is None:
-            raise Redirectable("invalid_request", "response_type: give response_type=code")
-        raise Redirectable("unsupported_response_type", "only response_type=code is offered")
+            raise _refused("invalid_request", "response_type: give response_type=code")
+        raise _refused("unsupported_response_type", "only response_type=code is offered")
     if "authorization_code" not in client.grant_types:
-        raise Redirectable("unauthorized_client", "this client did not register the authorization_code grant")
+        raise _refused("unauthorized_client", "this client did not register the authorization_code grant")
     method = params.get("code_challenge_method")
     if method != "S256":
-        raise Redirectable(
+        raise _refused(
             "invalid_request",
             "code_challenge_method: PKCE with S256 is required (plain is refused)"
             if method
@@ -183,7 +188,7 @@ def _checked(
         )
     challenge = params.get("code_challenge", "")
     if not CHALLENGE.match(challenge):
-        raise Redirectable(
+        raise _refused(
             "invalid_request", "code_challenge: the base64url SHA-256 of the verifier (43 characters)"
         )
     asked_scope = params.get("scope")
@@ -192,10 +197,10 @@ def _checked(
     try:
         scopes = parse_scope(asked_scope) or parse_scope(client.scope) or list(SCOPES)
     except ValueError as exc:
-        raise Redirectable("invalid_scope", str(exc)) from None
+        raise _refused("invalid_scope", str(exc)) from None
     asked = params.get("resource")
     if asked is not None and not same_resource(asked, resource):
-        raise Redirectable("invalid_target", f"resource: this server's resource is {resource}")
+        raise _refused("invalid_target", f"resource: this server's resource is {resource}")
     return AuthorizationRequest(client, redirect_uri, state, challenge, scopes, resource)
 
 

@@ -12,8 +12,12 @@ which would read the machine's clock."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import os
 import secrets
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import lru_cache
@@ -102,7 +106,13 @@ def actor_of(user: User) -> Actor:
 
 
 def _access_token(
-    settings: Settings, user: User, session_id: str, scopes: list[str], now: datetime, audience: str
+    settings: Settings,
+    user: User,
+    session_id: str,
+    scopes: list[str],
+    now: datetime,
+    audience: str,
+    jti: str | None = None,
 ) -> str:
     issued = int(now.timestamp())
     claims = {
@@ -114,13 +124,41 @@ def _access_token(
         "sid": session_id,
         "iat": issued,
         "exp": issued + settings.access_token_minutes * 60,
-        "jti": new_id(),
+        "jti": jti or new_id(),
     }
     return jwt.encode(claims, signing_secret(settings), algorithm=ALGORITHM)
 
 
-def _new_refresh_token(session: AsyncSession, settings: Settings, session_id: str, now: datetime) -> str:
-    secret = REFRESH_PREFIX + secrets.token_urlsafe(32)
+def _derived(settings: Settings, purpose: str, token: str) -> bytes:
+    """An HMAC of a refresh token under the signing secret, for one purpose."""
+    key = signing_secret(settings).encode()
+    return hmac.new(key, f"concord-refresh-{purpose}:{token}".encode(), hashlib.sha256).digest()
+
+
+def successor_of(settings: Settings, token: str) -> str:
+    """The refresh token a refresh with `token` issues: derived from it, so that a retry of that refresh
+    can be answered with the same one although only hashes are kept. Without the signing secret it is as
+    unpredictable as a random one, and it is only ever answered to a holder of `token` within the grace."""
+    return (
+        REFRESH_PREFIX
+        + base64.urlsafe_b64encode(_derived(settings, "successor", token)).rstrip(b"=").decode()
+    )
+
+
+def _successor_jti(settings: Settings, token: str) -> str:
+    return str(uuid.UUID(bytes=_derived(settings, "jti", token)[:16], version=4))
+
+
+def _new_refresh_token(
+    session: AsyncSession,
+    settings: Settings,
+    session_id: str,
+    now: datetime,
+    *,
+    secret: str | None = None,
+    access_scopes: list[str] | None = None,
+) -> str:
+    secret = secret or REFRESH_PREFIX + secrets.token_urlsafe(32)
     session.add(
         RefreshToken(
             id=new_id(),
@@ -128,6 +166,7 @@ def _new_refresh_token(session: AsyncSession, settings: Settings, session_id: st
             token_hash=keys.hash_key(secret),
             created_at=now,
             expires_at=now + timedelta(days=settings.refresh_token_days),
+            access_scopes=access_scopes,
         )
     )
     return secret
@@ -148,17 +187,61 @@ def _pair(
     org: Organisation,
     opened: UserSession,
     narrow: list[str] | None = None,
+    *,
+    replaces: str | None = None,
+    now: datetime | None = None,
 ) -> dict[str, Any]:
-    now = utcnow()
+    """A new pair of the session: a sign-in's (random), or, replacing the refresh token `replaces`, one
+    derived from it (its row keeps the access token's scopes, for a retry: `_replayed`)."""
+    now = now or utcnow()
     scopes = session_scopes(user, opened)
     if narrow is not None:
         scopes = [s for s in scopes if s in narrow]
-    audience = opened.audience or AUDIENCE
+    if replaces is None:
+        refresh_token = _new_refresh_token(session, settings, opened.id, now)
+        jti = None
+    else:
+        secret = successor_of(settings, replaces)
+        refresh_token = _new_refresh_token(
+            session, settings, opened.id, now, secret=secret, access_scopes=scopes
+        )
+        jti = _successor_jti(settings, replaces)
+    access = _access_token(settings, user, opened.id, scopes, now, opened.audience or AUDIENCE, jti)
+    return _pair_body(settings, user, org, access, refresh_token, scopes)
+
+
+def _replayed(
+    settings: Settings,
+    user: User,
+    org: Organisation,
+    opened: UserSession,
+    successor: RefreshToken,
+    token: str,
+) -> dict[str, Any]:
+    """The pair a refresh with `token` issued, made again from the new refresh token's row: the access
+    token has the same claims (issued at the row's creation, its scopes, the derived jti), so the same
+    signature, and the refresh token is derived again."""
+    scopes = list(successor.access_scopes or [])
+    access = _access_token(
+        settings,
+        user,
+        opened.id,
+        scopes,
+        successor.created_at,
+        opened.audience or AUDIENCE,
+        _successor_jti(settings, token),
+    )
+    return _pair_body(settings, user, org, access, successor_of(settings, token), scopes)
+
+
+def _pair_body(
+    settings: Settings, user: User, org: Organisation, access: str, refresh_token: str, scopes: list[str]
+) -> dict[str, Any]:
     return {
-        "accessToken": _access_token(settings, user, opened.id, scopes, now, audience),
+        "accessToken": access,
         "tokenType": TOKEN_TYPE,
         "expiresIn": settings.access_token_minutes * 60,
-        "refreshToken": _new_refresh_token(session, settings, opened.id, now),
+        "refreshToken": refresh_token,
         "refreshExpiresIn": settings.refresh_token_days * 86400,
         "scopes": scopes,
         "user": {"id": user.id, "email": user.email, "organisation": org.name, "organisationId": org.id},
@@ -267,18 +350,21 @@ async def refresh(
     client_id: str | None = None,
     narrow: list[str] | None = None,
 ) -> dict[str, Any] | Refusal:
-    """The next token pair for a refresh token, which is used up. A token presented again ends its
-    session (the refusal is returned, to be raised once the end is committed). A session an OAuth client
-    opened is refreshed by that client only (`client_id`), a person's own sign-in without one. `narrow`
-    limits the new access token to some of the session's scopes (RFC 6749 §6); one outside the grant
-    raises NotGranted before the token is used."""
+    """The next token pair for a refresh token, which is used up. A token presented again within
+    `refresh_reuse_grace_seconds` of its use, while the new refresh token is unused, gets the very pair
+    its use got (a client's retry, or two requests at once); otherwise it ends its session (the refusal
+    is returned, to be raised once the end is committed). A session an OAuth client opened is refreshed
+    by that client only (`client_id`), a person's own sign-in without one. `narrow` limits the new access
+    token to some of the session's scopes (RFC 6749 §6); one outside the grant raises NotGranted before
+    the token is used (a retry gets the first pair, whatever it asks)."""
+    token = token.strip()
     found = (
         await session.execute(
             select(RefreshToken, UserSession, User, Organisation)
             .join(UserSession, UserSession.id == RefreshToken.session_id)
             .join(User, User.id == UserSession.user_id)
             .join(Organisation, Organisation.id == User.org_id)
-            .where(RefreshToken.token_hash == keys.hash_key(token.strip()))
+            .where(RefreshToken.token_hash == keys.hash_key(token))
         )
     ).first()
     if found is None:
@@ -298,13 +384,17 @@ async def refresh(
             raise NotGranted(f"scope: not granted to this client: {', '.join(outside)}")
         if not [s for s in session_scopes(user, opened) if s in narrow]:
             raise NotGranted("scope: the person no longer holds any of the scopes asked")
-    # Used once, atomically: of two requests presenting the same token, one gets the pair.
+    # Used once, atomically: of two requests presenting the same token, one makes the pair (the other
+    # waits for its commit on PostgreSQL's row lock, or behind its write on SQLite, then finds it used).
     used = await session.execute(
         update(RefreshToken)
         .where(RefreshToken.id == row.id, RefreshToken.used_at.is_(None))
         .values(used_at=now)
     )
     if not getattr(used, "rowcount", 0):
+        successor = await _retried(session, settings, row, token, now)
+        if successor is not None:
+            return _replayed(settings, user, org, opened, successor, token)
         await _end(session, opened.id, "refresh_reused")
         await audit.record(
             session,
@@ -321,7 +411,37 @@ async def refresh(
             )
         )
     opened.refreshed_at = now
-    return _pair(session, settings, user, org, opened, narrow)
+    return _pair(session, settings, user, org, opened, narrow, replaces=token, now=now)
+
+
+async def _retried(
+    session: AsyncSession, settings: Settings, row: RefreshToken, token: str, now: datetime
+) -> RefreshToken | None:
+    """The new refresh token's row when presenting a used `token` is a retry of its refresh: within the
+    grace of its use, the session alive, the new token (derived from it) not used yet. Read afresh: the
+    use may have been committed by another request since this one first read the row."""
+    grace = settings.refresh_reuse_grace_seconds
+    if grace <= 0:
+        return None
+    state = (
+        await session.execute(
+            select(RefreshToken.used_at, UserSession.ended_at)
+            .join(UserSession, UserSession.id == RefreshToken.session_id)
+            .where(RefreshToken.id == row.id)
+        )
+    ).first()
+    if state is None or state.used_at is None or state.ended_at is not None:
+        return None
+    if (now - state.used_at).total_seconds() > grace:
+        return None
+    successor = await session.scalar(
+        select(RefreshToken)
+        .where(RefreshToken.token_hash == keys.hash_key(successor_of(settings, token)))
+        .execution_options(populate_existing=True)
+    )
+    if successor is None or successor.session_id != row.session_id or successor.access_scopes is None:
+        return None
+    return successor if successor.used_at is None else None
 
 
 async def logout(

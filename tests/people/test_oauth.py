@@ -152,12 +152,83 @@ async def test_registration_of_public_and_confidential_clients(docs, runtime):
     assert secret_client["client_secret"] not in row.secret_hash
 
 
+async def test_a_loopback_redirect_uri_may_name_another_port(docs, create_user):
+    """RFC 8252 §7.3: a local app listens on the port the system gives it when the sign-in starts, so a
+    loopback redirect URI (http to localhost, 127.0.0.1 or [::1]) matches whatever its port; everything
+    else (scheme, host, path, query) exactly. The code is bound to the URI the request named."""
+    await create_user()
+    client = await register(
+        docs,
+        redirect_uris=["http://127.0.0.1/callback", "http://localhost:3334/cb", "http://[::1]:8000/cb"],
+    )
+    for asked in ("http://127.0.0.1:53682/callback", "http://localhost:49152/cb", "http://[::1]/cb"):
+        verifier, challenge = pkce()
+        resp = await consent(docs, client, challenge, redirect_uri=asked)
+        assert resp.status == 303, await resp.text()
+        assert resp.headers["Location"].startswith(asked + "?")
+        code = query_of(resp.headers["Location"])["code"]
+        wrong = await exchange(docs, client, code, verifier)  # the registered URI: not the request's
+        assert (await wrong.json())["error"] == "invalid_grant"
+        verifier, challenge = pkce()
+        resp = await consent(docs, client, challenge, redirect_uri=asked)
+        code = query_of(resp.headers["Location"])["code"]
+        resp = await exchange(docs, {**client, "redirect_uris": [asked]}, code, verifier)
+        assert resp.status == 200, await resp.text()
+    _, challenge = pkce()
+    for asked in (
+        "http://127.0.0.1:5000/other",  # another path
+        "http://localhost:5000/callback",  # another host than the one registered with that path
+        "http://127.0.0.2:5000/callback",
+        "https://127.0.0.1:5000/callback",  # another scheme
+        "http://127.0.0.1:5000/callback?x=1",  # another query
+        "http://localhost:3334/cb/",
+    ):
+        resp = await docs.get(authorize_url(client, challenge, redirect_uri=asked), allow_redirects=False)
+        assert resp.status == 400, asked
+        assert "Location" not in resp.headers
+    https = await register(docs, redirect_uris=["https://app.example:8443/cb"])
+    resp = await docs.get(
+        authorize_url(https, challenge, redirect_uri="https://app.example:9443/cb"), allow_redirects=False
+    )
+    assert resp.status == 400  # not loopback: the port is part of the match
+
+
+async def test_a_redirect_uri_registered_before_the_loopback_rule_is_not_used(docs, create_user, runtime):
+    from domain.kernel.clock import utcnow
+    from domain.people.models import OAuthClient
+
+    async with runtime.db.transaction() as session:
+        session.add(
+            OAuthClient(
+                id="cid_old_loopback",
+                redirect_uris=["http://127.0.0.2/cb"],
+                grant_types=["authorization_code", "refresh_token"],
+                token_endpoint_auth_method="none",
+                created_at=utcnow(),
+            )
+        )
+    _, challenge = pkce()
+    old = {"client_id": "cid_old_loopback", "redirect_uris": ["http://127.0.0.2/cb"]}
+    for url in (authorize_url(old, challenge), authorize_url(old, challenge, redirect_uri=None)):  # type: ignore[arg-type]
+        resp = await docs.get(url, allow_redirects=False)
+        assert resp.status == 400, await resp.text()
+        assert "did not register" in await resp.text()
+
+
 async def test_bad_registrations_get_rfc_7591_errors(docs, settings, monkeypatch):
     monkeypatch.setattr(settings, "rate_limit_register", 100)  # every attempt counts
     bad = [
         ({}, "invalid_redirect_uri"),
         ({"redirect_uris": []}, "invalid_redirect_uri"),
         ({"redirect_uris": ["http://app.example/cb"]}, "invalid_redirect_uri"),  # http, not loopback
+        # Loopback as documented: localhost, 127.0.0.1 and [::1], no other spelling of the loopback range.
+        ({"redirect_uris": ["http://127.0.0.2/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://127.1/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://2130706433/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://[::ffff:127.0.0.1]/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://[0:0:0:0:0:0:0:1]/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://localhost.localdomain/cb"]}, "invalid_redirect_uri"),
+        ({"redirect_uris": ["http://localhost./cb"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["https://app.example/cb#frag"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["javascript:alert(1)"]}, "invalid_redirect_uri"),
         ({"redirect_uris": ["/relative"]}, "invalid_redirect_uri"),
@@ -470,7 +541,28 @@ async def test_token_refusals(docs, create_user, clock):
     assert "expired" in (await resp.json())["error_description"]
 
 
-async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs, create_user):
+async def test_a_refresh_grant_retried_in_parallel_gets_the_same_tokens(docs, create_user):
+    found = await signed_in_client(docs, create_user)
+    cid, tokens = found["client"]["client_id"], found["tokens"]
+
+    async def again() -> Any:
+        resp = await token(
+            docs, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=cid
+        )
+        return resp.status, await resp.json()
+
+    answers = await asyncio.gather(again(), again(), again())
+    assert [status for status, _ in answers] == [200] * 3, answers
+    assert answers[0][1] == answers[1][1] == answers[2][1]
+    new = answers[0][1]
+    assert new["refresh_token"] != tokens["refresh_token"]
+    headers = {"Authorization": f"Bearer {new['access_token']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+    resp = await token(docs, grant_type="refresh_token", refresh_token=new["refresh_token"], client_id=cid)
+    assert resp.status == 200, await resp.text()
+
+
+async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs, create_user, clock):
     found = await signed_in_client(docs, create_user)
     client, tokens = found["client"], found["tokens"]
     cid = client["client_id"]
@@ -487,7 +579,8 @@ async def test_refresh_rotates_and_a_reused_refresh_token_revokes_the_grant(docs
         docs, grant_type="refresh_token", refresh_token=second["refresh_token"], client_id=other["client_id"]
     )
     assert (await resp.json())["error"] == "invalid_grant"
-    # The first refresh token again: the whole grant ends.
+    # The first refresh token again, after the grace for retries: the whole grant ends.
+    clock.advance(timedelta(seconds=6))
     resp = await token(docs, grant_type="refresh_token", refresh_token=tokens["refresh_token"], client_id=cid)
     assert resp.status == 400
     assert (await resp.json())["error"] == "invalid_grant"
@@ -540,7 +633,11 @@ async def test_authorization_refusals_that_cannot_go_back_are_pages(docs, create
         assert "cannot go on" in await resp.text()
 
 
-async def test_authorization_refusals_go_back_to_the_client(docs, create_user):
+async def test_refusals_of_the_request_are_pages_never_redirects(docs, create_user):
+    """RFC 9700 §4.11.2: anyone can register a client with their own https redirect URI, so a refusal sent
+    there would make this server an open redirector. Until the request is known good, every refusal is a
+    page (escaped, in the OAuth pages' layout), whoever registered the URI; the page names the error."""
+    attacker = await register(docs, redirect_uris=["https://attacker.example/landing"])
     client = await register(docs)
     _, challenge = pkce()
     cases = [
@@ -548,17 +645,43 @@ async def test_authorization_refusals_go_back_to_the_client(docs, create_user):
         ({"code_challenge_method": None}, "invalid_request"),
         ({"code_challenge": "too-short"}, "invalid_request"),
         ({"response_type": "token"}, "unsupported_response_type"),
-        ({"scope": "tap:read admin"}, "invalid_scope"),
+        ({"response_type": None}, "invalid_request"),
+        ({"scope": "tap:read <script>alert(1)</script>"}, "invalid_scope"),
         ({"resource": "https://elsewhere.example/mcp"}, "invalid_target"),
     ]
-    for params, error in cases:
-        resp = await docs.get(authorize_url(client, challenge, **params), allow_redirects=False)  # type: ignore[arg-type]
-        assert resp.status == 303, (params, await resp.text())
-        back = query_of(resp.headers["Location"])
-        assert resp.headers["Location"].startswith(REDIRECT + "?")
-        assert back["error"] == error, params
-        assert back["state"] == "state-123"
-        assert back["iss"] == base_of(docs)
+    for registered in (attacker, client):
+        for params, error in cases:
+            url = authorize_url(registered, challenge, **params)  # type: ignore[arg-type]
+            for resp in (
+                await docs.get(url, allow_redirects=False),
+                await docs.post(  # the consent form, forged with the same request
+                    "/oauth/authorize",
+                    data={**query_of(url), "decision": "approve"},
+                    allow_redirects=False,
+                ),
+            ):
+                text = await resp.text()
+                assert resp.status == 400, (params, text)
+                assert "Location" not in resp.headers
+                assert resp.content_type == "text/html"
+                assert "cannot go on" in text
+                assert error in text, (params, text)
+                assert "<script>alert" not in text
+                assert 'class="error" role="alert"' in text  # the OAuth pages' own layout
+                assert "no-store" in resp.headers["Cache-Control"]
+    page = await (await docs.get(authorize_url(client, challenge, scope="tap:read <b>x</b>"))).text()
+    assert "&lt;b&gt;x&lt;/b&gt;" in page
+
+
+async def test_a_good_request_still_goes_back_with_the_persons_refusal(docs, create_user):
+    """Once the request is known good and the person decided, her refusal goes back to the client."""
+    await create_user()
+    attacker = await register(docs, redirect_uris=["https://attacker.example/landing"])
+    _, challenge = pkce()
+    resp = await consent(docs, attacker, challenge, decision="deny")
+    assert resp.status == 303
+    assert resp.headers["Location"].startswith("https://attacker.example/landing?")
+    assert query_of(resp.headers["Location"])["error"] == "access_denied"
 
 
 async def test_the_consent_form_denies_checks_credentials_and_csrf(docs, create_user):

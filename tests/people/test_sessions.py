@@ -231,7 +231,9 @@ async def test_refresh_rotates_and_a_reused_token_ends_the_session(docs, create_
     second_headers = {"Authorization": f"Bearer {second['accessToken']}"}
     assert (await docs.get("/api/documents", headers=second_headers)).status == 200
 
-    # The first refresh token again: someone holds a copy, so the whole session ends.
+    # The first refresh token again, after the grace for retries: someone holds a copy, so the whole
+    # session ends.
+    clock.advance(timedelta(seconds=6))
     resp = await docs.post("/api/auth/refresh", json={"refreshToken": first["refreshToken"]})
     assert resp.status == 401
     assert (await resp.json())["code"] == "refresh_token_reused"
@@ -253,6 +255,76 @@ async def test_refresh_rotates_and_a_reused_token_ends_the_session(docs, create_
     resp = await docs.post("/api/auth/refresh", json={"refreshToken": third["refreshToken"]})
     assert resp.status == 401
     assert (await resp.json())["code"] == "refresh_token_expired"
+
+
+async def refresh(docs, token: str) -> tuple[int, dict]:
+    resp = await docs.post("/api/auth/refresh", json={"refreshToken": token})
+    return resp.status, await resp.json()
+
+
+async def test_a_refresh_retried_in_parallel_gets_the_same_pair(docs, create_user, login, runtime):
+    """A client that sends its refresh again (a retry on a timeout, two tabs) within the grace
+    (CONCORD_REFRESH_REUSE_GRACE_SECONDS, 5 s) gets the very pair the first one got: not a second pair,
+    not an ended session."""
+    from sqlalchemy import select
+
+    from domain.people.models import RefreshToken
+
+    await create_user()
+    first = await login()
+    answers = await asyncio.gather(*(refresh(docs, first["refreshToken"]) for _ in range(4)))
+    assert [status for status, _ in answers] == [200] * 4, answers
+    pair = answers[0][1]
+    assert all(body == pair for _, body in answers)
+    assert pair["refreshToken"] != first["refreshToken"]
+    # Later, one more retry: still that pair.
+    assert await refresh(docs, first["refreshToken"]) == (200, pair)
+    # The session goes on: the pair works and rotates as usual.
+    headers = {"Authorization": f"Bearer {pair['accessToken']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 200
+    status, third = await refresh(docs, pair["refreshToken"])
+    assert status == 200, third
+    assert third["refreshToken"] not in (pair["refreshToken"], first["refreshToken"])
+    # One new refresh token per use, and none is stored in clear.
+    async with runtime.db.read() as session:
+        rows = (await session.scalars(select(RefreshToken))).all()
+    assert len(rows) == 3
+    stored = json.dumps([[str(v) for v in vars(r).values()] for r in rows])
+    for token in (first["refreshToken"], pair["refreshToken"], third["refreshToken"]):
+        assert token not in stored
+        assert token.removeprefix("crt_") not in stored
+
+
+async def test_a_retry_after_the_grace_or_after_the_new_token_was_used_ends_the_session(
+    docs, create_user, login, clock
+):
+    await create_user()
+    # After the grace: reuse, as before.
+    first = await login()
+    status, pair = await refresh(docs, first["refreshToken"])
+    assert status == 200
+    clock.advance(timedelta(seconds=6))
+    status, body = await refresh(docs, first["refreshToken"])
+    assert (status, body["code"]) == (401, "refresh_token_reused")
+    assert (await refresh(docs, pair["refreshToken"]))[0] == 401
+    # Within the grace, but the new refresh token was used already: the holder moved on, so this is a copy.
+    first = await login()
+    status, pair = await refresh(docs, first["refreshToken"])
+    status, third = await refresh(docs, pair["refreshToken"])
+    assert status == 200
+    status, body = await refresh(docs, first["refreshToken"])
+    assert (status, body["code"]) == (401, "refresh_token_reused")
+    headers = {"Authorization": f"Bearer {third['accessToken']}"}
+    assert (await docs.get("/api/documents", headers=headers)).status == 401
+
+
+async def test_no_grace_when_it_is_set_to_zero(docs, create_user, login, settings, monkeypatch):
+    monkeypatch.setattr(settings, "refresh_reuse_grace_seconds", 0)
+    await create_user()
+    first = await login()
+    assert (await refresh(docs, first["refreshToken"]))[0] == 200
+    status, body = await refresh(docs, first["refreshToken"])
+    assert (status, body["code"]) == (401, "refresh_token_reused")
 
 
 async def test_logout_with_the_refresh_token_or_the_access_token(docs, create_user, login):

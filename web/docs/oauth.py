@@ -159,6 +159,7 @@ async def authorization_server(request: web.Request) -> web.Response:
     errors={
         400: "invalid_redirect_uri, invalid_client_metadata, or a body that is not a JSON object",
         413: "The body is too large",
+        415: "invalid_client_metadata: the body is not sent as application/json",
         429: "Too many registrations from this address (slow_down); see Retry-After",
     },
 )
@@ -168,8 +169,8 @@ async def register(request: web.Request) -> web.Response:
     await rate_limits(request).hit("oauth-register", rt.settings.rate_limit_register, client_address(request))
     try:
         data = await read_json(request)
-    except DomainError as exc:
-        raise OAuthError("invalid_client_metadata", exc.detail) from None
+    except DomainError as exc:  # not JSON (400), or not sent as JSON (415)
+        raise OAuthError("invalid_client_metadata", exc.detail, exc.status) from None
     bad = nul_field(data)
     if bad:
         raise OAuthError("invalid_client_metadata", f"{bad}: NUL characters are not allowed")

@@ -92,6 +92,16 @@ The application registered itself: approve only if you started this sign-in from
     return page(f"Allow {name}", body, site=SITE, status=status, headers=headers, no_store=True)
 
 
-def refusal(title: str, text: str, status: int) -> web.Response:
-    body = h('<h1>{t}</h1><div class="error" role="alert"><p>{x}</p></div>', t=title, x=text)
+def refusal(title: str, text: str, status: int, *, error: str | None = None) -> web.Response:
+    """A page saying why; with `error`, the OAuth error code of a refused request, for its developer."""
+    code = (
+        h(
+            '<p class="hint">Error <code>{e}</code>. Nothing was sent back to the application: start again '
+            "from it.</p>",
+            e=error,
+        )
+        if error
+        else Markup("")
+    )
+    body = h('<h1>{t}</h1><div class="error" role="alert"><p>{x}</p></div>{c}', t=title, x=text, c=code)
     return page(title, body, site=SITE, status=status, no_store=True)

@@ -1,8 +1,11 @@
 """The authorization endpoint (GET/POST /oauth/authorize): the sign-in and consent page a person of an
 organisation sees when an MCP client asks to act for her, and its form.
 
-The page is shown only for a registered client and one of its own redirect URIs; any other refusal goes
-back to that URI (`error`, `state`, and `iss` per RFC 9207). The form carries the request again (checked
+The page is shown only for a request that checks out in full: a registered client, one of its own
+redirect URIs (a loopback one with any port), PKCE, a known scope, this server's resource. Any refusal of
+the request is a page naming the error, never a redirect: clients register themselves, so their redirect
+URIs are anyone's (RFC 9700 §4.11.2). Only the person's own refusal goes back to the client (`error`,
+`state`, and `iss` per RFC 9207). The form carries the request again (checked
 again on post), the person's email and password, and a CSRF token bound to a cookie the page sets
 (HttpOnly, SameSite=Strict, path /oauth). Approving signs the person in (the sign-in's rate limits apply)
 and sends her back with a code for the scopes she left ticked (and holds); denying, or unticking every
@@ -37,7 +40,8 @@ COOKIE = "concord_oauth"
 GRANT = "grant"  # the consent page's checkboxes: one per scope offered, ticked by default
 TAGS = ["OAuth"]
 ERRORS = {
-    400: "No registered client, or a redirect URI it did not register: a page saying so (never a redirect)",
+    400: "A request that does not check out (unknown client, unregistered redirect URI, no PKCE S256, an "
+    "unknown scope, another resource...): a page naming the error, never a redirect",
     403: "The form's CSRF token is missing or stale (a page)",
 }
 
@@ -75,21 +79,21 @@ async def _checked(request: web.Request, data: MultiMapping[Any]) -> Authorizati
         raise NotRedirectable(f"{bad}: NUL characters are not allowed")
     params, repeated = _params(data)
     async with runtime(request).db.read() as session:
-        try:
-            return await oauth_grants.check_request(
-                session, params, resource=oauth_urls.mcp_resource(request), repeated=repeated
-            )
-        except Redirectable as exc:
-            # The client and its redirect URI go together (checked first): the refusal goes back there.
-            found = {"error": exc.error, "error_description": exc.description, "state": exc.state}
-            raise _back(request, exc.redirect_uri, found) from None
+        return await oauth_grants.check_request(
+            session, params, resource=oauth_urls.mcp_resource(request), repeated=repeated
+        )
+
+
+def _refused(exc: NotRedirectable) -> web.Response:
+    """A refusal of the request: a page, never a redirect (RFC 9700 §4.11.2)."""
+    return oauth_html.refusal("This sign-in cannot go on", str(exc), 400, error=exc.error)
 
 
 @routes.route(
     "GET",
     "/oauth/authorize",
     summary="Authorization endpoint: the sign-in and consent page for an MCP client's request (HTML); "
-    "refusals about anything but the client and its redirect URI redirect back with error",
+    "a request that does not check out is a page saying why, never a redirect",
     tags=TAGS,
     errors=ERRORS,
     content_type=HTML,
@@ -98,7 +102,7 @@ async def authorize_page(request: web.Request) -> web.StreamResponse:
     try:
         req = await _checked(request, request.query)
     except NotRedirectable as exc:
-        return oauth_html.refusal("This sign-in cannot go on", str(exc), 400)
+        return _refused(exc)
     cookie = request.cookies.get(COOKIE) or secrets.token_urlsafe(24)
     response = oauth_html.consent(req, _csrf(request, cookie), headers=_headers(req))
     if request.cookies.get(COOKIE) != cookie:
@@ -129,7 +133,7 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
     try:
         req = await _checked(request, data)
     except NotRedirectable as exc:
-        return oauth_html.refusal("This sign-in cannot go on", str(exc), 400)
+        return _refused(exc)
     cookie = request.cookies.get(COOKIE)
     given = data.get("csrf")
     if not cookie or not isinstance(given, str) or not hmac.compare_digest(_csrf(request, cookie), given):
@@ -211,7 +215,6 @@ def document(spec: dict[str, Any]) -> None:
         }
         for name, prop in schema["properties"].items()
     ]
-    operation["responses"]["303"] = {"description": "A refusal sent back to the client's redirect URI"}
     spec["paths"]["/oauth/authorize"]["post"]["responses"]["303"] = {
         "description": "Back to the client's redirect URI: code, state and iss, or error=access_denied"
     }

@@ -98,6 +98,14 @@ async def _form(request: web.Request) -> tuple[sharing.Visit, dict[str, str]]:
     return found, form
 
 
+def _retry_later(response: web.Response, exc: DomainError) -> web.Response:
+    """A refusal that passes with time (a limit, the mail relay) tells the browser when (Retry-After)."""
+    retry_after = getattr(exc, "retry_after", None)
+    if retry_after is not None:
+        response.headers["Retry-After"] = str(retry_after)
+    return response
+
+
 def _redirect(request: web.Request, done: str) -> web.Response:
     raise web.HTTPSeeOther(f"{_base(request)}?done={done}")
 
@@ -142,6 +150,8 @@ async def review_page(request: web.Request) -> web.StreamResponse:
     errors={
         **ERRORS,
         400: "Not an address, or outside a closed-org link's domain (a page)",
+        429: "Too many codes asked (from this address, for this address, on this link or for this mail "
+        "domain): the form again, saying when to try again (a page, Retry-After)",
         503: "The mail relay failed: the form again, saying so (a page)",
     },
     content_type=HTML,
@@ -154,12 +164,12 @@ async def verify_form(request: web.Request) -> web.StreamResponse:
     try:
         asked = await send_code(request, form.get("email", ""))
     except DomainError as exc:
-        if exc.status not in (400, 503):  # a bad address, or the relay down: the form again, saying why
+        if exc.status not in (400, 429, 503):  # a bad address, a limit, the relay down: the form again
             raise
         text = share_html.email_form(
             f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf, error=exc.detail
         )
-        return html(text, exc.status)
+        return _retry_later(html(text, exc.status), exc)
     text = share_html.code_form(
         f"{_base(request)}/code", _base(request), found.doc.title, asked.email, csrf, note=None, error=None
     )
@@ -171,19 +181,24 @@ async def verify_form(request: web.Request) -> web.StreamResponse:
     "/share/{token}/code",
     summary="Review page form: prove the address with the mailed code; sets the session cookie (HTML)",
     tags=["Sharing"],
-    errors=ERRORS,
+    errors={
+        **ERRORS,
+        429: "Too many codes tried from this address, or too many wrong codes on this link: the form "
+        "again, saying when to try again (a page, Retry-After)",
+    },
     content_type=HTML,
 )
 @as_page
 async def code_form(request: web.Request) -> web.StreamResponse:
     found, form = await _form(request)
     email = form.get("email", "")
+    refusal: DomainError | None = None
     try:
         _, checked = await check_code(request, email, form.get("code", ""))
     except DomainError as exc:
-        if exc.status != 400:
+        if exc.status not in (400, 429):  # a malformed code or a limit: the form again, saying why
             raise
-        checked = sharing.CodeCheck(False, exc.detail)
+        checked, refusal = sharing.CodeCheck(False, exc.detail), exc
     if not checked.ok or checked.cookie is None or checked.session is None:
         cookie = session_cookie(request, found.link.id) or ""
         text = share_html.code_form(
@@ -195,6 +210,8 @@ async def code_form(request: web.Request) -> web.StreamResponse:
             note=None,
             error=checked.detail,
         )
+        if refusal is not None and refusal.status == 429:
+            return _retry_later(html(text, 429), refusal)
         return html(text, 403)
     response = web.HTTPSeeOther(f"{_base(request)}?done=verified")
     set_session_cookie(request, response, found.link, checked.cookie, checked.session)

@@ -15,6 +15,7 @@ from domain.kernel import mail
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Forbidden, Unavailable
+from web.docs import share_limits
 from web.docs.auth import caller
 from web.docs.schemas import CommentOut, ShareLinkBody, ShareLinkLookup, ShareLinkOut
 from web.docs.share_schemas import (
@@ -248,8 +249,13 @@ async def share_decide(request: web.Request, body: ShareDecisionBody) -> web.Res
 
 
 async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
-    """Ask for a one-time code; mails it when the address may review (after the code is stored)."""
+    """Ask for a one-time code; mails it when the address may review (after the code is stored). The
+    limits (web/docs/share_limits.py) come first, the same for every address the link could admit."""
     token = request.match_info["token"]
+    await share_limits.before_code_request(request)
+    async with runtime(request).db.read() as session:
+        link, _ = await sharing.live_link(session, token)
+    await share_limits.code_request(request, link, sharing.code_address(link, email))
     async with runtime(request).db.transaction() as session:
         link, doc = await sharing.live_link(session, token)
         asked = await sharing.request_code(session, link, email)
@@ -269,7 +275,11 @@ async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
 
 
 async def check_code(request: web.Request, email: str, code: str) -> tuple[sharing.Visit, sharing.CodeCheck]:
+    """Check a code, within the client's and the link's limits; a refused code spends the link's budget."""
     token = request.match_info["token"]
+    async with runtime(request).db.read() as session:
+        link, _ = await sharing.live_link(session, token)
+    await share_limits.before_confirm(request, link)
     async with runtime(request).db.transaction() as session:
         link, _ = await sharing.live_link(session, token)
         found = await sharing.visit(session, token, session_cookie(request, link.id))
@@ -278,6 +288,8 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
         checked = await sharing.confirm_code(
             session, context(request, sharing.reviewer_actor(found)), found, email, code
         )
+    if not checked.ok:
+        await share_limits.wrong_code(request, link)
     return found, checked
 
 
@@ -292,7 +304,8 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
     status=202,
     errors={
         **TOKEN_ERRORS,
-        429: "Too many codes for this address in the last hour",
+        429: "Too many codes asked from this client address, for this address, on this link or for this "
+        "mail domain (`limit` says which); see Retry-After",
         503: "The mail relay failed; see Retry-After",
     },
 )
@@ -309,7 +322,12 @@ async def request_verification(request: web.Request, body: VerificationBody) -> 
     tags=["Sharing"],
     body=ConfirmBody,
     response=ShareSession,
-    errors={**TOKEN_ERRORS, 403: "Wrong, expired or exhausted code (the detail says which)"},
+    errors={
+        **TOKEN_ERRORS,
+        403: "Wrong, expired or exhausted code (the detail says which)",
+        429: "Too many codes tried from this client address, or too many wrong codes on this link (`limit` "
+        "says which); see Retry-After",
+    },
 )
 async def confirm_verification(request: web.Request, body: ConfirmBody) -> web.Response:
     found, checked = await check_code(request, body.email, body.code)

@@ -24,9 +24,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import redis.asyncio
-from limits import RateLimitItemPerMinute
+from limits import RateLimitItem, RateLimitItemPerSecond
 from limits.aio.storage import MemoryStorage, RedisStorage, Storage
 from limits.aio.strategies import MovingWindowRateLimiter
+from limits.util import WindowStats
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -96,30 +97,36 @@ class RateLimits:
             return "redis"
         return f"{self.local_kind} (redis unreachable: {self.redis_problem})"
 
-    async def hit(self, name: str, per_minute: int, client: str) -> None:
-        item = RateLimitItemPerMinute(per_minute)
+    async def hit(self, name: str, limit: int, client: str, *, seconds: int = 60) -> None:
+        """Count one `name` request of `client`; 429 (RateLimited) when `limit` were counted in the last
+        `seconds` already (that one is not counted)."""
+        await self._ask(name, limit, client, seconds, count=True)
+
+    async def check(self, name: str, limit: int, client: str, *, seconds: int = 60) -> None:
+        """RateLimited if `client` has used up `name` (as `hit` would say), counting nothing: for a budget
+        that only some outcomes spend (counted afterwards with `hit`)."""
+        await self._ask(name, limit, client, seconds, count=False)
+
+    async def _ask(self, name: str, limit: int, client: str, seconds: int, *, count: bool) -> None:
+        item = RateLimitItemPerSecond(limit, seconds)
         limiter = self._limiter()
         try:
-            allowed = await limiter.hit(item, name, client)
-            if not allowed:
-                stats = await limiter.get_window_stats(item, name, client)
+            allowed, stats = await _consult(limiter, item, name, client, count)
         except REDIS_TROUBLE as exc:
             if limiter is not self.shared:
                 raise
             self._redis_failed(exc)
             limiter = self.local
-            allowed = await limiter.hit(item, name, client)
-            if not allowed:
-                stats = await limiter.get_window_stats(item, name, client)
+            allowed, stats = await _consult(limiter, item, name, client, count)
         else:
             if limiter is self.shared and self.redis_problem is not None:
                 log.warning("rate limits: Redis answers again; counting there again")
                 self.redis_problem = None
-        if allowed:
+        if allowed or stats is None:
             return
         retry_after = max(1, int(stats.reset_time - time.time()) + 1)
         raise RateLimited(
-            f"too many {name} requests: at most {per_minute} per minute; retry in {retry_after} s",
+            f"too many {name} requests: at most {limit} per {window(seconds)}; retry in {retry_after} s",
             retry_after=retry_after,
         )
 
@@ -166,6 +173,24 @@ class RateLimits:
             )
         self.redis_problem = problem
         self._retry_redis_at = self._monotonic() + RETRY_REDIS_SECONDS
+
+
+async def _consult(
+    limiter: MovingWindowRateLimiter, item: RateLimitItem, name: str, client: str, count: bool
+) -> tuple[bool, WindowStats | None]:
+    """Whether the request is allowed (counted when `count`), and the window's state when it is not."""
+    allowed = await (limiter.hit if count else limiter.test)(item, name, client)
+    return allowed, None if allowed else await limiter.get_window_stats(item, name, client)
+
+
+def window(seconds: int) -> str:
+    """A window's length in words: `minute`, `hour`, `10 minutes`, `90 s`."""
+    for unit, size in (("hour", 3600), ("minute", 60)):
+        if seconds == size:
+            return unit
+        if seconds % size == 0:
+            return f"{seconds // size} {unit}s"
+    return f"{seconds} s"
 
 
 def describe(exc: BaseException) -> str:

@@ -13,7 +13,7 @@ from aiohttp import hdrs, web
 from pydantic import BaseModel, ValidationError
 from pydantic.json_schema import models_json_schema
 
-from domain.kernel.errors import BadRequest
+from domain.kernel.errors import BadRequest, UnsupportedMediaType
 from web.kernel.access import ACCESS, ANONYMOUS, CREDITS_REMAINING, Access, Anonymous, Commercial, Guard
 from web.kernel.request import runtime
 
@@ -102,6 +102,24 @@ def parse_body(model: type[BaseModel], data: Any) -> BaseModel:
         ) from None
 
 
+JSON_MEDIA = "application/json"
+
+
+def is_json_media(content_type: str) -> bool:
+    """`application/json` or a structured `+json` type (RFC 6839), parameters aside."""
+    main, _, sub = content_type.strip().lower().partition("/")
+    return main == "application" and (sub == "json" or sub.endswith("+json"))
+
+
+def require_json_media(request: web.Request) -> None:
+    """A body is read as JSON only when it is sent as JSON: a page on another site can post text/plain or a
+    form to any address without a preflight, never application/json (CSRF)."""
+    sent = request.headers.get(hdrs.CONTENT_TYPE)
+    if sent is None or not is_json_media(request.content_type):
+        came = f"it came as {request.content_type}" if sent is not None else "it came without a Content-Type"
+        raise UnsupportedMediaType(f"send the body as {JSON_MEDIA} (Content-Type: {JSON_MEDIA}); {came}")
+
+
 async def read_json(request: web.Request, *, optional: bool = False) -> Any:
     if not request.body_exists:
         if optional:
@@ -112,6 +130,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> Any:
         if optional:
             return {}
         raise BadRequest("request body must be a JSON object", code="invalid_json")
+    require_json_media(request)
     try:
         data = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -337,6 +356,10 @@ class Api:
             for method, handler in by_path[path]:
                 resource.add_route(method, handler)
 
+    @staticmethod
+    def _reads_json(op: Operation) -> bool:
+        return op.body is not None or (op.documented_body is not None and op.body_media == JSON_MEDIA)
+
     def openapi(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
         for op in self.operations:
@@ -385,6 +408,8 @@ class Api:
             for code, text in sorted(op.also.items()):
                 responses[str(code)] = {"description": text, "content": content}
             documented = {400: "Bad input; the detail names the field", **op.access.responses(), **op.errors}
+            if self._reads_json(op) and 415 not in documented:
+                documented[415] = f"The body is not sent as {JSON_MEDIA} (nor a +json type)"
             # A page's refusals are pages (the share-link review page); every other error is the app's error
             # body in its media type (problem+json on the document API).
             error_type = "text/html" if op.content_type == "text/html" else self.error_content_type
