@@ -380,11 +380,16 @@ def code_mail(doc: Document, code: str, url: str) -> tuple[str, str]:
     return subject, text
 
 
+REFUSED_CODE = (
+    f"the code is wrong or no longer valid (a code lasts a limited time and stops working after "
+    f"{CODE_ATTEMPTS} wrong tries): check the latest mail, or ask for a new code"
+)
+
+
 @dataclass(frozen=True)
 class CodeCheck:
     ok: bool
     detail: str
-    attempts_left: int = 0
     cookie: str | None = None  # on success: the new session's cookie (a fresh one: no fixation)
     session: ShareLinkSession | None = None
 
@@ -410,18 +415,14 @@ async def confirm_code(
         .limit(1)
         .with_for_update()
     )
-    if found is None or found.expires_at <= now:
-        return CodeCheck(False, "no live code for this address: ask for a new one")
-    if found.attempts >= CODE_ATTEMPTS:
-        return CodeCheck(
-            False, f"{CODE_ATTEMPTS} wrong attempts: this code no longer works; ask for a new one"
-        )
+    # One answer for every refusal: no live code (an address that is not on a closed-individual list
+    # never gets one), a spent code and a wrong code alike, so that a refusal tells nobody who is listed.
+    refused = CodeCheck(False, REFUSED_CODE)
+    if found is None or found.expires_at <= now or found.attempts >= CODE_ATTEMPTS:
+        return refused
     if not hmac.compare_digest(found.code_hash, _code_hash(found.salt, code)):
         found.attempts += 1
-        left = CODE_ATTEMPTS - found.attempts
-        if left == 0:
-            return CodeCheck(False, "wrong code; no attempts left: ask for a new one")
-        return CodeCheck(False, f"wrong code; {left} attempt{'s' if left != 1 else ''} left", left)
+        return refused
     found.used_at = now
     if visit_.session is not None:
         await session.delete(visit_.session)

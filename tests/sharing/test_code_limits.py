@@ -217,3 +217,22 @@ async def test_the_links_budget_holds_across_web_processes(
         (await ask(processes[n % 2], link["token"], f"p{n}@acme.com", **client(n))).status for n in range(6)
     ]
     assert statuses == [202] * 4 + [429] * 2
+
+
+async def test_a_wrong_code_says_nothing_of_who_is_on_the_list(docs, shared, mail_dir, proxied):
+    """A closed-individual link's refusal of a code is the same for a listed address holding a live code
+    and for an unlisted one (which never gets a code): otherwise asking a code and confirming a wrong one
+    would tell anyone whether an address is on the reviewer list."""
+    link = await shared["link"](
+        permission="ReadOnly", accessMode="closed-individual", reviewerEmails=["ann@example.com"]
+    )
+    answers = []
+    for n, email in enumerate(("ann@example.com", "eve@example.com")):
+        assert (await ask(docs, link["token"], email, **client(n))).status == 202
+        guess = wrong(code_from_dir(mail_dir, "ann@example.com"))  # wrong for Ann; Eve has no code at all
+        resp = await confirm(docs, link["token"], email, guess, **client(n))
+        body = dict(await resp.json())
+        answers.append((resp.status, {k: v for k, v in body.items() if k not in ("instance", "requestId")}))
+    assert mails(mail_dir) == 1  # only the listed address got a code
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 403

@@ -332,7 +332,7 @@ async def request_verification(request: web.Request, body: VerificationBody) -> 
 async def confirm_verification(request: web.Request, body: ConfirmBody) -> web.Response:
     found, checked = await check_code(request, body.email, body.code)
     if not checked.ok or checked.cookie is None or checked.session is None:
-        raise Forbidden(checked.detail, code="share_code_refused", attemptsLeft=checked.attempts_left)
+        raise Forbidden(checked.detail, code="share_code_refused")
     response = json_response(
         {
             "email": checked.session.email,
