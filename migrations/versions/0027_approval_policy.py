@@ -1,0 +1,40 @@
+"""approval policy: how a topic's or a document's proposals merge (PACT v2.0.3 §5)
+
+topics and documents gain approval_policy (concord-default, objection-based, single, majority, unanimous,
+human-only, auto; domain/consensus/policies.py) and allow_self_approval. Existing rows take concord-default
+and false, the rules they were decided by before. The downgrade drops both columns.
+
+Revision ID: 0027_approval_policy
+Revises: 0026_drop_redundant_vote_index
+Create Date: 2026-12-02 10:00:00.000000
+"""
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0027_approval_policy"
+down_revision = "0026_drop_redundant_vote_index"
+branch_labels = None
+depends_on = None
+
+TABLES = ("topics", "documents")
+
+
+def upgrade() -> None:
+    for table in TABLES:
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.add_column(
+                sa.Column(
+                    "approval_policy", sa.String(length=24), nullable=False, server_default="concord-default"
+                )
+            )
+            batch_op.add_column(
+                sa.Column("allow_self_approval", sa.Boolean(), nullable=False, server_default=sa.false())
+            )
+
+
+def downgrade() -> None:
+    for table in TABLES:
+        with op.batch_alter_table(table, schema=None) as batch_op:
+            batch_op.drop_column("allow_self_approval")
+            batch_op.drop_column("approval_policy")
