@@ -5,6 +5,7 @@ count); objections paused for the reviewers' desk; human-only proposals decided 
 
 from __future__ import annotations
 
+import base64
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from domain import wiring
 from domain.kernel import sweeps
 from tests.axiom_helpers import staff_headers
 from tests.documents_support import content, make_key, upload, upload_ready
+from tests.test_mcp import call, connect
 
 MD = b"# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
 SWEEP = "documents.expire_proposals"
@@ -211,3 +213,18 @@ async def test_human_only_document_proposals_wait_for_a_reviewer(docs, hub, runt
     assert resp.status == 200, await resp.text()
     assert await status_of(docs, a, base, made["proposalId"]) == "rejected"
     assert "A person decides." not in await content(docs, a, doc["id"])
+
+
+async def test_the_mcp_upload_tool_takes_the_policy(docs, runtime):
+    key = await make_key(runtime, org="Acme")
+    async with connect(docs, key) as client:
+        doc = await call(
+            client,
+            "pact_upload_document",
+            filename="plan.md",
+            contentBase64=base64.b64encode(MD).decode(),
+            approvalPolicy="objection-based",
+        )
+        assert (doc["approvalPolicy"], doc["allowSelfApproval"]) == ("objection-based", False)
+        meta = await call(client, "pact_get_document", documentId=doc["id"])
+        assert meta["approvalPolicy"] == "objection-based"
