@@ -20,21 +20,26 @@ depends_on = None
 TABLES = ("topics", "documents")
 
 
+# Plain ALTER TABLE on both databases, not batch mode: on SQLite a batch operation with a non-string server
+# default copies the table, and dropping the old topics or documents table fails while rows of other tables
+# reference it (the engine turns foreign keys on). SQLite adds a column with a constant default in place, and
+# drops a plain column in place since 3.35.
+
+
 def upgrade() -> None:
     for table in TABLES:
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            batch_op.add_column(
-                sa.Column(
-                    "approval_policy", sa.String(length=24), nullable=False, server_default="concord-default"
-                )
-            )
-            batch_op.add_column(
-                sa.Column("allow_self_approval", sa.Boolean(), nullable=False, server_default=sa.false())
-            )
+        op.add_column(
+            table,
+            sa.Column(
+                "approval_policy", sa.String(length=24), nullable=False, server_default="concord-default"
+            ),
+        )
+        op.add_column(
+            table, sa.Column("allow_self_approval", sa.Boolean(), nullable=False, server_default=sa.false())
+        )
 
 
 def downgrade() -> None:
     for table in TABLES:
-        with op.batch_alter_table(table, schema=None) as batch_op:
-            batch_op.drop_column("allow_self_approval")
-            batch_op.drop_column("approval_policy")
+        op.drop_column(table, "allow_self_approval")
+        op.drop_column(table, "approval_policy")
