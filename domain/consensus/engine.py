@@ -1,8 +1,10 @@
 """The consensus engine shared by topics and documents.
 
-A resource (topic or document) plugs in through `Resource` (its lock, Markdown, version and row), a
-`Ballot` it reads for each vote (the proposal and who may vote, in the statement that locks them) and a
-`Policy` (how votes become an outcome). The engine owns the proposal lifecycle:
+A resource (topic or document) plugs in through `Resource` (its lock, Markdown, version, row and approval
+policy), a `Ballot` it reads for each vote (the proposal and who may vote, in the statement that locks them)
+and a `Policy` (the resource type's rules: its accepted status, what an objection does under the default
+approval policy, its hooks). The resource's approval policy (domain/consensus/policies.py) decides how votes
+and the TTL become an outcome. The engine owns the proposal lifecycle:
 create → votes → accepted (merged/approved) | rejected | objected | expired | superseded.
 
 Concurrency: every write first locks the resource row, then the proposal row, so all proposal
@@ -13,20 +15,22 @@ second vote impossible even if two requests race.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache
 from typing import Any, Protocol
 
-from sqlalchemy import Table, bindparam, case, exists, func, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import sections
-from domain.consensus.models import Proposal, ProposalVote
+from domain.consensus import escalations, sections
+from domain.consensus import policies as approval_policies
+from domain.consensus.models import Proposal, ProposalVote, SectionSalience
+from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
 from domain.kernel import audit, events
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import SYSTEM, Context
@@ -56,6 +60,15 @@ class Resource(Protocol):
         writes. Typed Any: the two models share those columns but no base class declares them."""
         ...
 
+    @property
+    def approval(self) -> Approval:
+        """The resource's approval policy, as its row (locked by the caller) holds it."""
+        ...
+
+    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
+        """Ids of the agents who may vote on a proposal of `author_id`'s, the author aside."""
+        ...
+
 
 Hook = Callable[[AsyncSession, Context, Proposal], Awaitable[None]]
 
@@ -66,6 +79,10 @@ async def _noop(session: AsyncSession, ctx: Context, proposal: Proposal) -> None
 
 @dataclass(frozen=True)
 class Policy:
+    """A resource type's rules. `objection_pauses`: documents pause a proposal on an objection under the
+    default approval policy too, and reviewers find paused ones on their proposal desk; topics have no desk,
+    so under a PACT policy an objection there also raises an escalation naming the proposal."""
+
     name: str
     accepted_status: str  # "merged" on topics, "approved" on documents
     objection_pauses: bool  # documents: an objection pauses the proposal for a human
@@ -138,10 +155,6 @@ _PROPOSAL = select(Proposal).where(
 _LOCK_PROPOSAL = _PROPOSAL.with_for_update().execution_options(populate_existing=True)
 
 
-def needed_for(eligible: int) -> int:
-    return max(1, min(2, eligible))
-
-
 def stream_of(resource: Resource) -> str:
     return events.stream_of(resource.resource_type, resource.resource_id)
 
@@ -202,7 +215,83 @@ async def propose(
         data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
     )
     await audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
+    approval = resource.approval
+    if approval.policy is ApprovalPolicy.HUMAN_ONLY:
+        await _ask_a_person(session, ctx, resource, proposal)
+    elif approval.policy in approval_policies.SILENT and await _merges_at_once(session, resource, proposal):
+        await session.flush()  # the merge settles the proposal's row with one UPDATE
+        await accept(session, SYSTEM, resource, policy, proposal, auto=True)
+        await audit.record(
+            session,
+            SYSTEM,
+            "proposal.auto-merge",
+            "proposal",
+            proposal.id,
+            before={"status": "pending"},
+            after=snapshot(proposal),
+        )
     return proposal
+
+
+async def _ask_a_person(session: AsyncSession, ctx: Context, resource: Resource, proposal: Proposal) -> None:
+    """Under human-only: an escalation naming the proposal puts it before the reviewers, who approve or
+    reject it with their answer (domain/review/escalations.py)."""
+    await escalations.create(
+        session,
+        ctx,
+        resource_type=resource.resource_type,
+        resource_id=resource.resource_id,
+        message=(
+            f"Approve or reject proposal {proposal.id} on {proposal.section_id} ({proposal.summary}): this "
+            f"{resource.resource_type} takes proposals only on a person's decision (approval policy "
+            "human-only). Answer with the decision approve or reject."
+        ),
+        section_id=proposal.section_id,
+        proposal_id=proposal.id,
+    )
+
+
+async def _scores(session: AsyncSession, resource: Resource, section_id: str) -> list[tuple[str, str, int]]:
+    """(agent id, agent name, score) of every salience score of the section."""
+    rows = await session.execute(
+        select(SectionSalience.agent_id, SectionSalience.agent_name, SectionSalience.score).where(
+            SectionSalience.resource_type == resource.resource_type,
+            SectionSalience.resource_id == resource.resource_id,
+            SectionSalience.section_id == section_id,
+        )
+    )
+    return [(agent_id, name, score) for agent_id, name, score in rows.all()]
+
+
+async def _merges_at_once(session: AsyncSession, resource: Resource, proposal: Proposal) -> bool:
+    """Under a silent policy, at creation: `auto` merges unless a critical agent must approve first;
+    `objection-based` merges when its window is empty: every agent who may vote scored the section 0
+    (or there is none), so nobody's silence is waited for (PACT §10.5)."""
+    voters = await resource.voters(session, proposal.author_id)
+    scores = await _scores(session, resource, proposal.section_id)
+    if resource.approval.policy is ApprovalPolicy.AUTO:
+        return not any(a in voters and s >= approval_policies.CRITICAL_SALIENCE for a, _n, s in scores)
+    return voters <= {a for a, _n, s in scores if s == 0}
+
+
+async def _critical(session: AsyncSession, resource: Resource, proposal: Proposal) -> list[tuple[str, str]]:
+    """The agents who scored the proposal's section 10 and may vote on it but have not approved it: a
+    silent policy does not merge while there is one (PACT §10.4)."""
+    voters = await resource.voters(session, proposal.author_id)
+    approved = set(
+        (
+            await session.scalars(
+                select(ProposalVote.agent_id).where(
+                    ProposalVote.proposal_id == proposal.id, ProposalVote.kind == "approve"
+                )
+            )
+        ).all()
+    )
+    return [
+        (agent_id, name)
+        for agent_id, name, score in await _scores(session, resource, proposal.section_id)
+        if score >= approval_policies.CRITICAL_SALIENCE and agent_id in voters and agent_id not in approved
+    ]
 
 
 async def get_proposal(
@@ -313,7 +402,8 @@ async def vote(
     proposal = ballot.proposal
     if proposal is None:
         raise NotFound(f"proposal {proposal_id} not found", code="proposal_not_found")
-    if proposal.author_id == actor.id:
+    approval = resource.approval
+    if proposal.author_id == actor.id and not approval.author_votes:
         raise Forbidden("an author cannot vote on their own proposal", code="self_vote")
     if proposal.status != "pending":
         raise Conflict(
@@ -326,10 +416,16 @@ async def vote(
             f"only agents joined to this {resource.resource_type} with a voting role may vote",
             code="not_eligible",
         )
+    if approval.policy is ApprovalPolicy.HUMAN_ONLY:
+        raise Forbidden(
+            f"this {resource.resource_type} takes proposals only on a person's decision (approval policy "
+            "human-only): agents propose, comment and escalate, reviewers approve or reject",
+            code="human_only",
+        )
     before = snapshot(proposal)
     await _add_vote(session, proposal, actor.id, actor.name, kind, reason)
     await policy.on_vote(session, ctx, proposal, kind)
-    needed = needed_for(ballot.voters)
+    needed = approval_policies.required(approval, ballot.voters)
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
     # vote decided one, follows as pact.proposal.merged, .rejected or .objected, so a reader never takes
     # one reject vote for the rejection.
@@ -348,7 +444,7 @@ async def vote(
             "needed": needed,
         },
     )
-    outcome = policy.outcome(proposal, needed)
+    outcome = await _outcome(session, resource, policy, proposal, ballot.voters, needed)
     if outcome == policy.accepted_status:
         await accept(session, ctx, resource, policy, proposal, auto=False)
     elif outcome in ("rejected", "objected"):
@@ -364,20 +460,67 @@ async def vote(
             correlation_id=proposal.id,
             data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
         )
+        if outcome == "objected" and not policy.objection_pauses:
+            await _escalate_objection(session, ctx, resource, proposal, reason)
     await audit.record(
         session, ctx, f"proposal.{kind}", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
+    default = approval.policy is ApprovalPolicy.CONCORD_DEFAULT
+    outweighed = 0 if policy.objection_pauses or not default else proposal.object_count
     return {
         "proposalId": proposal.id,
         "vote": kind,
         "status": proposal.status,
         **counts(proposal),
         "requiredApprovals": needed,
-        "remainingApprovals": max(
-            0, needed - (proposal.approve_count - (0 if policy.objection_pauses else proposal.object_count))
-        ),
-        "policy": policy.name,
+        "remainingApprovals": max(0, needed - (proposal.approve_count - outweighed)),
+        "policy": policy.name if default else approval.policy.value,
     }
+
+
+def tally(p: Proposal) -> Tally:
+    return Tally(approve=p.approve_count, reject=p.reject_count, object=p.object_count)
+
+
+async def _outcome(
+    session: AsyncSession, resource: Resource, policy: Policy, proposal: Proposal, voters: int, needed: int
+) -> str | None:
+    """The status the proposal moves to after a vote, or None while it stays pending."""
+    approval = resource.approval
+    if approval.policy is ApprovalPolicy.CONCORD_DEFAULT:
+        return policy.outcome(proposal, needed)
+    window_over = utcnow() >= proposal.created_at + timedelta(seconds=proposal.ttl_seconds)
+    match approval_policies.after_vote(approval, tally(proposal), voters, window_over=window_over):
+        case Outcome.ACCEPTED:
+            return policy.accepted_status
+        case Outcome.UNLESS_CRITICAL:
+            return None if await _critical(session, resource, proposal) else policy.accepted_status
+        case Outcome.REJECTED:
+            return "rejected"
+        case Outcome.OBJECTED:
+            return "objected"
+        case _:
+            return None
+
+
+async def _escalate_objection(
+    session: AsyncSession, ctx: Context, resource: Resource, proposal: Proposal, reason: str | None
+) -> None:
+    """A proposal paused by an objection on a resource without a reviewers' desk (a topic) is put before
+    the reviewers by an escalation naming it, raised in the objector's name."""
+    await escalations.create(
+        session,
+        ctx,
+        resource_type=resource.resource_type,
+        resource_id=resource.resource_id,
+        message=(
+            f"Proposal {proposal.id} on {proposal.section_id} ({proposal.summary}) was objected to"
+            f"{': ' + reason if reason else ''}. Approve or reject it (approval policy "
+            f"{resource.approval.policy}), or answer without a decision and let its author propose again."
+        ),
+        section_id=proposal.section_id,
+        proposal_id=proposal.id,
+    )
 
 
 async def accept(
@@ -464,14 +607,20 @@ async def expire_due(
     session: AsyncSession,
     load: Callable[[AsyncSession, str, str], Awaitable[tuple[Resource, Policy] | None]],
     *,
+    where: Sequence[ColumnElement[bool]] = (),
     limit: int = 200,
 ) -> int:
-    """TTL sweep: silence is consent after at least one approval with no rejection or objection."""
+    """TTL sweep, by each resource's approval policy (policies.at_ttl): under the default, silence is
+    consent after at least one approval with no rejection or objection; under `objection-based` (and
+    `auto`) silence is consent, unless an agent that scored the section 10 has yet to approve: then the
+    proposal waits for it until the abstention deadline, where that agent no longer holds it back;
+    `single`, `majority` and `unanimous` expire; `human-only` proposals wait for a person (the area's
+    `where` leaves them out, so they never fill the batch)."""
     now = utcnow()
     due = (
         await session.execute(
             select(Proposal.resource_type, Proposal.resource_id, Proposal.id)
-            .where(Proposal.status == "pending", Proposal.expires_at <= now)
+            .where(Proposal.status == "pending", Proposal.expires_at <= now, *where)
             .order_by(Proposal.expires_at)
             .limit(limit)
         )
@@ -492,8 +641,44 @@ async def expire_due(
         proposal = await session.scalar(for_update(select(Proposal).where(Proposal.id == proposal_id)))
         if proposal is None or proposal.status != "pending":
             continue
+        outcome = approval_policies.at_ttl(resource.approval, tally(proposal))
+        if outcome is Outcome.WAITS:
+            continue
         before = snapshot(proposal)
-        if proposal.approve_count >= 1 and proposal.reject_count == 0 and proposal.object_count == 0:
+        if outcome is Outcome.UNLESS_CRITICAL:
+            critical = await _critical(session, resource, proposal)
+            deadline = approval_policies.abstention_deadline(proposal.created_at, proposal.ttl_seconds)
+            if critical and now < deadline:
+                was = proposal.expires_at
+                proposal.expires_at = deadline  # due again when the critical agents' time is up
+                await audit.record(
+                    session,
+                    SYSTEM,
+                    "proposal.hold",
+                    "proposal",
+                    proposal.id,
+                    before={**before, "expiresAt": iso(was)},
+                    after={**before, "expiresAt": iso(deadline), "awaiting": [a for a, _n in critical]},
+                )
+                changed += 1
+                continue
+            for agent_id, agent_name in critical:
+                await events.append(
+                    session,
+                    stream_of(resource),
+                    "pact.salience.auto-demoted",
+                    SYSTEM,
+                    section_id=proposal.section_id,
+                    data={
+                        "proposalId": proposal.id,
+                        "agentId": agent_id,
+                        "agentName": agent_name,
+                        "originalScore": approval_policies.CRITICAL_SALIENCE,
+                        "newScore": approval_policies.DEMOTED_SALIENCE,
+                    },
+                )
+            outcome = Outcome.ACCEPTED
+        if outcome is Outcome.ACCEPTED:
             await accept(session, SYSTEM, resource, policy, proposal, auto=True)
         else:
             proposal.status = "expired"
@@ -642,3 +827,46 @@ async def decide_paused(
         session, ctx, "proposal.decide", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     return proposal
+
+
+async def approval_changed(session: AsyncSession, ctx: Context, resource: Resource, before: Approval) -> None:
+    """After the owner set the resource's approval policy (its row locked and already written): the
+    resource's pending proposals are decided by the new policy from their next vote or their TTL on.
+    Entering `human-only`, each is put before the reviewers as a new proposal would be; leaving it, each
+    gets a fresh TTL from now (it may have waited for a person far beyond its first one)."""
+    after = resource.approval
+    if after == before:
+        return
+    human = ApprovalPolicy.HUMAN_ONLY
+    if (after.policy is human) != (before.policy is human):
+        pending = (
+            await session.scalars(
+                for_update(
+                    select(Proposal)
+                    .where(
+                        Proposal.resource_type == resource.resource_type,
+                        Proposal.resource_id == resource.resource_id,
+                        Proposal.status == "pending",
+                    )
+                    .order_by(Proposal.created_at, Proposal.id)
+                )
+            )
+        ).all()
+        now = utcnow()
+        for proposal in pending:
+            if after.policy is human:
+                await _ask_a_person(session, ctx, resource, proposal)
+            else:
+                proposal.expires_at = now + timedelta(seconds=proposal.ttl_seconds)
+    await events.append(
+        session,
+        stream_of(resource),
+        "pact.policy.changed",
+        ctx,
+        data={
+            "approvalPolicy": after.policy.value,
+            "allowSelfApproval": after.allow_self_approval,
+            "previousApprovalPolicy": before.policy.value,
+            "previousAllowSelfApproval": before.allow_self_approval,
+        },
+    )

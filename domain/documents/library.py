@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import policies
 from domain.documents import blobs, docx_merge, export_docx, sandbox
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
@@ -58,6 +59,10 @@ def tag_rows(doc: Document) -> list[DocumentTag]:
     ]
 
 
+def approval_view(approval: policies.Approval) -> dict[str, Any]:
+    return {"approvalPolicy": approval.policy.value, "allowSelfApproval": approval.allow_self_approval}
+
+
 def title_from(filename: str | None) -> str:
     stem = Path(filename or "").stem
     title = " ".join(re.sub(r"[_]+", " ", stem).split())
@@ -91,6 +96,7 @@ def summary(doc: Document) -> dict[str, Any]:
         "mediaType": doc.media_type,
         "sizeBytes": doc.size_bytes,
         "version": doc.version,
+        **approval_view(policies.of(doc)),
     }
     if doc.status == "failed":
         out["error"] = doc.error
@@ -110,6 +116,7 @@ async def create(
     filename: str | None,
     title: str | None,
     tags: list[str],
+    approval: policies.Approval = policies.DEFAULT_APPROVAL,
 ) -> dict[str, Any]:
     now = utcnow()
     doc = Document(
@@ -126,6 +133,8 @@ async def create(
         tags=tags,
         status="processing",
         version=0,
+        approval_policy=approval.policy.value,
+        allow_self_approval=approval.allow_self_approval,
         created_at=now,
         updated_at=now,
     )
@@ -157,6 +166,7 @@ async def accept_upload(
     title: str | None,
     tags: str | list[str] | None,
     field: str,
+    approval: policies.Approval = policies.DEFAULT_APPROVAL,
 ) -> dict[str, Any]:
     """Type-check a staged upload from its bytes, keep it and record the document (conversion queued).
 
@@ -187,6 +197,7 @@ async def accept_upload(
             filename=filename,
             title=title,
             tags=parsed_tags,
+            approval=approval,
         )
 
 

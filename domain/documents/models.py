@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.kernel.clock import new_id, utcnow
@@ -61,6 +61,11 @@ class Document(Base):
     conversion_ms: Mapped[int | None] = mapped_column(Integer)
     # A DOCX upload's sections → blocks of the original body (convert_docx._source_map; migration 0023).
     source_map: Mapped[dict[str, Any] | None] = mapped_column(JSONType)
+    # How proposals merge (domain/consensus/policies.py), set at upload and changed by the owner's key.
+    approval_policy: Mapped[str] = mapped_column(
+        String(24), default="concord-default", server_default="concord-default"
+    )
+    allow_self_approval: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

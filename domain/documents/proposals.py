@@ -1,21 +1,24 @@
-"""Proposals on a document, through the shared consensus engine (domain/consensus.py) with the
-document policy of DESIGN.md: approved (merged) when approvals reach min(2, eligible) with no
-objection, rejected when rejections do, paused as `objected` by any objection until a human decides.
-Eligible voters are the document's active editors and reviewers except the author."""
+"""Proposals on a document, through the shared consensus engine (domain/consensus.py). Under the default
+approval policy (DESIGN.md): approved (merged) when approvals reach min(2, eligible) with no objection,
+rejected when rejections do, paused as `objected` by any objection until a human decides; the document's
+owner may choose a PACT policy instead (domain/consensus/policies.py). Eligible voters are the document's
+active editors and reviewers except the author (and the author too where the policy lets it approve)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
+from domain.consensus import policies
 from domain.consensus.models import Proposal
 from domain.documents import library, locks
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
+from domain.kernel import audit
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
 from domain.kernel.sqlutil import for_update
@@ -26,8 +29,9 @@ STATUSES = ("pending", "approved", "rejected", "objected", "expired", "supersede
 
 _DA = DocumentAgent
 
-# A vote reads its proposal (locked: the document is already) and how many may vote on it (active agents of
-# the document with a voting role, its author aside) in one statement.
+# A vote reads its proposal (locked: the document is already), how many may vote on it (active agents of
+# the document with a voting role, its author aside) and whether its author still is such an agent (a voter
+# too where the document's approval policy lets an author approve its own proposal), in one statement.
 _BALLOT = (
     select(
         Proposal,
@@ -40,6 +44,9 @@ _BALLOT = (
         )
         .correlate(Proposal)
         .scalar_subquery(),
+        exists()
+        .where(_DA.id == Proposal.author_id, _DA.status == "active", _DA.role.in_(WRITER_ROLES))
+        .correlate(Proposal),
     )
     .where(
         Proposal.id == bindparam("p_proposal"),
@@ -80,9 +87,10 @@ class DocumentResource:
         row = (await session.execute(_BALLOT, params)).first() if key else None
         if row is None:
             return consensus.Ballot(None, 0, False)
-        proposal, voters = row
+        proposal, voters, author_votes = row
         may_vote = voter.status == "active" and voter.role in WRITER_ROLES
-        return consensus.Ballot(proposal, int(voters or 0), may_vote)
+        voters = int(voters or 0) + (1 if author_votes and self.approval.author_votes else 0)
+        return consensus.Ballot(proposal, voters, may_vote)
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return library.require_ready(self.doc), self.doc.version
@@ -90,6 +98,21 @@ class DocumentResource:
     @property
     def row(self) -> Document:
         return self.doc
+
+    @property
+    def approval(self) -> policies.Approval:
+        return policies.of(self.doc)
+
+    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
+        rows = await session.scalars(
+            select(_DA.id).where(
+                _DA.document_id == self.doc.id,
+                _DA.status == "active",
+                _DA.role.in_(WRITER_ROLES),
+                _DA.id != author_id,
+            )
+        )
+        return set(rows.all())
 
 
 POLICY = consensus.Policy(name="document", accepted_status="approved", objection_pauses=True)
@@ -188,6 +211,52 @@ async def _load(
     return (DocumentResource(doc), POLICY) if doc is not None else None
 
 
+# The TTL sweep's batch: document proposals, but none of a human-only document (they wait for a person).
+_SWEPT = (
+    Proposal.resource_type == "document",
+    ~exists().where(
+        Document.id == Proposal.resource_id,
+        Document.approval_policy == policies.ApprovalPolicy.HUMAN_ONLY.value,
+    ),
+)
+
+
 async def expire_proposals(session: AsyncSession) -> int:
-    """At a proposal's TTL: accepted if it has an approval and no rejection or objection, else expired."""
-    return await consensus.expire_due(session, _load)
+    """At a proposal's TTL, by the document's approval policy (under the default: accepted if it has an
+    approval and no rejection or objection, else expired)."""
+    return await consensus.expire_due(session, _load, where=_SWEPT)
+
+
+async def set_approval(
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    policy: policies.ApprovalPolicy | None,
+    allow_self_approval: bool | None,
+) -> dict[str, Any]:
+    """The document's owner (the key that uploaded it) sets its approval policy and self-approval flag."""
+    doc = await library.get(session, caller, document_id, for_update=True)
+    if doc.owner_key_id != caller.key_id:
+        raise Forbidden(
+            "only the key that uploaded the document may change its approval policy", code="not_owner"
+        )
+    resource = DocumentResource(doc, locked=True)
+    before = resource.approval
+    if policy is not None:
+        doc.approval_policy = policy.value
+    if allow_self_approval is not None:
+        doc.allow_self_approval = allow_self_approval
+    if resource.approval != before:
+        doc.updated_at = utcnow()
+        await consensus.approval_changed(session, caller.ctx, resource, before)
+        await audit.record(
+            session,
+            caller.ctx,
+            "document.approval_policy",
+            "document",
+            doc.id,
+            before=library.approval_view(before),
+            after=library.approval_view(resource.approval),
+        )
+    return await library.metadata(session, caller, doc.id)

@@ -10,7 +10,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import engine as consensus
+from domain.consensus import policies
 from domain.consensus.models import Proposal, ProposalVote
+from domain.kernel import audit
 from domain.kernel.clock import canonical_id, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Forbidden, NotFound
@@ -36,7 +38,8 @@ def _joined(agent: Any) -> Any:
 # A vote reads everything it needs in one statement: the topic and the proposal, each locked (topic first,
 # the engine's order; PostgreSQL locks the rows of `OF` in the order given, and a row that waited for its lock
 # is read again as committed, which an unlocked row of the same statement would not be), how many
-# participants but the author may vote, and whether the voter is one of them.
+# participants but the author may vote, whether the voter is one of them, and whether the author still is
+# (a voter too where the topic's approval policy lets an author approve its own proposal).
 _BALLOT = (
     select(
         Topic,
@@ -46,6 +49,7 @@ _BALLOT = (
         .correlate(Topic, Proposal)
         .scalar_subquery(),
         _joined(bindparam("p_agent")),
+        _joined(Proposal.author_id).correlate(Topic, Proposal),
     )
     .join(
         Proposal,
@@ -106,8 +110,10 @@ class TopicResource:
         row = (await session.execute(_BALLOT, params)).first() if key and params["p_proposal"] else None
         if row is None:  # no such topic (404 topic_not_found) or no such proposal on it
             return cls(await topics.get(session, topic_id)), consensus.Ballot(None, 0, False)
-        topic, proposal, voters, may_vote = row
-        return cls(topic, locked=True), consensus.Ballot(proposal, int(voters or 0), bool(may_vote))
+        topic, proposal, voters, may_vote, author_joined = row
+        resource = cls(topic, locked=True)
+        voters = int(voters or 0) + (1 if author_joined and resource.approval.author_votes else 0)
+        return resource, consensus.Ballot(proposal, voters, bool(may_vote))
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
         return self.topic.content, self.topic.version
@@ -115,6 +121,18 @@ class TopicResource:
     @property
     def row(self) -> Topic:
         return self.topic
+
+    @property
+    def approval(self) -> policies.Approval:
+        return policies.of(self.topic)
+
+    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
+        rows = await session.scalars(
+            select(_TP.agent_id).where(
+                _TP.topic_id == self.topic.id, _TP.left_at.is_(None), _TP.agent_id != author_id
+            )
+        )
+        return set(rows.all())
 
 
 async def _on_created(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:
@@ -240,5 +258,52 @@ async def load(
     return (TopicResource(topic), POLICY) if topic is not None else None
 
 
+# The TTL sweep's batch: topic proposals, but none of a human-only topic (they wait for a person).
+_SWEPT = (
+    Proposal.resource_type == "topic",
+    ~exists().where(
+        Topic.id == Proposal.resource_id, Topic.approval_policy == policies.ApprovalPolicy.HUMAN_ONLY.value
+    ),
+)
+
+
 async def expire_proposals(session: AsyncSession) -> int:
-    return await consensus.expire_due(session, load)
+    return await consensus.expire_due(session, load, where=_SWEPT)
+
+
+async def set_approval(
+    session: AsyncSession,
+    ctx: Context,
+    topic_id: str,
+    *,
+    policy: policies.ApprovalPolicy | None,
+    allow_self_approval: bool | None,
+) -> dict[str, Any]:
+    """The topic's creator sets its approval policy and self-approval flag (either or both)."""
+    actor = ctx.require_actor()
+    topic = await topics.get_locked(session, topic_id)
+    if topic.creator_id != actor.id:
+        raise Forbidden("only the topic's creator may change its approval policy", code="not_owner")
+    resource = TopicResource(topic, locked=True)
+    before = resource.approval
+    if policy is not None:
+        topic.approval_policy = policy.value
+    if allow_self_approval is not None:
+        topic.allow_self_approval = allow_self_approval
+    if resource.approval != before:
+        topic.updated_at = utcnow()
+        await consensus.approval_changed(session, ctx, resource, before)
+        await audit.record(
+            session,
+            ctx,
+            "topic.approval_policy",
+            "topic",
+            topic.id,
+            before=approval_view(before),
+            after=approval_view(resource.approval),
+        )
+    return await topics.to_dict(session, topic)
+
+
+def approval_view(approval: policies.Approval) -> dict[str, Any]:
+    return {"approvalPolicy": approval.policy.value, "allowSelfApproval": approval.allow_self_approval}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import Boolean, Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.kernel.clock import new_id, utcnow
@@ -34,6 +34,11 @@ class Topic(Base):
     effective_date: Mapped[date | None] = mapped_column(Date)
     expiry_date: Mapped[date | None] = mapped_column(Date)
     creator_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    # How proposals merge (domain/consensus/policies.py), set at creation and changed by the creator.
+    approval_policy: Mapped[str] = mapped_column(
+        String(24), default="concord-default", server_default="concord-default"
+    )
+    allow_self_approval: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     consensus_ratio: Mapped[float | None] = mapped_column(Float)
     consensus_voters: Mapped[int | None] = mapped_column(Integer)
     consensus_since: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -14,6 +14,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.agents.models import Agent
 from domain.consensus import sections
 from domain.consensus.models import Proposal
+from domain.consensus.policies import DEFAULT as DEFAULT_POLICY
+from domain.consensus.policies import ApprovalPolicy
 from domain.kernel import audit, events
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
@@ -103,6 +105,8 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
         effective_date=data.get("effectiveDate"),
         expiry_date=data.get("expiryDate"),
         creator_id=actor.id,
+        approval_policy=ApprovalPolicy(data.get("approvalPolicy") or DEFAULT_POLICY).value,
+        allow_self_approval=bool(data.get("allowSelfApproval")),
         created_at=now,
         updated_at=now,
     )
@@ -178,6 +182,8 @@ def _audit_view(topic: Topic) -> dict[str, Any]:
         "status": topic.status,
         "version": topic.version,
         "jurisdiction": topic.jurisdiction,
+        "approvalPolicy": topic.approval_policy,
+        "allowSelfApproval": topic.allow_self_approval,
     }
 
 
@@ -312,6 +318,8 @@ def render(topic: Topic | Row[*tuple[Any, ...]], counts: dict[str, int], deps: l
         "assumptions": topic.assumptions or [],
         "dependsOn": deps,
         "creatorId": topic.creator_id,
+        "approvalPolicy": topic.approval_policy,
+        "allowSelfApproval": topic.allow_self_approval,
         "consensusRatio": topic.consensus_ratio,
         "consensusSince": iso(topic.consensus_since),
         "lastVerifiedAt": iso(topic.last_verified_at),

@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from domain.consensus.policies import ApprovalPolicy
 from domain.documents.library import MAX_TAGS
 from web.docs import (
     agents,
@@ -18,6 +19,7 @@ from web.docs import (
 from web.kernel import health
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
+from web.kernel.wire import APPROVAL_POLICY_TEXT, SELF_APPROVAL_TEXT
 
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 _TAG = r"[\w .:/+-]{0,64}"
@@ -44,6 +46,17 @@ class DocsApi(Api):
                                 "type": "string",
                                 "description": "Comma-separated tags: letters, digits, spaces, .:/+-_",
                                 "pattern": _TAGS_PATTERN,
+                            },
+                            "approvalPolicy": {
+                                "type": "string",
+                                "enum": [p.value for p in ApprovalPolicy],
+                                "default": ApprovalPolicy.CONCORD_DEFAULT.value,
+                                "description": APPROVAL_POLICY_TEXT,
+                            },
+                            "allowSelfApproval": {
+                                "type": "boolean",
+                                "default": False,
+                                "description": SELF_APPROVAL_TEXT,
                             },
                         },
                         # No other field is read; one whose name aiohttp cannot parse is a 400.

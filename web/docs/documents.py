@@ -1,23 +1,36 @@
-"""Documents: multipart upload (streamed to the blob store), list, metadata and DOCX download."""
+"""Documents: multipart upload (streamed to the blob store), list, metadata, approval policy and DOCX
+download."""
 
 from __future__ import annotations
+
+from typing import cast
 
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import HttpProcessingError
 
-from domain.documents import blobs, library
+from domain.consensus.policies import Approval
+from domain.documents import blobs, library, proposals
 from domain.kernel.errors import BadRequest
 from web.docs.auth import caller
-from web.docs.schemas import DocumentList, DocumentListQuery, DocumentMetadata, DocumentSummary
+from web.docs.schemas import (
+    DocumentApprovalBody,
+    DocumentList,
+    DocumentListQuery,
+    DocumentMetadata,
+    DocumentSummary,
+    UploadForm,
+)
 from web.kernel.access import Service
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes, json_response, parse_model
 
 routes = Routes()
 
 AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scope"}
 NOT_FOUND = {404: "No such document in the key's organisation"}
 MAX_FIELD = 4096
+APPROVAL_FIELDS = tuple(UploadForm.model_fields)
+FORM_FIELDS = ("title", "tags", *APPROVAL_FIELDS)
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 
 
@@ -36,7 +49,8 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
 @routes.route(
     "POST",
     "/api/documents",
-    summary="Upload a document (multipart form: file, optional title and tags); converted in the background",
+    summary="Upload a document (multipart form: file, optional title, tags, approvalPolicy and "
+    "allowSelfApproval); converted in the background",
     tags=["Documents"],
     response=DocumentSummary,
     status=202,
@@ -73,7 +87,7 @@ async def upload(request: web.Request) -> web.Response:
                     while chunk := await part.read_chunk(65536):
                         writer.write(chunk)
                     writer.close()
-                elif part.name in ("title", "tags"):
+                elif part.name in FORM_FIELDS:
                     fields[part.name] = await _small_field(part, part.name)
                 else:
                     await part.release()
@@ -81,6 +95,8 @@ async def upload(request: web.Request) -> web.Response:
             raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
         if writer is None:
             raise BadRequest("the form has no 'file' field", field="file")
+        approval = {k: v for k, v in fields.items() if k in APPROVAL_FIELDS}
+        form = cast(UploadForm, parse_model(UploadForm, approval, "form"))
     except BaseException:
         if writer is not None:
             writer.discard()
@@ -93,6 +109,7 @@ async def upload(request: web.Request) -> web.Response:
         title=fields.get("title"),
         tags=fields.get("tags"),
         field="file",
+        approval=Approval(form.approvalPolicy, form.allowSelfApproval),
     )
     return json_response(result, status=202, headers={"Location": f"/api/documents/{result['id']}"})
 
@@ -131,6 +148,30 @@ async def get_document(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await library.metadata(session, who, request.match_info["id"])
+    return json_response(result)
+
+
+@routes.route(
+    "PATCH",
+    "/api/documents/{id}",
+    summary="Set the document's approval policy (the key that uploaded it only)",
+    tags=["Documents"],
+    body=DocumentApprovalBody,
+    response=DocumentMetadata,
+    access=Service("documents:write"),
+    errors={**AUTH, **NOT_FOUND, 403: "The key lacks the scope, or did not upload the document"},
+    aliases=["/api/masterdocuments/{id}"],
+)
+async def set_approval(request: web.Request, body: DocumentApprovalBody) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.transaction() as session:
+        result = await proposals.set_approval(
+            session,
+            who,
+            request.match_info["id"],
+            policy=body.approvalPolicy,
+            allow_self_approval=body.allowSelfApproval,
+        )
     return json_response(result)
 
 

@@ -8,8 +8,15 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
+from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
-from web.kernel.wire import ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
+from web.kernel.wire import (
+    APPROVAL_POLICY_TEXT,
+    ONE_OF_QUESTION_MESSAGE,
+    SELF_APPROVAL_TEXT,
+    Exact,
+    Timestamp,
+)
 
 
 class Model(BaseModel):
@@ -85,7 +92,25 @@ class DocumentSummary(Out):
     mediaType: str
     sizeBytes: int
     version: int
+    approvalPolicy: ApprovalPolicy = Field(description=APPROVAL_POLICY_TEXT)
+    allowSelfApproval: bool = Field(description=SELF_APPROVAL_TEXT)
     error: str | None = Field(default=None, description="Why the conversion failed (status failed only)")
+
+
+class UploadForm(Model):
+    """The upload's approval fields (form fields, read as text: allowSelfApproval is true or false)."""
+
+    approvalPolicy: ApprovalPolicy = Field(
+        default=ApprovalPolicy.CONCORD_DEFAULT, description=APPROVAL_POLICY_TEXT
+    )
+    allowSelfApproval: bool = Field(default=False, description=SELF_APPROVAL_TEXT)
+
+
+class DocumentApprovalBody(Model):
+    """Either field, or both; one left out (or null) keeps its value."""
+
+    approvalPolicy: ApprovalPolicy | None = Field(default=None, description=APPROVAL_POLICY_TEXT)
+    allowSelfApproval: bool | None = Field(default=None, description=SELF_APPROVAL_TEXT)
 
 
 class DocumentList(Out):

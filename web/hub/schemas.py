@@ -7,9 +7,12 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 
+from domain.consensus.policies import ApprovalPolicy
 from web.kernel.wire import (
+    APPROVAL_POLICY_TEXT,
     MAX_INT,
     ONE_OF_QUESTION_MESSAGE,
+    SELF_APPROVAL_TEXT,
     TOPIC_JURISDICTION,
     TOPIC_JURISDICTION_FILTER,
     Date,
@@ -141,6 +144,10 @@ class TopicCreateBody(Model):
     sourceRef: str | None = Field(default=None, max_length=1000)
     effectiveDate: date | None = None
     expiryDate: date | None = None
+    approvalPolicy: ApprovalPolicy = Field(
+        default=ApprovalPolicy.CONCORD_DEFAULT, description=APPROVAL_POLICY_TEXT
+    )
+    allowSelfApproval: bool = Field(default=False, description=SELF_APPROVAL_TEXT)
 
     @field_validator("content")
     @classmethod
@@ -165,6 +172,8 @@ class Topic(Model):
     assumptions: list[str]
     dependsOn: list[str]
     creatorId: str
+    approvalPolicy: ApprovalPolicy
+    allowSelfApproval: bool
     consensusRatio: float | None
     consensusSince: Timestamp | None
     lastVerifiedAt: Timestamp | None
@@ -172,6 +181,13 @@ class Topic(Model):
     proposalCount: int
     createdAt: Timestamp
     updatedAt: Timestamp
+
+
+class TopicApprovalBody(Model):
+    """Either field, or both; one left out (or null) keeps its value."""
+
+    approvalPolicy: ApprovalPolicy | None = Field(default=None, description=APPROVAL_POLICY_TEXT)
+    allowSelfApproval: bool | None = Field(default=None, description=SELF_APPROVAL_TEXT)
 
 
 class TopicList(Model):

@@ -23,6 +23,19 @@ class Exact(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+# What the approval fields of a topic and a document mean (both apps' models describe them alike).
+APPROVAL_POLICY_TEXT = (
+    "How proposals merge (PACT §5): concord-default (two approvals, or every voter when fewer; at the TTL an "
+    "approved proposal with nothing against it merges), objection-based (silence is consent: merges at its "
+    "TTL unless an agent objects), single, majority or unanimous (approvals of the agents who may vote), "
+    "human-only (a reviewer decides) or auto (merges on creation)."
+)
+SELF_APPROVAL_TEXT = (
+    "Under single, majority and unanimous: the author of a proposal is one of its voters and its approval "
+    "counts (default false: an author never votes on its own proposal)."
+)
+
+
 # JSON Schema of an escalation body: its text comes as `question` or `message`, at least one of them
 # (domain.consensus.escalations.question_of refuses two different texts).
 # Both may come only with the same text, which a schema cannot say: it admits one of the two.

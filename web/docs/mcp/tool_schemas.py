@@ -1,11 +1,11 @@
 """The JSON Schemas a tool is listed with, written for the model APIs behind MCP hosts (Anthropic's, OpenAI's:
 tests/test_mcp_tool_schemas.py lints every tool against their rules, docs/decisions.md says why).
 
-Input: an object schema with no combinator at its top level and no `$ref`; an optional argument is given as
-its own type (leaving it out is how a caller says "none", and a `type` on every parameter suits the hosts
-that cope badly with `anyOf`); every parameter has a human title and a description, from `PARAMETERS` or
-from the tool (`Tool.params`), `documentId` first. Output: the REST response model's schema, nullable where
-the answer may hold null, without pydantic's generated field titles."""
+Input: an object schema with no combinator at its top level and no `$ref` (an enumeration is inlined); an
+optional argument is given as its own type (leaving it out is how a caller says "none", and a `type` on every
+parameter suits the hosts that cope badly with `anyOf`); every parameter has a human title and a description,
+from `PARAMETERS` or from the tool (`Tool.params`), `documentId` first. Output: the REST response model's
+schema, nullable where the answer may hold null, without pydantic's generated field titles."""
 
 from __future__ import annotations
 
@@ -44,6 +44,16 @@ PARAMETERS: dict[str, Parameter] = {
     "contentBase64": Parameter("Content (base64)", "The file's bytes, base64-encoded."),
     "title": Parameter("Title", "The document's title (default: the file name without its extension)."),
     "tags": Parameter("Tags", "Labels to find the document by (pact_list_documents' tag)."),
+    "approvalPolicy": Parameter(
+        "Approval policy",
+        "How proposals merge: concord-default (two approvals, the default), objection-based (merges at its "
+        "TTL unless an agent objects), single, majority, unanimous, human-only (a reviewer decides) or auto.",
+    ),
+    "allowSelfApproval": Parameter(
+        "Allow self-approval",
+        "Under single, majority and unanimous, count an author's approval of its own proposal "
+        "(default false).",
+    ),
     "agentName": Parameter(
         "Agent name",
         "The name the other agents and the reviewers know you by on this document (unique on it).",
@@ -108,10 +118,13 @@ def input_schema(model: type[BaseModel], params: Mapping[str, str]) -> dict[str,
     """The tool's `inputSchema`: `model`'s fields, titled and described (`params` before `PARAMETERS`)."""
     schema = model.model_json_schema(schema_generator=ToolInputSchema)
     schema.pop("title", None)
+    defs: dict[str, Any] = schema.pop("$defs", {})
     properties: dict[str, Any] = schema.get("properties", {})
     described: dict[str, Any] = {}
     for name in sorted(properties, key=lambda n: n != "documentId"):  # stable: the model's order otherwise
         spec = properties[name]
+        if "$ref" in spec:  # a vocabulary (a StrEnum) goes inline: no `$ref` in an input schema
+            spec = {**defs[spec.pop("$ref").rsplit("/", 1)[-1]], **spec}
         known = PARAMETERS.get(name)
         if known is None:
             raise LookupError(

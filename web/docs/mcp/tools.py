@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations
+from domain.consensus.policies import Approval, ApprovalPolicy
 from domain.documents import agents as tap
 from domain.documents import blobs, library, locks, proposals, records
 from domain.documents.access import Caller
@@ -143,6 +144,8 @@ class UploadArgs(BaseModel):
     contentBase64: str = Field(min_length=1)
     title: str | None = Field(default=None, max_length=500)
     tags: list[str] = Field(default_factory=list, max_length=20)
+    approvalPolicy: ApprovalPolicy = ApprovalPolicy.CONCORD_DEFAULT
+    allowSelfApproval: bool = False
 
 
 async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
@@ -155,7 +158,14 @@ async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
     writer.write(data)
     writer.close()
     return await library.accept_upload(
-        rt.db, who, writer, filename=a.filename, title=a.title, tags=a.tags, field="contentBase64"
+        rt.db,
+        who,
+        writer,
+        filename=a.filename,
+        title=a.title,
+        tags=a.tags,
+        field="contentBase64",
+        approval=Approval(a.approvalPolicy, a.allowSelfApproval),
     )
 
 

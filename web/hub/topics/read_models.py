@@ -136,7 +136,8 @@ class AgentProfile(Model):
     recentActivity: list[Activity] = Field(description="The agent's latest events (20)")
 
 
-ProposalStatus = Literal["pending", "merged", "rejected", "expired", "superseded"]
+# objected: paused by an objection under a PACT approval policy, for a reviewer to decide
+ProposalStatus = Literal["pending", "merged", "rejected", "objected", "expired", "superseded"]
 DoneStatus = Literal["aligned", "dissenting", "abstain"]
 
 
@@ -192,7 +193,9 @@ class VoteOutcome(Model):
     objectCount: int
     requiredApprovals: int
     remainingApprovals: int = Field(description="Approvals (net of objections) still needed to merge")
-    policy: str
+    policy: str = Field(
+        description="multi-approval when the topic's approval policy is concord-default, else that policy"
+    )
 
 
 class TopicVoteTally(Model):

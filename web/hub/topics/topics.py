@@ -1,15 +1,17 @@
-"""Topics: create, list, read, content, sections, agents, join and events."""
+"""Topics: create, list, read, approval policy, content, sections, agents, join and events."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
+from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
 from web.hub.auth import agent_context
 from web.hub.schemas import (
     ContentQuery,
     JoinBody,
     Topic,
+    TopicApprovalBody,
     TopicContent,
     TopicCreateBody,
     TopicList,
@@ -80,6 +82,30 @@ async def get_topic(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, request.match_info["topicId"])
         result = await topics.to_dict(session, topic)
+    return json_response(result)
+
+
+@routes.route(
+    "PATCH",
+    "/api/pact/topics/{topicId}",
+    summary="Set the topic's approval policy (its creator only)",
+    tags=["Topics"],
+    body=TopicApprovalBody,
+    response=Topic,
+    access=Agent(),
+    errors={401: "Missing or invalid agent key", 403: "Not the topic's creator", **NOT_FOUND},
+    aliases=["/api/pact/{topicId}"],
+)
+async def set_approval(request: web.Request, body: TopicApprovalBody) -> web.Response:
+    ctx = agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        result = await topic_consensus.set_approval(
+            session,
+            ctx,
+            request.match_info["topicId"],
+            policy=body.approvalPolicy,
+            allow_self_approval=body.allowSelfApproval,
+        )
     return json_response(result)
 
 
