@@ -9,11 +9,13 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt
 
 from domain.consensus import records
 from domain.kernel.clock import iso
-from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Exact, Timestamp
+from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Exact, Text, Timestamp, Trimmed
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+class Model(Trimmed):
+    """A request model: strings are checked as sent, then trimmed (web/kernel/wire.py)."""
+
+    model_config = ConfigDict(extra="ignore")
 
 
 class Out(BaseModel):
@@ -24,8 +26,8 @@ class LoginBody(BaseModel):
     """Credentials are taken as typed: a password's spaces are part of it."""
 
     model_config = ConfigDict(extra="ignore")
-    email: str = Field(min_length=1, max_length=320, description="The person's email address.")
-    password: str = Field(min_length=1, max_length=1024)
+    email: Text = Field(min_length=1, max_length=320, description="The person's email address.")
+    password: Text = Field(min_length=1, max_length=1024)
     organisation: str | None = Field(
         default=None,
         max_length=200,
@@ -34,11 +36,11 @@ class LoginBody(BaseModel):
 
 
 class RefreshBody(Model):
-    refreshToken: str = Field(min_length=1, max_length=200)
+    refreshToken: Text = Field(min_length=1, max_length=200)
 
 
 class LogoutBody(Model):
-    refreshToken: str | None = Field(
+    refreshToken: Text | None = Field(
         default=None,
         min_length=1,
         max_length=200,
@@ -142,8 +144,8 @@ class ShareLinkLookup(ShareLink):
 
 
 class CommentBody(Model):
-    documentId: str = Field(min_length=1, max_length=36)
-    text: str = Field(min_length=1, max_length=10_000)
+    documentId: Text = Field(min_length=1, max_length=36)
+    text: Text = Field(min_length=1, max_length=10_000)
     paragraphId: str | None = Field(default=None, max_length=256)
     author: str | None = Field(default=None, max_length=200, description="Display name; default: the key's.")
 
@@ -179,7 +181,7 @@ Capability = Literal["propose", "vote"]
 
 
 class JoinBody(Model):
-    agentName: str = Field(min_length=1, max_length=128)
+    agentName: Text = Field(min_length=1, max_length=128)
     role: Role = "editor"
     capabilities: list[Capability] | None = Field(
         default=None,
@@ -195,9 +197,9 @@ class LeaveBody(Model):
 
 
 class ProposalBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
+    sectionId: Text = Field(min_length=1, max_length=256)
     content: str = Field(max_length=50_000)
-    summary: str = Field(min_length=1, max_length=2_000)
+    summary: Text = Field(min_length=1, max_length=2_000)
     ttlSeconds: int | None = Field(default=None, ge=30, le=86_400)
 
 
@@ -211,7 +213,7 @@ class ApproveBody(Model):
 
 
 class RejectBody(Model):
-    reason: str = Field(min_length=1, max_length=1_000)
+    reason: Text = Field(min_length=1, max_length=1_000)
 
 
 class ObjectBody(Model):
@@ -219,14 +221,14 @@ class ObjectBody(Model):
 
 
 class IntentBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
-    goal: str = Field(min_length=1, max_length=2_000)
+    sectionId: Text = Field(min_length=1, max_length=256)
+    goal: Text = Field(min_length=1, max_length=2_000)
     category: str = Field(default="general", min_length=1, max_length=64)
 
 
 class ConstraintBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
-    boundary: str = Field(min_length=1, max_length=2_000)
+    sectionId: Text = Field(min_length=1, max_length=256)
+    boundary: Text = Field(min_length=1, max_length=2_000)
     type: Literal["must", "must_not", "should", "should_not", "prefer"] = "must_not"
 
 
@@ -235,7 +237,7 @@ class SectionQuery(Model):
 
 
 class SalienceBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
+    sectionId: Text = Field(min_length=1, max_length=256)
     score: StrictInt = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
 
 
@@ -247,10 +249,10 @@ class EscalateBody(Model):
     """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
 
     model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
-    question: str | None = Field(
+    question: Text | None = Field(
         default=None, min_length=1, max_length=5_000, description="The question for human reviewers."
     )
-    message: str | None = Field(
+    message: Text | None = Field(
         default=None,
         min_length=1,
         max_length=5_000,

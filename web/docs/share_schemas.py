@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from web.docs.schemas import CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
-from web.kernel.wire import Timestamp
+from web.kernel.wire import Text, Timestamp
 
 
 class ShareLinkInfo(ShareLink):
@@ -40,7 +40,7 @@ class ShareView(Out):
 
 
 class ShareCommentBody(Model):
-    text: str = Field(min_length=1, max_length=10_000)
+    text: Text = Field(min_length=1, max_length=10_000)
     paragraphId: str | None = Field(default=None, max_length=256, description="A section id (sec:…)")
     author: str | None = Field(
         default=None, max_length=200, description="Display name; default: the proven address or 'Reviewer'."
@@ -49,7 +49,7 @@ class ShareCommentBody(Model):
 
 class ShareDecisionBody(Model):
     decision: Literal["approve", "reject"]
-    note: str = Field(min_length=1, max_length=4000)
+    note: Text = Field(min_length=1, max_length=4000)
 
 
 class ShareDecision(Proposal):
@@ -69,7 +69,7 @@ class VerificationSent(Out):
 
 class ConfirmBody(Model):
     email: str = Field(min_length=3, max_length=254)
-    code: str = Field(min_length=1, max_length=12)
+    code: Text = Field(min_length=1, max_length=12)
 
 
 class ShareSession(Out):

@@ -10,11 +10,11 @@ from pydantic import Field
 from domain.work.claims import SUPPORTED
 from web.hub.schemas import Model
 from web.hub.topics.read_models import TopicEvent
-from web.kernel.wire import MAX_INT, Exact, Timestamp
+from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
 
 class ClaimBody(Model):
-    workType: str = Field(
+    workType: Text = Field(
         min_length=1,
         max_length=60,
         description="price_observation_mining or applicability_spotcheck",
@@ -192,4 +192,4 @@ class DecisionAcceptBody(Model):
 
 
 class DecisionRejectBody(Model):
-    note: str = Field(min_length=1, max_length=2000, description="Why the observation is refused")
+    note: Text = Field(min_length=1, max_length=2000, description="Why the observation is refused")
