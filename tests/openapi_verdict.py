@@ -1,17 +1,18 @@
 """What an app's /openapi.json says of one request: whether its query parameters and JSON body are valid
-for the operation, judged by a JSON Schema validator (Draft 2020-12, patterns searched as Python's `re`
-does, as the apps' own validators search them). The tests compare this verdict with the wire's."""
+for the operation, judged by a JSON Schema validator (Draft 2020-12, jsonschema-rs: the engine schemathesis
+judges its cases with, whose patterns read as ECMA 262 with the u flag). The tests compare this verdict with
+the wire's."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema_rs import Draft202012Validator
 
 
 def _validator(spec: dict[str, Any], schema: dict[str, Any]) -> Draft202012Validator:
     # `#/components/...` references resolve against the root of what is validated: carry the components.
-    return Draft202012Validator({**schema, "components": spec["components"]})
+    return Draft202012Validator({**schema, "components": spec["components"]}, validate_formats=True)
 
 
 def _typed(value: str, schema: dict[str, Any]) -> Any:
@@ -58,7 +59,7 @@ def errors(
     if body is not None:
         schema = operation["requestBody"]["content"]["application/json"]["schema"]
         found += [
-            f"{'.'.join(map(str, e.absolute_path)) or 'body'}: {e.message}"
+            f"{'.'.join(map(str, e.instance_path)) or 'body'}: {e.message}"
             for e in _validator(spec, schema).iter_errors(body)
         ]
     return found

@@ -73,16 +73,18 @@ async def test_fuel_vocabularies_are_enums_in_the_document(hub: Any) -> None:
 
 TOPIC = "/api/pact/00000000-0000-4000-8000-000000000001"
 DOC = "/api/tap/00000000-0000-4000-8000-000000000002"
+SHARE = "/api/documents/00000000-0000-4000-8000-000000000003/share-link"
+PROPOSAL = {"sectionId": "sec:a", "newContent": "New text.", "summary": "Why"}
 Probe = tuple[str, str, str, str, dict[str, str] | None, Any, bool, str | None]
 
 PROBES: list[Probe] = [
     # app, key, method, path, query, body, admitted, the field a refusal names
     ("hub", "", "GET", "/api/market/fuel/history", {"stationId": " "}, None, False, "stationId"),
     ("hub", "", "GET", "/api/market/fuel/history", {"stationId": " x"}, None, True, None),
-    ("hub", "", "POST", "/api/pact/register", None, {"agentName": "{§\x9c"}, False, "agentName"),
+    ("hub", "", "POST", "/api/pact/register", None, {"agentName": "{\u00a7\x9c"}, False, "agentName"),
     ("hub", "", "POST", "/api/pact/register", None, {"agentName": "\t"}, False, "agentName"),
     ("hub", "", "POST", "/api/axiom/keys", None, {"ownerName": "\x9c\U000e0041"}, False, "ownerName"),
-    ("hub", "", "POST", "/api/axiom/keys", None, {"ownerName": "Ö\x01"}, True, None),
+    ("hub", "", "POST", "/api/axiom/keys", None, {"ownerName": "\u00d6\x01"}, True, None),
     (
         "hub",
         "agent",
@@ -143,6 +145,31 @@ PROBES: list[Probe] = [
         False,
         "note",
     ),
+    # White space is what Python's str.strip() takes (U+001E and U+0085 too), spelt out for every engine;
+    # `$` ends the string; a letter is one of any script.
+    (
+        "hub",
+        "agent",
+        "POST",
+        f"{TOPIC}/proposals",
+        None,
+        {**PROPOSAL, "citations": ["\x1e"]},
+        False,
+        "citations.0",
+    ),
+    ("hub", "agent", "POST", f"{TOPIC}/proposals", None, {**PROPOSAL, "citations": ["\ufeff"]}, True, None),
+    (
+        "hub",
+        "commercial",
+        "GET",
+        "/api/axiom/legislation",
+        {"jurisdiction": "AU\n"},
+        None,
+        False,
+        "jurisdiction",
+    ),
+    ("hub", "", "POST", "/api/pact/register", None, {"agentName": "\u7530\u4e2d"}, True, None),
+    ("hub", "", "POST", "/api/pact/register", None, {"agentName": "\u2167"}, True, None),
     ("hub", "commercial", "GET", "/api/axiom/legislation", {"include": "\x8b#l7u"}, None, False, "include"),
     (
         "hub",
@@ -189,6 +216,8 @@ PROBES: list[Probe] = [
     ("hub", "commercial", "GET", "/api/axiom/facts", {"q": "-excluded"}, None, True, None),
     ("hub", "commercial", "GET", "/api/axiom/facts", {"q": " "}, None, True, None),
     ("hub", "commercial", "GET", "/api/axiom/facts", {"tier": "Derived"}, None, False, "tier"),
+    ("hub", "", "GET", "/api/axiom/resolve", {"citation": "0" * 501}, None, False, "citation"),
+    ("hub", "", "GET", "/api/axiom/resolve", {"citation": "0" * 500}, None, True, None),
     ("docs", "service", "POST", "/api/auth/refresh", None, {"refreshToken": " "}, False, "refreshToken"),
     ("docs", "service", "POST", "/api/comments", None, {"documentId": "x", "text": " \n"}, False, "text"),
     (
@@ -203,6 +232,157 @@ PROBES: list[Probe] = [
     ),
     ("docs", "service", "POST", f"{DOC}/proposals/x/reject", None, {"reason": "\u3000"}, False, "reason"),
     ("docs", "service", "POST", f"{DOC}/proposals/x/reject", None, {"reason": "no"}, True, None),
+    # share links: each access mode's needs, the address and domain forms
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-org", "permission": "FullReview"},
+        False,
+        "allowedDomain",
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-org", "allowedDomain": "000000"},
+        False,
+        "allowedDomain",
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-org", "allowedDomain": "Example.COM"},
+        True,
+        None,
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-individual"},
+        False,
+        "reviewerEmails",
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-individual", "reviewerEmails": ["ada"]},
+        False,
+        "reviewerEmails.0",
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "closed-individual", "reviewerEmails": ["a@b.io"]},
+        True,
+        None,
+    ),
+    ("docs", "service", "POST", f"{SHARE}", None, {"allowedDomain": "b.io"}, False, "allowedDomain"),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{SHARE}",
+        None,
+        {"accessMode": "open", "reviewerEmails": ["a@b.io"]},
+        False,
+        "reviewerEmails",
+    ),
+    ("docs", "service", "POST", f"{SHARE}", None, {}, True, None),
+    (
+        "docs",
+        "",
+        "POST",
+        "/api/share/shr_x/verification",
+        None,
+        {"email": "\U000b8221N\u00e1"},
+        False,
+        "email",
+    ),
+    ("docs", "", "POST", "/api/share/shr_x/verification", None, {"email": "ada@example.org"}, True, None),
+    (
+        "docs",
+        "",
+        "POST",
+        "/api/share/shr_x/verification/confirm",
+        None,
+        {"email": "\u0089\u00c6\n", "code": "1"},
+        False,
+        "email",
+    ),
+    (
+        "docs",
+        "",
+        "POST",
+        "/api/share/shr_x/verification/confirm",
+        None,
+        {"email": "a@b.io", "code": "12345"},
+        False,
+        "code",
+    ),
+    (
+        "docs",
+        "",
+        "POST",
+        "/api/share/shr_x/verification/confirm",
+        None,
+        {"email": "a@b.io", "code": "123456"},
+        True,
+        None,
+    ),
+    # agents on a document: a poll cursor, a proposal status, a role's capabilities
+    ("docs", "service", "GET", f"{DOC}/poll", {"since": "0" * 40}, None, False, "since"),
+    ("docs", "service", "GET", f"{DOC}/poll", {"since": "evt_2147483648"}, None, False, "since"),
+    ("docs", "service", "GET", f"{DOC}/poll", {"since": "evt_2147483647"}, None, True, None),
+    ("docs", "service", "GET", f"{DOC}/poll", {"since": ""}, None, True, None),
+    ("docs", "service", "GET", f"{DOC}/proposals", {"status": "Pending"}, None, False, "status"),
+    ("docs", "service", "GET", f"{DOC}/proposals", {"status": "objected"}, None, True, None),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{DOC}/join",
+        None,
+        {"agentName": "Obs", "role": "observer", "capabilities": ["vote"]},
+        False,
+        "capabilities",
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{DOC}/join",
+        None,
+        {"agentName": "Obs", "role": "observer", "capabilities": []},
+        True,
+        None,
+    ),
+    (
+        "docs",
+        "service",
+        "POST",
+        f"{DOC}/join",
+        None,
+        {"agentName": "-", "role": "editor"},
+        False,
+        "agentName",
+    ),
 ]
 
 
@@ -266,3 +446,30 @@ def _matches(template: str, path: str) -> bool:
     return len(parts) == len(given) and all(
         p == g or (p.startswith("{") and p.endswith("}")) for p, g in zip(parts, given, strict=True)
     )
+
+
+async def test_a_section_of_a_document_not_ready_is_a_documented_answer(docs: Any, runtime: Any) -> None:
+    """Naming a section of a document still converting is 409, of one whose conversion failed 422: both
+    documented on every operation that looks a section up (the stateful fuzzing escalated on one)."""
+    from sqlalchemy import update
+
+    from domain.documents.models import Document
+    from tests.documents_support import make_key, upload_ready
+
+    key = await make_key(runtime)
+    doc = await upload_ready(docs, key, b"# Plan\n\nSome words.\n", "plan.md")
+    base = f"/api/tap/{doc['id']}"
+    joined = await docs.post(f"{base}/join", json={"agentName": "Ed"}, headers=key["headers"])
+    assert joined.status == 201, await joined.text()
+    spec = await (await docs.get("/openapi.json")).json()
+    calls = [
+        ("post", "/api/tap/{docId}/escalate", "/escalate", {"question": "Why?", "sectionId": "sec:plan"}),
+        ("post", "/api/tap/{docId}/sections/{sectionId}/lock", "/sections/sec:plan/lock", {}),
+    ]
+    for status, answer in (("processing", 409), ("failed", 422)):
+        async with runtime.db.transaction() as session:
+            await session.execute(update(Document).where(Document.id == doc["id"]).values(status=status))
+        for method, template, path, body in calls:
+            resp = await docs.request(method, base + path, json=body, headers=key["headers"])
+            assert resp.status == answer, await resp.text()
+            assert str(answer) in spec["paths"][template][method]["responses"], (template, answer)

@@ -3,13 +3,39 @@ tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from domain.consensus import records
+from domain.documents import sharing
+from domain.documents.membership import ROLE_CAPABILITIES
+from domain.documents.proposals import ProposalStatus
+from domain.kernel import events
 from domain.kernel.clock import iso
-from web.kernel.wire import MAX_INT, ONE_OF_QUESTION_MESSAGE, Exact, Text, Timestamp, Trimmed
+from web.kernel.wire import (
+    HAS_LETTER_OR_DIGIT,
+    MAX_INT,
+    ONE_OF_QUESTION_MESSAGE,
+    Exact,
+    Rule,
+    Text,
+    Timestamp,
+    Trimmed,
+    decimal_at_most,
+)
+
+# An email address as the share links take it (domain/documents/sharing.py), and a domain name.
+EMAIL = Rule(sharing.EMAIL_PATTERN, "must be an email address such as ada@example.org")
+# A poll cursor as domain/documents/agents.py reads it: evt_<n> or n, n at most the largest sequence number.
+POLL_CURSOR = Rule(
+    f"^(?:(?:evt_)?{decimal_at_most(events.MAX_SEQ)})?$", "must be a cursor from an earlier poll (evt_<n>)"
+)
+DOMAIN = Rule(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$",
+    "must be a domain name such as example.com",
+)
 
 
 class Model(Trimmed):
@@ -111,15 +137,81 @@ Permission = Literal["ReadOnly", "CommentOnly", "FullReview"]
 AccessMode = Literal["open", "closed-individual", "closed-org"]
 
 
+# What each access mode needs and refuses of reviewerEmails and allowedDomain (the model checks it, the
+# schema below states it).
+SHARE_MODES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "open": ((), ("reviewerEmails", "allowedDomain")),
+    "closed-individual": (("reviewerEmails",), ("allowedDomain",)),
+    "closed-org": (("allowedDomain",), ()),
+}
+
+
+def _mode_branch(mode: str, needs: tuple[str, ...], refuses: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON Schema of one access mode: what it needs present and what it refuses."""
+    present = {"reviewerEmails": {"type": "array", "minItems": 1}, "allowedDomain": {"type": "string"}}
+    absent = {"reviewerEmails": {"type": "array", "maxItems": 0}, "allowedDomain": {"type": "null"}}
+    return {
+        "properties": {
+            "accessMode": {"const": mode},
+            **{name: present[name] for name in needs},
+            **{name: absent[name] for name in refuses},
+        },
+        # open is the default: its branch holds when accessMode is left out.
+        "required": [*needs] if mode == "open" else ["accessMode", *needs],
+    }
+
+
 class ShareLinkBody(Model):
+    """The access modes' rules are checked here and stated as one schema branch each; that a closed-org
+    link's reviewerEmails are at its allowedDomain is checked too, which no schema can state."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [_mode_branch(m, *rules) for m, rules in SHARE_MODES.items()]}
+    )
     permission: Permission = "ReadOnly"
     accessMode: AccessMode = "open"
     public: bool = False
-    reviewerEmails: list[str] = Field(default_factory=list, max_length=200)
-    allowedDomain: str | None = Field(default=None, max_length=253)
+    reviewerEmails: list[Annotated[str, EMAIL, Field(max_length=254)]] = Field(
+        default_factory=list,
+        validate_default=True,
+        max_length=200,
+        description="closed-individual: who may review (required); closed-org: optionally, who of the "
+        "domain may (each at allowedDomain); open: none.",
+    )
+    allowedDomain: Annotated[str, DOMAIN] | None = Field(
+        default=None,
+        validate_default=True,
+        max_length=253,
+        description="closed-org (required): the addresses' domain.",
+    )
     expiresInHours: int = Field(
         default=168, ge=1, le=24 * 365, description="Lifetime of the link in hours (default 7 days)."
     )
+
+    @field_validator("reviewerEmails", "allowedDomain")
+    @classmethod
+    def _mode(cls, value: Any, info: ValidationInfo) -> Any:
+        # Fields are validated in order: accessMode (and reviewerEmails for allowedDomain) are known here.
+        mode = info.data.get("accessMode")
+        if mode is None:
+            return value  # accessMode itself was refused
+        name = info.field_name or ""
+        needs, refuses = SHARE_MODES[mode]
+        if name in needs and not value:
+            raise PydanticCustomError("access_mode", f"accessMode {mode} needs {name}")
+        if name in refuses and value:
+            raise PydanticCustomError("access_mode", f"accessMode {mode} takes no {name}")
+        if name == "allowedDomain" and value:
+            outside = [
+                e
+                for e in info.data.get("reviewerEmails") or []
+                if not e.lower().endswith("@" + value.lower())
+            ]
+            if outside:
+                raise PydanticCustomError(
+                    "access_mode", f"reviewerEmails outside {value.lower()}: {', '.join(outside)}"
+                )
+        return value
 
 
 class ShareLink(Out):
@@ -181,7 +273,9 @@ Capability = Literal["propose", "vote"]
 
 
 class JoinBody(Model):
-    agentName: Text = Field(min_length=1, max_length=128)
+    agentName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
+        min_length=1, max_length=128, description="Display name on this document; a letter or digit."
+    )
     role: Role = "editor"
     capabilities: list[Capability] | None = Field(
         default=None,
@@ -190,6 +284,49 @@ class JoinBody(Model):
         "reviewer: both; observer: none); asking for one the role does not allow is a 400.",
     )
     inviteToken: str | None = Field(default=None, max_length=200)
+
+    @field_validator("capabilities")
+    @classmethod
+    def _role_allows(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        role = info.data.get("role")
+        allowed = ROLE_CAPABILITIES.get(role or "", ())
+        refused = [c for c in value or [] if c not in allowed]
+        if role is not None and refused:
+            may = ", ".join(allowed) or "none"
+            raise PydanticCustomError(
+                "role_capabilities",
+                f"role {role} may not {' or '.join(refused)}; it may have {may} (omit capabilities to get "
+                "the role's)",
+            )
+        return value
+
+
+class JoinRequest(JoinBody):
+    """JoinBody as /openapi.json documents it: the roles' limits on capabilities stated too (an MCP tool's
+    arguments take JoinBody, whose schema stays a plain object)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
+                    "then": {
+                        "properties": {
+                            "capabilities": {
+                                "anyOf": [
+                                    {"type": "array", "items": {"enum": list(allowed)}}
+                                    if allowed
+                                    else {"type": "array", "maxItems": 0},
+                                    {"type": "null"},
+                                ]
+                            }
+                        }
+                    },
+                }
+                for role, allowed in ROLE_CAPABILITIES.items()
+            ]
+        },
+    )
 
 
 class LeaveBody(Model):
@@ -205,7 +342,7 @@ class ProposalBody(Model):
 
 class ProposalQuery(Model):
     sectionId: str | None = Field(default=None, max_length=256)
-    status: str | None = Field(default=None, max_length=16)
+    status: ProposalStatus | None = None
 
 
 class ApproveBody(Model):
@@ -269,7 +406,11 @@ class EventsQuery(Model):
 
 
 class PollQuery(Model):
-    since: str | None = Field(default=None, max_length=40, description="Cursor from the last poll.")
+    since: Annotated[str, POLL_CURSOR] | None = Field(
+        default=None,
+        max_length=40,
+        description="Cursor from the last poll: evt_<n> (or n); empty: the start.",
+    )
     sectionId: str | None = Field(default=None, max_length=256)
     limit: int = Field(default=50, ge=1, le=200)
 
@@ -325,7 +466,6 @@ class DocumentSections(Out):
     sections: list[Section]
 
 
-ProposalStatus = Literal["pending", "approved", "rejected", "objected", "expired", "superseded"]
 Vote = Literal["approve", "reject", "object"]
 
 

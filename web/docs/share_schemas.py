@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from web.docs.schemas import CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
-from web.kernel.wire import Text, Timestamp
+from web.docs.schemas import EMAIL, CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
+from web.kernel.wire import Rule, Text, Timestamp
+
+CODE = Rule(r"^[0-9]{6}$", "must be the 6 digits from the mail")
 
 
 class ShareLinkInfo(ShareLink):
@@ -58,7 +60,7 @@ class ShareDecision(Proposal):
 
 
 class VerificationBody(Model):
-    email: str = Field(min_length=3, max_length=254)
+    email: Annotated[str, EMAIL] = Field(max_length=254)
 
 
 class VerificationSent(Out):
@@ -68,8 +70,8 @@ class VerificationSent(Out):
 
 
 class ConfirmBody(Model):
-    email: str = Field(min_length=3, max_length=254)
-    code: Text = Field(min_length=1, max_length=12)
+    email: Annotated[str, EMAIL] = Field(max_length=254)
+    code: Annotated[str, CODE] = Field(description="The 6 digits from the mail.")
 
 
 class ShareSession(Out):

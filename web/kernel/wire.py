@@ -4,7 +4,7 @@ are strings on the wire; the schema's format lets the tests check every one the 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Annotated, Any
@@ -51,26 +51,36 @@ ONE_OF_QUESTION_MESSAGE: dict[str, Any] = {
 
 # ---- rules on strings -------------------------------------------------------------------------------
 # A rule a request's string must keep beyond its type and length is a `Rule`: one regular expression that is
-# both the check (searched with Python's `re`, as JSON Schema's `pattern` is searched, and as the fuzzer
-# and the tests read it) and the field's `pattern` in the OpenAPI document, so the two cannot drift.
+# both the check and the field's `pattern` in the OpenAPI document, so the two cannot drift. Its patterns
+# mean the same to Python's `re` and to the engines that read JSON Schema (ECMA 262 with the u flag, as
+# 2020-12 asks, and the fuzzer's Rust engine): no \s, \S, \w, \d or \b, whose readings differ, and a `$`
+# that ends the string (Python's would also match before a final newline; the check reads it as \Z).
+
+# White space as Python's str.isspace() and str.strip() know it (what the models trim), spelt out.
+WHITE_SPACE = r"\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_SPACE = f"[^{WHITE_SPACE}]"
+ANY_CHARACTER = r"[\s\S]"
+_SYNTAX = set("^$\\.*+?()[]{}|/")
 
 
 @dataclass(frozen=True)
 class Rule:
     """A string rule as an `Annotated` marker: `Annotated[str, rule]` refuses a value the pattern does not
-    find in, with `message` (the 400 names the field), and documents the pattern."""
+    find in, with `message` (the 400 names the field), and documents the pattern. `test` replaces the
+    pattern's search where Python's `re` cannot read it (Unicode properties such as L, letters)."""
 
     pattern: str
     message: str
     # The error code of the 400 when the operation documents one of its own (else validation_error).
     code: str | None = None
+    test: Callable[[str], bool] | None = None
 
     def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
-        regex = re.compile(self.pattern)
+        test = self.test or re.compile(_python_reading(self.pattern)).search
         message, context = self.message, ({"code": self.code} if self.code else None)
 
         def check(value: str) -> str:
-            if regex.search(value) is None:
+            if not test(value):
                 raise PydanticCustomError("string_rule", message, context)
             return value
 
@@ -84,13 +94,38 @@ class Rule:
         return out
 
 
+def _python_reading(pattern: str) -> str:
+    """The pattern for Python's `re`: each `$` outside a character class as the end of the string."""
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+        elif ch == "]":
+            in_class = False
+        elif ch == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _escape(word: str) -> str:
+    """A literal word in a pattern, escaping only syntax characters (ECMA's u flag refuses other escapes)."""
+    return "".join(f"\\{ch}" if ch in _SYNTAX else ch for ch in word)
+
+
 def at_least(count: int) -> Rule:
     """At least `count` characters once the white space at either end is left out (what a request model
     keeps, see `Trimmed`)."""
     if count <= 1:
         return HAS_TEXT
     return Rule(
-        rf"\S[\s\S]{{{count - 2},}}\S",
+        f"{NOT_SPACE}{ANY_CHARACTER}{{{count - 2},}}{NOT_SPACE}",
         f"must have at least {count} characters besides white space at either end",
     )
 
@@ -98,20 +133,38 @@ def at_least(count: int) -> Rule:
 def one_of(words: Iterable[str], *, listed: str | None = None) -> Rule:
     """Exactly one of `words`, as written (no other case, no white space)."""
     ordered = sorted(set(words), key=lambda w: (-len(w), w))
-    alternatives = "|".join(re.escape(w) for w in ordered)
+    alternatives = "|".join(_escape(w) for w in ordered)
     return Rule(rf"^(?:{alternatives})$", f"must be {listed or 'one of ' + ', '.join(ordered)}")
 
 
 def comma_list(words: Iterable[str]) -> Rule:
     """One or more of `words` separated by commas, as written (no spaces)."""
     names = list(words)
-    word = "(?:" + "|".join(re.escape(w) for w in sorted(names, key=lambda w: (-len(w), w))) + ")"
+    word = "(?:" + "|".join(_escape(w) for w in sorted(names, key=lambda w: (-len(w), w))) + ")"
     return Rule(rf"^{word}(?:,{word})*$", f"must be one or more of {', '.join(names)}, separated by commas")
 
 
-HAS_TEXT = Rule(r"\S", "must contain a character other than white space")
-# A letter or digit of any script: the character str.isalnum() accepts (Python's \w less the underscore).
-HAS_LETTER_OR_DIGIT = Rule(r"[^\W_]", "must contain a letter or digit")
+def decimal_at_most(limit: int) -> str:
+    """A pattern of the decimal numbers from 0 to `limit`, leading zeros allowed up to `limit`'s length
+    (what int() reads of them), for a bound a number kept as text must respect."""
+    digits = str(limit)
+    alternatives = [f"[0-9]{{1,{len(digits) - 1}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        rest = len(digits) - i - 1
+        if int(d) > 0:
+            low = "0" if int(d) == 1 else f"[0-{int(d) - 1}]"
+            alternatives.append(digits[:i] + low + (f"[0-9]{{{rest}}}" if rest else ""))
+    alternatives.append(digits)
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def has_letter_or_digit(value: str) -> bool:
+    return any(ch.isalnum() for ch in value)
+
+
+HAS_TEXT = Rule(NOT_SPACE, "must contain a character other than white space")
+# A letter or digit of any script (Unicode categories L and N; Python: str.isalnum()).
+HAS_LETTER_OR_DIGIT = Rule(r"[\p{L}\p{N}]", "must contain a letter or digit", test=has_letter_or_digit)
 # The market's search terms are ASCII letters and digits (domain/market/catalog.py WORD).
 HAS_ASCII_ALNUM = Rule(r"[A-Za-z0-9]", "must contain a letter or digit (A-Z, a-z, 0-9)")
 

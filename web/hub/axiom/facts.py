@@ -7,7 +7,7 @@ from typing import Annotated
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import facts
+from domain.axiom import facts, fulltext
 from domain.kernel import jurisdictions
 from domain.topics.store import Tier
 from web.hub.auth import spend_credit
@@ -16,10 +16,15 @@ from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
-from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, Rule
+from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, WHITE_SPACE, Rule
 
-# A query holds a word (domain/axiom/fulltext.py has_words), or is blank for no filter.
-FACTS_QUERY = Rule(r"^\s*$|\w", "has no searchable words (letters or digits); leave it out for no filter")
+# A query holds a word (domain/axiom/fulltext.py has_words: a letter, digit or underscore), or is blank for
+# no filter.
+FACTS_QUERY = Rule(
+    rf"^[{WHITE_SPACE}]*$|[\p{{L}}\p{{N}}_]",
+    "has no searchable words (letters or digits); leave it out for no filter",
+    test=lambda q: not q.strip() or fulltext.has_words(q),
+)
 
 routes = Routes()
 

@@ -24,6 +24,7 @@ class ResolveQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     citation: Annotated[str, CITATION] | None = Field(
         default=None,
+        max_length=citations.MAX_CITATION,
         description="Legal citation (Title Year (Jurisdiction) s 19(2)(a)) or standards designation "
         "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
         json_schema_extra={"x-required": True},
