@@ -86,7 +86,8 @@ MAY_REFUSE_VALID: dict[str, dict[str, str]] = {
         "POST /api/share/{token}/verification/confirm": "email: only for a closed link, at a closed-org "
         "link's domain",
         # A redirect URI must parse as a URL with a host and a valid port, https or http to a loopback host
-        # (RFC 8252): a URL grammar, beyond the pattern the schema gives (scheme, no spaces, no fragment).
+        # (RFC 8252): a URL grammar. (The registration rules are being reworked with the open-redirect fix
+        # of issue 29; their pattern can join the schema then.)
         "POST /oauth/register": "redirect_uris: absolute https URLs or http to a loopback host, no user "
         "name, a valid port",
     },
