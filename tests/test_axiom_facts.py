@@ -129,11 +129,12 @@ async def test_filters_tier_and_jurisdiction_prefix(hub, runtime, register):
     assert {f["id"] for f in (await facts(hub, key, tier="empirical"))["facts"]} == {emp}
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="AU-NSW"))["facts"]} == {nsw}
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="AU"))["facts"]} == {nsw, cth}
-    assert {f["id"] for f in (await facts(hub, key, jurisdiction="au-n"))["facts"]} == {nsw}
+    assert {f["id"] for f in (await facts(hub, key, jurisdiction="AU-N"))["facts"]} == {nsw}
     assert {f["id"] for f in (await facts(hub, key, jurisdiction="NSW"))["facts"]} == {nsw}
     bad = await facts(hub, key, status=400, tier="axiom")
     assert bad["field"] == "tier"
-    for nowhere in ("Mars", "EU", "AU-XYZ"):  # validated as topic creation validates it
+    # Validated as topic creation validates it, and exactly as written (issue 29).
+    for nowhere in ("Mars", "EU", "AU-XYZ", "au-n", "nsw", " AU"):
         bad = await facts(hub, key, status=400, jurisdiction=nowhere)
         assert bad["field"] == "jurisdiction"
     for params in ({"limit": "0"}, {"limit": "101"}, {"offset": "-3"}, {"limit": "x"}):

@@ -180,7 +180,7 @@ async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, sett
     assert await sweeps.run(runtime.db, sweep, "test") == 1
 
     async def ingested():
-        body = await (await hub.get("/api/market/fuel/search?state=wa&fuelType=diesel")).json()
+        body = await (await hub.get("/api/market/fuel/search?state=WA&fuelType=Diesel")).json()
         return body["count"] == 2 and body
 
     body = await eventually(ingested)
@@ -200,7 +200,7 @@ async def test_wa_price_for_tomorrow_becomes_current_from_six_in_the_morning(hub
             await fuel_ingest.ingest_bytes(session, "wa", wa_feed(day, perth=perth), fuel_type="U91")
 
     async def perth_prices() -> tuple[list[float], list[float]]:
-        body = await (await hub.get("/api/market/fuel/search?state=wa&suburb=perth")).json()
+        body = await (await hub.get("/api/market/fuel/search?state=WA&suburb=perth")).json()
         station = body["stations"][0]
         history = await (await hub.get(f"/api/market/fuel/history?stationId={station['id']}")).json()
         return [p["price"] for p in station["prices"]], [h["price"] for h in history["history"]]
@@ -285,7 +285,7 @@ async def test_near_me_bad_input_is_400(hub, runtime, query, field):
 
 @pytest.mark.usefixtures("seeded")
 async def test_seeded_reads(hub):
-    body = await (await hub.get("/api/market/fuel/cheapest?fuelType=U91&state=vic&limit=3")).json()
+    body = await (await hub.get("/api/market/fuel/cheapest?fuelType=U91&state=VIC&limit=3")).json()
     assert len(body["stations"]) == 3
     assert {s["state"] for s in body["stations"]} == {"VIC"}
     prices = [s["price"] for s in body["stations"]]
@@ -301,7 +301,7 @@ async def test_seeded_reads(hub):
     for state in summary["states"]:
         for row in state["fuelTypes"]:
             assert row["min"] <= row["average"] <= row["max"]
-    one = await (await hub.get("/api/market/fuel/summary?state=wa")).json()
+    one = await (await hub.get("/api/market/fuel/summary?state=WA")).json()
     assert [s["state"] for s in one["states"]] == ["WA"]
     station_id = body["stations"][0]["id"]
     station = await (await hub.get(f"/api/market/fuel/stations/{station_id}")).json()
@@ -368,7 +368,7 @@ async def test_no_transaction_is_held_while_the_feed_downloads(
     assert await sweeps.run(runtime.db, sweep, "test") == 1
 
     async def ingested():
-        body = await (await hub.get("/api/market/fuel/search?state=wa&fuelType=U91")).json()
+        body = await (await hub.get("/api/market/fuel/search?state=WA&fuelType=U91")).json()
         return body["count"] == 2 and body
 
     await eventually(ingested)

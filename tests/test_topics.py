@@ -43,7 +43,7 @@ async def test_create_with_every_field_of_the_spec_table(hub, register):
         dependsOn=[base["id"]],
         assumptions=["Full-time adult employee", "Award-free"],
         canonicalClaim="The national minimum wage is reviewed each year.",
-        jurisdiction="au-nsw",
+        jurisdiction="AU-NSW",
         authority="Fair Work Commission",
         sourceRef="Fair Work Act 2009 (Cth) s 285",
         effectiveDate="2024-07-01",
@@ -133,6 +133,8 @@ async def test_each_tier_is_accepted(hub, register, tier):
         ({"canonicalClaim": 5}, "canonicalClaim"),
         ({"jurisdiction": "Australia"}, "jurisdiction"),
         ({"jurisdiction": "AU_NSW"}, "jurisdiction"),
+        ({"jurisdiction": "au-nsw"}, "jurisdiction"),
+        ({"jurisdiction": "AU "}, "jurisdiction"),
         ({"jurisdiction": 61}, "jurisdiction"),
         ({"authority": ["x"]}, "authority"),
         ({"sourceRef": {"a": 1}}, "sourceRef"),
@@ -245,7 +247,7 @@ async def test_list_filters_by_tier_status_and_jurisdiction_prefix(hub, register
     made = {
         "au": await create_topic(hub, agent, tier="institutional", jurisdiction="AU"),
         "nsw": await create_topic(hub, agent, tier="institutional", jurisdiction="AU-NSW"),
-        "qld": await create_topic(hub, agent, tier="empirical", jurisdiction="au-qld"),
+        "qld": await create_topic(hub, agent, tier="empirical", jurisdiction="AU-QLD"),
         "at": await create_topic(hub, agent, tier="empirical", jurisdiction="AT"),
         "nz": await create_topic(hub, agent, tier="derived", jurisdiction="NZ"),
         "fr": await create_topic(hub, agent, tier="derived", jurisdiction="FR-75"),
@@ -262,7 +264,10 @@ async def test_list_filters_by_tier_status_and_jurisdiction_prefix(hub, register
 
     assert await ids() == set(made)
     assert await ids(jurisdiction="AU") == {"au", "nsw", "qld"}
-    assert await ids(jurisdiction="au") == {"au", "nsw", "qld"}
+    for loose in ("au", " AU", "AU-nsw"):  # exactly as written (issue 29)
+        resp = await hub.get("/api/pact/topics", params={"jurisdiction": loose})
+        assert resp.status == 400, await resp.text()
+        assert (await resp.json())["field"] == "jurisdiction"
     assert await ids(jurisdiction="AU-NSW") == {"nsw"}
     assert await ids(jurisdiction="AU-N") == set()  # a region code is matched whole
     assert await ids(jurisdiction="FR") == {"fr"}

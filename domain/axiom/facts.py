@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import false, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import fulltext
@@ -14,7 +14,7 @@ from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel.clock import iso
 from domain.kernel.errors import BadRequest, NotFound
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
-from domain.topics.store import TIERS
+from domain.topics.store import Tier
 
 FACT_STATUSES = ("consensus", "stable")
 
@@ -84,9 +84,9 @@ async def _citations(session: AsyncSession, topic_ids: list[str]) -> dict[str, l
 
 def check_filters(*, tier: str | None, q: str | None) -> None:
     """Reject bad filters before a credit is spent."""
-    if tier is not None and tier not in TIERS:
-        raise BadRequest(f"tier must be one of {', '.join(TIERS)}", code="invalid_field", field="tier")
-    if q is not None and q.strip() and not fulltext.searchable(q):
+    if tier is not None and tier not in set(Tier):
+        raise BadRequest(f"tier must be one of {', '.join(Tier)}", code="invalid_field", field="tier")
+    if q is not None and q.strip() and not fulltext.has_words(q):
         raise BadRequest("q has no searchable words", code="invalid_field", field="q")
 
 
@@ -104,15 +104,16 @@ async def list_facts(
     if tier:
         stmt = stmt.where(Topic.tier == tier)
     if jurisdiction:
-        stmt = stmt.where(Topic.jurisdiction.startswith(jurisdiction.strip().upper(), autoescape=True))
+        stmt = stmt.where(Topic.jurisdiction.startswith(jurisdiction, autoescape=True))
     order: list[Any] = [Topic.consensus_since.desc(), Topic.created_at.desc(), Topic.id.desc()]
     if q is not None and q.strip():
         matches = fulltext.topic_matches(session, q)
-        if matches is None:
-            raise BadRequest("q has no searchable words", code="invalid_field", field="q")
-        sub = matches.subquery()
-        stmt = stmt.join(sub, sub.c.topic_id == Topic.id)
-        order = [sub.c.relevance.desc(), *order]
+        if matches is None:  # words, but only excluded ones or `or`: nothing to look for, nothing found
+            stmt = stmt.where(false())
+        else:
+            sub = matches.subquery()
+            stmt = stmt.join(sub, sub.c.topic_id == Topic.id)
+            order = [sub.c.relevance.desc(), *order]
     total = await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     rows = list((await session.scalars(stmt.order_by(*order).limit(limit).offset(offset))).all())
     cites = await _citations(session, [t.id for t in rows])

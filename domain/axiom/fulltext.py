@@ -52,16 +52,18 @@ def fts5_query(q: str) -> str | None:
     return expr
 
 
-def searchable(q: str) -> bool:
-    return fts5_query(q) is not None
+def has_words(q: str) -> bool:
+    """Whether the query holds a word at all (a query without one is refused; one whose words are all
+    excluded, or only `or`, matches nothing)."""
+    return _WORD.search(q) is not None
 
 
 def topic_matches(session: AsyncSession, q: str) -> Select[str, float] | None:
     """A subquery of (topic_id, relevance) for topics matching `q`, higher relevance first; None
     when the query has no searchable words (callers then match nothing)."""
+    if fts5_query(q) is None:
+        return None
     if session.get_bind().dialect.name == "postgresql":
-        if not _WORD.search(q):
-            return None
         query = func.websearch_to_tsquery("english", q)
         return select(Topic.id.label("topic_id"), func.ts_rank(_PG_DOCUMENT, query).label("relevance")).where(
             _PG_DOCUMENT.op("@@")(query)

@@ -96,9 +96,9 @@ def _period_bounds(period: str) -> tuple[date, date]:
 
 def clean_owner(name: str) -> str:
     name = _CONTROL.sub("", name).strip()
-    if len(name) < 2 or not any(ch.isalnum() for ch in name):
+    if not any(ch.isalnum() for ch in name):
         raise BadRequest(
-            "ownerName must be 2 to 128 characters and contain a letter or digit",
+            "ownerName must contain a letter or digit",
             code="invalid_field",
             field="ownerName",
         )

@@ -59,7 +59,10 @@ class InstrumentIn(BaseModel):
     id: str | None = Field(
         default=None, description="Stable id ([a-z0-9._-]); default: jurisdiction + title slug"
     )
-    jurisdiction: str = Field(description="AU, AU-NSW … or Cth, NSW …")
+    jurisdiction: str = Field(
+        description="AU, AU-NSW … or an AGLC abbreviation (Cth, NSW …), as written",
+        json_schema_extra={"enum": list(jurisdictions.SPELLINGS)},
+    )
     type: Literal["act", "regulation", "standard", "guidance"]
     title: str = Field(
         min_length=3, max_length=500, description="Title; for standards the name after the designation"
@@ -83,9 +86,9 @@ class InstrumentIn(BaseModel):
     @field_validator("jurisdiction")
     @classmethod
     def _jurisdiction(cls, v: str) -> str:
-        code = jurisdictions.lookup(v)
+        code = jurisdictions.exact(v)
         if code is None:
-            raise ValueError("must be AU, AU-<region> or an AGLC abbreviation (Cth, NSW, Vic, …)")
+            raise ValueError(f"must be {jurisdictions.ALLOWED}")
         return code
 
     @field_validator("id")
@@ -326,9 +329,10 @@ def doc_dict(doc: LegislationDoc, *, section_count: int) -> dict[str, Any]:
 
 
 def parse_include(raw: str | None) -> set[str]:
-    if not raw:
+    """The parts to include, named exactly and separated by commas (sections,amendments)."""
+    if raw is None:
         return set()
-    names = {p.strip() for p in raw.split(",") if p.strip()}
+    names = set(raw.split(","))
     unknown = names - set(INCLUDES)
     if unknown:
         raise BadRequest(

@@ -6,6 +6,7 @@ active editors and reviewers except the author (and the author too where the pol
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import bindparam, exists, func, select
@@ -24,7 +25,17 @@ from domain.kernel.errors import BadRequest, Forbidden
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
-STATUSES = ("pending", "approved", "rejected", "objected", "expired", "superseded")
+
+
+class ProposalStatus(StrEnum):
+    """Where a document proposal stands."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    OBJECTED = "objected"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
 
 
 _DA = DocumentAgent
@@ -166,8 +177,8 @@ async def list_proposals(
     session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None, status: str | None
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id)
-    if status and status not in STATUSES:
-        raise BadRequest(f"status must be one of {', '.join(STATUSES)}", field="status")
+    if status and status not in set(ProposalStatus):
+        raise BadRequest(f"status must be one of {', '.join(ProposalStatus)}", field="status")
     stmt = select(Proposal).where(Proposal.resource_type == "document", Proposal.resource_id == doc.id)
     if section_id:
         stmt = stmt.where(Proposal.section_id == section_id)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from typing import Any, TypedDict
 
 from sqlalchemy import ColumnElement, Select, func, select
@@ -16,18 +17,35 @@ from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, NotFound
 from domain.market.models import FuelCurrentPrice, FuelPrice, FuelStation
 
-# The public hub's fuel vocabulary; feed codes are mapped onto it by the ingestion adapters.
-FUEL_TYPES = ("U91", "E10", "U95", "U98", "Diesel", "PremDSL", "LPG", "E85", "AdBlue")
-STATES = ("NSW", "VIC", "QLD", "WA", "SA", "TAS", "ACT", "NT")
-_ALIASES = {t.lower(): t for t in FUEL_TYPES} | {
-    "p95": "U95",
-    "p98": "U98",
-    "dl": "Diesel",
-    "pdl": "PremDSL",
-    "ulp": "U91",
-    "unleaded": "U91",
-}
-FUEL_SPELLINGS = tuple(_ALIASES)  # what fuel_type_of takes, in any case
+
+class FuelType(StrEnum):
+    """The public hub's fuel vocabulary, spelt exactly so on the wire; the ingestion adapters map each feed's
+    codes onto it (fuel_ingest.NSW_CODES, WA_PRODUCTS)."""
+
+    U91 = "U91"
+    E10 = "E10"
+    U95 = "U95"
+    U98 = "U98"
+    DIESEL = "Diesel"
+    PREMIUM_DIESEL = "PremDSL"
+    LPG = "LPG"
+    E85 = "E85"
+    ADBLUE = "AdBlue"
+
+
+class AustralianState(StrEnum):
+    """The states and territories stations are in, as the feeds and the public hub write them."""
+
+    NSW = "NSW"
+    VIC = "VIC"
+    QLD = "QLD"
+    WA = "WA"
+    SA = "SA"
+    TAS = "TAS"
+    ACT = "ACT"
+    NT = "NT"
+
+
 EARTH_RADIUS_KM = 6371.0088
 
 
@@ -63,22 +81,14 @@ class _PriceValues(TypedDict):
     source: str
 
 
-def fuel_type_of(value: str | None, *, field: str = "fuelType") -> str | None:
-    if value is None or not value.strip():
-        return None
-    found = _ALIASES.get(value.strip().lower())
-    if found is None:
-        raise BadRequest(f"{field}: unknown fuel type {value!r}; one of {', '.join(FUEL_TYPES)}", field=field)
-    return found
-
-
-def state_of(value: str | None, *, field: str = "state") -> str | None:
-    if value is None or not value.strip():
-        return None
-    state = value.strip().upper()
-    if state not in STATES:
-        raise BadRequest(f"{field}: unknown state {value!r}; one of {', '.join(STATES)}", field=field)
-    return state
+def fuel_type(value: str, *, field: str = "fuelType") -> FuelType:
+    """A fuel type named exactly as the vocabulary spells it (from the command line; the web models take
+    the enum themselves)."""
+    try:
+        return FuelType(value)
+    except ValueError:
+        allowed = ", ".join(FuelType)
+        raise BadRequest(f"{field}: unknown fuel type {value!r}; one of {allowed}", field=field) from None
 
 
 def _insert(session: AsyncSession, model: type[Any]) -> Any:

@@ -2,7 +2,7 @@
 
 A bad row (missing coordinates, unknown fuel code, unreadable price or time, a price for a station the
 feed did not describe) is skipped and counted; it never aborts the run. Codes are mapped onto the
-hub's fuel vocabulary (fuel.FUEL_TYPES). Sources are a URL (fetched with the guarded client) or a file.
+hub's fuel vocabulary (fuel.FuelType). Sources are a URL (fetched with the guarded client) or a file.
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def parse_nsw(data: Any, report: Report) -> tuple[list[fuel.StationRow], list[fu
         lat = _coord(loc.get("latitude"), -45, -9)
         lon = _coord(loc.get("longitude"), 110, 155)
         name = str(raw.get("name") or "").strip()
-        if not code or not name or lat is None or lon is None or state not in fuel.STATES:
+        if not code or not name or lat is None or lon is None or state not in set(fuel.AustralianState):
             report.skip(f"station {code or '?'}: missing code, name, state or valid coordinates")
             continue
         address = str(raw.get("address") or "").strip() or None
@@ -235,7 +235,7 @@ def parse_wa(
 
 def wa_fuel_type(source: str, given: str | None) -> str:
     if given:
-        return fuel.fuel_type_of(given, field="fuel_type") or "U91"
+        return fuel.fuel_type(given, field="fuel_type")
     product = parse_qs(urlsplit(source).query).get("Product", [""])[0]
     return WA_PRODUCTS.get(product, "U91")
 

@@ -18,7 +18,7 @@ from domain.kernel import audit, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import Database
-from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
@@ -134,7 +134,7 @@ async def answer(
     new_version: int | None = None
     if decision is not None:
         if not esc.proposal_id:
-            raise BadRequest(
+            raise Conflict(
                 "this escalation names no proposal: answer it without a decision",
                 code="no_proposal",
                 field="decision",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import date, timedelta
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
@@ -26,8 +27,25 @@ from domain.kernel.sqlutil import for_update
 from domain.topics import economy
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
-TIERS = ("empirical", "institutional", "derived", "contested")
-STATUSES = ("proposed", "open", "consensus", "stable", "challenged", "rejected")
+
+class Tier(StrEnum):
+    """How a topic's knowledge is grounded."""
+
+    EMPIRICAL = "empirical"
+    INSTITUTIONAL = "institutional"
+    DERIVED = "derived"
+    CONTESTED = "contested"
+
+
+class TopicStatus(StrEnum):
+    PROPOSED = "proposed"
+    OPEN = "open"
+    CONSENSUS = "consensus"
+    STABLE = "stable"
+    CHALLENGED = "challenged"
+    REJECTED = "rejected"
+
+
 # ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
 JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
 DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
@@ -36,10 +54,10 @@ DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
 def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") -> str | None:
     if value is None:
         return None
-    value = value.strip().upper()
     if not JURISDICTION.match(value):
         raise BadRequest(
-            f"{field} must look like AU or AU-NSW (ISO country code, optional region code)",
+            f"{field} must look like AU or AU-NSW (an ISO 3166 country code in capitals, optionally a region "
+            "code)",
             code="invalid_field",
             field=field,
         )

@@ -8,6 +8,7 @@ is as good as open, so a lapsed claim frees the work at once, and the sweep tidi
 from __future__ import annotations
 
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import and_, delete, func, or_, select
@@ -22,9 +23,17 @@ from domain.market.models import Product, QuoteItem
 from domain.work.models import WorkAssignment
 from domain.work.settings import get_work_settings
 
-PRICE = "price_observation_mining"
-SPOTCHECK = "applicability_spotcheck"
-SUPPORTED = (PRICE, SPOTCHECK)
+
+class WorkType(StrEnum):
+    """The work this server hands out."""
+
+    PRICE_OBSERVATION_MINING = "price_observation_mining"
+    APPLICABILITY_SPOTCHECK = "applicability_spotcheck"
+
+
+PRICE = WorkType.PRICE_OBSERVATION_MINING
+SPOTCHECK = WorkType.APPLICABILITY_SPOTCHECK
+SUPPORTED = tuple(WorkType)
 # Work types of the public hub that this server does not hand out.
 UNSUPPORTED = ("scrape", "qa_spot_check", "dependency_proposal")
 STATUSES = ("open", "claimed", "submitted", "resolved")

@@ -175,8 +175,11 @@ async def test_an_answer_decides_an_objected_document_proposal(docs, hub, runtim
         headers=reviewer,
         json={"answer": "Legal does", "decision": "approve"},
     )
-    assert resp.status == 400
-    assert (await resp.json())["field"] == "decision"
+    # A well-formed answer that the escalation's state refuses (it names no proposal): 409, as for a
+    # proposal already decided below, not a 400 (issue 29: a schema-valid body is never a 400 for it).
+    assert resp.status == 409
+    body = await resp.json()
+    assert (body["error"], body["field"]) == ("no_proposal", "decision")
     done = await answer(hub, reviewer, esc["escalationId"], answer="No: it stays.", decision="reject")
     assert done["proposal"]["status"] == "rejected"
     resp = await docs.get(f"{base}/content", headers=alice["headers"])

@@ -18,8 +18,9 @@ async def sweep(runtime, name):
 async def test_claim_validates_its_input(hub, market, register):
     agent = await register()
     cases = [
-        ({"workType": "mining"}, "workType", "price_observation_mining, applicability_spotcheck"),
-        ({"workType": "scrape"}, "workType", "public hub"),
+        ({"workType": "mining"}, "workType", "'price_observation_mining' or 'applicability_spotcheck'"),
+        ({"workType": "scrape"}, "workType", "'price_observation_mining' or 'applicability_spotcheck'"),
+        ({"workType": " price_observation_mining"}, "workType", "price_observation_mining"),  # exact
         ({"workType": "price_observation_mining", "expiresInMinutes": 0}, "expiresInMinutes", None),
         ({"workType": "price_observation_mining", "expiresInMinutes": 1441}, "expiresInMinutes", None),
         ({"workType": "price_observation_mining", "payload": {"itemKey": "nope"}}, "payload.itemKey", "nope"),

@@ -22,6 +22,7 @@ from web.docs.schemas import (
     IntentOut,
     JoinBody,
     Joined,
+    JoinRequest,
     LeaveBody,
     Left,
     Lock,
@@ -37,6 +38,8 @@ from web.kernel.events import EventPage, EventsQuery, Poll, PollQuery
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, model_response
 
+# A section is looked up in the converted Markdown: none while converting (409), nor after a failure.
+CONVERSION_FAILED = {422: "The document's conversion failed: it has no sections"}
 routes = Routes()
 route = document_route(routes)
 
@@ -45,7 +48,7 @@ route = document_route(routes)
     "POST",
     "/join",
     summary="Join the document as an agent",
-    body=JoinBody,
+    body=JoinRequest,
     response=Joined,
     status=201,
     errors={409: "Already joined"},
@@ -222,7 +225,7 @@ async def salience(request: web.Request) -> web.Response:
     body=LockBody,
     body_optional=True,
     response=Lock,
-    errors={409: "Locked by another agent"},
+    errors={409: "Locked by another agent, or the document is still being converted", **CONVERSION_FAILED},
     access=Service("tap:write"),
 )
 async def lock(request: web.Request, body: LockBody) -> web.Response:
@@ -255,6 +258,7 @@ async def unlock(request: web.Request) -> web.Response:
     body=EscalateBody,
     response=Escalation,
     status=201,
+    errors={409: "sectionId names a section of a document still being converted", **CONVERSION_FAILED},
     access=Service("tap:write"),
 )
 async def escalate(request: web.Request, body: EscalateBody) -> web.Response:

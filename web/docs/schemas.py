@@ -3,24 +3,41 @@ tests check every real response body against the response models)."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
+from pydantic_core import PydanticCustomError
 
 from domain.consensus import records
 from domain.consensus.policies import ApprovalPolicy
+from domain.documents import sharing
+from domain.documents.membership import ROLE_CAPABILITIES
+from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
 from web.kernel.wire import (
     APPROVAL_POLICY_TEXT,
+    HAS_LETTER_OR_DIGIT,
     ONE_OF_QUESTION_MESSAGE,
     SELF_APPROVAL_TEXT,
     Exact,
+    Rule,
+    Text,
     Timestamp,
+    Trimmed,
+)
+
+# An email address as the share links take it (domain/documents/sharing.py), and a domain name.
+EMAIL = Rule(sharing.EMAIL_PATTERN, "must be an email address such as ada@example.org")
+DOMAIN = Rule(
+    r"^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+[A-Za-z]{2,63}$",
+    "must be a domain name such as example.com",
 )
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+class Model(Trimmed):
+    """A request model: strings are checked as sent, then trimmed (web/kernel/wire.py)."""
+
+    model_config = ConfigDict(extra="ignore")
 
 
 class Out(BaseModel):
@@ -31,8 +48,8 @@ class LoginBody(BaseModel):
     """Credentials are taken as typed: a password's spaces are part of it."""
 
     model_config = ConfigDict(extra="ignore")
-    email: str = Field(min_length=1, max_length=320, description="The person's email address.")
-    password: str = Field(min_length=1, max_length=1024)
+    email: Text = Field(min_length=1, max_length=320, description="The person's email address.")
+    password: Text = Field(min_length=1, max_length=1024)
     organisation: str | None = Field(
         default=None,
         max_length=200,
@@ -41,11 +58,11 @@ class LoginBody(BaseModel):
 
 
 class RefreshBody(Model):
-    refreshToken: str = Field(min_length=1, max_length=200)
+    refreshToken: Text = Field(min_length=1, max_length=200)
 
 
 class LogoutBody(Model):
-    refreshToken: str | None = Field(
+    refreshToken: Text | None = Field(
         default=None,
         min_length=1,
         max_length=200,
@@ -134,15 +151,81 @@ Permission = Literal["ReadOnly", "CommentOnly", "FullReview"]
 AccessMode = Literal["open", "closed-individual", "closed-org"]
 
 
+# What each access mode needs and refuses of reviewerEmails and allowedDomain (the model checks it, the
+# schema below states it).
+SHARE_MODES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "open": ((), ("reviewerEmails", "allowedDomain")),
+    "closed-individual": (("reviewerEmails",), ("allowedDomain",)),
+    "closed-org": (("allowedDomain",), ()),
+}
+
+
+def _mode_branch(mode: str, needs: tuple[str, ...], refuses: tuple[str, ...]) -> dict[str, Any]:
+    """The JSON Schema of one access mode: what it needs present and what it refuses."""
+    present = {"reviewerEmails": {"type": "array", "minItems": 1}, "allowedDomain": {"type": "string"}}
+    absent = {"reviewerEmails": {"type": "array", "maxItems": 0}, "allowedDomain": {"type": "null"}}
+    return {
+        "properties": {
+            "accessMode": {"const": mode},
+            **{name: present[name] for name in needs},
+            **{name: absent[name] for name in refuses},
+        },
+        # open is the default: its branch holds when accessMode is left out.
+        "required": [*needs] if mode == "open" else ["accessMode", *needs],
+    }
+
+
 class ShareLinkBody(Model):
+    """The access modes' rules are checked here and stated as one schema branch each; that a closed-org
+    link's reviewerEmails are at its allowedDomain is checked too, which no schema can state."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"anyOf": [_mode_branch(m, *rules) for m, rules in SHARE_MODES.items()]}
+    )
     permission: Permission = "ReadOnly"
     accessMode: AccessMode = "open"
     public: bool = False
-    reviewerEmails: list[str] = Field(default_factory=list, max_length=200)
-    allowedDomain: str | None = Field(default=None, max_length=253)
+    reviewerEmails: list[Annotated[str, EMAIL, Field(max_length=254)]] = Field(
+        default_factory=list,
+        validate_default=True,
+        max_length=200,
+        description="closed-individual: who may review (required); closed-org: optionally, who of the "
+        "domain may (each at allowedDomain); open: none.",
+    )
+    allowedDomain: Annotated[str, DOMAIN] | None = Field(
+        default=None,
+        validate_default=True,
+        max_length=253,
+        description="closed-org (required): the addresses' domain.",
+    )
     expiresInHours: int = Field(
         default=168, ge=1, le=24 * 365, description="Lifetime of the link in hours (default 7 days)."
     )
+
+    @field_validator("reviewerEmails", "allowedDomain")
+    @classmethod
+    def _mode(cls, value: Any, info: ValidationInfo) -> Any:
+        # Fields are validated in order: accessMode (and reviewerEmails for allowedDomain) are known here.
+        mode = info.data.get("accessMode")
+        if mode is None:
+            return value  # accessMode itself was refused
+        name = info.field_name or ""
+        needs, refuses = SHARE_MODES[mode]
+        if name in needs and not value:
+            raise PydanticCustomError("access_mode", f"accessMode {mode} needs {name}")
+        if name in refuses and value:
+            raise PydanticCustomError("access_mode", f"accessMode {mode} takes no {name}")
+        if name == "allowedDomain" and value:
+            outside = [
+                e
+                for e in info.data.get("reviewerEmails") or []
+                if not e.lower().endswith("@" + value.lower())
+            ]
+            if outside:
+                raise PydanticCustomError(
+                    "access_mode", f"reviewerEmails outside {value.lower()}: {', '.join(outside)}"
+                )
+        return value
 
 
 class ShareLink(Out):
@@ -167,8 +250,8 @@ class ShareLinkLookup(ShareLink):
 
 
 class CommentBody(Model):
-    documentId: str = Field(min_length=1, max_length=36)
-    text: str = Field(min_length=1, max_length=10_000)
+    documentId: Text = Field(min_length=1, max_length=36)
+    text: Text = Field(min_length=1, max_length=10_000)
     paragraphId: str | None = Field(default=None, max_length=256)
     author: str | None = Field(default=None, max_length=200, description="Display name; default: the key's.")
 
@@ -204,7 +287,9 @@ Capability = Literal["propose", "vote"]
 
 
 class JoinBody(Model):
-    agentName: str = Field(min_length=1, max_length=128)
+    agentName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
+        min_length=1, max_length=128, description="Display name on this document; a letter or digit."
+    )
     role: Role = "editor"
     capabilities: list[Capability] | None = Field(
         default=None,
@@ -214,21 +299,64 @@ class JoinBody(Model):
     )
     inviteToken: str | None = Field(default=None, max_length=200)
 
+    @field_validator("capabilities")
+    @classmethod
+    def _role_allows(cls, value: list[str] | None, info: ValidationInfo) -> list[str] | None:
+        role = info.data.get("role")
+        allowed = ROLE_CAPABILITIES.get(role or "", ())
+        refused = [c for c in value or [] if c not in allowed]
+        if role is not None and refused:
+            may = ", ".join(allowed) or "none"
+            raise PydanticCustomError(
+                "role_capabilities",
+                f"role {role} may not {' or '.join(refused)}; it may have {may} (omit capabilities to get "
+                "the role's)",
+            )
+        return value
+
+
+class JoinRequest(JoinBody):
+    """JoinBody as /openapi.json documents it: the roles' limits on capabilities stated too (an MCP tool's
+    arguments take JoinBody, whose schema stays a plain object)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
+                    "then": {
+                        "properties": {
+                            "capabilities": {
+                                "anyOf": [
+                                    {"type": "array", "items": {"enum": list(allowed)}}
+                                    if allowed
+                                    else {"type": "array", "maxItems": 0},
+                                    {"type": "null"},
+                                ]
+                            }
+                        }
+                    },
+                }
+                for role, allowed in ROLE_CAPABILITIES.items()
+            ]
+        },
+    )
+
 
 class LeaveBody(Model):
     agentId: str | None = Field(default=None, max_length=36)
 
 
 class ProposalBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
+    sectionId: Text = Field(min_length=1, max_length=256)
     content: str = Field(max_length=50_000)
-    summary: str = Field(min_length=1, max_length=2_000)
+    summary: Text = Field(min_length=1, max_length=2_000)
     ttlSeconds: int | None = Field(default=None, ge=30, le=86_400)
 
 
 class ProposalQuery(Model):
     sectionId: str | None = Field(default=None, max_length=256)
-    status: str | None = Field(default=None, max_length=16)
+    status: ProposalStatus | None = None
 
 
 class ApproveBody(Model):
@@ -236,7 +364,7 @@ class ApproveBody(Model):
 
 
 class RejectBody(Model):
-    reason: str = Field(min_length=1, max_length=1_000)
+    reason: Text = Field(min_length=1, max_length=1_000)
 
 
 class ObjectBody(Model):
@@ -244,14 +372,14 @@ class ObjectBody(Model):
 
 
 class IntentBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
-    goal: str = Field(min_length=1, max_length=2_000)
+    sectionId: Text = Field(min_length=1, max_length=256)
+    goal: Text = Field(min_length=1, max_length=2_000)
     category: str = Field(default="general", min_length=1, max_length=64)
 
 
 class ConstraintBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
-    boundary: str = Field(min_length=1, max_length=2_000)
+    sectionId: Text = Field(min_length=1, max_length=256)
+    boundary: Text = Field(min_length=1, max_length=2_000)
     type: Literal["must", "must_not", "should", "should_not", "prefer"] = "must_not"
 
 
@@ -260,7 +388,7 @@ class SectionQuery(Model):
 
 
 class SalienceBody(Model):
-    sectionId: str = Field(min_length=1, max_length=256)
+    sectionId: Text = Field(min_length=1, max_length=256)
     score: StrictInt = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
 
 
@@ -272,10 +400,10 @@ class EscalateBody(Model):
     """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
 
     model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
-    question: str | None = Field(
+    question: Text | None = Field(
         default=None, min_length=1, max_length=5_000, description="The question for human reviewers."
     )
-    message: str | None = Field(
+    message: Text | None = Field(
         default=None,
         min_length=1,
         max_length=5_000,
@@ -337,7 +465,6 @@ class DocumentSections(Out):
     sections: list[Section]
 
 
-ProposalStatus = Literal["pending", "approved", "rejected", "objected", "expired", "superseded"]
 Vote = Literal["approve", "reject", "object"]
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
-from web.docs.schemas import CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
-from web.kernel.wire import Timestamp
+from web.docs.schemas import EMAIL, CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
+from web.kernel.wire import Rule, Text, Timestamp
+
+CODE = Rule(r"^[0-9]{6}$", "must be the 6 digits from the mail")
 
 
 class ShareLinkInfo(ShareLink):
@@ -40,7 +42,7 @@ class ShareView(Out):
 
 
 class ShareCommentBody(Model):
-    text: str = Field(min_length=1, max_length=10_000)
+    text: Text = Field(min_length=1, max_length=10_000)
     paragraphId: str | None = Field(default=None, max_length=256, description="A section id (sec:…)")
     author: str | None = Field(
         default=None, max_length=200, description="Display name; default: the proven address or 'Reviewer'."
@@ -49,7 +51,7 @@ class ShareCommentBody(Model):
 
 class ShareDecisionBody(Model):
     decision: Literal["approve", "reject"]
-    note: str = Field(min_length=1, max_length=4000)
+    note: Text = Field(min_length=1, max_length=4000)
 
 
 class ShareDecision(Proposal):
@@ -58,7 +60,7 @@ class ShareDecision(Proposal):
 
 
 class VerificationBody(Model):
-    email: str = Field(min_length=3, max_length=254)
+    email: Annotated[str, EMAIL] = Field(max_length=254)
 
 
 class VerificationSent(Out):
@@ -68,8 +70,8 @@ class VerificationSent(Out):
 
 
 class ConfirmBody(Model):
-    email: str = Field(min_length=3, max_length=254)
-    code: str = Field(min_length=1, max_length=12)
+    email: Annotated[str, EMAIL] = Field(max_length=254)
+    code: Annotated[str, CODE] = Field(description="The 6 digits from the mail.")
 
 
 class ShareSession(Out):

@@ -5,22 +5,24 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from domain.consensus.policies import ApprovalPolicy
+from domain.topics.store import Tier, TopicStatus
 from web.kernel.wire import (
     APPROVAL_POLICY_TEXT,
+    HAS_LETTER_OR_DIGIT,
     MAX_INT,
     ONE_OF_QUESTION_MESSAGE,
     SELF_APPROVAL_TEXT,
     TOPIC_JURISDICTION,
-    TOPIC_JURISDICTION_FILTER,
+    AsWritten,
     Date,
+    Text,
     Timestamp,
-    pattern,
+    Trimmed,
+    at_least,
 )
-
-Str = Annotated[str, Field(min_length=1)]
 
 
 def _has_nul(value: Any) -> bool:
@@ -33,8 +35,10 @@ def _has_nul(value: Any) -> bool:
     return False
 
 
-class Model(BaseModel):
-    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+class Model(Trimmed):
+    """A hub request or response model; strings are checked as sent, then trimmed (web/kernel/wire.py)."""
+
+    model_config = ConfigDict(extra="ignore")
 
     @field_validator("*", mode="after")
     @classmethod
@@ -51,8 +55,10 @@ class PageQuery(Model):
 
 
 class RegisterBody(Model):
-    agentName: str = Field(
-        min_length=1, max_length=128, description="Display name, unique (case-insensitive)."
+    agentName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
+        min_length=1,
+        max_length=128,
+        description="Display name, unique (case-insensitive); a letter or digit.",
     )
     model: str | None = Field(default=None, max_length=200)
     framework: str | None = Field(default=None, max_length=200)
@@ -116,29 +122,22 @@ class Wallet(Model):
     offset: int
 
 
-Tier = Literal["empirical", "institutional", "derived", "contested"]
-TopicStatus = Literal["proposed", "open", "consensus", "stable", "challenged", "rejected"]
-
-
 class TopicCreateBody(Model):
-    title: str = Field(min_length=3, max_length=500)
+    title: Annotated[str, at_least(3)] = Field(min_length=3, max_length=500)
     # Kept as written: leading indentation and trailing spaces are Markdown (code blocks, hard breaks).
-    content: Annotated[str, StringConstraints(strip_whitespace=False)] = Field(
+    content: Annotated[str, AsWritten(), at_least(10)] = Field(
         min_length=10, max_length=50_000, description="Markdown body; headings are sections."
     )
     tier: Tier
-    dependsOn: list[Annotated[str, Field(min_length=1, max_length=36)]] = Field(
+    dependsOn: list[Annotated[Text, Field(min_length=1, max_length=36)]] = Field(
         default_factory=list, max_length=50
     )
-    assumptions: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+    assumptions: list[Annotated[Text, Field(min_length=1, max_length=500)]] = Field(
         default_factory=list, max_length=20
     )
     canonicalClaim: str | None = Field(default=None, max_length=2000)
-    jurisdiction: str | None = Field(
-        default=None,
-        max_length=16,
-        description="AU, AU-NSW, …",
-        json_schema_extra=pattern(TOPIC_JURISDICTION),
+    jurisdiction: Annotated[str, TOPIC_JURISDICTION] | None = Field(
+        default=None, max_length=16, description="AU, AU-NSW, … (ISO 3166, in capitals)"
     )
     authority: str | None = Field(default=None, max_length=500)
     sourceRef: str | None = Field(default=None, max_length=1000)
@@ -148,13 +147,6 @@ class TopicCreateBody(Model):
         default=ApprovalPolicy.CONCORD_DEFAULT, description=APPROVAL_POLICY_TEXT
     )
     allowSelfApproval: bool = Field(default=False, description=SELF_APPROVAL_TEXT)
-
-    @field_validator("content")
-    @classmethod
-    def _content_has_text(cls, value: str) -> str:
-        if len(value.strip()) < 10:
-            raise ValueError("must have at least 10 characters besides white space")
-        return value
 
 
 class Topic(Model):
@@ -203,11 +195,8 @@ class TopicListQuery(PageQuery):
 
     tier: Tier | None = None
     status: TopicStatus | None = None
-    jurisdiction: str | None = Field(
-        default=None,
-        max_length=16,
-        description="Prefix match: AU matches AU-NSW.",
-        json_schema_extra=pattern(TOPIC_JURISDICTION_FILTER),
+    jurisdiction: Annotated[str, TOPIC_JURISDICTION] | None = Field(
+        default=None, max_length=16, description="Prefix match: AU matches AU-NSW."
     )
 
 
@@ -266,10 +255,10 @@ class EscalateBody(Model):
     """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
 
     model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
-    question: str | None = Field(
+    question: Text | None = Field(
         default=None, min_length=1, max_length=5000, description="The question for human reviewers."
     )
-    message: str | None = Field(
+    message: Text | None = Field(
         default=None, min_length=1, max_length=5000, description="The same as question (the PACT CLI's name)."
     )
     sectionId: str | None = Field(default=None, max_length=256)

@@ -18,24 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.kernel.event_record import CURSOR_PREFIX, ActorKind, EntityType
 from domain.kernel.events import MAX_SEQ
-from web.kernel.wire import Exact, Timestamp
-
-
-def _at_most(bound: int) -> str:
-    """A regular expression for the decimal numbers 0..bound (leading zeros allowed within its digits)."""
-    digits = str(bound)
-    width = len(digits)
-    alternatives = [f"[0-9]{{1,{width - 1}}}"] if width > 1 else []
-    for i, digit in enumerate(digits):
-        if digit != "0":
-            rest = width - i - 1
-            alternatives.append(digits[:i] + f"[0-{int(digit) - 1}]" + (f"[0-9]{{{rest}}}" if rest else ""))
-    alternatives.append(digits)
-    return "(?:" + "|".join(alternatives) + ")"
-
+from web.kernel.wire import Exact, Timestamp, decimal_at_most
 
 # What the domain's parse_cursor accepts, stated in the OpenAPI documents (and checked there first).
-CURSOR_PATTERN = rf"^(?:(?:{CURSOR_PREFIX})?{_at_most(MAX_SEQ)})?$"
+CURSOR_PATTERN = rf"^(?:(?:{CURSOR_PREFIX})?{decimal_at_most(MAX_SEQ)})?$"
 CURSOR_WORDS = "an event cursor: a sequence number n or evt_n (the same on both apps)"
 
 

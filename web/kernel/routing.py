@@ -33,6 +33,13 @@ def first_field(exc: ValidationError) -> str | None:
     return ".".join(str(p) for p in errs[0]["loc"]) if errs and errs[0]["loc"] else None
 
 
+def error_code(exc: ValidationError) -> str:
+    """The code of the first error: a rule's own (web/kernel/wire.py Rule.code), else validation_error."""
+    errs = exc.errors()
+    code = errs[0].get("ctx", {}).get("code") if errs else None
+    return code if isinstance(code, str) else "validation_error"
+
+
 def nul_field(data: Any, path: str = "") -> str | None:
     """The first field holding a NUL character: no database stores one, so no input may carry it."""
     if isinstance(data, str):
@@ -58,9 +65,8 @@ def parse_model(model: type[BaseModel], data: Any, where: str) -> BaseModel:
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise BadRequest(
-            validation_message(exc, where), code="validation_error", field=first_field(exc)
-        ) from None
+        message = validation_message(exc, where)
+        raise BadRequest(message, code=error_code(exc), field=first_field(exc)) from None
 
 
 def _integral(data: Any) -> tuple[Any, bool]:
@@ -97,9 +103,8 @@ def parse_body(model: type[BaseModel], data: Any) -> BaseModel:
         # JSON mode: a date or a UUID is a string on the wire, which strict Python mode would refuse.
         return model.model_validate_json(json.dumps(data), strict=True)
     except ValidationError as exc:
-        raise BadRequest(
-            validation_message(exc, "body"), code="validation_error", field=first_field(exc)
-        ) from None
+        message = validation_message(exc, "body")
+        raise BadRequest(message, code=error_code(exc), field=first_field(exc)) from None
 
 
 JSON_MEDIA = "application/json"
@@ -381,7 +386,11 @@ class Api:
                 for name in _path_params(op.path)
             ]
             if op.query is not None:
-                qschema = op.query.model_json_schema()
+                # A vocabulary (a StrEnum) is a schema of its own, shared with the bodies that use it.
+                qschema = op.query.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, definition in qschema.pop("$defs", {}).items():
+                    if schemas.setdefault(name, definition) != definition:
+                        raise ValueError(f"two different schemas are named {name}")
                 required = set(qschema.get("required", []))
                 for name, prop in qschema.get("properties", {}).items():
                     # x-required: optional in the model so that the handler answers its own message, but

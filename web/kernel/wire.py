@@ -3,10 +3,22 @@ are strings on the wire; the schema's format lets the tests check every one the 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    GetCoreSchemaHandler,
+    GetJsonSchemaHandler,
+    ValidationInfo,
+    WithJsonSchema,
+    field_validator,
+)
+from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
 from domain.kernel import jurisdictions
 
@@ -50,35 +62,161 @@ ONE_OF_QUESTION_MESSAGE: dict[str, Any] = {
 }
 
 
-# Patterns that put into the OpenAPI documents what a handler or the domain checks beyond the types, so a
-# request the schema admits is one the operation accepts. They go into the JSON Schema only
-# (json_schema_extra): the checks themselves stay where they are, with their own messages.
-HAS_TEXT = r"\S"  # something besides whitespace (strings are stripped before their length is checked)
-HAS_ALNUM = r"[A-Za-z0-9]"  # at least one letter or digit (of the market's search terms)
+# ---- rules on strings -------------------------------------------------------------------------------
+# A rule a request's string must keep beyond its type and length is a `Rule`: one regular expression that is
+# both the check and the field's `pattern` in the OpenAPI document, so the two cannot drift. Its patterns
+# mean the same to Python's `re` and to the engines that read JSON Schema (ECMA 262 with the u flag, as
+# 2020-12 asks, and the fuzzer's Rust engine): no \s, \S, \w, \d or \b, whose readings differ, and a `$`
+# that ends the string (Python's would also match before a final newline; the check reads it as \Z).
+
+# White space as Python's str.isspace() and str.strip() know it (what the models trim), spelt out.
+WHITE_SPACE = r"\t-\r\u001c-\u0020\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+NOT_SPACE = f"[^{WHITE_SPACE}]"
+ANY_CHARACTER = r"[\s\S]"
+_SYNTAX = set("^$\\.*+?()[]{}|/")
 
 
-def _any_case(word: str) -> str:
-    return "".join(
-        f"[{c.upper()}{c.lower()}]" if c.upper() != c.lower() else ("\\." if c == "." else c) for c in word
+@dataclass(frozen=True)
+class Rule:
+    """A string rule as an `Annotated` marker: `Annotated[str, rule]` refuses a value the pattern does not
+    find in, with `message` (the 400 names the field), and documents the pattern. `test` replaces the
+    pattern's search where Python's `re` cannot read it (Unicode properties such as L, letters)."""
+
+    pattern: str
+    message: str
+    # The error code of the 400 when the operation documents one of its own (else validation_error).
+    code: str | None = None
+    test: Callable[[str], bool] | None = None
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        test = self.test or re.compile(_python_reading(self.pattern)).search
+        message, context = self.message, ({"code": self.code} if self.code else None)
+
+        def check(value: str) -> str:
+            if not test(value):
+                raise PydanticCustomError("string_rule", message, context)
+            return value
+
+        return core_schema.no_info_after_validator_function(check, handler(source))
+
+    def __get_pydantic_json_schema__(
+        self, schema: CoreSchema, handler: GetJsonSchemaHandler
+    ) -> dict[str, Any]:
+        out: dict[str, Any] = handler(schema)
+        out["pattern"] = self.pattern
+        return out
+
+
+def _python_reading(pattern: str) -> str:
+    """The pattern for Python's `re`: each `$` outside a character class as the end of the string."""
+    out: list[str] = []
+    in_class = escaped = False
+    for ch in pattern:
+        if escaped:
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch == "[":
+            in_class = True
+        elif ch == "]":
+            in_class = False
+        elif ch == "$" and not in_class:
+            out.append(r"\Z")
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+def _escape(word: str) -> str:
+    """A literal word in a pattern, escaping only syntax characters (ECMA's u flag refuses other escapes)."""
+    return "".join(f"\\{ch}" if ch in _SYNTAX else ch for ch in word)
+
+
+def at_least(count: int) -> Rule:
+    """At least `count` characters once the white space at either end is left out (what a request model
+    keeps, see `Trimmed`)."""
+    if count <= 1:
+        return HAS_TEXT
+    return Rule(
+        f"{NOT_SPACE}{ANY_CHARACTER}{{{count - 2},}}{NOT_SPACE}",
+        f"must have at least {count} characters besides white space at either end",
     )
 
 
-def words_pattern(words: Iterable[str], *, blank: bool = True) -> str:
-    """One of `words` in any case, with surrounding whitespace; with `blank`, nothing at all too."""
-    alternatives = "|".join(_any_case(w) for w in sorted(set(words), key=lambda w: (-len(w), w)))
-    return rf"^\s*(?:{alternatives}){'?' if blank else ''}\s*$"
+def one_of(words: Iterable[str], *, listed: str | None = None) -> Rule:
+    """Exactly one of `words`, as written (no other case, no white space)."""
+    ordered = sorted(set(words), key=lambda w: (-len(w), w))
+    alternatives = "|".join(_escape(w) for w in ordered)
+    return Rule(rf"^(?:{alternatives})$", f"must be {listed or 'one of ' + ', '.join(ordered)}")
 
 
-def pattern(regex: str) -> dict[str, Any]:
-    """A field's `json_schema_extra` documenting the pattern its checks enforce."""
-    return {"pattern": regex}
+def comma_list(words: Iterable[str]) -> Rule:
+    """One or more of `words` separated by commas, as written (no spaces)."""
+    names = list(words)
+    word = "(?:" + "|".join(_escape(w) for w in sorted(names, key=lambda w: (-len(w), w))) + ")"
+    return Rule(rf"^{word}(?:,{word})*$", f"must be one or more of {', '.join(names)}, separated by commas")
 
 
-# ISO 3166-1 country, optionally an ISO 3166-2 subdivision (domain/topics/store.py JURISDICTION), any case.
-TOPIC_JURISDICTION = r"^\s*[A-Za-z]{2}(?:-[A-Za-z0-9]{1,3})?\s*$"
-TOPIC_JURISDICTION_FILTER = r"^\s*(?:[A-Za-z]{2}(?:-[A-Za-z0-9]{1,3})?)?\s*$"
+def decimal_at_most(limit: int) -> str:
+    """A pattern of the decimal numbers from 0 to `limit`, leading zeros allowed up to `limit`'s length
+    (what int() reads of them), for a bound a number kept as text must respect."""
+    digits = str(limit)
+    alternatives = [f"[0-9]{{1,{len(digits) - 1}}}"] if len(digits) > 1 else []
+    for i, d in enumerate(digits):
+        rest = len(digits) - i - 1
+        if int(d) > 0:
+            low = "0" if int(d) == 1 else f"[0-{int(d) - 1}]"
+            alternatives.append(digits[:i] + low + (f"[0-9]{{{rest}}}" if rest else ""))
+    alternatives.append(digits)
+    return "(?:" + "|".join(alternatives) + ")"
+
+
+def has_letter_or_digit(value: str) -> bool:
+    return any(ch.isalnum() for ch in value)
+
+
+HAS_TEXT = Rule(NOT_SPACE, "must contain a character other than white space")
+# A letter or digit of any script (Unicode categories L and N; Python: str.isalnum()).
+HAS_LETTER_OR_DIGIT = Rule(r"[\p{L}\p{N}]", "must contain a letter or digit", test=has_letter_or_digit)
+# The market's search terms are ASCII letters and digits (domain/market/catalog.py WORD).
+HAS_ASCII_ALNUM = Rule(r"[A-Za-z0-9]", "must contain a letter or digit (A-Z, a-z, 0-9)")
+
+Text = Annotated[str, HAS_TEXT]  # a string with something besides white space
+
+
+class AsWritten:
+    """Marks a field of a `Trimmed` model whose text is kept exactly as sent (Markdown: leading indentation
+    and trailing spaces mean something)."""
+
+
+class Trimmed(BaseModel):
+    """A request model whose strings are validated exactly as sent (so the OpenAPI document generated from
+    it says what is accepted) and then kept without the white space at either end, as names and notes are
+    stored. A field marked `AsWritten` keeps its text as sent."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _trim(cls, value: Any, info: ValidationInfo) -> Any:
+        if info.field_name is not None and any(
+            isinstance(m, AsWritten) for m in cls.model_fields[info.field_name].metadata
+        ):
+            return value
+        if isinstance(value, str) and not isinstance(value, Enum):
+            return value.strip()
+        if isinstance(value, list) and any(isinstance(v, str) for v in value):
+            return [v.strip() if isinstance(v, str) and not isinstance(v, Enum) else v for v in value]
+        return value
+
+
+# ISO 3166-1 country, optionally an ISO 3166-2 subdivision, in capitals (domain/topics/store.py JURISDICTION).
+TOPIC_JURISDICTION = Rule(
+    r"^[A-Z]{2}(?:-[A-Z0-9]{1,3})?$",
+    "must look like AU or AU-NSW (an ISO 3166 country code in capitals, optionally a region code)",
+)
 
 # The Axiom listings' jurisdiction filter (domain/kernel/jurisdictions.py prefix_filter): a code, an AGLC
-# abbreviation or the start of a code, in any case; blank is no filter.
-JURISDICTION_PREFIX = words_pattern(jurisdictions.SPELLINGS + jurisdictions.PREFIXES)
-JURISDICTION = words_pattern(jurisdictions.SPELLINGS, blank=False)
+# abbreviation or the start of a code, as written.
+JURISDICTION_PREFIX = one_of(
+    jurisdictions.SPELLINGS + jurisdictions.PREFIXES,
+    listed=f"{jurisdictions.ALLOWED}, or the start of a code (AU-N matches AU-NSW and AU-NT)",
+)

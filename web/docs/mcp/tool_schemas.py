@@ -95,7 +95,7 @@ PARAMETERS: dict[str, Parameter] = {
         "The section's new Markdown body (without its heading), replacing the current one if merged.",
     ),
     "summary": Parameter("Summary", "One line saying what the proposal changes, for the voters."),
-    "status": Parameter("Status", f"Only proposals in this status: {', '.join(proposals.STATUSES)}."),
+    "status": Parameter("Status", f"Only proposals in this status: {', '.join(proposals.ProposalStatus)}."),
     "reason": Parameter("Reason", "Why, for the author and the reviewers (optional)."),
 }
 

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import facts
+from domain.axiom import facts, fulltext
 from domain.kernel import jurisdictions
-from domain.topics.store import TIERS
+from domain.topics.store import Tier
 from web.hub.auth import spend_credit
 from web.hub.axiom.keys import METERED, page_links
 from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
-from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, pattern
+from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, WHITE_SPACE, Rule
+
+# A query holds a word (domain/axiom/fulltext.py has_words: a letter, digit or underscore), or is blank for
+# no filter.
+FACTS_QUERY = Rule(
+    rf"^[{WHITE_SPACE}]*$|[\p{{L}}\p{{N}}_]",
+    "has no searchable words (letters or digits); leave it out for no filter",
+    test=lambda q: not q.strip() or fulltext.has_words(q),
+)
 
 routes = Routes()
 
@@ -23,21 +33,14 @@ TAG = "Axiom Facts"
 
 class FactsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    tier: str | None = Field(
-        default=None,
-        description="empirical, institutional, derived or contested",
-        json_schema_extra={"enum": [*TIERS, None]},
+    tier: Tier | None = Field(default=None, description="empirical, institutional, derived or contested")
+    jurisdiction: Annotated[str, JURISDICTION_PREFIX] | None = Field(
+        default=None, description="Jurisdiction prefix: AU matches AU and every AU-…"
     )
-    jurisdiction: str | None = Field(
-        default=None,
-        max_length=16,
-        description="Jurisdiction prefix: AU matches AU and every AU-…",
-        json_schema_extra=pattern(JURISDICTION_PREFIX),
-    )
-    q: str | None = Field(
+    q: Annotated[str, FACTS_QUERY] | None = Field(
         default=None,
         max_length=500,
-        description='Full-text query: words (all must match), "phrases", or, -excluded',
+        description='Full-text query: words (all must match), "phrases", or, -excluded; empty: no filter',
     )
     limit: int = Field(default=20, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=MAX_INT)

@@ -3,6 +3,7 @@ modules share (paging links, the app's citation index)."""
 
 from __future__ import annotations
 
+from typing import Annotated
 from urllib.parse import urlencode
 
 from aiohttp import web
@@ -15,6 +16,7 @@ from web.hub.axiom.schemas import AxiomDiscovery, AxiomKeyCreated, AxiomUsage
 from web.kernel.access import Commercial
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, json_response
+from web.kernel.wire import HAS_LETTER_OR_DIGIT
 
 routes = Routes()
 
@@ -27,7 +29,9 @@ CITATION_INDEX = web.AppKey("citation_index", citations.IndexHolder)
 
 class AxiomKeyBody(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    ownerName: str = Field(min_length=2, max_length=128, description="Who the key is for")
+    ownerName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
+        min_length=2, max_length=128, description="Who the key is for: 2 to 128 characters, a letter or digit"
+    )
 
 
 def page_links(request: web.Request, *, offset: int, limit: int, has_more: bool) -> dict[str, str | None]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,7 +21,11 @@ from web.hub.axiom.schemas import (
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, read_json
-from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, pattern
+from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, Rule, comma_list
+
+INCLUDE = comma_list(legislation.INCLUDES)
+# A keyword is 3 or more ASCII letters or digits (domain/axiom/legislation.py keywords).
+KEYWORDS = Rule(r"[A-Za-z0-9]{3}", "needs at least one keyword of 3 or more letters or digits")
 
 routes = Routes()
 
@@ -30,33 +34,26 @@ TAG = "Axiom Legislation"
 
 class LegislationQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    jurisdiction: str | None = Field(
-        default=None,
-        max_length=16,
-        description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted",
-        json_schema_extra=pattern(JURISDICTION_PREFIX),
+    jurisdiction: Annotated[str, JURISDICTION_PREFIX] | None = Field(
+        default=None, description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted (as written)"
     )
     type: Literal["act", "regulation", "standard", "guidance"] | None = None
     q: str | None = Field(default=None, max_length=300, description="Words in the title or designation")
     limit: int = Field(default=20, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
     format: Literal["json", "markdown"] = "json"
-    include: str | None = Field(default=None, description="Comma-separated: sections, amendments")
+    include: Annotated[str, INCLUDE] | None = Field(
+        default=None, description="Comma-separated, no spaces: sections, amendments"
+    )
 
 
 class SearchQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    q: str = Field(
-        min_length=1,
-        max_length=300,
-        description="Keywords (3+ characters each; all must match)",
-        json_schema_extra=pattern("[A-Za-z0-9]{3}"),
+    q: Annotated[str, KEYWORDS] = Field(
+        min_length=1, max_length=300, description="Keywords (3+ letters or digits each; all must match)"
     )
-    jurisdiction: str | None = Field(
-        default=None,
-        max_length=16,
-        description="Jurisdiction prefix",
-        json_schema_extra=pattern(JURISDICTION_PREFIX),
+    jurisdiction: Annotated[str, JURISDICTION_PREFIX] | None = Field(
+        default=None, description="Jurisdiction prefix (as for the listing)"
     )
     type: Literal["act", "regulation", "standard", "guidance"] | None = None
     status: Literal["in_force", "repealed", "not_yet_commenced"] | None = Field(
@@ -70,7 +67,9 @@ class DocQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     section: str | None = Field(default=None, max_length=60, description="Pinpoint such as 's 19'")
     format: Literal["json", "markdown"] = "json"
-    include: str | None = Field(default=None, description="amendments (sections are always included)")
+    include: Annotated[str, INCLUDE] | None = Field(
+        default=None, description="amendments (sections are always included)"
+    )
 
 
 def _markdown(text: str, credits: int) -> web.Response:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,18 +12,22 @@ from web.hub.axiom.keys import citation_index
 from web.hub.axiom.schemas import Resolution
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response
-from web.kernel.wire import HAS_TEXT
+from web.kernel.wire import HAS_TEXT, Rule
+
+# A citation holds something besides white space; its absence and a blank one are both citation_required.
+CITATION = Rule(HAS_TEXT.pattern, "a citation is required", code="citation_required")
 
 routes = Routes()
 
 
 class ResolveQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
-    citation: str | None = Field(
+    citation: Annotated[str, CITATION] | None = Field(
         default=None,
+        max_length=citations.MAX_CITATION,
         description="Legal citation (Title Year (Jurisdiction) s 19(2)(a)) or standards designation "
         "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
-        json_schema_extra={"pattern": HAS_TEXT, "x-required": True},
+        json_schema_extra={"x-required": True},
     )
 
 

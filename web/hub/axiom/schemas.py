@@ -8,11 +8,9 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from domain.axiom import legislation
+from domain.topics.store import Tier
 from web.hub.topics.read_models import SectionNode
-from web.kernel.wire import JURISDICTION, Date, Timestamp, pattern
-
-Tier = Literal["empirical", "institutional", "derived", "contested"]
-
+from web.kernel.wire import Date, Timestamp
 
 # --- keys and usage ----------------------------------------------------------------------------------
 
@@ -334,10 +332,7 @@ class InstrumentDoc(legislation.InstrumentIn):
     id: str | None = Field(
         default=None,
         description="Stable id ([a-z0-9._-]); default: jurisdiction + title slug",
-        json_schema_extra=pattern(legislation.DOC_ID.pattern),
-    )
-    jurisdiction: str = Field(
-        description="AU, AU-NSW … or Cth, NSW …", json_schema_extra=pattern(JURISDICTION)
+        json_schema_extra={"pattern": legislation.DOC_ID.pattern},
     )
 
 

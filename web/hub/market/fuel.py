@@ -24,7 +24,6 @@ from web.kernel.routing import Routes, json_response
 routes = Routes()
 
 TAGS = ["Market Fuel"]
-DEFAULT_FUEL = "U91"
 
 
 @routes.route(
@@ -36,13 +35,12 @@ DEFAULT_FUEL = "U91"
     response=NearMe,
 )
 async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
-    fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
     async with runtime(request).db.read() as session:
         result = await fuel.near_me(
             session,
             latitude=query.latitude,
             longitude=query.longitude,
-            fuel_type=fuel_type,
+            fuel_type=query.fuelType,
             radius_km=query.radiusKm,
             limit=query.limit,
         )
@@ -58,10 +56,8 @@ async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
     response=CheapestFuel,
 )
 async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
-    fuel_type = fuel.fuel_type_of(query.fuelType) or DEFAULT_FUEL
-    state = fuel.state_of(query.state)
     async with runtime(request).db.read() as session:
-        result = await fuel.cheapest(session, fuel_type=fuel_type, state=state, limit=query.limit)
+        result = await fuel.cheapest(session, fuel_type=query.fuelType, state=query.state, limit=query.limit)
     return json_response(result)
 
 
@@ -74,11 +70,9 @@ async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
     response=FuelSearch,
 )
 async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
-    fuel_type = fuel.fuel_type_of(query.fuelType)
-    state = fuel.state_of(query.state)
     async with runtime(request).db.read() as session:
         result = await fuel.search(
-            session, fuel_type=fuel_type, state=state, suburb=query.suburb, limit=query.limit
+            session, fuel_type=query.fuelType, state=query.state, suburb=query.suburb, limit=query.limit
         )
     return json_response(result)
 
@@ -92,9 +86,8 @@ async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
     response=FuelSummary,
 )
 async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response:
-    state = fuel.state_of(query.state)
     async with runtime(request).db.read() as session:
-        return json_response(await fuel.summary(session, state=state))
+        return json_response(await fuel.summary(session, state=query.state))
 
 
 @routes.route(
@@ -107,9 +100,10 @@ async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response
     errors={404: "Station not found"},
 )
 async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response:
-    fuel_type = fuel.fuel_type_of(query.fuelType)
     async with runtime(request).db.read() as session:
-        result = await fuel.history(session, station_id=query.stationId, fuel_type=fuel_type, days=query.days)
+        result = await fuel.history(
+            session, station_id=query.stationId, fuel_type=query.fuelType, days=query.days
+        )
     return json_response(result)
 
 

@@ -3,16 +3,13 @@ tests check every real body against."""
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from domain.market.fuel import FUEL_SPELLINGS, STATES
+from domain.market.fuel import AustralianState, FuelType
 from web.hub.schemas import Model as HubModel
-from web.kernel.wire import HAS_ALNUM, Timestamp, pattern, words_pattern
-
-FUEL_TYPE = words_pattern(FUEL_SPELLINGS)
-STATE = words_pattern(STATES)
+from web.kernel.wire import HAS_ASCII_ALNUM, Text, Timestamp
 
 
 class Model(HubModel):
@@ -28,28 +25,25 @@ class Model(HubModel):
 
 
 class ProductSearchQuery(Model):
-    query: str = Field(
-        min_length=1,
-        max_length=200,
-        description="Words that must all appear (required).",
-        json_schema_extra=pattern(HAS_ALNUM),
+    query: Annotated[str, HAS_ASCII_ALNUM] = Field(
+        min_length=1, max_length=200, description="Words that must all appear (required)."
     )
     category: str | None = Field(default=None, max_length=40, description="Category filter, e.g. paint.")
     limit: int = Field(default=20, ge=1, le=100, description="1 to 100 (default 20).")
 
 
 class CompareQuery(Model):
-    productId: str = Field(min_length=1, max_length=36, description="Product to compare across retailers.")
+    productId: Text = Field(min_length=1, max_length=36, description="Product to compare across retailers.")
     includeDelivery: bool = Field(default=False, description="Add each retailer's delivery fee.")
 
 
 class ProductHistoryQuery(Model):
-    productId: str = Field(min_length=1, max_length=36)
+    productId: Text = Field(min_length=1, max_length=36)
     days: int = Field(default=30, ge=1, le=365, description="1 to 365 (default 30).")
 
 
 class CartItem(Model):
-    query: str = Field(min_length=1, max_length=200, json_schema_extra=pattern(HAS_ALNUM))
+    query: Annotated[str, HAS_ASCII_ALNUM] = Field(min_length=1, max_length=200)
     quantity: int = Field(ge=1, le=1000)
 
 
@@ -230,7 +224,7 @@ class FuelStation(BaseModel):
     name: str
     address: str | None
     suburb: str | None
-    state: str
+    state: AustralianState
     postcode: str | None
     latitude: float
     longitude: float
@@ -239,13 +233,13 @@ class FuelStation(BaseModel):
 
 
 class FuelPrice(BaseModel):
-    fuelType: str
+    fuelType: FuelType
     price: float = Field(description="Cents per litre")
     pricedAt: Timestamp
 
 
 class PricedStation(FuelStation):
-    fuelType: str
+    fuelType: FuelType
     price: float = Field(description="Cents per litre")
     priceUnit: Literal["c/L"]
     pricedAt: Timestamp
@@ -258,20 +252,22 @@ class NearStation(PricedStation):
 class NearMe(BaseModel):
     latitude: float
     longitude: float
-    fuelType: str
+    fuelType: FuelType
     radiusKm: float
     count: int
     stations: list[NearStation]
 
 
 class CheapestFuel(BaseModel):
-    fuelType: str
-    state: str | None
+    fuelType: FuelType
+    state: AustralianState | None
     stations: list[PricedStation]
 
 
 class FoundStation(FuelStation):
-    fuelType: str | None = Field(default=None, description="With a fuelType filter: the price of that fuel")
+    fuelType: FuelType | None = Field(
+        default=None, description="With a fuelType filter: the price of that fuel"
+    )
     price: float | None = None
     priceUnit: Literal["c/L"] | None = None
     pricedAt: Timestamp | None = None
@@ -279,15 +275,15 @@ class FoundStation(FuelStation):
 
 
 class FuelSearch(BaseModel):
-    fuelType: str | None
-    state: str | None
+    fuelType: FuelType | None
+    state: AustralianState | None
     suburb: str | None
     count: int
     stations: list[FoundStation]
 
 
 class FuelTypeSummary(BaseModel):
-    fuelType: str
+    fuelType: FuelType
     stations: int
     min: float
     max: float
@@ -296,13 +292,13 @@ class FuelTypeSummary(BaseModel):
 
 
 class StateSummary(BaseModel):
-    state: str
+    state: AustralianState
     stations: int
     fuelTypes: list[FuelTypeSummary]
 
 
 class FuelSummary(BaseModel):
-    state: str | None
+    state: AustralianState | None
     states: list[StateSummary]
     priceUnit: Literal["c/L"]
     generatedAt: Timestamp
@@ -318,7 +314,7 @@ class FuelHistoryEntry(FuelPrice):
 
 class StationHistory(BaseModel):
     station: FuelStation
-    fuelType: str | None
+    fuelType: FuelType | None
     days: int
     history: list[FuelHistoryEntry]
 
@@ -326,35 +322,31 @@ class StationHistory(BaseModel):
 class NearMeQuery(Model):
     latitude: float = Field(ge=-90, le=90, allow_inf_nan=False, description="Required, -90 to 90.")
     longitude: float = Field(ge=-180, le=180, allow_inf_nan=False, description="Required, -180 to 180.")
-    fuelType: str | None = Field(
-        default=None, max_length=10, description="Default U91.", json_schema_extra=pattern(FUEL_TYPE)
-    )
+    fuelType: FuelType = Field(default=FuelType.U91, description="Default U91.")
     radiusKm: float = Field(default=10, gt=0, le=200, allow_inf_nan=False, description="Default 10.")
     limit: int = Field(default=20, ge=1, le=100)
 
 
 class CheapestQuery(Model):
-    fuelType: str | None = Field(
-        default=None, max_length=10, description="Default U91.", json_schema_extra=pattern(FUEL_TYPE)
-    )
-    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
+    fuelType: FuelType = Field(default=FuelType.U91, description="Default U91.")
+    state: AustralianState | None = Field(default=None, description="Only stations in this state.")
     limit: int = Field(default=10, ge=1, le=100)
 
 
 class FuelSearchQuery(Model):
-    fuelType: str | None = Field(default=None, max_length=10, json_schema_extra=pattern(FUEL_TYPE))
-    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
+    fuelType: FuelType | None = Field(default=None, description="Only stations selling this fuel.")
+    state: AustralianState | None = Field(default=None, description="Only stations in this state.")
     suburb: str | None = Field(default=None, max_length=120)
     limit: int = Field(default=20, ge=1, le=100)
 
 
 class FuelSummaryQuery(Model):
-    state: str | None = Field(default=None, max_length=3, json_schema_extra=pattern(STATE))
+    state: AustralianState | None = Field(default=None, description="Only this state.")
 
 
 class FuelHistoryQuery(Model):
-    stationId: str = Field(min_length=1, max_length=80)
-    fuelType: str | None = Field(default=None, max_length=10, json_schema_extra=pattern(FUEL_TYPE))
+    stationId: Text = Field(min_length=1, max_length=80)
+    fuelType: FuelType | None = Field(default=None, description="Only this fuel's prices.")
     days: int = Field(default=30, ge=1, le=365)
 
 

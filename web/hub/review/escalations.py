@@ -66,9 +66,9 @@ async def item(request: web.Request) -> web.Response:
     response=Answered,
     access=REVIEWER,
     errors={
-        400: "Bad body, or a decision on an escalation that names no proposal",
         404: "Escalation not found",
-        409: "Already answered, or the proposal is no longer pending or objected",
+        409: "Already answered, a decision on an escalation that names no proposal, or the proposal is no "
+        "longer pending or objected",
     },
 )
 async def answer(request: web.Request, body: AnswerBody) -> web.Response:

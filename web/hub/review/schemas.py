@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from web.hub.schemas import Model
-from web.kernel.wire import MAX_INT, Exact, Timestamp
+from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
 
 class Votes(Exact):
@@ -75,7 +75,7 @@ class EscalationQueue(Exact):
 
 
 class AnswerBody(Model):
-    answer: str = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
+    answer: Text = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
     decision: Literal["approve", "reject"] | None = Field(
         default=None,
         description="Also decide the proposal the escalation names (pending or objected): approve merges it",
@@ -134,7 +134,7 @@ class DecideBody(Model):
     decision: Literal["approve", "reject"] = Field(
         description="approve merges the proposal; reject refuses it"
     )
-    note: str = Field(min_length=1, max_length=2000, description="Why: the agents read it")
+    note: Text = Field(min_length=1, max_length=2000, description="Why: the agents read it")
 
 
 class Decided(ProposalItem):

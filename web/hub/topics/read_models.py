@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from web.hub.schemas import Model, Tier, TopicStatus
+from domain.topics.store import Tier, TopicStatus
+from web.hub.schemas import Model
 from web.kernel import events
 from web.kernel.wire import Timestamp
 

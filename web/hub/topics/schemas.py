@@ -10,19 +10,24 @@ from pydantic import Field, SerializerFunctionWrapHandler, StrictInt, model_seri
 from domain.consensus import escalations, records
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
+from domain.topics.store import Tier, TopicStatus
 from domain.topics.verification import Verification
-from web.hub.schemas import Model, PageQuery, Tier, TopicStatus
-from web.kernel.wire import Exact
+from web.hub.schemas import Model, PageQuery
+from web.kernel.wire import Exact, Text
 
-SectionId = Annotated[str, Field(min_length=1, max_length=256, description="A section id such as sec:answer")]
+SectionId = Annotated[
+    Text, Field(min_length=1, max_length=256, description="A section id such as sec:answer")
+]
 
 
 class ProposalCreateBody(Model):
     sectionId: SectionId
-    newContent: str = Field(min_length=1, max_length=50_000, description="The section's new body (Markdown).")
-    summary: str = Field(min_length=1, max_length=2000)
+    newContent: Text = Field(
+        min_length=1, max_length=50_000, description="The section's new body (Markdown)."
+    )
+    summary: Text = Field(min_length=1, max_length=2000)
     ttl: int = Field(default=300, ge=30, le=86_400, description="Seconds before the TTL sweep decides it.")
-    citations: list[Annotated[str, Field(min_length=1, max_length=1000)]] = Field(
+    citations: list[Annotated[Text, Field(min_length=1, max_length=1000)]] = Field(
         default_factory=list, max_length=10
     )
     proposalType: str | None = Field(default=None, max_length=40)
@@ -33,33 +38,33 @@ class RejectBody(Model):
 
 
 class ObjectBody(Model):
-    reason: str = Field(min_length=1, max_length=1000)
+    reason: Text = Field(min_length=1, max_length=1000)
 
 
 class TopicVoteBody(Model):
     vote: Literal["approve", "reject", "need_info"]
     reason: str | None = Field(default=None, max_length=1000)
     dependencyTitle: str | None = Field(default=None, max_length=500)
-    dependencyTier: Literal["empirical", "institutional", "derived", "contested"] | None = None
+    dependencyTier: Tier | None = None
 
 
 class DoneBody(Model):
     status: Literal["aligned", "dissenting", "abstain"]
     summary: str | None = Field(default=None, max_length=2000)
-    assumptions: list[Annotated[str, Field(min_length=1, max_length=500)]] | None = Field(
+    assumptions: list[Annotated[Text, Field(min_length=1, max_length=500)]] | None = Field(
         default=None, max_length=20
     )
 
 
 class IntentBody(Model):
     sectionId: SectionId
-    goal: str = Field(min_length=1, max_length=2000)
+    goal: Text = Field(min_length=1, max_length=2000)
     category: str | None = Field(default=None, max_length=60)
 
 
 class ConstraintBody(Model):
     sectionId: SectionId
-    boundary: str = Field(min_length=1, max_length=2000)
+    boundary: Text = Field(min_length=1, max_length=2000)
     category: str | None = Field(default=None, max_length=60)
 
 
@@ -69,9 +74,9 @@ class SalienceBody(Model):
 
 
 class DependencyBody(Model):
-    dependsOn: str = Field(min_length=1, max_length=36, description="Id of the topic depended on")
+    dependsOn: Text = Field(min_length=1, max_length=36, description="Id of the topic depended on")
     relationship: Literal["builds_on", "assumes", "refines", "contradicts"] = "builds_on"
-    justification: str = Field(min_length=1, max_length=2000)
+    justification: Text = Field(min_length=1, max_length=2000)
 
 
 class BountyBody(Model):

@@ -7,18 +7,16 @@ from uuid import UUID
 
 from pydantic import Field
 
-from domain.work.claims import SUPPORTED
+from domain.work.claims import WorkType
 from web.hub.schemas import Model
 from web.kernel.events import Event
-from web.kernel.wire import MAX_INT, Exact, Timestamp
+from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
 
 class ClaimBody(Model):
-    workType: str = Field(
-        min_length=1,
-        max_length=60,
-        description="price_observation_mining or applicability_spotcheck",
-        json_schema_extra={"enum": list(SUPPORTED)},
+    workType: WorkType = Field(
+        description="price_observation_mining or applicability_spotcheck (the public hub's scrape, "
+        "qa_spot_check and dependency_proposal are not handed out here)"
     )
     payload: dict[str, Any] | None = Field(
         default=None,
@@ -187,4 +185,4 @@ class DecisionAcceptBody(Model):
 
 
 class DecisionRejectBody(Model):
-    note: str = Field(min_length=1, max_length=2000, description="Why the observation is refused")
+    note: Text = Field(min_length=1, max_length=2000, description="Why the observation is refused")
