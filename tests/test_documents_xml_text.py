@@ -193,6 +193,22 @@ async def test_a_nul_in_the_title_field_is_a_400_naming_it(docs, runtime):
     assert (await resp.json())["field"] == "title"
 
 
+async def test_line_separators_other_than_newline_do_not_move_section_boundaries(docs, runtime):
+    """Markdown lines end at a newline (or CR); U+2028, U+0085 and U+001C-U+001E are characters of a line,
+    as markdown-it reads them, so a section's body and a merged change land exactly where they belong."""
+    keys = [await make_key(runtime, name=f"k{i}") for i in range(3)]
+    markdown = "# Doc\n\n## A\n\nalpha\u2028beta\x1cgamma\x85delta\x1d\x1e\x0b\x0cend\n\n## B\n\nold b\n"
+    doc = await upload_ready(docs, keys[0], markdown.encode(), "doc.md")
+    base = await _team(docs, runtime, doc["id"], keys)
+    await _merge(docs, keys, base, "sec:doc:b", "new b")
+    assert await content(docs, keys[0], doc["id"]) == markdown.replace("old b", "new b")
+    resp = await docs.get(f"{base}/sections", headers=keys[0]["headers"])
+    ids = [s["sectionId"] for s in (await resp.json())["sections"][0]["children"]]
+    assert ids == ["sec:doc:a", "sec:doc:b"]
+    data, _ = await _download(docs, keys[0], doc["id"])
+    assert "new b" in _text(data)
+
+
 # ---- property: any text, any path -------------------------------------------------------------------
 
 # Characters of every kind, with the troublesome ones (C0 controls, line separators, noncharacters) often.

@@ -2,6 +2,10 @@
 
 Parsing uses markdown-it (CommonMark), so headings inside code fences or setext headings are handled
 as a Markdown reader would. A section's body is its text up to the next heading of any level.
+
+Lines are Markdown's: they end at a newline, a CR LF or a CR, as markdown-it counts them (its token maps
+are line numbers). `str.splitlines` also ends lines at U+000B, U+000C, U+001C-U+001E, U+0085, U+2028 and
+U+2029, which would put every section after such a character on the wrong lines.
 """
 
 from __future__ import annotations
@@ -17,6 +21,16 @@ ROOT_ID = "sec:_root"
 MAX_SECTION_ID = 256
 _md = MarkdownIt("commonmark")
 _CACHE_TEXT_LIMIT = 256 * 1024
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+def lines_of(text: str) -> list[str]:
+    """The Markdown lines of `text` (see the module), as `str.splitlines` would give them otherwise: no
+    empty line after a final line end."""
+    lines = _LINE_END.split(text)
+    if lines[-1] == "":
+        lines.pop()
+    return lines
 
 
 @dataclass(frozen=True)
@@ -91,7 +105,7 @@ def _parsed(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
 
 @lru_cache(maxsize=128)
 def _parse(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
-    lines = markdown.splitlines()
+    lines = lines_of(markdown)
     headings = _scan(markdown)
     sections: list[Section] = []
     first = headings[0][1] if headings else len(lines)
@@ -124,7 +138,7 @@ def _parse(markdown: str) -> tuple[tuple[Section, ...], dict[str, Section]]:
 
 
 def body(markdown: str, section: Section) -> str:
-    lines = markdown.splitlines()
+    lines = lines_of(markdown)
     return "\n".join(lines[section.body_start : section.body_end]).strip("\n")
 
 
@@ -133,8 +147,8 @@ def replace_body(markdown: str, section_id: str, new_body: str) -> str:
     section = find(markdown, section_id)
     if section is None:
         raise KeyError(section_id)
-    lines = markdown.splitlines()
-    new_lines = new_body.strip("\n").splitlines()
+    lines = lines_of(markdown)
+    new_lines = lines_of(new_body.strip("\n"))
     if section.id != ROOT_ID:
         new_lines = ["", *new_lines] if new_lines else []
     if section.body_end < len(lines) and new_lines:
