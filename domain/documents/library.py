@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.documents import blobs, docx_merge, export_docx, sandbox, xmltext
+from domain.documents import blobs, docx_merge, export_docx, offload, sandbox, xmltext
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
@@ -379,6 +379,14 @@ class Download:
     data: bytes
     filename: str
     replaced: int  # characters a Word file cannot hold, written as visible ones (xmltext.safe)
+
+
+async def ready_content(doc: Document) -> str:
+    """`require_ready`'s Markdown, with its sections known (parsed off the event loop if it is large), so
+    reading sections of it costs no parse."""
+    content = require_ready(doc)
+    await offload.outline(content)
+    return content
 
 
 async def download(session: AsyncSession, caller: Caller, document_id: str) -> Download:

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import engine as consensus
 from domain.consensus import sections
 from domain.consensus.models import Proposal
-from domain.documents import comments, library, proposals
+from domain.documents import comments, library, offload, proposals
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
@@ -477,6 +477,7 @@ async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
     require_admitted(visit_)
     link, doc = visit_.link, visit_.doc
     content = (doc.content or "") if doc.status == "ready" else ""
+    await offload.outline(content)  # its sections: parsed off the event loop when it is large
     rows = (
         await session.scalars(
             select(Comment).where(Comment.document_id == doc.id).order_by(Comment.created_at, Comment.id)

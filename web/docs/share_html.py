@@ -8,13 +8,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from markdown_it import MarkdownIt
-
-from domain.consensus import sections
 from domain.documents import xmltext
+from domain.documents.share_render import Rendered
 from web.kernel.html import when
-
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 STYLE = """
 body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1a1a1a}
@@ -35,16 +31,6 @@ select{font:inherit}
 def esc(text: str) -> str:
     """Text for HTML: escaped, with every character XML cannot carry made visible."""
     return escape(xmltext.safe(text))
-
-
-def render_markdown(content: str) -> str:
-    """The document as HTML; headings carry their section ids so the section tree can link to them."""
-    ids = {s.heading_start: s.id for s in sections.parse(content) if s.heading_level}
-    tokens = _md.parse(xmltext.safe(content))  # one character for one: the line numbers stay
-    for tok in tokens:
-        if tok.type == "heading_open" and tok.map and tok.level == 0 and tok.map[0] in ids:
-            tok.attrSet("id", ids[tok.map[0]])
-    return str(_md.renderer.render(tokens, _md.options, {}))
 
 
 def page(title: str, body: str, *, lang: str = "en") -> str:
@@ -104,15 +90,34 @@ def code_form(
     return page(f"Review {title}", body)
 
 
-def _toc(nodes: list[dict[str, Any]]) -> str:
+def _toc(nodes: list[dict[str, Any]], article: Rendered | None) -> str:
     if not nodes:
         return ""
     items = "".join(
-        f'<li><a href="#{esc(n["sectionId"])}">{esc(n["title"] or "Introduction")}</a>'
-        f"{_toc(n['children'])}</li>"
+        f'<li><a href="{_href(n["sectionId"], article)}">{esc(n["title"] or "Introduction")}</a>'
+        f"{_toc(n['children'], article)}</li>"
         for n in nodes
     )
     return f"<ul>{items}</ul>"
+
+
+def _href(section_id: str, article: Rendered | None) -> str:
+    """A section's place: on this page, or on the page of a large document that holds it."""
+    on = article.page_of.get(section_id, article.number) if article is not None else 1
+    here = article is None or on == article.number
+    return esc(f"#{section_id}" if here else f"?page={on}#{section_id}")
+
+
+def _pager(article: Rendered) -> str:
+    """Links between the pages of a large document (nothing for a one-page document)."""
+    if article.count == 1:
+        return ""
+    links = [f"Page {article.number} of {article.count}"]
+    if article.number > 1:
+        links.append(f'<a href="?page={article.number - 1}" rel="prev">Previous page</a>')
+    if article.number < article.count:
+        links.append(f'<a href="?page={article.number + 1}" rel="next">Next page</a>')
+    return f'<nav class="pager" aria-label="Pages of the document"><p>{" · ".join(links)}</p></nav>'
 
 
 def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
@@ -123,7 +128,16 @@ def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
     return out
 
 
-def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None, error: str | None) -> str:
+def review_page(
+    base: str,
+    view: dict[str, Any],
+    csrf: str,
+    *,
+    note: str | None,
+    error: str | None,
+    article: Rendered | None = None,
+) -> str:
+    """The review page; `article` is the document's HTML (one page of it for a large document)."""
     link, doc = view["link"], view["document"]
     perm = link["permission"]
     title = doc["title"]
@@ -136,17 +150,17 @@ def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None,
         f"{_status(note, error)}</header>",
     ]
     if view["sections"]:
-        parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{_toc(view["sections"])}</nav>')
+        toc = _toc(view["sections"], article)
+        parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{toc}</nav>')
     parts.append("<main>")
-    if doc["status"] != "ready":
+    if doc["status"] != "ready" or article is None:
         parts.append(
             f'<p id="document" role="status">The document is {esc(doc["status"])}; come back later.</p>'
         )
     else:
-        parts.append(
-            '<article id="document" class="doc" aria-labelledby="title">'
-            f"{render_markdown(doc['content'])}</article>"
-        )
+        pager = _pager(article)
+        body = f'<article id="document" class="doc" aria-labelledby="title">{article.html}</article>'
+        parts.append(f"{pager}{body}{pager}")
     comments = view["comments"]
     parts.append(f'<section aria-labelledby="comments"><h2 id="comments">Comments ({len(comments)})</h2>')
     if not comments:

@@ -11,9 +11,10 @@ from typing import Any
 
 from aiohttp import web
 
-from domain.documents import sharing
+from domain.documents import share_render, sharing
 from domain.kernel.errors import DomainError, Forbidden
 from web.docs import share_html
+from web.docs.share_schemas import SharePageQuery
 from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
 from web.kernel.forms import posted
 from web.kernel.request import context, runtime
@@ -35,7 +36,7 @@ NOTES = {
 }
 TITLES = {404: "Link not found", 410: "Link no longer works", 403: "Not allowed", 429: "Too many requests"}
 
-Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Page = Callable[..., Awaitable[web.StreamResponse]]
 
 
 def html(text: str, status: int = 200) -> web.Response:
@@ -53,9 +54,9 @@ def as_page(fn: Page) -> Page:
     """Domain refusals as pages with their status instead of problem+json."""
 
     @wraps(fn)
-    async def run(request: web.Request) -> web.StreamResponse:
+    async def run(request: web.Request, **kwargs: Any) -> web.StreamResponse:
         try:
-            return await fn(request)
+            return await fn(request, **kwargs)
         except DomainError as exc:
             title = TITLES.get(exc.status, "Cannot do that")
             return html(share_html.message(title, exc.detail), exc.status)
@@ -102,7 +103,9 @@ def _redirect(request: web.Request, done: str) -> web.Response:
     raise web.HTTPSeeOther(f"{_base(request)}?done={done}")
 
 
-async def _render(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
+async def _render(
+    request: web.Request, *, status: int = 200, error: str | None = None, page: int = 1
+) -> web.Response:
     found, cookie, new_row = await _visit_with_session(request)
     csrf = sharing.csrf_token(cookie, found.link.id)
     if not found.admitted:
@@ -110,10 +113,17 @@ async def _render(request: web.Request, *, status: int = 200, error: str | None 
             f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf
         )
     else:
+        doc = found.doc
+        # Rendered before the read below opens (off the event loop for a large document, and cached).
+        article = (
+            await share_render.page(doc.id, doc.version, doc.content, page)
+            if doc.status == "ready" and doc.content is not None
+            else None
+        )
         async with runtime(request).db.read() as session:
             view = await sharing.document_view(session, found)
         note = NOTES.get(request.query.get("done", ""))
-        text = share_html.review_page(_base(request), view, csrf, note=note, error=error)
+        text = share_html.review_page(_base(request), view, csrf, note=note, error=error, article=article)
     response = html(text, status)
     if new_row is not None:
         set_session_cookie(request, response, found.link, cookie, new_row)
@@ -126,12 +136,13 @@ async def _render(request: web.Request, *, status: int = 200, error: str | None 
     summary="The review page of a share link (HTML): the document, its sections and comments, and the "
     "forms the link's permission allows; a closed link asks for the address and the mailed code first",
     tags=["Sharing"],
-    errors=ERRORS,
+    errors={**ERRORS, 404: "No share link has this token, or the document has no such page (a page)"},
     content_type=HTML,
+    query=SharePageQuery,
 )
 @as_page
-async def review_page(request: web.Request) -> web.StreamResponse:
-    return await _render(request)
+async def review_page(request: web.Request, query: SharePageQuery) -> web.StreamResponse:
+    return await _render(request, page=query.page)
 
 
 @routes.route(
