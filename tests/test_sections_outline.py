@@ -54,6 +54,17 @@ def _fresh(text: str) -> sections.Outline:
     return sections.outline(text)
 
 
+def _by_lines(text: str, sec: sections.Section, new_body: str) -> str:
+    """replace_body's result by its definition: the text's lines with the body's replaced."""
+    lines = sections.lines_of(text)
+    new = sections.lines_of(new_body.strip("\n"))
+    if sec.id != sections.ROOT_ID:
+        new = ["", *new] if new else []
+    if sec.body_end < len(lines) and new:
+        new.append("")
+    return "\n".join(lines[: sec.body_start] + new + lines[sec.body_end :]).rstrip("\n") + "\n"
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     before=_pieces,
@@ -61,12 +72,14 @@ def _fresh(text: str) -> sections.Outline:
     new=_pieces,
     lead=st.booleans(),
     pick=st.integers(min_value=0, max_value=1000),
+    end=st.sampled_from(["\n", "", "\n\n", "\r\n"]),
 )
-def test_a_replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick):
-    text = (FILLER if lead else "") + "\n".join(["# Doc", FILLER if not lead else "", *before, *after]) + "\n"
+def test_a_replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick, end):
+    text = (FILLER if lead else "") + "\n".join(["# Doc", FILLER if not lead else "", *before, *after]) + end
     found = sections.parse(text)
     target = found[pick % len(found)]
     new_text = sections.replace_body(text, target.id, "\n".join(new))
+    assert new_text == _by_lines(text, target, "\n".join(new))
     fresh = _fresh(new_text)
     if sections.known(new_text):  # the splice applied: it must say what a parse says
         assert sections._parsed(new_text)[0] == fresh

@@ -86,11 +86,16 @@ class Outline:
         return self.length if line >= self.line_count else self.offsets[line]
 
 
+_SPACES = re.compile(r"\s+")
+_NOT_SLUG = re.compile(r"[^a-z0-9-]")
+_DASHES = re.compile(r"-{2,}")
+
+
 def slugify(text: str) -> str:
     s = text.lower().replace("_", " ")
-    s = re.sub(r"\s+", "-", s)
-    s = re.sub(r"[^a-z0-9-]", "", s)
-    s = re.sub(r"-{2,}", "-", s).strip("-")
+    s = _SPACES.sub("-", s)
+    s = _NOT_SLUG.sub("", s)
+    s = _DASHES.sub("-", s).strip("-")
     return s or "section"
 
 
@@ -263,28 +268,29 @@ def replace_body(markdown: str, section_id: str, new_body: str) -> str:
     section = index.get(section_id)
     if section is None:
         raise KeyError(section_id)
-    lines = lines_of(markdown)
     new_lines = lines_of(new_body.strip("\n"))
     if section.id != ROOT_ID:
         new_lines = ["", *new_lines] if new_lines else []
-    if section.body_end < len(lines) and new_lines:
+    if section.body_end < shape.line_count and new_lines:
         new_lines.append("")
-    out = lines[: section.body_start] + new_lines + lines[section.body_end :]
-    text = "\n".join(out).rstrip("\n") + "\n"
-    # The splice counts characters as "\n".join(lines) + "\n" places them: the old text must be that.
-    if (
-        len(text) > LARGE
-        and markdown.endswith("\n")
-        and "\r" not in markdown
-        and len(new_body) <= _SPLICE_LIMIT
-    ):
-        spliced = _splice(shape, section, lines, new_lines, text)
+    # A text that is "\n".join(its lines) + "\n" (no CR, a final newline; what this function writes) is
+    # cut by character offsets; any other is rebuilt from its lines, which normalises its line ends.
+    plain = markdown.endswith("\n") and "\r" not in markdown
+    if plain:
+        middle = "".join(line + "\n" for line in new_lines)
+        text = markdown[: section.body_from] + middle + markdown[section.body_to :]
+    else:
+        lines = lines_of(markdown)
+        text = "\n".join(lines[: section.body_start] + new_lines + lines[section.body_end :]) + "\n"
+    text = text.rstrip("\n") + "\n"
+    if len(text) > LARGE and plain and len(new_body) <= _SPLICE_LIMIT:
+        spliced = _splice(markdown, shape, section, new_lines, text)
         if spliced is not None:
             remember(text, spliced)
     return text
 
 
-def _splice(old: Outline, sec: Section, lines: list[str], new_lines: list[str], text: str) -> Outline | None:
+def _splice(markdown: str, old: Outline, sec: Section, new_lines: list[str], text: str) -> Outline | None:
     """The outline of `text` (the old text with `sec`'s body lines replaced by `new_lines`), derived from
     the old one; None when that cannot be shown to equal a fresh parse.
 
@@ -296,7 +302,9 @@ def _splice(old: Outline, sec: Section, lines: list[str], new_lines: list[str], 
     if old.references:
         return None
     following = [h for h in old.headings if h[1] >= sec.body_end]
-    sentinel = lines[following[0][1] : following[0][2]] if following else []
+    sentinel = (
+        lines_of(markdown[old.offset(following[0][1]) : old.offset(following[0][2])]) if following else []
+    )
     region = outline("\n".join(new_lines + sentinel) + "\n")
     if region.references:
         return None
