@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import os
+import select
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -42,11 +44,33 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+def _watch_parent(owner: int) -> None:
+    """In the child: end when the process that uses the pool (`owner`) is gone, killed outright included.
+    Not by the parent pid: the child's parent is the forkserver, which every forkserver child keeps alive
+    (each holds the end of the pipe the forkserver watches for its owner's exit)."""
+    try:
+        handle = os.pidfd_open(owner)
+    except ProcessLookupError:
+        os._exit(0)
+
+    def watch() -> None:
+        select.select([handle], [], [])  # readable once the owner has exited
+        os._exit(0)
+
+    threading.Thread(target=watch, name="concord-offload-owner", daemon=True).start()
+
+
 def _executor() -> ProcessPoolExecutor:
     global _pool
     with _pool_lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(1, mp_context=_context(), max_tasks_per_child=TASKS_PER_CHILD)
+            _pool = ProcessPoolExecutor(
+                1,
+                mp_context=_context(),
+                max_tasks_per_child=TASKS_PER_CHILD,
+                initializer=_watch_parent,
+                initargs=(os.getpid(),),
+            )
         return _pool
 
 
