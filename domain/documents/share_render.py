@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +85,7 @@ class Rendered:
     number: int  # from 1
     count: int
     page_of: dict[str, int]  # section id → its page number
+    key: Any  # the document version's cache key (see `memo`)
 
 
 class _Cache:
@@ -139,7 +141,17 @@ async def page(document_id: str, version: int, markdown: str, number: int) -> Re
     if html is None:
         html = await _html(key, markdown, pages, number)
         _cache.put((key, number), html, len(html))
-    return Rendered(html, number, len(pages), page_of)
+    return Rendered(html, number, len(pages), page_of, key)
+
+
+def memo(key: Any, name: str, build: Callable[[], str]) -> str:
+    """`build()`, kept with the document version `key`'s pages (a part of the page that is the same on
+    every page of a version: the section tree of a document of thousands of sections, say)."""
+    found = _cache.get((key, name))
+    if found is None:
+        found = build()
+        _cache.put((key, name), found, len(found))
+    return str(found)
 
 
 async def _html(key: Any, markdown: str, pages: list[Page], number: int) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from domain.documents import xmltext
+from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
 from web.kernel.html import when
 
@@ -102,10 +102,11 @@ def _toc(nodes: list[dict[str, Any]], article: Rendered | None) -> str:
 
 
 def _href(section_id: str, article: Rendered | None) -> str:
-    """A section's place: on this page, or on the page of a large document that holds it."""
-    on = article.page_of.get(section_id, article.number) if article is not None else 1
-    here = article is None or on == article.number
-    return esc(f"#{section_id}" if here else f"?page={on}#{section_id}")
+    """A section's place: `#id` in a one-page document, else `?page=N#id` on the page that holds it (the
+    same on every page, so the tree is rendered once per version)."""
+    if article is None or article.count == 1:
+        return esc(f"#{section_id}")
+    return esc(f"?page={article.page_of.get(section_id, 1)}#{section_id}")
 
 
 def _pager(article: Rendered) -> str:
@@ -150,7 +151,12 @@ def review_page(
         f"{_status(note, error)}</header>",
     ]
     if view["sections"]:
-        toc = _toc(view["sections"], article)
+        tree = view["sections"]
+        toc = (
+            _toc(tree, article)
+            if article is None
+            else share_render.memo(article.key, "toc", lambda: _toc(tree, article))
+        )
         parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{toc}</nav>')
     parts.append("<main>")
     if doc["status"] != "ready" or article is None:
@@ -185,9 +191,13 @@ def review_page(
             )
         parts.append("</article>")
     if perm in ("CommentOnly", "FullReview"):
-        options = "".join(
-            f'<option value="{esc(sid)}">{esc(label)}</option>' for sid, label in _flat(view["sections"])
-        )
+
+        def build() -> str:
+            return "".join(
+                f'<option value="{esc(sid)}">{esc(label)}</option>' for sid, label in _flat(view["sections"])
+            )
+
+        options = build() if article is None else share_render.memo(article.key, "options", build)
         parts.append(
             '<h3 id="add">Add a comment</h3>'
             f'<form method="post" action="{esc(base)}/comments" aria-labelledby="add">'
