@@ -10,7 +10,8 @@ document is read sixty pages of 256 KB rather than one 9 MB page. A page is rend
 whole document's link reference definitions, in the offload pool when it is large.
 
 The cache holds rendered pages and page plans keyed by the document, its version and its text's length
-and hash (a new version is a new key: nothing is ever stale), least recently used first out, within
+(its text changes only with a new version, which is a new key: nothing is ever stale), least recently
+used first out, within
 `CACHE_CHARS` characters of HTML per process."""
 
 from __future__ import annotations
@@ -124,7 +125,8 @@ _cache = _Cache(CACHE_CHARS)
 
 async def page(document_id: str, version: int, markdown: str, number: int) -> Rendered:
     """Page `number` (from 1) of the document's HTML; 404 past its last page."""
-    key = (document_id, version, len(markdown), hash(markdown))
+    # A document's text changes only with its version (conversion, merges): no need to hash 15 MB a read.
+    key = (document_id, version, len(markdown))
     pages_of = _cache.get((key, "plan"))
     if pages_of is None:
         await offload.outline(markdown)  # sections known: the plan and ids cost no parse
@@ -142,6 +144,11 @@ async def page(document_id: str, version: int, markdown: str, number: int) -> Re
         html = await _html(key, markdown, pages, number)
         _cache.put((key, number), html, len(html))
     return Rendered(html, number, len(pages), page_of, key)
+
+
+def memoized(key: Any, *names: str) -> bool:
+    """Whether every one of `names` is kept for the document version `key`."""
+    return all(_cache.get((key, name)) is not None for name in names)
 
 
 def memo(key: Any, name: str, build: Callable[[], str]) -> str:

@@ -473,11 +473,16 @@ async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]
     return [proposals.view(p) for p in rows]
 
 
-async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
+async def document_view(
+    session: AsyncSession, visit_: Visit, *, with_sections: bool = True
+) -> dict[str, Any]:
+    """What a share link shows; `with_sections=False` leaves the section tree out (the review page
+    renders it once per version, not on every read)."""
     require_admitted(visit_)
     link, doc = visit_.link, visit_.doc
     content = (doc.content or "") if doc.status == "ready" else ""
-    await offload.outline(content)  # its sections: parsed off the event loop when it is large
+    if with_sections:
+        await offload.outline(content)  # its sections: parsed off the event loop when it is large
     rows = (
         await session.scalars(
             select(Comment).where(Comment.document_id == doc.id).order_by(Comment.created_at, Comment.id)
@@ -494,7 +499,7 @@ async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
             "updatedAt": iso(doc.updated_at),
             "content": content,
         },
-        "sections": sections.tree(content) if content else [],
+        "sections": sections.tree(content) if content and with_sections else [],
         "comments": [comments.to_dict(c) for c in rows],
         "proposals": await objected(session, doc) if link.permission == "FullReview" else [],
     }

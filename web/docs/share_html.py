@@ -5,6 +5,7 @@ HTML have no place for (control characters, U+FFFE/U+FFFF) are shown as visible 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -137,8 +138,11 @@ def review_page(
     note: str | None,
     error: str | None,
     article: Rendered | None = None,
+    tree: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> str:
-    """The review page; `article` is the document's HTML (one page of it for a large document)."""
+    """The review page; `article` is the document's HTML (one page of it for a large document), `tree`
+    gives the section tree when `view` has none (asked only when the version's tree is not rendered yet)."""
+    sections_of = tree or (lambda: view["sections"])
     link, doc = view["link"], view["document"]
     perm = link["permission"]
     title = doc["title"]
@@ -150,13 +154,12 @@ def review_page(
         f"this link works until {when(link['expiresAt'])}.</p>",
         f"{_status(note, error)}</header>",
     ]
-    if view["sections"]:
-        tree = view["sections"]
-        toc = (
-            _toc(tree, article)
-            if article is None
-            else share_render.memo(article.key, "toc", lambda: _toc(tree, article))
-        )
+    toc = (
+        _toc(sections_of(), article)
+        if article is None
+        else share_render.memo(article.key, "toc", lambda: _toc(sections_of(), article))
+    )
+    if toc:
         parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{toc}</nav>')
     parts.append("<main>")
     if doc["status"] != "ready" or article is None:
@@ -194,7 +197,7 @@ def review_page(
 
         def build() -> str:
             return "".join(
-                f'<option value="{esc(sid)}">{esc(label)}</option>' for sid, label in _flat(view["sections"])
+                f'<option value="{esc(sid)}">{esc(label)}</option>' for sid, label in _flat(sections_of())
             )
 
         options = build() if article is None else share_render.memo(article.key, "options", build)

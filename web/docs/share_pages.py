@@ -11,7 +11,8 @@ from typing import Any
 
 from aiohttp import web
 
-from domain.documents import share_render, sharing
+from domain.consensus import sections
+from domain.documents import offload, share_render, sharing
 from domain.kernel.errors import DomainError, Forbidden
 from web.docs import share_html
 from web.docs.share_schemas import SharePageQuery
@@ -121,9 +122,20 @@ async def _render(
             else None
         )
         async with runtime(request).db.read() as session:
-            view = await sharing.document_view(session, found)
+            view = await sharing.document_view(session, found, with_sections=article is None)
+        content = doc.content or ""
+        if article is not None and not share_render.memoized(article.key, "toc", "options"):
+            await offload.outline(content)  # the tree is rendered from its sections: none parsed here
         note = NOTES.get(request.query.get("done", ""))
-        text = share_html.review_page(_base(request), view, csrf, note=note, error=error, article=article)
+        text = share_html.review_page(
+            _base(request),
+            view,
+            csrf,
+            note=note,
+            error=error,
+            article=article,
+            tree=lambda: sections.tree(content),  # known: share_render.page parsed it
+        )
     response = html(text, status)
     if new_row is not None:
         set_session_cookie(request, response, found.link, cookie, new_row)
