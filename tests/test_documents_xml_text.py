@@ -12,12 +12,17 @@ import zipfile
 from typing import Any
 
 import docx
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
 from domain.documents import xmltext
 from tests.documents_support import content, make_key, upload, upload_ready, wait_status
+
+# Other threads of the test process (the broker's workers, the drivers) may use `random` while Hypothesis
+# draws examples, which it reports as a strategy using `random`; the strategies here do not.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
 
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 CONTROLS = "".join(chr(c) for c in range(1, 32) if chr(c) not in "\t\n\r")

@@ -5,10 +5,15 @@ body. Pure functions of the text, so they are called directly."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.consensus import sections
+
+# Other threads of the test process (the broker's workers, the drivers) may use `random` while Hypothesis
+# draws examples, which it reports as a strategy using `random`; the strategies here do not.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
 
 # Enough text before the pieces that the document is a large one (sections.LARGE), in the root section.
 FILLER = "Filler words that make the text large.\n\n" * (sections.LARGE // 40 + 10)
