@@ -13,9 +13,8 @@ from aiohttp import web
 
 from domain.consensus import sections
 from domain.documents import offload, share_render, sharing
-from domain.kernel.errors import DomainError, Forbidden
+from domain.kernel.errors import BadRequest, DomainError, Forbidden
 from web.docs import share_html
-from web.docs.share_schemas import SharePageQuery
 from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
 from web.kernel.forms import posted
 from web.kernel.request import context, runtime
@@ -24,6 +23,7 @@ from web.kernel.routing import Routes
 routes = Routes()
 
 HTML = "text/html"
+MAX_PAGE = 100_000
 ERRORS = {
     403: "The form's CSRF token is missing or stale, or the link's permission does not allow it (a page)",
     404: "No share link has this token (a page)",
@@ -146,15 +146,25 @@ async def _render(
     "GET",
     "/share/{token}",
     summary="The review page of a share link (HTML): the document, its sections and comments, and the "
-    "forms the link's permission allows; a closed link asks for the address and the mailed code first",
+    "forms the link's permission allows; a closed link asks for the address and the mailed code first. "
+    "A document over 256 KB of Markdown is shown a page at a time: ?page=N (from 1)",
     tags=["Sharing"],
-    errors={**ERRORS, 404: "No share link has this token, or the document has no such page (a page)"},
+    errors={
+        **ERRORS,
+        400: "page is not a whole number from 1 (a page)",
+        404: "No share link has this token, or the document has no such page (a page)",
+    },
     content_type=HTML,
-    query=SharePageQuery,
 )
 @as_page
-async def review_page(request: web.Request, query: SharePageQuery) -> web.StreamResponse:
-    return await _render(request, page=query.page)
+async def review_page(request: web.Request) -> web.StreamResponse:
+    # Read here, not declared as the operation's query: a refusal must be a page like every other one
+    # (the declared query's 400 is the API's problem+json).
+    pages = request.query.getall("page", ["1"])
+    raw = pages[0].strip()
+    if len(pages) > 1 or not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise BadRequest(f"page: one whole number from 1 to {MAX_PAGE}", field="page")
+    return await _render(request, page=int(raw))
 
 
 @routes.route(

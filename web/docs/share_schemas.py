@@ -78,17 +78,3 @@ class ShareSession(Out):
     cookie: str = Field(
         description="Name of the session cookie set on this response (HttpOnly, SameSite=Lax)"
     )
-
-
-class SharePageQuery(Model):
-    page: int = Field(
-        default=1,
-        ge=1,
-        le=100_000,
-        description="The page of a large document to show (from 1). A document of up to 256 KB of Markdown "
-        "is one page; a larger one is cut at section boundaries into pages of about 256 KB, and the page "
-        "says how many there are.",
-    )
-    done: str | None = Field(
-        default=None, max_length=20, description="What the form before did (the page says so)"
-    )
