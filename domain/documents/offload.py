@@ -48,6 +48,8 @@ def _watch_parent(owner: int) -> None:
     """In the child: end when the process that uses the pool (`owner`) is gone, killed outright included.
     Not by the parent pid: the child's parent is the forkserver, which every forkserver child keeps alive
     (each holds the end of the pipe the forkserver watches for its owner's exit)."""
+    if not hasattr(os, "pidfd_open"):  # not Linux: the child ends with the pool, or with the machine
+        return
     try:
         handle = os.pidfd_open(owner)
     except ProcessLookupError:
@@ -97,12 +99,14 @@ async def run(fn: Callable[..., T], *args: Any) -> T:
 
 
 async def shared(key: Any, fn: Callable[..., T], *args: Any) -> T:
-    """`run(fn, *args)`, once for all callers asking with the same `key` while it runs."""
-    waiting = _pending.get(key)
+    """`run(fn, *args)`, once for all callers asking with the same `key` while it runs (callers on one
+    event loop: a worker thread's loop has jobs of its own)."""
+    full = (asyncio.get_running_loop(), key)
+    waiting = _pending.get(full)
     if waiting is None:
         waiting = asyncio.ensure_future(run(fn, *args))
-        _pending[key] = waiting
-        waiting.add_done_callback(lambda _: _pending.pop(key, None))
+        _pending[full] = waiting
+        waiting.add_done_callback(lambda _: _pending.pop(full, None))
     return cast(T, await asyncio.shield(waiting))
 
 
