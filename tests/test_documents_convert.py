@@ -6,6 +6,7 @@ import io
 import zipfile
 
 import docx
+import pytest
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
@@ -77,3 +78,40 @@ def test_docx_with_xml_comments_still_converts():
     md = convert_docx.convert(commented.getvalue())
     assert "# Commented" in md
     assert "Body text." in md
+
+
+_NESTING = {
+    "div": ("<div>", "</div>"),
+    "link": ("<a href='#x'>", "</a>"),
+    "article": ("<article>", "</article>"),
+    "table": ("<table><tr><td>", "</td></tr></table>"),
+    "list": ("<ul><li>", "</li></ul>"),
+    "quote": ("<blockquote>", "</blockquote>"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_NESTING))
+def test_html_nested_tens_of_thousands_deep_converts_with_its_text(kind):
+    """Nesting past what the converter walks (htmlmd.MAX_DEPTH) no longer fails the document with
+    "nested too deeply", nor does its cost grow with the square of the depth: the tags beyond the bound
+    are left out and their text is kept."""
+    start, end = _NESTING[kind]
+    depth = 20_000
+    page = f"<html><body><main><h1>Deep {kind}</h1><p>Before.</p>{start * depth}Innermost words{end * depth}"
+    md = convert_html.convert((page + "<p>After.</p></main></body></html>").encode())
+    assert md.startswith(f"# Deep {kind}")
+    assert "Before." in md
+    assert "Innermost words" in md
+    assert "After." in md
+
+
+def test_html_nested_within_the_bound_keeps_its_structure():
+    depth = 40
+    page = "<html><body><main>" + "<ul><li>level" * depth + "</li></ul>" * depth + "</main></body></html>"
+    md = convert_html.convert(page.encode())
+    items = [line for line in md.splitlines() if line.strip().startswith("- level")]
+    assert len(items) == depth
+    # Each level is indented further than the one before it.
+    indents = [len(line) - len(line.lstrip()) for line in items]
+    assert indents == sorted(indents)
+    assert len(set(indents)) == depth

@@ -236,6 +236,25 @@ async def test_corrupt_encrypted_and_zip_bomb_documents_fail_with_a_reason(docs,
     assert doc["status"] == "ready"
 
 
+async def test_a_page_nested_a_hundred_thousand_deep_converts_with_its_text(docs, runtime):
+    """Tags nested beyond htmlmd.MAX_DEPTH are left out as the page is parsed (their text kept), so such a
+    page converts instead of failing "nested too deeply" after seconds or minutes of work."""
+    key = await make_key(runtime)
+    depth = 100_000
+    page = (
+        "<html><body><main><h1>Deep page</h1>"
+        + "<table><tr><td>" * depth
+        + "Innermost words"
+        + "</td></tr></table>" * depth
+        + "<p>After the tables.</p></main></body></html>"
+    )
+    doc = await upload_ready(docs, key, page.encode(), "deep.html")
+    md = await content(docs, key, doc["id"])
+    assert md.startswith("# Deep page")
+    assert "Innermost words" in md
+    assert "After the tables." in md
+
+
 async def test_list_tags_paging_and_metadata(docs, runtime):
     key = await make_key(runtime)
     for i in range(5):

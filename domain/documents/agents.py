@@ -151,9 +151,64 @@ async def content(session: AsyncSession, caller: Caller, document_id: str) -> di
     }
 
 
-async def section_tree(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+SECTIONS_PAGE = 1000  # sections a tree read answers at most (the REST read's default and largest page)
+
+
+async def section_tree(
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    limit: int | None = None,
+    cursor: str | None = None,
+) -> dict[str, Any]:
+    """The section tree; with `limit` (or `cursor`) a page of it. A document with no more sections than
+    the limit answers its whole tree as it always did; a larger one answers `limit` sections in document
+    order from the one after `cursor` (a section id: the `nextCursor` of the page before), as a tree
+    whose top nodes name their `parentId` when the parent is on an earlier page, with `total` and
+    `nextCursor` (null on the last page)."""
     doc = await library.get(session, caller, document_id)
-    return {"documentId": doc.id, "sections": sections.tree(library.require_ready(doc))}
+    content = await library.ready_content(doc)
+    found = sections.parse(content)
+    if cursor is None and (limit is None or len(found) <= limit):
+        return {"documentId": doc.id, "sections": sections.tree(content)}
+    start = 0
+    if cursor is not None:
+        at = next((n for n, s in enumerate(found) if s.id == cursor), None)
+        if at is None:
+            raise Conflict(
+                f"cursor: section {cursor} is no longer in the document (it changed); read the sections "
+                "again from the first page",
+                code="sections.cursor_stale",
+                field="cursor",
+            )
+        start = at + 1
+    size = limit or SECTIONS_PAGE
+    page = found[start : start + size]
+    nodes: dict[str, dict[str, Any]] = {}
+    top: list[dict[str, Any]] = []
+    for sec in page:
+        node: dict[str, Any] = {
+            "sectionId": sec.id,
+            "title": sec.title,
+            "heading": sec.title,
+            "level": sec.level,
+        }
+        parent = nodes.get(sec.parent) if sec.parent else None
+        if parent is None:
+            node["parentId"] = sec.parent
+            top.append(node)
+        else:
+            parent["children"].append(node)
+        node["children"] = []
+        nodes[sec.id] = node
+    more = start + size < len(found)
+    return {
+        "documentId": doc.id,
+        "sections": top,
+        "total": len(found),
+        "nextCursor": page[-1].id if more and page else None,
+    }
 
 
 def section_markdown(markdown: str, section_id: str) -> str:
@@ -179,7 +234,7 @@ async def section_content(
     return {
         "documentId": doc.id,
         "sectionId": section_id,
-        "content": section_markdown(library.require_ready(doc), section_id),
+        "content": section_markdown(await library.ready_content(doc), section_id),
         "version": doc.version,
     }
 
@@ -194,7 +249,7 @@ async def escalate(
     agent = await member(session, caller, doc)
     question = escalations.question_of(body.get("question"), body.get("message"))
     if body.get("sectionId"):
-        section(doc, body["sectionId"])
+        await section(doc, body["sectionId"])
     if body.get("proposalId"):
         found = await session.scalar(
             select(Proposal.id).where(

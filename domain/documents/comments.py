@@ -8,7 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import sections
-from domain.documents import library
+from domain.documents import library, offload
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document
 from domain.kernel import audit, events
@@ -33,7 +33,8 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
     if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
-        if paragraph not in {s.id for s in sections.parse(doc.content or "")}:
+        await offload.outline(doc.content or "")
+        if sections.find(doc.content or "", paragraph) is None:
             raise Unprocessable(
                 f"paragraphId {paragraph} is not a section of the document", field="paragraphId"
             )

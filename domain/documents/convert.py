@@ -32,10 +32,15 @@ def file_to_markdown(kind: str, path: Path) -> str:
 
 
 def file_to_result(kind: str, path: Path) -> tuple[str, dict[str, Any] | None]:
-    """The Markdown and, for a DOCX, its source map (which original blocks each section came from)."""
+    """The Markdown and, for a DOCX, its source map (which original blocks each section came from).
+
+    A NUL (a text's, a PDF's text layer's) becomes U+FFFD, as CommonMark reads it: PostgreSQL text cannot
+    hold one. Other control characters stay (the user's text); writers map them (xmltext.py)."""
     if kind == "docx":
-        return convert_docx.convert_with_map(path)
-    return file_to_markdown(kind, path), None
+        markdown, source_map = convert_docx.convert_with_map(path)
+    else:
+        markdown, source_map = file_to_markdown(kind, path), None
+    return markdown.replace("\x00", "\ufffd"), source_map
 
 
 def _text(data: bytes) -> str:

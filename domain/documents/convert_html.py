@@ -29,7 +29,7 @@ def _main(soup: BeautifulSoup) -> tuple[Tag, bool]:
 
 
 def convert(data: bytes) -> str:
-    soup = BeautifulSoup(data, "html.parser")
+    soup = htmlmd.parse(data)
     title = soup.title.get_text(" ", strip=True) if soup.title else ""
     main, marked = _main(soup)
     for tag in main.find_all(_CHROME):

@@ -9,7 +9,10 @@ default template. `to_docx` renders a whole Markdown document into that template
 changed sections into the uploaded original.
 
 LaTeX maths (`$…$`, `$$…$$`) is written as its LaTeX text: Word has no LaTeX import to build equations
-from it."""
+from it.
+
+Every text reaches the XML through the Renderer, which first passes it through xmltext.safe: characters
+XML cannot carry (control characters, U+FFFE/U+FFFF) become visible ones instead of failing the file."""
 
 from __future__ import annotations
 
@@ -35,12 +38,14 @@ from docx.text.paragraph import Paragraph
 from lxml import etree
 from markdown_it import MarkdownIt
 
+from domain.documents import xmltext
+
 _md = MarkdownIt("commonmark").enable("table").enable("strikethrough")
 _NOTE_DEF = re.compile(r"^\[\^([^\]\s]+)\]:[ \t]?(.*)$")
 _NOTE_REF = re.compile(r"\[\^([^\]\s]+)\]")
 # LaTeX spans are kept out of Markdown parsing (their `\\`, `_` and `*` are not Markdown).
 _TEX = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$[^$\n]+?\$")
-_TEX_MARK = re.compile(r"CONCORDTEX(\d+)X")
+_TEX_MARK = re.compile(r"CONCORDTEX(\d{1,9})X")
 _NOTE_MARK = re.compile(r"(CONCORDNOTE\d+X)")
 MAX_IMAGE_WIDTH = Inches(6)
 _NS = {"w": "http://schemas.openxmlformats.org/wordprocessingml/2006/main"}
@@ -222,7 +227,7 @@ def _list_style(ordered: bool, depth: int) -> str:
 class Renderer:
     def __init__(self, doc: WordDocument, *, notes: dict[str, str], image: ImageSource | None = None) -> None:
         self.doc = doc
-        self.notes = notes
+        self.notes = {label: xmltext.safe(text) for label, text in notes.items()}
         self.image = image or (lambda src: None)
         self.footnotes = Footnotes(doc)
         self._numbering: Numbering | None = None
@@ -269,7 +274,7 @@ class Renderer:
 
     def render(self, markdown: str, *, title: bool = False) -> None:
         """Append the Markdown's blocks to the document body (before its section properties)."""
-        text, _ = split_notes(markdown)
+        text, _ = split_notes(xmltext.safe(markdown))
         text = _TEX.sub(self._hold_tex, text)
         tokens = _md.parse(text)
         # A leading `#` heading is the Title when asked (the original document began with its Title).
@@ -368,7 +373,9 @@ class Renderer:
         return f"CONCORDTEX{len(self._tex) - 1}X"
 
     def _restore_tex(self, text: str) -> str:
-        return _TEX_MARK.sub(lambda m: self._tex[int(m.group(1))], text)
+        # A mark the text itself happened to hold (no such span was held) stays as it was written.
+        held = self._tex
+        return _TEX_MARK.sub(lambda m: held[n] if (n := int(m.group(1))) < len(held) else m.group(), text)
 
     def inline(self, paragraph: Paragraph, token: Any) -> None:
         fmt = {"bold": False, "italic": False, "strike": False}
@@ -509,7 +516,7 @@ def to_docx(markdown: str, *, title: str | None = None, image: ImageSource | Non
     """A Word document of the Markdown, in python-docx's default template."""
     doc = new_docx()
     if title:
-        doc.core_properties.title = title
+        doc.core_properties.title = xmltext.safe(title)
     _, notes = split_notes(markdown or "")
     renderer = Renderer(doc, notes=notes, image=image)
     renderer.render(markdown or "")

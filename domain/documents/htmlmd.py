@@ -2,18 +2,67 @@
 
 markdownify does the inline and block work; before it, the tree is tidied so that tables get a header
 row, footnotes become Markdown footnotes (`[^1]` … `[^1]: text`), images keep only a reference (never
-a data: URI, which is summarised; a local file keeps its name) and alt text fits on one line."""
+a data: URI, which is summarised; a local file keeps its name) and alt text fits on one line.
+
+Every page is parsed by `parse`, which keeps at most `MAX_DEPTH` levels of elements: markdownify walks the
+tree recursively, and several steps here and in convert_html.py look at each element's whole subtree
+(a link's text, a table's header cell, a cell's paragraphs), so an unbounded depth either exhausts the
+recursion limit or costs the square of the depth. Tags nested deeper are left out as they are parsed
+(their text is kept, a block's separated by a space), so a page's cost stays linear in its size."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from bs4 import BeautifulSoup, Tag
 from bs4.element import NavigableString
 from markdownify import MarkdownConverter
 
+MAX_DEPTH = 200
+# Inline elements left out below the bound join their text to the words around them; any other leaves a
+# space, so two blocks' words do not run together.
+_INLINE = frozenset(
+    "a abbr b bdi bdo cite code data dfn em i kbd mark q s samp small span strong sub sup time u var".split()
+)
+
 _FOOTNOTE_ID = re.compile(r"^(footnote|endnote)-(\d+)$")
 _FOOTREF = re.compile(r"^#(footnote|endnote)-(\d+)$")
+
+
+class _Bounded(BeautifulSoup):
+    """html.parser's tree with at most MAX_DEPTH levels of elements (see the module)."""
+
+    def __init__(self, markup: str | bytes) -> None:
+        self._skipped: dict[str, int] = {}  # open tags left out, by name
+        super().__init__(markup, "html.parser")
+
+    def handle_starttag(
+        self, name: str, namespace: Any, nsprefix: Any, attrs: Any, *args: Any, **kw: Any
+    ) -> Any:
+        if len(self.tagStack) <= MAX_DEPTH:  # the stack holds the document itself too
+            return super().handle_starttag(name, namespace, nsprefix, attrs, *args, **kw)
+        self._space(name)
+        if not self.builder.can_be_empty_element(name):
+            self._skipped[name] = self._skipped.get(name, 0) + 1
+        return None  # as if the tag were not there: no end tag is expected of an empty element
+
+    def handle_endtag(self, name: str, nsprefix: str | None = None) -> None:
+        if self._skipped.get(name):  # the innermost open one of that name is one left out
+            self._skipped[name] -= 1
+            self._space(name)
+            return
+        super().handle_endtag(name, nsprefix)
+
+    def _space(self, name: str) -> None:
+        """A block left out leaves one space between the words around it (never a run of them)."""
+        if name not in _INLINE and not (self.current_data and self.current_data[-1].endswith(" ")):
+            self.handle_data(" ")
+
+
+def parse(markup: str | bytes) -> BeautifulSoup:
+    """An HTML page or fragment as a tree of at most MAX_DEPTH levels."""
+    return _Bounded(markup)
 
 
 def attr(tag: Tag, name: str) -> str:
@@ -95,7 +144,7 @@ def _footnotes(soup: Tag) -> list[str]:
         label = num if kind == "footnote" else f"e{num}"
         for back in li.find_all("a", href=re.compile(r"^#(footnote|endnote)-ref-")):
             back.decompose()
-        text = " ".join(_md(BeautifulSoup(li.decode_contents(), "html.parser")).split())
+        text = " ".join(_md(parse(li.decode_contents())).split())
         notes.append((label, text))
         parent = li.parent
         li.decompose()
@@ -113,7 +162,7 @@ def _footnotes(soup: Tag) -> list[str]:
 
 
 def to_markdown(html: str | Tag) -> str:
-    soup = html if not isinstance(html, str) else BeautifulSoup(html, "html.parser")
+    soup = html if not isinstance(html, str) else parse(html)
     for el in soup.find_all(["script", "style", "noscript", "template"]):
         el.decompose()
     notes = _footnotes(soup)
@@ -121,7 +170,8 @@ def to_markdown(html: str | Tag) -> str:
     _flatten_cells(soup)
     md = _md(soup)
     md = re.sub(r"CONCORDFNREF(\w+?)X", r"[^\1]", md)
-    md = re.sub(r"[ \t]+\n", "\n", md)
+    # Trailing blanks off each line (a regex `[ \t]+\n` costs the square of a long run of blanks).
+    md = "\n".join(line.rstrip(" \t") for line in md.split("\n"))
     md = re.sub(r"\n{3,}", "\n\n", md).strip()
     if notes:
         md += "\n\n" + "\n".join(notes)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import policies
-from domain.documents import blobs, docx_merge, export_docx, sandbox
+from domain.documents import blobs, docx_merge, export_docx, offload, sandbox, xmltext
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
@@ -64,7 +65,7 @@ def approval_view(approval: policies.Approval) -> dict[str, Any]:
 
 
 def title_from(filename: str | None) -> str:
-    stem = Path(filename or "").stem
+    stem = Path((filename or "").replace("\x00", "")).stem
     title = " ".join(re.sub(r"[_]+", " ", stem).split())
     return title[:500] or "Untitled document"
 
@@ -124,7 +125,7 @@ async def create(
         org_id=caller.org_id,
         owner_key_id=caller.key_id,
         title=(title or "").strip()[:500] or title_from(filename),
-        filename=(filename or "")[:500] or None,
+        filename=(filename or "").replace("\x00", "")[:500] or None,
         kind=kind,
         media_type=media_type,
         size_bytes=size,
@@ -384,11 +385,33 @@ def require_ready(doc: Document) -> str:
     return doc.content
 
 
-async def download(session: AsyncSession, caller: Caller, document_id: str) -> tuple[bytes, str]:
+@dataclass(frozen=True)
+class Download:
+    data: bytes
+    filename: str
+    replaced: int  # characters a Word file cannot hold, written as visible ones (xmltext.safe)
+
+
+async def ready_content(doc: Document) -> str:
+    """`require_ready`'s Markdown, with its sections known (parsed off the event loop if it is large), so
+    reading sections of it costs no parse."""
+    content = require_ready(doc)
+    await offload.outline(content)
+    return content
+
+
+async def download(session: AsyncSession, caller: Caller, document_id: str) -> Download:
     """The document as DOCX: an uploaded DOCX is the original file (with merged section changes applied
     to it once there are any, docx_merge.py); any other upload is built from its Markdown."""
     doc = await get(session, caller, document_id)
     markdown = require_ready(doc)
     data = await asyncio.to_thread(_docx_of, doc, markdown)
-    safe = re.sub(r"[^\w .-]+", "", doc.title).strip()[:100] or "document"
-    return data, f"{safe}.docx"
+    name = re.sub(r"[^\w .-]+", "", doc.title).strip()[:100] or "document"
+    # The original upload (version 1 of a DOCX) is sent as it is: its text was XML already.
+    written = doc.kind != "docx" or doc.version > 1
+    replaced = xmltext.unsafe_count(markdown) + xmltext.unsafe_count(doc.title) if written else 0
+    if replaced:
+        log.info(
+            "download of %s: %d characters a Word file cannot hold written as visible ones", doc.id, replaced
+        )
+    return Download(data, f"{name}.docx", replaced)

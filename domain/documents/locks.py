@@ -64,7 +64,7 @@ async def lock_section(
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     require_writer(agent, "lock sections")
-    section(doc, section_id)
+    await section(doc, section_id)
     now = utcnow()
     lock = await session.scalar(
         select(SectionLock).where(SectionLock.document_id == doc.id, SectionLock.section_id == section_id)

@@ -82,9 +82,9 @@ def require_writer(agent: DocumentAgent, what: str) -> None:
         raise Forbidden(f"observers cannot {what}", code="role.insufficient", role=agent.role)
 
 
-def section(doc: Document, section_id: str) -> sections.Section:
+async def section(doc: Document, section_id: str) -> sections.Section:
     """The named section of a converted document (409 while converting, 422 if it failed, else 404)."""
-    content = library.require_ready(doc)
+    content = await library.ready_content(doc)
     found = sections.find(content, section_id)
     if found is None:
         raise NotFound(f"section {section_id} not found; re-read the sections", code="section.not_found")

@@ -104,7 +104,7 @@ class DocumentResource:
         return consensus.Ballot(proposal, voters, may_vote)
 
     async def read(self, session: AsyncSession) -> tuple[str, int]:
-        return library.require_ready(self.doc), self.doc.version
+        return await library.ready_content(self.doc), self.doc.version
 
     @property
     def row(self) -> Document:

@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import engine as consensus
 from domain.consensus import sections
 from domain.consensus.models import Proposal
-from domain.documents import comments, library, proposals
+from domain.documents import comments, library, offload, proposals
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
@@ -484,10 +484,16 @@ async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]
     return [proposals.view(p) for p in rows]
 
 
-async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
+async def document_view(
+    session: AsyncSession, visit_: Visit, *, with_sections: bool = True
+) -> dict[str, Any]:
+    """What a share link shows; `with_sections=False` leaves the section tree out (the review page
+    renders it once per version, not on every read)."""
     require_admitted(visit_)
     link, doc = visit_.link, visit_.doc
     content = (doc.content or "") if doc.status == "ready" else ""
+    if with_sections:
+        await offload.outline(content)  # its sections: parsed off the event loop when it is large
     rows = (
         await session.scalars(
             select(Comment).where(Comment.document_id == doc.id).order_by(Comment.created_at, Comment.id)
@@ -504,7 +510,7 @@ async def document_view(session: AsyncSession, visit_: Visit) -> dict[str, Any]:
             "updatedAt": iso(doc.updated_at),
             "content": content,
         },
-        "sections": sections.tree(content) if content else [],
+        "sections": sections.tree(content) if content and with_sections else [],
         "comments": [comments.to_dict(c) for c in rows],
         "proposals": await objected(session, doc) if link.permission == "FullReview" else [],
     }

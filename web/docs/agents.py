@@ -31,6 +31,7 @@ from web.docs.schemas import (
     SalienceMap,
     SalienceOut,
     SectionQuery,
+    SectionsQuery,
     Unlocked,
 )
 from web.kernel.access import Service
@@ -109,15 +110,18 @@ async def content(request: web.Request) -> web.Response:
 @route(
     "GET",
     "/sections",
-    summary="The section tree",
+    summary="The section tree (paged for a document of more than 1000 sections: limit, cursor)",
+    query=SectionsQuery,
     response=DocumentSections,
-    errors={409: "Still converting", 422: "Failed"},
+    errors={409: "Still converting, or the cursor's section is gone (the document changed)", 422: "Failed"},
     access=Service("tap:read"),
 )
-async def section_tree(request: web.Request) -> web.Response:
+async def section_tree(request: web.Request, query: SectionsQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.section_tree(session, who, doc_id(request))
+        result = await tap.section_tree(
+            session, who, doc_id(request), limit=query.limit or tap.SECTIONS_PAGE, cursor=query.cursor
+        )
     return json_response(result)
 
 

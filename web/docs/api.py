@@ -41,7 +41,7 @@ class DocsApi(Api):
                         "required": ["file"],
                         "properties": {
                             "file": {"type": "string", "format": "binary", "minLength": 1},
-                            "title": {"type": "string"},
+                            "title": {"type": "string", "pattern": "^[^\\u0000]*$"},  # no NUL: 400
                             "tags": {
                                 "type": "string",
                                 "description": "Comma-separated tags: letters, digits, spaces, .:/+-_",
@@ -74,6 +74,13 @@ class DocsApi(Api):
             if path.endswith("/download") and "get" in item:
                 item["get"]["responses"]["200"]["content"] = {
                     DOCX: {"schema": {"type": "string", "format": "binary"}}
+                }
+                item["get"]["responses"]["200"]["headers"] = {
+                    "X-Characters-Replaced": {
+                        "description": "Characters of the text a Word file cannot hold (control characters, "
+                        "U+FFFE, U+FFFF), written as visible ones; absent when there were none",
+                        "schema": {"type": "integer", "minimum": 1},
+                    }
                 }
         oauth_pages.document(spec)
         return spec

@@ -32,6 +32,7 @@ MAX_FIELD = 4096
 APPROVAL_FIELDS = tuple(UploadForm.model_fields)
 FORM_FIELDS = ("title", "tags", *APPROVAL_FIELDS)
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+REPLACED = "X-Characters-Replaced"
 
 
 async def _small_field(part: BodyPartReader, name: str) -> str:
@@ -41,9 +42,12 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
         if len(data) > MAX_FIELD:
             raise BadRequest(f"form field {name} is longer than {MAX_FIELD} bytes", field=name)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise BadRequest(f"form field {name} is not UTF-8 text", field=name) from None
+    if "\x00" in text:
+        raise BadRequest(f"{name}: NUL characters are not allowed", field=name)
+    return text
 
 
 @routes.route(
@@ -187,9 +191,8 @@ async def set_approval(request: web.Request, body: DocumentApprovalBody) -> web.
 async def download(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        data, name = await library.download(session, who, request.match_info["id"])
-    return web.Response(
-        body=data,
-        content_type=DOCX,
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
-    )
+        found = await library.download(session, who, request.match_info["id"])
+    headers = {"Content-Disposition": f'attachment; filename="{found.filename}"'}
+    if found.replaced:  # characters a Word file cannot hold, written as visible ones
+        headers[REPLACED] = str(found.replaced)
+    return web.Response(body=found.data, content_type=DOCX, headers=headers)

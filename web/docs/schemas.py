@@ -457,12 +457,40 @@ class Section(Out):
     title: str
     heading: str
     level: int
+    parentId: str | None = Field(
+        default=None,
+        description="Paged reads only, on a page's top nodes: the parent section (on an earlier page), null "
+        "for a top-level section",
+    )
     children: list[Section]
+
+
+class SectionsQuery(Model):
+    limit: int | None = Field(
+        default=None,
+        ge=1,
+        le=1000,
+        description="Sections per page (default and largest 1000). A document with no more sections than "
+        "this answers its whole tree, as without paging.",
+    )
+    cursor: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="The `nextCursor` of the page before: the page starts after that section",
+    )
 
 
 class DocumentSections(Out):
     documentId: str
-    sections: list[Section]
+    sections: list[Section] = Field(
+        description="The section tree; in a paged read, this page's sections as a tree (top nodes whose "
+        "parent is on an earlier page name it in parentId)"
+    )
+    total: int | None = Field(default=None, description="Paged reads only: the document's sections in all")
+    nextCursor: str | None = Field(
+        default=None, description="Paged reads only: send as `cursor` for the next page; null on the last"
+    )
 
 
 Vote = Literal["approve", "reject", "object"]

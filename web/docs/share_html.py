@@ -1,18 +1,17 @@
 """HTML of the share-link review page: plain server-rendered markup, one inline style sheet, no scripts,
 no external assets. Every piece of text from the database is escaped; the document's Markdown is
-rendered by markdown-it with raw HTML off (it escapes any HTML the Markdown holds)."""
+rendered by markdown-it with raw HTML off (it escapes any HTML the Markdown holds). Characters XML and
+HTML have no place for (control characters, U+FFFE/U+FFFF) are shown as visible ones (xmltext.safe)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
-from markdown_it import MarkdownIt
-
-from domain.consensus import sections
+from domain.documents import share_render, xmltext
+from domain.documents.share_render import Rendered
 from web.kernel.html import when
-
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
 STYLE = """
 body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1a1a1a}
@@ -30,14 +29,9 @@ select{font:inherit}
 """
 
 
-def render_markdown(content: str) -> str:
-    """The document as HTML; headings carry their section ids so the section tree can link to them."""
-    ids = {s.heading_start: s.id for s in sections.parse(content) if s.heading_level}
-    tokens = _md.parse(content)
-    for tok in tokens:
-        if tok.type == "heading_open" and tok.map and tok.level == 0 and tok.map[0] in ids:
-            tok.attrSet("id", ids[tok.map[0]])
-    return str(_md.renderer.render(tokens, _md.options, {}))
+def esc(text: str) -> str:
+    """Text for HTML: escaped, with every character XML cannot carry made visible."""
+    return escape(xmltext.safe(text))
 
 
 def page(title: str, body: str, *, lang: str = "en") -> str:
@@ -45,34 +39,34 @@ def page(title: str, body: str, *, lang: str = "en") -> str:
         f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
     )
 
 
 def message(title: str, text: str) -> str:
-    body = f'<main id="content"><h1>{escape(title)}</h1><p role="alert">{escape(text)}</p></main>'
+    body = f'<main id="content"><h1>{esc(title)}</h1><p role="alert">{esc(text)}</p></main>'
     return page(title, body)
 
 
 def _status(note: str | None, error: str | None) -> str:
     out = ""
     if note:
-        out += f'<p class="note" role="status">{escape(note)}</p>'
+        out += f'<p class="note" role="status">{esc(note)}</p>'
     if error:
-        out += f'<p class="error" role="alert">{escape(error)}</p>'
+        out += f'<p class="error" role="alert">{esc(error)}</p>'
     return out
 
 
 def _hidden(csrf: str) -> str:
-    return f'<input type="hidden" name="csrf" value="{escape(csrf)}">'
+    return f'<input type="hidden" name="csrf" value="{esc(csrf)}">'
 
 
 def email_form(action: str, title: str, mode: str, csrf: str, *, error: str | None = None) -> str:
     who = "one of the invited reviewers" if mode == "closed-individual" else "an address of the organisation"
     body = (
-        f'<main id="content"><h1>Review “{escape(title)}”</h1>{_status(None, error)}'
+        f'<main id="content"><h1>Review “{esc(title)}”</h1>{_status(None, error)}'
         f"<p>This link is for {who}. Enter your email address and we will mail you a 6-digit code.</p>"
-        f'<form method="post" action="{escape(action)}">{_hidden(csrf)}'
+        f'<form method="post" action="{esc(action)}">{_hidden(csrf)}'
         '<label for="email">Your email address</label>'
         '<input type="email" id="email" name="email" autocomplete="email" required>'
         '<button type="submit">Send me a code</button></form></main>'
@@ -84,28 +78,48 @@ def code_form(
     action: str, again: str, title: str, email: str, csrf: str, *, note: str | None, error: str | None
 ) -> str:
     body = (
-        f'<main id="content"><h1>Review “{escape(title)}”</h1>{_status(note, error)}'
-        f'<form method="post" action="{escape(action)}">{_hidden(csrf)}'
-        f'<input type="hidden" name="email" value="{escape(email)}">'
-        f"<p>Code sent to <strong>{escape(email)}</strong> if it may review this document.</p>"
+        f'<main id="content"><h1>Review “{esc(title)}”</h1>{_status(note, error)}'
+        f'<form method="post" action="{esc(action)}">{_hidden(csrf)}'
+        f'<input type="hidden" name="email" value="{esc(email)}">'
+        f"<p>Code sent to <strong>{esc(email)}</strong> if it may review this document.</p>"
         '<label for="code">6-digit code from the mail</label>'
         '<input type="text" id="code" name="code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" '
         'autocomplete="one-time-code" required>'
         '<button type="submit">Open the document</button></form>'
-        f'<p><a href="{escape(again)}">Use another address or ask for a new code</a></p></main>'
+        f'<p><a href="{esc(again)}">Use another address or ask for a new code</a></p></main>'
     )
     return page(f"Review {title}", body)
 
 
-def _toc(nodes: list[dict[str, Any]]) -> str:
+def _toc(nodes: list[dict[str, Any]], article: Rendered | None) -> str:
     if not nodes:
         return ""
     items = "".join(
-        f'<li><a href="#{escape(n["sectionId"])}">{escape(n["title"] or "Introduction")}</a>'
-        f"{_toc(n['children'])}</li>"
+        f'<li><a href="{_href(n["sectionId"], article)}">{esc(n["title"] or "Introduction")}</a>'
+        f"{_toc(n['children'], article)}</li>"
         for n in nodes
     )
     return f"<ul>{items}</ul>"
+
+
+def _href(section_id: str, article: Rendered | None) -> str:
+    """A section's place: `#id` in a one-page document, else `?page=N#id` on the page that holds it (the
+    same on every page, so the tree is rendered once per version)."""
+    if article is None or article.count == 1:
+        return esc(f"#{section_id}")
+    return esc(f"?page={article.page_of.get(section_id, 1)}#{section_id}")
+
+
+def _pager(article: Rendered) -> str:
+    """Links between the pages of a large document (nothing for a one-page document)."""
+    if article.count == 1:
+        return ""
+    links = [f"Page {article.number} of {article.count}"]
+    if article.number > 1:
+        links.append(f'<a href="?page={article.number - 1}" rel="prev">Previous page</a>')
+    if article.number < article.count:
+        links.append(f'<a href="?page={article.number + 1}" rel="next">Next page</a>')
+    return f'<nav class="pager" aria-label="Pages of the document"><p>{" · ".join(links)}</p></nav>'
 
 
 def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
@@ -116,63 +130,80 @@ def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
     return out
 
 
-def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None, error: str | None) -> str:
+def review_page(
+    base: str,
+    view: dict[str, Any],
+    csrf: str,
+    *,
+    note: str | None,
+    error: str | None,
+    article: Rendered | None = None,
+    tree: Callable[[], list[dict[str, Any]]] | None = None,
+) -> str:
+    """The review page; `article` is the document's HTML (one page of it for a large document), `tree`
+    gives the section tree when `view` has none (asked only when the version's tree is not rendered yet)."""
+    sections_of = tree or (lambda: view["sections"])
     link, doc = view["link"], view["document"]
     perm = link["permission"]
     title = doc["title"]
     who = f" as {view['reviewer']}" if view["reviewer"] else ""
     parts = [
         '<a class="skip" href="#document">Skip to the document</a>',
-        f'<header><h1 id="title">{escape(title)}</h1>',
-        f"<p>Shared with you{escape(who)} for <strong>{escape(perm)}</strong> review; "
+        f'<header><h1 id="title">{esc(title)}</h1>',
+        f"<p>Shared with you{esc(who)} for <strong>{esc(perm)}</strong> review; "
         f"this link works until {when(link['expiresAt'])}.</p>",
         f"{_status(note, error)}</header>",
     ]
-    if view["sections"]:
-        parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{_toc(view["sections"])}</nav>')
+    toc = (
+        _toc(sections_of(), article)
+        if article is None
+        else share_render.memo(article.key, "toc", lambda: _toc(sections_of(), article))
+    )
+    if toc:
+        parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{toc}</nav>')
     parts.append("<main>")
-    if doc["status"] != "ready":
+    if doc["status"] != "ready" or article is None:
         parts.append(
-            f'<p id="document" role="status">The document is {escape(doc["status"])}; come back later.</p>'
+            f'<p id="document" role="status">The document is {esc(doc["status"])}; come back later.</p>'
         )
     else:
-        parts.append(
-            '<article id="document" class="doc" aria-labelledby="title">'
-            f"{render_markdown(doc['content'])}</article>"
-        )
+        pager = _pager(article)
+        body = f'<article id="document" class="doc" aria-labelledby="title">{article.html}</article>'
+        parts.append(f"{pager}{body}{pager}")
     comments = view["comments"]
     parts.append(f'<section aria-labelledby="comments"><h2 id="comments">Comments ({len(comments)})</h2>')
     if not comments:
         parts.append("<p>No comments yet.</p>")
     for c in comments:
         where = (
-            f' on <a href="#{escape(c["paragraphId"])}">{escape(c["paragraphId"])}</a>'
-            if c["paragraphId"]
-            else ""
+            f' on <a href="#{esc(c["paragraphId"])}">{esc(c["paragraphId"])}</a>' if c["paragraphId"] else ""
         )
         state = " (resolved)" if c["resolved"] else ""
         parts.append(
-            f'<article class="comment" aria-label="Comment by {escape(c["author"])}">'
-            f"<p><strong>{escape(c['author'])}</strong>{where}, "
+            f'<article class="comment" aria-label="Comment by {esc(c["author"])}">'
+            f"<p><strong>{esc(c['author'])}</strong>{where}, "
             f"{when(c['createdAt'])}{state}</p>"
-            f"<p>{escape(c['text'])}</p>"
+            f"<p>{esc(c['text'])}</p>"
         )
         if perm == "FullReview" and not c["resolved"]:
             parts.append(
-                f'<form method="post" action="{escape(base)}/comments/{escape(c["id"])}/resolve">'
+                f'<form method="post" action="{esc(base)}/comments/{esc(c["id"])}/resolve">'
                 f"{_hidden(csrf)}"
-                f'<button type="submit" aria-label="Resolve the comment by {escape(c["author"])}">'
+                f'<button type="submit" aria-label="Resolve the comment by {esc(c["author"])}">'
                 "Resolve</button></form>"
             )
         parts.append("</article>")
     if perm in ("CommentOnly", "FullReview"):
-        options = "".join(
-            f'<option value="{escape(sid)}">{escape(label)}</option>'
-            for sid, label in _flat(view["sections"])
-        )
+
+        def build() -> str:
+            return "".join(
+                f'<option value="{esc(sid)}">{esc(label)}</option>' for sid, label in _flat(sections_of())
+            )
+
+        options = build() if article is None else share_render.memo(article.key, "options", build)
         parts.append(
             '<h3 id="add">Add a comment</h3>'
-            f'<form method="post" action="{escape(base)}/comments" aria-labelledby="add">'
+            f'<form method="post" action="{esc(base)}/comments" aria-labelledby="add">'
             f"{_hidden(csrf)}"
             '<label for="text">Comment</label>'
             '<textarea id="text" name="text" rows="4" required maxlength="10000"></textarea>'
@@ -192,12 +223,12 @@ def review_page(base: str, view: dict[str, Any], csrf: str, *, note: str | None,
         if not props:
             parts.append("<p>No proposal waits for a decision.</p>")
         for p in props:
-            pid = escape(p["proposalId"])
+            pid = esc(p["proposalId"])
             parts.append(
-                f'<article aria-labelledby="p-{pid}"><h3 id="p-{pid}">{escape(p["summary"] or "Proposal")} '
-                f"by {escape(p['agentName'])} on {escape(p['sectionId'])}</h3>"
-                f"<pre>{escape(p['content'])}</pre>"
-                f'<form method="post" action="{escape(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
+                f'<article aria-labelledby="p-{pid}"><h3 id="p-{pid}">{esc(p["summary"] or "Proposal")} '
+                f"by {esc(p['agentName'])} on {esc(p['sectionId'])}</h3>"
+                f"<pre>{esc(p['content'])}</pre>"
+                f'<form method="post" action="{esc(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
                 f"<fieldset><legend>Your decision</legend>"
                 f'<input type="radio" id="a-{pid}" name="decision" value="approve" required>'
                 f'<label for="a-{pid}" style="display:inline">Approve</label> '

@@ -11,8 +11,9 @@ from typing import Any
 
 from aiohttp import web
 
-from domain.documents import sharing
-from domain.kernel.errors import DomainError, Forbidden
+from domain.consensus import sections
+from domain.documents import offload, share_render, sharing
+from domain.kernel.errors import BadRequest, DomainError, Forbidden
 from web.docs import share_html
 from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
 from web.kernel.forms import posted
@@ -22,6 +23,7 @@ from web.kernel.routing import Routes
 routes = Routes()
 
 HTML = "text/html"
+MAX_PAGE = 100_000
 ERRORS = {
     403: "The form's CSRF token is missing or stale, or the link's permission does not allow it (a page)",
     404: "No share link has this token (a page)",
@@ -35,7 +37,7 @@ NOTES = {
 }
 TITLES = {404: "Link not found", 410: "Link no longer works", 403: "Not allowed", 429: "Too many requests"}
 
-Page = Callable[[web.Request], Awaitable[web.StreamResponse]]
+Page = Callable[..., Awaitable[web.StreamResponse]]
 
 
 def html(text: str, status: int = 200) -> web.Response:
@@ -53,9 +55,9 @@ def as_page(fn: Page) -> Page:
     """Domain refusals as pages with their status instead of problem+json."""
 
     @wraps(fn)
-    async def run(request: web.Request) -> web.StreamResponse:
+    async def run(request: web.Request, **kwargs: Any) -> web.StreamResponse:
         try:
-            return await fn(request)
+            return await fn(request, **kwargs)
         except DomainError as exc:
             title = TITLES.get(exc.status, "Cannot do that")
             return html(share_html.message(title, exc.detail), exc.status)
@@ -110,7 +112,9 @@ def _redirect(request: web.Request, done: str) -> web.Response:
     raise web.HTTPSeeOther(f"{_base(request)}?done={done}")
 
 
-async def _render(request: web.Request, *, status: int = 200, error: str | None = None) -> web.Response:
+async def _render(
+    request: web.Request, *, status: int = 200, error: str | None = None, page: int = 1
+) -> web.Response:
     found, cookie, new_row = await _visit_with_session(request)
     csrf = sharing.csrf_token(cookie, found.link.id)
     if not found.admitted:
@@ -118,10 +122,28 @@ async def _render(request: web.Request, *, status: int = 200, error: str | None 
             f"{_base(request)}/verify", found.doc.title, found.link.access_mode, csrf
         )
     else:
+        doc = found.doc
+        # Rendered before the read below opens (off the event loop for a large document, and cached).
+        article = (
+            await share_render.page(doc.id, doc.version, doc.content, page)
+            if doc.status == "ready" and doc.content is not None
+            else None
+        )
         async with runtime(request).db.read() as session:
-            view = await sharing.document_view(session, found)
+            view = await sharing.document_view(session, found, with_sections=article is None)
+        content = doc.content or ""
+        if article is not None and not share_render.memoized(article.key, "toc", "options"):
+            await offload.outline(content)  # the tree is rendered from its sections: none parsed here
         note = NOTES.get(request.query.get("done", ""))
-        text = share_html.review_page(_base(request), view, csrf, note=note, error=error)
+        text = share_html.review_page(
+            _base(request),
+            view,
+            csrf,
+            note=note,
+            error=error,
+            article=article,
+            tree=lambda: sections.tree(content),  # known: share_render.page parsed it
+        )
     response = html(text, status)
     if new_row is not None:
         set_session_cookie(request, response, found.link, cookie, new_row)
@@ -132,14 +154,25 @@ async def _render(request: web.Request, *, status: int = 200, error: str | None 
     "GET",
     "/share/{token}",
     summary="The review page of a share link (HTML): the document, its sections and comments, and the "
-    "forms the link's permission allows; a closed link asks for the address and the mailed code first",
+    "forms the link's permission allows; a closed link asks for the address and the mailed code first. "
+    "A document over 256 KB of Markdown is shown a page at a time: ?page=N (from 1)",
     tags=["Sharing"],
-    errors=ERRORS,
+    errors={
+        **ERRORS,
+        400: "page is not a whole number from 1 (a page)",
+        404: "No share link has this token, or the document has no such page (a page)",
+    },
     content_type=HTML,
 )
 @as_page
 async def review_page(request: web.Request) -> web.StreamResponse:
-    return await _render(request)
+    # Read here, not declared as the operation's query: a refusal must be a page like every other one
+    # (the declared query's 400 is the API's problem+json).
+    pages = request.query.getall("page", ["1"])
+    raw = pages[0].strip()
+    if len(pages) > 1 or not raw.isascii() or not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise BadRequest(f"page: one whole number from 1 to {MAX_PAGE}", field="page")
+    return await _render(request, page=int(raw))
 
 
 @routes.route(

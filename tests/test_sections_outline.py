@@ -1,0 +1,120 @@
+"""Sections of large texts: what `replace_body` derives for the new text without parsing it again (the
+splice) must be exactly what parsing it says, for any Markdown around and in the replaced body: code
+fences left open, setext headings, lists, HTML blocks, link reference definitions, headings in the new
+body. Pure functions of the text, so they are called directly."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from domain.consensus import sections
+
+# Other threads of the test process (the broker's workers, the drivers) may use `random` while Hypothesis
+# draws examples, which it reports as a strategy using `random`; the strategies here do not.
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
+
+# Enough text before the pieces that the document is a large one (sections.LARGE), in the root section.
+FILLER = "Filler words that make the text large.\n\n" * (sections.LARGE // 40 + 10)
+
+PIECES = [
+    "# Title",
+    "## Sub",
+    "### Deep",
+    "# Same",
+    "Setext\n===",
+    "Setext two\n---",
+    "para text",
+    "text with *emph* and `code`",
+    "- item\n- item 2",
+    "1. one\n2. two",
+    "- # heading in a list",
+    "> quote",
+    "> # heading in a quote",
+    "```",
+    "```\ncode\n```",
+    "~~~",
+    "    indented code",
+    "  # indented heading",
+    "#NoSpace",
+    "<div>",
+    "<!-- open comment",
+    "-->",
+    "<pre>",
+    "</pre>",
+    "[ref]: /url",
+    "# [ref]",
+    "***",
+    "---",
+    "",
+    "| a | b |\n| - | - |\n| 1 | 2 |",
+    "line\u2028separated",
+    "x\x0by",
+]
+_pieces = st.lists(st.sampled_from(PIECES), max_size=12)
+
+
+def _fresh(text: str) -> sections.Outline:
+    return sections.outline(text)
+
+
+def _by_lines(text: str, sec: sections.Section, new_body: str) -> str:
+    """replace_body's result by its definition: the text's lines with the body's replaced."""
+    lines = sections.lines_of(text)
+    new = sections.lines_of(new_body.strip("\n"))
+    if sec.id != sections.ROOT_ID:
+        new = ["", *new] if new else []
+    if sec.body_end < len(lines) and new:
+        new.append("")
+    return "\n".join(lines[: sec.body_start] + new + lines[sec.body_end :]).rstrip("\n") + "\n"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    before=_pieces,
+    after=_pieces,
+    new=_pieces,
+    lead=st.booleans(),
+    pick=st.integers(min_value=0, max_value=1000),
+    end=st.sampled_from(["\n", "", "\n\n", "\r\n"]),
+)
+def test_a_replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick, end):
+    text = (FILLER if lead else "") + "\n".join(["# Doc", FILLER if not lead else "", *before, *after]) + end
+    found = sections.parse(text)
+    target = found[pick % len(found)]
+    new_text = sections.replace_body(text, target.id, "\n".join(new))
+    assert new_text == _by_lines(text, target, "\n".join(new))
+    fresh = _fresh(new_text)
+    if sections.known(new_text):  # the splice applied: it must say what a parse says
+        assert sections._parsed(new_text)[0] == fresh
+    # Either way, the sections read from the new text are those of a parse.
+    assert [
+        (s.id, s.title, s.level, s.body_start, s.body_end, s.body_from, s.body_to)
+        for s in sections.parse(new_text)
+    ] == [
+        (s.id, s.title, s.level, s.body_start, s.body_end, s.body_from, s.body_to)
+        for s in sections._build(fresh)[1]
+    ]
+    # And each body is its lines, as the line-based reading gives it.
+    lines = sections.lines_of(new_text)
+    for sec in sections.parse(new_text):
+        assert sections.body(new_text, sec) == "\n".join(lines[sec.body_start : sec.body_end]).strip("\n")
+
+
+def test_a_plain_change_in_a_large_text_is_spliced_not_parsed_again():
+    text = "# Doc\n\n" + FILLER + "## Part\n\nold\n\n## Next\n\nmore\n"
+    new_text = sections.replace_body(text, "sec:doc:part", "new words\n\n- a list")
+    assert sections.known(new_text)
+    assert sections._parsed(new_text)[0] == sections.outline(new_text)
+    following = sections.find(new_text, "sec:doc:next")
+    assert following is not None
+    assert sections.body(new_text, following) == "more"
+
+
+def test_a_change_that_opens_a_code_fence_is_parsed_again():
+    """An unclosed fence swallows the headings after it: the splice must see that and step aside."""
+    text = "# Doc\n\n" + FILLER + "## Part\n\nold\n\n## Next\n\nmore\n"
+    new_text = sections.replace_body(text, "sec:doc:part", "```\nopen fence")
+    assert not sections.known(new_text)
+    assert [s.id for s in sections.parse(new_text)] == ["sec:doc", "sec:doc:part"]
