@@ -1,5 +1,5 @@
 """The offload pool's child (domain/documents/offload.py) lives and dies with the process that uses it:
-a web process killed outright leaves no child behind."""
+a web process killed outright leaves no child behind; it runs at a lower CPU priority than that process."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+
+from domain.documents import offload
 
 SCRIPT = """
 import asyncio, os, sys
@@ -42,6 +44,9 @@ def test_the_pool_child_ends_when_its_process_is_killed(tmp_path):
         child = int(proc.stdout.readline())
         assert child != proc.pid
         assert _alive(child)
+        # It works at a lower CPU priority than its process, which answers requests meanwhile.
+        priority = os.getpriority(os.PRIO_PROCESS, child) - os.getpriority(os.PRIO_PROCESS, proc.pid)
+        assert priority == min(offload.CHILD_NICENESS, 19 - os.getpriority(os.PRIO_PROCESS, proc.pid))
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait()

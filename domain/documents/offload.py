@@ -44,10 +44,18 @@ def _context() -> Any:
     return multiprocessing.get_context("spawn")
 
 
+# The child runs at a lower CPU priority than the process it works for: where cores are few, a long parse
+# or render must not take CPU time from the requests the web processes answer meanwhile.
+CHILD_NICENESS = 10
+
+
 def _watch_parent(owner: int) -> None:
-    """In the child: end when the process that uses the pool (`owner`) is gone, killed outright included.
-    Not by the parent pid: the child's parent is the forkserver, which every forkserver child keeps alive
-    (each holds the end of the pipe the forkserver watches for its owner's exit)."""
+    """In the child: lower its CPU priority, and end when the process that uses the pool (`owner`) is gone,
+    killed outright included. Not by the parent pid: the child's parent is the forkserver, which every
+    forkserver child keeps alive (each holds the end of the pipe the forkserver watches for its owner's
+    exit)."""
+    if hasattr(os, "nice"):
+        os.nice(CHILD_NICENESS)
     if not hasattr(os, "pidfd_open"):  # not Linux: the child ends with the pool, or with the machine
         return
     try:
