@@ -208,3 +208,29 @@ async def test_changes_to_a_large_document_merge_where_they_belong(docs, runtime
         if section == "sec:doc:part-10":  # the fence runs to the end: no heading after it is one
             assert ids[-1] == "sec:doc:part-10"
             assert len(ids) == 1 + 11  # the document and parts 0-10
+
+
+async def test_a_cached_share_page_is_served_without_reading_the_text(docs, runtime):
+    """A large document's text is megabytes: once a version's page is rendered, reading the page again
+    reads the link, the session and the comments, never the document's Markdown."""
+    from sqlalchemy import event
+
+    key = await make_key(runtime)
+    doc = await upload_ready(docs, key, _markdown(1500).encode(), "cached.md")
+    token = await _share(docs, key, doc["id"])
+    await _page(docs, token)  # rendered and cached (and the browser's session made: the next read keeps it)
+    seen: list[str] = []
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        seen.append(statement)
+
+    engine = runtime.db.engine.sync_engine
+    event.listen(engine, "before_cursor_execute", on_execute)
+    try:
+        again = await _page(docs, token)
+    finally:
+        event.remove(engine, "before_cursor_execute", on_execute)
+    assert "Part 1 says:" in _article(again)
+    assert any("share_links" in s for s in seen), seen  # the statements were seen
+    reads_text = [s for s in seen if "documents.content" in s]
+    assert not reads_text, reads_text

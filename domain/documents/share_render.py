@@ -9,16 +9,16 @@ section boundaries, each about `PAGE_CHARS` (a single larger section is a page o
 document is read sixty pages of 256 KB rather than one 9 MB page. A page is rendered on its own with the
 whole document's link reference definitions, in the offload pool when it is large.
 
-The cache holds rendered pages and page plans keyed by the document, its version and its text's length
-(its text changes only with a new version, which is a new key: nothing is ever stale), least recently
-used first out, within
+The cache holds rendered pages and page plans keyed by the document and its version (its text changes
+only with a new version, which is a new key: nothing is ever stale; a cached page is served without
+reading the text), least recently used first out, within
 `CACHE_CHARS` characters of HTML per process."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,14 +123,20 @@ class _Cache:
 _cache = _Cache(CACHE_CHARS)
 
 
-async def page(document_id: str, version: int, markdown: str, number: int) -> Rendered:
-    """Page `number` (from 1) of the document's HTML; 404 past its last page."""
-    # A document's text changes only with its version (conversion, merges): no need to hash 15 MB a read.
-    key = (document_id, version, len(markdown))
+async def page(
+    document_id: str, version: int, markdown: Callable[[], Awaitable[str]], number: int
+) -> Rendered:
+    """Page `number` (from 1) of the document's HTML; 404 past its last page. `markdown()` gives the
+    document's text; it is asked only when this version's page is not cached yet."""
+    # A document's text changes only with its version (its conversion sets version 1, each merge bumps
+    # it): the version names the text, so a cached page is served without reading the text at all.
+    key = (document_id, version)
     pages_of = _cache.get((key, "plan"))
+    text: str | None = None
     if pages_of is None:
-        await offload.outline(markdown)  # sections known: the plan and ids cost no parse
-        pages = plan(markdown)
+        text = await markdown()
+        await offload.outline(text)  # sections known: the plan and ids cost no parse
+        pages = plan(text)
         page_of = {sid: n for n, p in enumerate(pages, 1) for sid in p.section_ids}
         pages_of = (pages, page_of)
         _cache.put((key, "plan"), pages_of, 64 * len(page_of) + 64)
@@ -141,7 +147,7 @@ async def page(document_id: str, version: int, markdown: str, number: int) -> Re
         )
     html = _cache.get((key, number))
     if html is None:
-        html = await _html(key, markdown, pages, number)
+        html = await _html(key, text if text is not None else await markdown(), pages, number)
         _cache.put((key, number), html, len(html))
     return Rendered(html, number, len(pages), page_of, key)
 

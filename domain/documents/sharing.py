@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import defer
 
 from domain.consensus import engine as consensus
 from domain.consensus import sections
@@ -185,12 +186,17 @@ async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_i
 # ---- the holder's side: a live link, its session, the address proof -------------------------------------
 
 
-async def live_link(session: AsyncSession, token: str) -> tuple[ShareLink, Document]:
-    """The link a token names and its document: unknown → 404; revoked or expired → 410 Gone."""
+async def live_link(session: AsyncSession, token: str, *, content: bool = True) -> tuple[ShareLink, Document]:
+    """The link a token names and its document: unknown → 404; revoked or expired → 410 Gone.
+
+    `content=False` leaves the document's Markdown unread (the review page reads it only when its
+    rendering of this version is not cached: a large document's text is megabytes); reading
+    `doc.content` then raises, so a caller that needs it asks `content_of`."""
     link = None
     if token.startswith(TOKEN_PREFIX) and len(token) <= 100:
         link = await session.scalar(select(ShareLink).where(ShareLink.token_hash == keys.hash_key(token)))
-    doc = await session.get(Document, link.document_id) if link is not None else None
+    options = () if content else (defer(Document.content, raiseload=True),)
+    doc = await session.get(Document, link.document_id, options=options) if link is not None else None
     if link is None or doc is None:
         raise NotFound("no share link has this token", code="share_link_not_found")
     if link.revoked_at is not None:
@@ -240,8 +246,13 @@ class Visit:
         return self.session.email if self.session is not None and self.session.verified_at else None
 
 
-async def visit(session: AsyncSession, token: str, cookie: str | None) -> Visit:
-    link, doc = await live_link(session, token)
+async def content_of(session: AsyncSession, document_id: str) -> str:
+    """A document's Markdown, read on its own (see `live_link`'s `content`)."""
+    return await session.scalar(select(Document.content).where(Document.id == document_id)) or ""
+
+
+async def visit(session: AsyncSession, token: str, cookie: str | None, *, content: bool = True) -> Visit:
+    link, doc = await live_link(session, token, content=content)
     found = None
     if cookie and len(cookie) <= 100:
         found = await session.scalar(
@@ -487,11 +498,12 @@ async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]
 async def document_view(
     session: AsyncSession, visit_: Visit, *, with_sections: bool = True
 ) -> dict[str, Any]:
-    """What a share link shows; `with_sections=False` leaves the section tree out (the review page
-    renders it once per version, not on every read)."""
+    """What a share link shows; `with_sections=False` leaves the section tree and the text out (the review
+    page renders the text as HTML and the tree once per version, not on every read, and reads the visit
+    without the text: see `live_link`)."""
     require_admitted(visit_)
     link, doc = visit_.link, visit_.doc
-    content = (doc.content or "") if doc.status == "ready" else ""
+    content = (doc.content or "") if doc.status == "ready" and with_sections else ""
     if with_sections:
         await offload.outline(content)  # its sections: parsed off the event loop when it is large
     rows = (

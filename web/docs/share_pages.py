@@ -73,9 +73,10 @@ async def _visit_with_session(request: web.Request) -> tuple[sharing.Visit, str,
     """The visit, its cookie value, and a new session row when the browser had none (to set)."""
     token = request.match_info["token"]
     async with runtime(request).db.transaction() as session:
-        link, _ = await sharing.live_link(session, token)
+        # The document's text is not read here: the page reads it only when its rendering is not cached.
+        link, _ = await sharing.live_link(session, token, content=False)
         cookie = session_cookie(request, link.id)
-        found = await sharing.visit(session, token, cookie)
+        found = await sharing.visit(session, token, cookie, content=False)
         if found.session is not None and cookie is not None:
             return found, cookie, None
         cookie, row = await sharing.open_session(session, link)
@@ -123,16 +124,26 @@ async def _render(
         )
     else:
         doc = found.doc
+        loaded: list[str] = []
+
+        async def markdown() -> str:
+            if not loaded:
+                async with runtime(request).db.read() as session:
+                    loaded.append(await sharing.content_of(session, doc.id))
+            return loaded[0]
+
         # Rendered before the read below opens (off the event loop for a large document, and cached).
         article = (
-            await share_render.page(doc.id, doc.version, doc.content, page)
-            if doc.status == "ready" and doc.content is not None
-            else None
+            await share_render.page(doc.id, doc.version, markdown, page) if doc.status == "ready" else None
         )
         async with runtime(request).db.read() as session:
             view = await sharing.document_view(session, found, with_sections=article is None)
-        content = doc.content or ""
-        if article is not None and not share_render.memoized(article.key, "toc", "options"):
+        content = ""
+        # The parts of the page built from the section tree, once per version (the comment form's list of
+        # sections only where the link lets a person comment).
+        parts = ("toc", "options") if found.link.permission in ("CommentOnly", "FullReview") else ("toc",)
+        if article is not None and not share_render.memoized(article.key, *parts):
+            content = await markdown()
             await offload.outline(content)  # the tree is rendered from its sections: none parsed here
         note = NOTES.get(request.query.get("done", ""))
         text = share_html.review_page(
