@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import eventually
 from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
+from tests.processes import concord
 from tests.sse_client import Message, Reader, of_response
 
 ACCEPT = {"Accept": "text/event-stream"}
@@ -341,3 +342,20 @@ async def test_a_document_stream_delivers_a_merge_and_is_refused_as_its_event_li
         assert resp.status in (401, 403, 404)
         assert resp.content_type == "application/problem+json"
         assert (await resp.json())["code"] == (await listed_resp.json())["code"]
+
+
+async def test_events_no_notice_announced_arrive_by_the_periodic_check(hub, register, settings, monkeypatch):
+    """A `concord` command writes events in a process of its own, which tells no web process: the check of
+    the streams' counters finds them."""
+    monkeypatch.setattr(settings, "sse_check_seconds", 0.2)
+    topic_id, _agents = await open_topic(hub, register)
+    resp = await open_stream(hub, f"/api/pact/{topic_id}/events/stream")
+    reader = of_response(resp)
+    total = len(await listed(hub, f"/api/pact/{topic_id}/events"))
+    await reader.take(total)
+    code, _out, err = await concord("events", "root", f"topic:{topic_id}")
+    assert code == 0, err
+    (root,) = await reader.take(1)
+    assert (root.event, root.seq) == ("pact.log.root", total + 1)
+    assert as_listed([root]) == (await listed(hub, f"/api/pact/{topic_id}/events"))[total:]
+    resp.close()
