@@ -16,6 +16,8 @@ from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
 from tests.processes import concord
 from tests.sse_client import Message, Reader, of_response
+from tests.test_observability import scrape
+from tests.test_observability import value as metric
 
 ACCEPT = {"Accept": "text/event-stream"}
 
@@ -232,6 +234,7 @@ async def test_a_slow_listener_is_ended_while_a_fast_one_keeps_receiving(
 
     # The slow one was ended: what it got is the stream's start, without a gap, and not all of it.
     text = (await _read_to_end(slow)).decode()
+    assert metric(await scrape(hub), "concord_event_streams_ended_total", reason="slow") >= 1
     slow.close()
     messages = await Reader(_lines(text)).until_end()
     seqs = [m.seq for m in messages]
@@ -359,3 +362,23 @@ async def test_events_no_notice_announced_arrive_by_the_periodic_check(hub, regi
     assert (root.event, root.seq) == ("pact.log.root", total + 1)
     assert as_listed([root]) == (await listed(hub, f"/api/pact/{topic_id}/events"))[total:]
     resp.close()
+
+
+async def test_open_and_ended_streams_are_counted_in_the_metrics(hub, register, settings, monkeypatch):
+    monkeypatch.setattr(settings, "sse_heartbeat_seconds", 0.1)
+    topic_id, _agents = await open_topic(hub, register)
+    before = await scrape(hub)
+    opened = [await open_stream(hub, f"/api/pact/{topic_id}/events/stream") for _ in range(2)]
+    during = await scrape(hub)
+    gauge = "concord_event_streams"
+    assert metric(during, gauge, app="hub") - metric(before, gauge, app="hub") == 2
+    for resp in opened:
+        resp.close()
+
+    async def ended() -> bool:
+        after = await scrape(hub)
+        name, labels = "concord_event_streams_ended_total", {"app": "hub", "reason": "client"}
+        gone = metric(after, name, **labels) - metric(before, name, **labels)
+        return metric(after, gauge, app="hub") == metric(before, gauge, app="hub") and gone == 2
+
+    await eventually(ended)

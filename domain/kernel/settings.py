@@ -156,7 +156,8 @@ class Settings(BaseSettings):
         gt=0,
         le=60,
         description="How often a document process looks for changes to the documents that MCP clients "
-        "listen to (`subscriptions/listen`), in seconds; only while someone listens.",
+        "listen to (`subscriptions/listen`), in seconds, besides looking at once when an event of one of "
+        "them arrives; only while someone listens.",
     )
     sse_heartbeat_seconds: float = Field(
         default=15.0,

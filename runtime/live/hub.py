@@ -74,10 +74,13 @@ Item = LiveEvent | Tick
 
 
 class Ended(StrEnum):
-    """Why the hub ended a listener."""
+    """Why a listener's stream ended (the hub ends it for the first two)."""
 
     SLOW = "slow"  # its queue filled
     SHUTDOWN = "shutdown"  # the process is stopping
+    CLIENT = "client"  # its client went away
+    LIFETIME = "lifetime"  # it lasted CONCORD_SSE_MAX_SECONDS
+    ERROR = "error"  # it failed (logged)
 
 
 class Listener:

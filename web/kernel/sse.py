@@ -32,8 +32,9 @@ from aiohttp import web
 from domain.kernel import events
 from domain.kernel.errors import Unavailable
 from domain.kernel.event_record import cursor_of
-from runtime.live.hub import LiveEvent
-from web.kernel.appkeys import REQUEST_ID
+from runtime.live.hub import Ended, LiveEvent
+from runtime.metrics import process_metrics
+from web.kernel.appkeys import APP_NAME, REQUEST_ID
 from web.kernel.request import public_url, runtime
 
 log = logging.getLogger("concord.web")
@@ -108,9 +109,8 @@ async def _replay(request: web.Request, response: web.StreamResponse, stream: st
 
 async def respond(request: web.Request, stream: str, after: int) -> web.StreamResponse:
     """Serve `stream` from after `after` until the client leaves or the stream ends (see the module)."""
-    rt = runtime(request)
-    live = rt.live
-    settings = rt.settings
+    live = runtime(request).live
+    app = request.app[APP_NAME]
     with live.admitted():
         response = web.StreamResponse(
             headers={
@@ -122,37 +122,48 @@ async def respond(request: web.Request, stream: str, after: int) -> web.StreamRe
         )
         _bound_send_buffer(request)
         await response.prepare(request)
+        metrics = process_metrics()
+        metrics.event_stream(app, opened=True)
+        ended = Ended.CLIENT  # unless something else ends it first
         try:
-            await response.write(f"retry: {RETRY_MS}\n\n".encode())
-            sent = await _replay(request, response, stream, after)
-            listener = await live.listen(stream)
-            try:
-                sent = await _replay(request, response, stream, sent)
-                ends = time.monotonic() + settings.sse_max_seconds
-                while True:
-                    items = await listener.take()
-                    if items is None:
-                        break  # ended by the hub: too slow, or the process is stopping
-                    out: list[bytes] = []
-                    for item in items:
-                        if isinstance(item, LiveEvent):
-                            if item.seq > sent:
-                                out.append(encoded(item))
-                                sent = item.seq
-                        elif not out:
-                            out.append(KEEPALIVE)
-                    if out:
-                        await response.write(b"".join(out))
-                    if time.monotonic() >= ends:
-                        break
-            finally:
-                live.leave(listener)
+            ended = await _serve(request, response, stream, after)
         except ConnectionError:
             pass  # the client went away
         except Unavailable:
-            pass  # the process began stopping meanwhile: the client reconnects
+            ended = Ended.SHUTDOWN  # the process began stopping meanwhile: the client reconnects
         except Exception:
             # The response has begun: nothing but its end can tell the client (which resumes from its last
             # event); the operator gets the trace.
+            ended = Ended.ERROR
             log.exception("event stream %s ended by an error (request %s)", stream, request[REQUEST_ID])
+        finally:
+            metrics.event_stream(app, opened=False, ended=ended)
         return response
+
+
+async def _serve(request: web.Request, response: web.StreamResponse, stream: str, after: int) -> Ended:
+    rt = runtime(request)
+    ends = time.monotonic() + rt.settings.sse_max_seconds
+    await response.write(f"retry: {RETRY_MS}\n\n".encode())
+    sent = await _replay(request, response, stream, after)
+    listener = await rt.live.listen(stream)
+    try:
+        sent = await _replay(request, response, stream, sent)
+        while True:
+            items = await listener.take()
+            if items is None:
+                return listener.ended or Ended.SHUTDOWN  # ended by the hub: too slow, or stopping
+            out: list[bytes] = []
+            for item in items:
+                if isinstance(item, LiveEvent):
+                    if item.seq > sent:
+                        out.append(encoded(item))
+                        sent = item.seq
+                elif not out:
+                    out.append(KEEPALIVE)
+            if out:
+                await response.write(b"".join(out))
+            if time.monotonic() >= ends:
+                return Ended.LIFETIME
+    finally:
+        rt.live.leave(listener)
