@@ -9,6 +9,7 @@ import asyncio
 import socket
 from typing import Any
 
+import aiohttp
 import pytest
 
 from tests.conftest import eventually
@@ -18,6 +19,7 @@ from tests.processes import concord
 from tests.sse_client import Message, Reader, of_response
 from tests.test_observability import scrape
 from tests.test_observability import value as metric
+from web.kernel.sse import realtime_endpoint
 
 ACCEPT = {"Accept": "text/event-stream"}
 
@@ -382,3 +384,23 @@ async def test_open_and_ended_streams_are_counted_in_the_metrics(hub, register, 
         return metric(after, gauge, app="hub") == metric(before, gauge, app="hub") and gone == 2
 
     await eventually(ended)
+
+
+async def test_the_realtime_endpoint_template_names_each_apps_stream(hub, docs, register, runtime):
+    """What the implementation profile publishes as endpoints.realtime, with a resource's id put in, is the
+    resource's stream on either app."""
+    assert realtime_endpoint() == "/api/pact/{id}/events/stream"
+    topic_id, _agents = await open_topic(hub, register)
+    key = await make_key(runtime, org="Template Org")
+    doc = await upload_ready(docs, key, MD, "plan.md")
+    async with aiohttp.ClientSession() as http:
+        for client, resource, headers, first in (
+            (hub, topic_id, {}, "pact.topic.proposed"),
+            (docs, doc["id"], key["headers"], "pact.document.uploaded"),
+        ):
+            base = f"http://{client.host}:{client.port}"
+            template = realtime_endpoint(base)
+            assert template == f"{base}/api/pact/{{id}}/events/stream"
+            async with http.get(template.replace("{id}", resource), headers=headers) as resp:
+                assert resp.status == 200
+                assert (await of_response(resp).take(1))[0].event == first
