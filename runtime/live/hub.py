@@ -175,6 +175,7 @@ class LiveEvents:
         self._followed = asyncio.Event()  # set while any stream has followers
         self._check_running = False
         self._check_again = False
+        self._soon: set[asyncio.Task[None]] = set()
 
     # ---- life ----
 
@@ -214,7 +215,7 @@ class LiveEvents:
         if self._subscription is not None:
             await self._subscription.stop()
             self._subscription = None
-        for task in self._tasks:
+        for task in [*self._tasks, *self._soon]:
             await cancel_and_wait(task)
         for stream in self._streams.values():
             for pending in (stream.ready, stream.reading):
@@ -366,7 +367,15 @@ class LiveEvents:
     def check_soon(self) -> None:
         """Compare the followed streams' counters with what was delivered, soon (a subscription restarted)."""
         if self._loop is not None and self._streams:
-            asyncio.ensure_future(self.check())
+            task = asyncio.create_task(self._check_logged())
+            self._soon.add(task)  # referenced until done (the loop keeps only a weak reference)
+            task.add_done_callback(self._soon.discard)
+
+    async def _check_logged(self) -> None:
+        try:
+            await self.check()
+        except Exception:
+            log.warning("live events: checking the streams' counters failed", exc_info=True)
 
     async def check(self) -> None:
         """Hear of every followed stream's last event from its counter (one statement for all of them)."""
