@@ -148,8 +148,12 @@ class RedisSubscription:
         self._task = asyncio.create_task(self._run(), name="concord-live-subscription")
 
     async def _run(self) -> None:
+        # redis-py can turn a cancellation that lands inside its connect into a connection error (or swallow
+        # it): the loop asks the task whether it was cancelled wherever it would otherwise go on.
+        task = asyncio.current_task()
+        assert task is not None
         failing = False
-        while True:
+        while not task.cancelling():
             client = redis.asyncio.Redis.from_url(
                 self._url,
                 socket_connect_timeout=self._timeout,
@@ -163,13 +167,15 @@ class RedisSubscription:
                         log.info("live events: subscribed to Redis again")
                     failing = False
                     self._connected()
-                    while True:
+                    while not task.cancelling():
                         message = await pubsub.get_message(timeout=SUBSCRIPTION_CHECK_SECONDS)
                         if message is not None and message.get("type") == "message":
                             events = decode(message["data"])
                             if events:
                                 self._deliver(events)
             except (RedisError, OSError) as exc:
+                if task.cancelling():
+                    break
                 if not failing:
                     log.warning(
                         "live events: the Redis subscription failed (%s); retrying every %g s, while event "
@@ -181,7 +187,9 @@ class RedisSubscription:
             finally:
                 with contextlib.suppress(RedisError, OSError):
                     await client.aclose()
-            await asyncio.sleep(RETRY_SECONDS)
+            if not task.cancelling():
+                await asyncio.sleep(RETRY_SECONDS)
+        raise asyncio.CancelledError
 
     async def stop(self) -> None:
         if self._task is not None:
