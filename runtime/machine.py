@@ -77,6 +77,10 @@ class SharedGeneration:
     def current(self) -> bytes:
         return self._map[:]
 
+    def others(self) -> bytes:
+        """The counters of the machine's other processes (a change: one of them committed)."""
+        return self._map[: self._offset] + self._map[self._offset + COUNTER.size :]
+
     def close(self) -> None:
         self._map.close()
 

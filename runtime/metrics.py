@@ -150,6 +150,20 @@ class Metrics:
             buckets=WORK_BUCKETS,
             registry=reg,
         )
+        self.event_streams = Gauge(
+            "concord_event_streams",
+            "Live event streams (Server-Sent Events, GET /api/pact/{id}/events/stream) open now, by app.",
+            ["app"],
+            multiprocess_mode="livesum",
+            registry=reg,
+        )
+        self.event_streams_ended = Counter(
+            "concord_event_streams_ended",
+            "Live event streams ended, by app and why: client (it went away), slow (it read too slowly and "
+            "was dropped), lifetime (CONCORD_SSE_MAX_SECONDS), shutdown (its process stopped), error.",
+            ["app", "reason"],
+            registry=reg,
+        )
         # Written when a process learns its state (readiness, a scrape): the highest of the machine's live
         # processes in multiprocess mode, so one process counting alone shows.
         self.rate_limits_fallback = Gauge(
@@ -242,6 +256,12 @@ class Metrics:
     def sweep(self, name: str, outcome: str, seconds: float) -> None:
         self.sweeps.labels(name, outcome).inc()
         self.sweep_seconds.labels(name).observe(seconds)
+
+    def event_stream(self, app: str, opened: bool, ended: str | None = None) -> None:
+        """A live event stream opened, or ended (and why)."""
+        self.event_streams.labels(app).inc(1 if opened else -1)
+        if ended is not None:
+            self.event_streams_ended.labels(app, ended).inc()
 
     def rate_limits(self, app: str, fallback: bool) -> None:
         """Whether `app`'s rate limits in this process count without Redis although it is configured."""

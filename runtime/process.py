@@ -1,4 +1,4 @@
-"""The process's shared services: database, broker, outbox relay, scheduler and in-process worker.
+"""The process's shared services: database, broker, outbox relay, scheduler, in-process worker, live events.
 
 Started once per process and handed to both web apps (which attach their own web-only parts, such as
 rate limits and the read cache), to the scheduler, and to the command line. Under the supervisor
@@ -18,6 +18,8 @@ from domain.kernel import commits, outbox
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
 from runtime import machine
+from runtime.live.hub import LiveEvents
+from runtime.live.transport import RedisPublisher
 from runtime.machine import Generation, LocalGeneration, SharedGeneration, Supervised
 from runtime.metrics import process_metrics
 from scheduler.runner import SchedulerService
@@ -35,10 +37,12 @@ class Runtime:
     db: Database
     broker: dramatiq.Broker
     generation: Generation
+    live: LiveEvents
     relay: Relay | None = None
     scheduler: SchedulerService | None = None
     worker: dramatiq.Worker | None = None
     supervised: Supervised | None = None
+    publisher: RedisPublisher | None = None
 
     @classmethod
     async def start(
@@ -56,7 +60,19 @@ class Runtime:
         generation: Generation = (
             SharedGeneration(supervised.generation_path, supervised.slot) if supervised else LocalGeneration()
         )
-        rt = cls(settings=settings, db=db, broker=broker, generation=generation, supervised=supervised)
+        machine_wide = generation if isinstance(generation, SharedGeneration) else None
+        rt = cls(
+            settings=settings,
+            db=db,
+            broker=broker,
+            generation=generation,
+            # Started by the web apps (web/app.py): only a process that serves them has listeners.
+            live=LiveEvents(db, settings, machine_wide),
+            supervised=supervised,
+        )
+        if settings.redis_url:  # this process's committed events, for the web processes of every machine
+            rt.publisher = RedisPublisher(settings)
+            rt.publisher.start()
         db.on_commit(rt._committed)
         embedded = is_embedded(broker)
         if worker if worker is not None else embedded:
@@ -97,6 +113,7 @@ class Runtime:
             self.relay.wake()
 
     async def stop(self) -> None:
+        await self.live.stop()
         if self.relay is not None and self.supervised is not None and self.supervised.doorbell is not None:
             asyncio.get_running_loop().remove_reader(self.supervised.doorbell)
         if self.scheduler is not None:
@@ -105,4 +122,6 @@ class Runtime:
             await self.relay.stop()
         if self.worker is not None:
             await asyncio.to_thread(self.worker.stop)
+        if self.publisher is not None:
+            await asyncio.to_thread(self.publisher.stop)
         await self.db.dispose()

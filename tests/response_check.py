@@ -40,6 +40,10 @@ NOT_JSON = {
     # The OAuth sign-in and consent page and its form (the document API): HTML, or a 303 to the client.
     ("GET", "/oauth/authorize"): "HTML consent page, or a 303 back to the client with an error",
     ("POST", "/oauth/authorize"): "HTML form: a 303 back to the client, or the page again",
+    # Server-Sent Events (text/event-stream): each message's data is an event record, checked in
+    # tests/test_event_stream.py against the event list's records.
+    ("GET", "/api/pact/{topicId}/events/stream"): "Server-Sent Events of a topic",
+    ("GET", "/api/tap/{docId}/events/stream"): "Server-Sent Events of a document",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {
@@ -128,7 +132,11 @@ class ResponseChecker:
         if resource is not None and op is None:
             return None  # not an API operation: /openapi.json, MCP (JSON-RPC bodies of its own)
         if not isinstance(response, web.Response) or response.status < 200:
-            return None  # a stream (none of the operations answers one)
+            # A stream it answered itself: its media type must be the declared one (the events streams).
+            if op is not None and response.status == op.status and response.content_type != op.content_type:
+                where = f"operation {op.method} {op.path}"
+                return f"{where}: streamed {response.content_type}, not {op.content_type}"
+            return None
         status, ctype = response.status, response.content_type
         where = f"operation {op.method} {op.path}" if op else "unmatched route"
         if op is not None and (op.method, op.path, status) in OTHER_BODIES:

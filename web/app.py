@@ -79,8 +79,21 @@ def _base_app(
 
     app.router.add_get("/openapi.json", openapi)
     metrics_route.add_routes(app)  # for Prometheus, outside the API like /openapi.json
+    app.on_startup.append(_start_live_events)
+    app.on_shutdown.append(_end_event_streams)
     home.add_routes(app, spec, links=links, guides=guides)
     return app
+
+
+async def _start_live_events(app: web.Application) -> None:
+    """The process's live events (one hub for both apps): only a process that serves an app follows them."""
+    await app[RUNTIME].live.start()
+
+
+async def _end_event_streams(app: web.Application) -> None:
+    """On shutdown, before open connections are waited for: every event stream ends (its client resumes
+    on another process with Last-Event-ID) rather than holding the stop until it times out."""
+    app[RUNTIME].live.close()
 
 
 def _rate_limits(rt: Runtime) -> RateLimits:

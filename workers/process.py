@@ -89,6 +89,7 @@ def _touching(member: Member) -> None:
 def _work(settings: Settings, member: Member) -> int:
     import dramatiq
 
+    from runtime.live.transport import RedisPublisher
     from workers.broker import setup_broker
 
     stopping: list[int] = []  # the signals received; a flag, not an Event: the handler runs on this thread,
@@ -99,6 +100,9 @@ def _work(settings: Settings, member: Member) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     _touching(member)
+    # The events its jobs commit, for the event streams of every web process (runtime/live).
+    publisher = RedisPublisher(settings)
+    publisher.start()
     broker = setup_broker(settings)
     broker.emit_after("process_boot")  # as Dramatiq's CLI does: starts the time-limit watcher
     worker = dramatiq.Worker(broker, worker_threads=member.threads)
@@ -111,6 +115,7 @@ def _work(settings: Settings, member: Member) -> int:
     )
     worker.stop(timeout=int(member.shutdown_seconds * 1000))
     broker.close()
+    publisher.stop()
     return 0
 
 

@@ -285,6 +285,12 @@ async def escalate(
 # ---- events and poll -------------------------------------------------------------------------------
 
 
+async def event_stream(session: AsyncSession, caller: Caller, document_id: str) -> str:
+    """The name of the document's event stream, for its live events: refused as its event list is."""
+    doc = await library.get(session, caller, document_id)
+    return library.stream(doc.id)
+
+
 async def event_page(
     session: AsyncSession, caller: Caller, document_id: str, *, after: str | None, limit: int
 ) -> dict[str, Any]:

@@ -19,6 +19,7 @@ sequence number, written `n` or `evt_n`, the same on both apps and every endpoin
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Any
 
 from sqlalchemy import func, select
@@ -169,6 +170,20 @@ async def page(
         "nextCursor": str(rows[-1].seq) if rows else str(after),
         "hasMore": has_more,
     }
+
+
+async def last_numbers(session: AsyncSession, streams: Collection[str]) -> dict[str, int]:
+    """Each stream's last sequence number, from its counter (a stream without events is absent)."""
+    found: dict[str, int] = {}
+    names = sorted(set(streams))
+    for start in range(0, len(names), 500):  # bounded IN lists
+        rows = await session.execute(
+            select(EventStream.stream, EventStream.last_seq).where(
+                EventStream.stream.in_(names[start : start + 500])
+            )
+        )
+        found.update({stream: int(last) for stream, last in rows})
+    return found
 
 
 async def count_all(session: AsyncSession, resource_type: str | None = None) -> int:

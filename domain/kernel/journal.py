@@ -20,6 +20,10 @@ from; the hashes are computed here, under that lock, and the counter's new last 
 events. Writers of one stream are ordered by the lock, so the chain is exact under any concurrency. On
 PostgreSQL this costs the usual unit one more round trip: the reservation first (its answers are needed to
 compute the hashes), then everything else in one statement.
+
+The records hashed are the events as the API serves them; after the commit they are handed to whatever in
+the process follows committed events (domain/kernel/event_feed.py: the live event streams), so a listener
+gets an event without a read.
 """
 
 from __future__ import annotations
@@ -34,8 +38,9 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from domain.kernel import event_feed
 from domain.kernel.clock import utcnow
-from domain.kernel.db import before_commit, table_of, unit_state
+from domain.kernel.db import after_commit, before_commit, table_of, unit_state
 from domain.kernel.errors import PaymentRequired
 from domain.kernel.event_record import GENESIS, GENESIS_V202, link, served
 from domain.kernel.models import AuditEntry, Event, EventStream, LedgerEntry, Wallet
@@ -58,6 +63,9 @@ class Journal:
     audit: list[dict[str, Any]] = field(default_factory=list)
     entries: list[dict[str, Any]] = field(default_factory=list)
     changes: dict[str, int] = field(default_factory=dict)  # wallet id -> net change (never the mint)
+    # The served records of the events written, for the followers of committed events (domain/kernel/
+    # event_feed.py): collected only while something follows them, handed over after the commit.
+    written: list[event_feed.Committed] = field(default_factory=list)
 
 
 def of(session: AsyncSession | Session) -> Journal:
@@ -118,13 +126,34 @@ def _reserved(session: Session, stream: str, n: int) -> tuple[int, str]:
     return first, str(last_hash)
 
 
-def _chain(rows: list[dict[str, Any]], first: int, prev_hash: str) -> str:
-    """Number one stream's rows from `first` and link each to the one before; the last one's hash."""
+def _chain(session: Session, rows: list[dict[str, Any]], first: int, prev_hash: str) -> str:
+    """Number one stream's rows from `first` and link each to the one before; the last one's hash. The
+    records hashed are those the events API serves, so they are what the followers of committed events get
+    (registered here to be told after the commit)."""
+    written = _written(session)
     for offset, row in enumerate(rows):
         row["seq"] = first + offset
         row["prev_hash"] = prev_hash
-        prev_hash = link(served(row))
+        record = served(row)
+        prev_hash = link(record)
+        if written is not None:
+            written.append((row["stream"], record))
     return prev_hash
+
+
+def _written(session: Session) -> list[event_feed.Committed] | None:
+    """Where this unit of work collects its events' records for the followers (None: nobody follows)."""
+    journal = queued(session)
+    if journal is None or not event_feed.following():
+        return None
+    after_commit(session, "event_feed", _tell_followers)
+    return journal.written
+
+
+def _tell_followers(session: Session) -> None:
+    journal = queued(session)
+    if journal is not None and journal.written:
+        event_feed.tell(journal.written)
 
 
 def _by_stream(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
@@ -143,7 +172,7 @@ def write_events(session: Session) -> int:
     grouped = _by_stream(rows)
     for stream in sorted(grouped):  # stream rows are locked in one global order
         first, prev_hash = _reserved(session, stream, len(grouped[stream]))
-        last_hash = _chain(grouped[stream], first, prev_hash)
+        last_hash = _chain(session, grouped[stream], first, prev_hash)
         session.execute(_SET_LAST_HASH, {"p_stream": stream, "p_hash": last_hash})
     session.execute(_EVENTS.insert(), rows)  # one cached statement, its rows sent in one batch
     journal.events = []
@@ -296,7 +325,7 @@ def _write_combined(session: Session, journal: Journal) -> None:
         stream = journal.events[0]["stream"]
         first, prev_hash = _reserved(session, stream, len(journal.events))
         params["stream"] = stream
-        params["last_hash"] = _chain(journal.events, first, prev_hash)
+        params["last_hash"] = _chain(session, journal.events, first, prev_hash)
         rows = [{**row, "data": json.dumps(row["data"])} for row in journal.events]
         params.update(_columns("e", _EVENT_COLUMNS, rows))
     if journal.audit:

@@ -193,7 +193,45 @@ class Settings(BaseSettings):
         gt=0,
         le=60,
         description="How often a document process looks for changes to the documents that MCP clients "
-        "listen to (`subscriptions/listen`), in seconds; only while someone listens.",
+        "listen to (`subscriptions/listen`), in seconds, besides looking at once when an event of one of "
+        "them arrives; only while someone listens.",
+    )
+    sse_heartbeat_seconds: float = Field(
+        default=15.0,
+        gt=0,
+        le=300,
+        description="Seconds between the `: keep-alive` comments an event stream (`GET "
+        "/api/pact/{id}/events/stream`) sends while no event comes, so proxies keep the connection open; a "
+        "stream whose client went away is noticed at its next one.",
+    )
+    sse_max_connections: int = Field(
+        default=2000,
+        ge=1,
+        le=100_000,
+        description="Event streams one web process serves at once; one more is refused with 503 and "
+        "`Retry-After` (the client tries again, perhaps on another process).",
+    )
+    sse_queue_events: int = Field(
+        default=256,
+        ge=1,
+        le=100_000,
+        description="Events an event stream may have waiting for a slow client; one more ends that stream "
+        "(the client resumes with `Last-Event-ID`), so a slow client never holds up the others.",
+    )
+    sse_max_seconds: float = Field(
+        default=900.0,
+        ge=1,
+        le=86_400,
+        description="How long one event stream lasts before the server ends it (the client reconnects with "
+        "`Last-Event-ID` and its access is checked again): a revoked key keeps no stream longer than this.",
+    )
+    sse_check_seconds: float = Field(
+        default=2.0,
+        gt=0,
+        le=60,
+        description="How often a web process with open event streams compares the streams' counters with "
+        "what it delivered, catching events whose notice never reached it (written by a `concord` command, "
+        "or while Redis was away); only while streams are open.",
     )
     worker_threads: int = Field(
         default=4,

@@ -506,6 +506,12 @@ async def joined(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
     return topic
 
 
+async def event_stream(session: AsyncSession, topic_id: str) -> str:
+    """The name of the topic's event stream, for its live events (404 as its event list)."""
+    topic = await get(session, topic_id)
+    return stream(topic.id)
+
+
 async def event_page(
     session: AsyncSession, topic_id: str, *, after: str | None, limit: int
 ) -> dict[str, Any]:

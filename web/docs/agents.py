@@ -34,8 +34,17 @@ from web.docs.schemas import (
     SectionsQuery,
     Unlocked,
 )
+from web.kernel import sse
 from web.kernel.access import Service
-from web.kernel.events import EventPage, EventsQuery, Poll, PollQuery
+from web.kernel.events import (
+    STREAM_ERRORS,
+    STREAM_SUMMARY,
+    EventPage,
+    EventsQuery,
+    Poll,
+    PollQuery,
+    StreamQuery,
+)
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, model_response
 
@@ -285,6 +294,23 @@ async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     async with runtime(request).db.read() as session:
         result = await tap.event_page(session, who, doc_id(request), after=query.after, limit=query.limit)
     return json_response(result)
+
+
+@route(
+    "GET",
+    "/events/stream",
+    summary=STREAM_SUMMARY,
+    query=StreamQuery,
+    content_type=sse.MEDIA_TYPE,
+    errors=STREAM_ERRORS,
+    access=Service("tap:read"),
+)
+async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamResponse:
+    who = caller(request)
+    after = sse.start_after(request, query.after)
+    async with runtime(request).db.read() as session:
+        stream = await tap.event_stream(session, who, doc_id(request))
+    return await sse.respond(request, stream, after)
 
 
 @route(

@@ -39,6 +39,24 @@ class EventsQuery(_Query):
     limit: int = Field(default=50, ge=1, le=200)
 
 
+class StreamQuery(_Query):
+    after: str | None = Field(
+        default=None,
+        max_length=14,
+        pattern=CURSOR_PATTERN,
+        description=f"Start after this event: {CURSOR_WORDS}; omitted or 0: from the first event. A "
+        "`Last-Event-ID` header (what a reconnecting EventSource sends) wins over it.",
+    )
+
+
+STREAM_SUMMARY = (
+    "Live events as Server-Sent Events: each message is `id: evt_<n>`, `event: <eventType>` and `data:` the "
+    "event's record exactly as the event list serves it; resumes after `Last-Event-ID` (or `after`), "
+    "replaying what was missed, then follows new events; `: keep-alive` comments while idle"
+)
+STREAM_ERRORS = {503: "The process serves as many event streams as it may, or is stopping: retry"}
+
+
 class PollQuery(_Query):
     since: str | None = Field(
         default=None,

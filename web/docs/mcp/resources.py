@@ -1,10 +1,12 @@
 """Documents as MCP resources: the caller's documents (`resources/list`), the Markdown of a document or of
 one section (`resources/read`), the two URI templates, completion of document and section ids, and the
-watcher that tells `subscriptions/listen` streams when a followed document or section changes."""
+watcher that tells `subscriptions/listen` streams when a followed document or section changes (woken by
+the process's live events, runtime/live)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import logging
 import re
@@ -23,6 +25,7 @@ from domain.documents.access import Caller
 from domain.documents.models import Document
 from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, DomainError, NotFound
+from runtime.live.hub import LiveEvent, LiveEvents, Watcher
 from runtime.process import Runtime
 
 log = logging.getLogger("concord.mcp")
@@ -170,23 +173,42 @@ def _fingerprint(doc: Document | None, target: Target) -> str:
 
 class DocumentWatcher:
     """Follows the resources that open listen streams subscribed to, and publishes `ResourceUpdated` (with
-    the URI as the client wrote it) on the bus when one changes. It reads the database (every `interval`
-    seconds, only while something is followed), so a change made by any process, a worker or the
-    scheduler is seen, not only this one's."""
+    the URI as the client wrote it) on the bus when one changes. It looks at the database (so a change made
+    by any process, a worker or the scheduler is seen, not only this one's) as soon as the process's live
+    events (runtime/live/hub.py) bring an event of a followed document, and every `interval` seconds besides
+    (a change that wrote no event), only while something is followed."""
 
-    def __init__(self, db: Database, bus: SubscriptionBus, interval: Callable[[], float]) -> None:
+    def __init__(
+        self,
+        db: Database,
+        bus: SubscriptionBus,
+        interval: Callable[[], float],
+        live: LiveEvents | None = None,
+    ) -> None:
         self._db = db
         self._bus = bus
         self._interval = interval
+        self._live = live
         self._followed: Counter[str] = Counter()
         self._targets: dict[str, tuple[Target, str]] = {}  # uri -> (target, organisation)
         self._seen: dict[str, str] = {}
         self._wake = asyncio.Event()
+        self._changed = asyncio.Event()  # an event of a followed document arrived
+        self._documents: Counter[str] = Counter()  # followed URIs per document
+        self._watchers: dict[str, Watcher] = {}  # document id -> its live events' watcher
 
     async def follow(self, who: Caller, followed: dict[str, Target]) -> None:
         """Start following the URIs of `followed` from their state now (a later change is published)."""
-        async with self._db.read() as session:
-            docs = await library.snapshots(session, {who.org_id}, {t.document_id for t in followed.values()})
+        for target in followed.values():  # first, so that no event between the read and the watch is missed
+            await self._watch(target.document_id)
+        try:
+            async with self._db.read() as session:
+                ids = {t.document_id for t in followed.values()}
+                docs = await library.snapshots(session, {who.org_id}, ids)
+        except BaseException:
+            for target in followed.values():
+                self._unwatch(target.document_id)
+            raise
         for uri, target in followed.items():
             if not self._followed[uri]:
                 self._seen[uri] = _fingerprint(docs.get(target.document_id), target)
@@ -194,13 +216,40 @@ class DocumentWatcher:
             self._followed[uri] += 1
         self._wake.set()
 
+    async def _watch(self, document_id: str) -> None:
+        self._documents[document_id] += 1
+        if self._documents[document_id] > 1 or self._live is None or not self._live.started:
+            return
+        try:
+            watcher = await self._live.watch(library.stream(document_id), self._event_came)
+        except DomainError:  # the process is stopping: the interval's look still runs meanwhile
+            return
+        if self._documents[document_id] > 0 and document_id not in self._watchers:
+            self._watchers[document_id] = watcher
+        else:  # unfollowed (or watched twice) while the watch started
+            self._live.leave(watcher)
+
+    def _event_came(self, _event: LiveEvent) -> None:
+        self._changed.set()
+
     def unfollow(self, uris: Iterable[str]) -> None:
         for uri in uris:
+            target = self._targets.get(uri)
             self._followed[uri] -= 1
             if self._followed[uri] <= 0:
                 del self._followed[uri]
                 self._seen.pop(uri, None)
                 self._targets.pop(uri, None)
+            if target is not None:
+                self._unwatch(target[0].document_id)
+
+    def _unwatch(self, document_id: str) -> None:
+        self._documents[document_id] -= 1
+        if self._documents[document_id] <= 0:
+            del self._documents[document_id]
+            watcher = self._watchers.pop(document_id, None)
+            if watcher is not None and self._live is not None:
+                self._live.leave(watcher)
 
     async def check(self) -> int:
         """Publish what changed since the last look; answers how many resources changed."""
@@ -225,7 +274,9 @@ class DocumentWatcher:
             if not self._followed:
                 self._wake.clear()
                 await self._wake.wait()
-            await asyncio.sleep(self._interval())
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=self._interval())
+            self._changed.clear()
             try:
                 await self.check()
             except Exception:  # a failed look (database away) is retried at the next interval

@@ -273,7 +273,7 @@ class McpService:
 
 def build(rt: Runtime) -> McpService:
     bus = InMemorySubscriptionBus()
-    watcher = resources.DocumentWatcher(rt.db, bus, lambda: rt.settings.mcp_watch_seconds)
+    watcher = resources.DocumentWatcher(rt.db, bus, lambda: rt.settings.mcp_watch_seconds, rt.live)
     listen = ListenHandler(bus)
     server: Server[Any] = Server(
         SERVER_NAME,

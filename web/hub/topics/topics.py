@@ -18,8 +18,9 @@ from web.hub.schemas import (
     TopicListQuery,
 )
 from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
+from web.kernel import sse
 from web.kernel.access import Agent
-from web.kernel.events import EventsQuery
+from web.kernel.events import STREAM_ERRORS, STREAM_SUMMARY, EventsQuery, StreamQuery
 from web.kernel.request import cached_json, runtime
 from web.kernel.routing import Routes, json_response
 
@@ -171,6 +172,22 @@ async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
             session, request.match_info["topicId"], after=query.after, limit=query.limit
         )
     return json_response(result)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/events/stream",
+    summary=STREAM_SUMMARY,
+    tags=["Topics"],
+    query=StreamQuery,
+    content_type=sse.MEDIA_TYPE,
+    errors={**NOT_FOUND, **STREAM_ERRORS},
+)
+async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamResponse:
+    after = sse.start_after(request, query.after)
+    async with runtime(request).db.read() as session:
+        stream = await topics.event_stream(session, request.match_info["topicId"])
+    return await sse.respond(request, stream, after)
 
 
 @routes.route(

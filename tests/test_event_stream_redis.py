@@ -1,0 +1,57 @@
+"""The Redis side of live events: a web process's subscription stops whenever it is stopped (at a stop during
+its start too), and delivers what other processes publish."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+import redis.asyncio
+
+from domain.kernel.settings import get_settings
+from runtime.live import transport
+from runtime.live.transport import RedisPublisher, RedisSubscription
+from tests.conftest import REDIS_URL
+
+pytestmark = pytest.mark.skipif(not REDIS_URL, reason="needs Redis (CONCORD_TEST_REDIS_URL)")
+
+
+async def test_a_subscription_stops_whenever_it_is_stopped():
+    """A stop that lands while redis-py connects (which can turn the cancellation into a connection error)
+    ends the subscription all the same, at every moment of its start."""
+    settings = get_settings()
+    for n in range(300):
+        subscription = RedisSubscription(settings, lambda _events: None, lambda: None)
+        subscription.start()
+        await asyncio.sleep((n % 60) * 0.0003)
+        await asyncio.wait_for(subscription.stop(), timeout=10)
+
+
+async def test_another_processes_events_arrive_and_our_own_are_left_out():
+    settings = get_settings()
+    got: list[Any] = []
+    connected = asyncio.Event()
+    subscription = RedisSubscription(settings, got.append, connected.set)
+    subscription.start()
+    publisher = RedisPublisher(settings)
+    publisher.start()
+    client = redis.asyncio.Redis.from_url(settings.redis_url or "")
+    try:
+        await asyncio.wait_for(connected.wait(), timeout=10)
+        record = {"sequenceNumber": 1, "type": "pact.test"}
+        publisher.committed([("topic:ours", record)])  # this process's: its listeners had it directly
+        theirs = {"origin": "another process", "events": [["topic:theirs", record]]}
+        await client.publish(transport.channel(settings), json.dumps(theirs))
+        await client.publish(transport.channel(settings), b"not one of ours")  # ignored, logged
+        for _ in range(200):
+            if got:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        assert got == [[("topic:theirs", record)]]
+    finally:
+        await client.aclose()
+        await asyncio.to_thread(publisher.stop)
+        await subscription.stop()
