@@ -27,24 +27,27 @@ from tests.documents_support import make_key, upload_ready
 # the lean write path: 11, 20, 20, 35, 10, 15 and 26, each guarded request on two connections (a transaction
 # of its own for the key lookup), plus a ping per checkout on PostgreSQL. A hub agent's key is looked up by
 # its first request only (domain/agents/registry.py): one statement fewer in propose and both approvals.
+# The event hash chain (issue 30) added one statement to every write that records an event: the stream's
+# numbers are reserved first (the chained records hash their sequence numbers), then written with the hash
+# of the last one (on PostgreSQL inside the combined statement).
 BOUNDS = {
     "sqlite": {
         "register": 5,
-        "propose": 7,
-        "approve": 8,
-        "merging approve": 12,
-        "document propose": 8,
-        "document vote": 9,
-        "document approving vote": 11,
+        "propose": 8,
+        "approve": 9,
+        "merging approve": 13,
+        "document propose": 9,
+        "document vote": 10,
+        "document approving vote": 12,
     },
     "postgresql": {
         "register": 3,
-        "propose": 3,
-        "approve": 3,
-        "merging approve": 5,
-        "document propose": 6,
-        "document vote": 6,
-        "document approving vote": 7,
+        "propose": 4,
+        "approve": 4,
+        "merging approve": 6,
+        "document propose": 7,
+        "document vote": 7,
+        "document approving vote": 8,
     },
 }
 _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK)\b", re.IGNORECASE)
