@@ -40,10 +40,6 @@ NOT_JSON = {
     # The OAuth sign-in and consent page and its form (the document API): HTML, or a 303 to the client.
     ("GET", "/oauth/authorize"): "HTML consent page, or a 303 back to the client with an error",
     ("POST", "/oauth/authorize"): "HTML form: a 303 back to the client, or the page again",
-    # Server-Sent Events (text/event-stream): each message's data is an event record, checked in
-    # tests/test_event_stream.py against the event list's records.
-    ("GET", "/api/pact/{topicId}/events/stream"): "Server-Sent Events of a topic",
-    ("GET", "/api/tap/{docId}/events/stream"): "Server-Sent Events of a document",
 }
 # Responses that are neither the declared success body nor the error model, each with its reason.
 OTHER_BODIES: dict[tuple[str, str, int], str] = {

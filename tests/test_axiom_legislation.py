@@ -247,7 +247,11 @@ async def test_ingest_upserts_and_validates(hub, runtime, key):
         resp = await hub.post("/api/axiom/legislation/ingest", json=body, headers=headers)
         assert resp.status == 400, body
         assert field in (await resp.json())["detail"]
-    resp = await hub.post("/api/axiom/legislation/ingest", data="not json", headers=headers)
+    resp = await hub.post(
+        "/api/axiom/legislation/ingest",
+        data="not json",
+        headers={**headers, "Content-Type": "application/json"},
+    )
     assert resp.status == 400
 
 

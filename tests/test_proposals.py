@@ -312,7 +312,10 @@ async def test_create_limits_and_bounds(hub: Any, register: Any):
     big = await propose(hub, topic_id, author, newContent="y" * 50_000, summary="s" * 2000)
     assert len(big["newContent"]) == 50_000
     resp = await hub.post(
-        f"/api/pact/{topic_id}/proposals", headers=author["headers"], data="not json", allow_redirects=False
+        f"/api/pact/{topic_id}/proposals",
+        headers={**author["headers"], "Content-Type": "application/json"},
+        data="not json",
+        allow_redirects=False,
     )
     assert resp.status == 400
 

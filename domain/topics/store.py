@@ -46,8 +46,9 @@ class TopicStatus(StrEnum):
     REJECTED = "rejected"
 
 
-# ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75.
-JURISDICTION = re.compile(r"^[A-Z]{2}(-[A-Z0-9]{1,3})?$")
+# ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75; written in any case (the seed's
+# topics took `au-nsw`), kept in capitals.
+JURISDICTION = re.compile(r"^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$")
 DEPENDENCY_ORDER = (TopicDependency.created_at, TopicDependency.depends_on_id)
 
 
@@ -56,12 +57,11 @@ def normalise_jurisdiction(value: str | None, *, field: str = "jurisdiction") ->
         return None
     if not JURISDICTION.match(value):
         raise BadRequest(
-            f"{field} must look like AU or AU-NSW (an ISO 3166 country code in capitals, optionally a region "
-            "code)",
+            f"{field} must look like AU or AU-NSW (an ISO 3166 country code, optionally a region code)",
             code="invalid_field",
             field=field,
         )
-    return value
+    return value.upper()
 
 
 def stream(topic_id: str) -> str:

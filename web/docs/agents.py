@@ -302,6 +302,7 @@ async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     summary=STREAM_SUMMARY,
     query=StreamQuery,
     content_type=sse.MEDIA_TYPE,
+    response=sse.StreamMessage,
     errors=STREAM_ERRORS,
     access=Service("tap:read"),
 )

@@ -28,6 +28,7 @@ import time
 from typing import Any
 
 from aiohttp import web
+from pydantic import BaseModel, Field
 
 from domain.kernel import events
 from domain.kernel.errors import Unavailable
@@ -48,6 +49,20 @@ REPLAY_PAGE = 200
 # autotuning (up to 4 MiB), so that a client that stops reading holds little memory and its stream is
 # ended after a bounded backlog; 1 MiB/s to a client 100 ms away.
 SEND_BUFFER = 64 * 1024
+
+
+class StreamMessage(BaseModel):
+    """One message of the stream, as an EventSource parses it (the OpenAPI documents describe each message
+    of `text/event-stream` by this schema). The first message carries only `retry`."""
+
+    id: str | None = Field(default=None, description="The event cursor evt_<n> (Last-Event-ID)")
+    event: str | None = Field(default=None, description="The event's type, e.g. pact.proposal.merged")
+    data: str | None = Field(
+        default=None,
+        description="The event's record as JSON, byte for byte as the event list serves it (its `prev_hash` "
+        "chains as there)",
+    )
+    retry: int | None = Field(default=None, description="Milliseconds to wait before reconnecting")
 
 
 def realtime_endpoint(base_url: str | None = None) -> str:

@@ -208,10 +208,11 @@ class Trimmed(BaseModel):
         return value
 
 
-# ISO 3166-1 country, optionally an ISO 3166-2 subdivision, in capitals (domain/topics/store.py JURISDICTION).
+# ISO 3166-1 country, optionally an ISO 3166-2 subdivision, in any case; kept in capitals
+# (domain/topics/store.py JURISDICTION).
 TOPIC_JURISDICTION = Rule(
-    r"^[A-Z]{2}(?:-[A-Z0-9]{1,3})?$",
-    "must look like AU or AU-NSW (an ISO 3166 country code in capitals, optionally a region code)",
+    r"^[A-Za-z]{2}(?:-[A-Za-z0-9]{1,3})?$",
+    "must look like AU or AU-NSW (an ISO 3166 country code, optionally a region code; kept in capitals)",
 )
 
 # The Axiom listings' jurisdiction filter (domain/kernel/jurisdictions.py prefix_filter): a code, an AGLC

@@ -181,6 +181,7 @@ async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
     tags=["Topics"],
     query=StreamQuery,
     content_type=sse.MEDIA_TYPE,
+    response=sse.StreamMessage,
     errors={**NOT_FOUND, **STREAM_ERRORS},
 )
 async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamResponse:
