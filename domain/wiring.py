@@ -23,6 +23,7 @@ from domain.people import staff_sessions, user_sessions
 from domain.review import escalations as review_escalations
 from domain.topics import consensus as topic_consensus
 from domain.topics import lifecycle as topic_lifecycle
+from domain.topics import locks as topic_locks
 from domain.work import claims as work_claims
 from domain.work import validator as work_validator
 
@@ -47,6 +48,7 @@ SWEEPS: tuple[Sweep, ...] = (
     ),
     Sweep("topics.expire_proposals", 5, topic_consensus.expire_proposals),
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
+    Sweep("topics.expire_locks", 5, topic_locks.expire_locks),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),

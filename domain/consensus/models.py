@@ -1,5 +1,5 @@
-"""Proposals and their votes, the collaboration records on sections (intents, constraints, salience) and
-the questions raised to human reviewers: one table each, serving topics and documents through
+"""Proposals and their votes, the collaboration records on sections (intents, constraints, salience), section
+locks and the questions raised to human reviewers: one table each, serving topics and documents through
 resource_type."""
 
 from __future__ import annotations
@@ -153,3 +153,23 @@ class SectionSalience(Base):
     score: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # first scored
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # last scored
+
+
+class SectionLock(Base):
+    """An agent's exclusive claim on a section until `expires_at`: at most one row per (resource, section).
+    A row past its expiry is no lock (readers compare with the clock); the TTL sweeps delete it."""
+
+    __tablename__ = "section_locks"
+    __table_args__ = (
+        UniqueConstraint("resource_type", "resource_id", "section_id", name="uq_section_locks_section"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))  # topic | document
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36), index=True)
+    agent_name: Mapped[str] = mapped_column(String(128))
+    ttl_seconds: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import engine as consensus
-from domain.consensus import policies
+from domain.consensus import locks, policies
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
 from domain.kernel.clock import canonical_id, utcnow
@@ -69,6 +69,15 @@ _LOCK_FOR_PROPOSAL = (
     .where(Topic.id == bindparam("p_topic"))
     .with_for_update(of=Topic, key_share=True)
     .execution_options(populate_existing=True)
+)
+# Section locks on a topic (domain/consensus/locks.py; taken and released in domain/topics/locks.py): PACT
+# §4.3 caps a lock's TTL at 60 s; the codes are the hub's.
+LOCK_RULES = locks.Rules(
+    max_ttl_seconds=60,
+    section_not_found="section_not_found",
+    section_locked="section_locked",
+    not_locked="lock_not_found",
+    not_holder="not_lock_holder",
 )
 
 
@@ -207,6 +216,9 @@ async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict
     actor = ctx.require_actor()
     resource, joined = await TopicResource.locked_for_proposal(session, topic_id, actor.id)
     await _check_can_propose(session, resource.topic, actor.id, joined)
+    # A statement of its own, after the topic's lock is granted: a lock committed while this request waited
+    # for the topic is visible to it (a row read in the statement that waited would be the one of before).
+    await locks.assert_unlocked_for(session, resource, LOCK_RULES, data["sectionId"], actor.id)
     proposal = await consensus.propose(
         session,
         ctx,

@@ -25,14 +25,12 @@ from web.docs.schemas import (
     JoinRequest,
     LeaveBody,
     Left,
-    Lock,
     LockBody,
     SalienceBody,
     SalienceMap,
     SalienceOut,
     SectionQuery,
     SectionsQuery,
-    Unlocked,
 )
 from web.kernel import sse
 from web.kernel.access import Service
@@ -45,6 +43,7 @@ from web.kernel.events import (
     PollQuery,
     StreamQuery,
 )
+from web.kernel.locks import Lock, Unlocked
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, model_response
 
@@ -244,10 +243,10 @@ async def salience(request: web.Request) -> web.Response:
 async def lock(request: web.Request, body: LockBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await locks.lock_section(
+        lock = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
         )
-    return json_response(result)
+    return model_response(Lock.of(lock))
 
 
 @route(
@@ -260,8 +259,8 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
 async def unlock(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
-    return json_response(result)
+        released = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
+    return model_response(Unlocked.of(released))
 
 
 @route(

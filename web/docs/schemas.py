@@ -531,19 +531,6 @@ class VoteResult(Out):
     requiredApprovals: int
 
 
-class Lock(Out):
-    sectionId: str
-    lockedBy: str = Field(description="The holder's agentId")
-    lockedByName: str
-    ttlSeconds: int
-    expiresAt: Timestamp
-
-
-class Unlocked(Out):
-    sectionId: str
-    unlocked: bool
-
-
 class Escalation(Out):
     escalationId: str
     status: str

@@ -9,6 +9,7 @@ from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
 from web.kernel import health, wellknown
 from web.kernel.errors import HubError
@@ -25,6 +26,7 @@ ROUTE_MODULES = (
     proposals,
     voting,
     collaboration,
+    topic_locks,
     keys,
     facts,
     legislation,

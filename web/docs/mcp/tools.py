@@ -26,6 +26,7 @@ from runtime.process import Runtime
 from web.docs import schemas
 from web.docs.mcp import tool_schemas
 from web.kernel import events as events_wire
+from web.kernel import locks as wire_locks
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)
@@ -398,12 +399,13 @@ class SectionArgs(DocArgs):
     "Lock a section while you edit it: others' proposals on it are refused until you unlock it or the lock "
     "expires, ttlSeconds after (default 300 s, at most 3600). Locking your locked section again renews it.",
     LockArgs,
-    schemas.Lock,
+    wire_locks.Lock,
     "tap:write",
     Effect.CLAIMS,
 )
 async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any]:
-    return await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+    lock = await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+    return wire_locks.Lock.of(lock).model_dump(mode="json")
 
 
 @tool(
@@ -411,12 +413,13 @@ async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any
     "Unlock a section",
     "Release your lock on a section (only the holder can).",
     SectionArgs,
-    schemas.Unlocked,
+    wire_locks.Unlocked,
     "tap:write",
     Effect.REPLACES,
 )
 async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str, Any]:
-    return await locks.unlock_section(session, who, a.documentId, a.sectionId)
+    released = await locks.unlock_section(session, who, a.documentId, a.sectionId)
+    return wire_locks.Unlocked.of(released).model_dump(mode="json")
 
 
 class EscalateArgs(DocArgs, schemas.EscalateBody):

@@ -73,6 +73,12 @@ class SalienceBody(Model):
     score: StrictInt = Field(ge=0, le=10, description="0 (not my concern) to 10 (must review)")
 
 
+class TopicLockBody(Model):
+    ttlSeconds: StrictInt = Field(
+        default=60, ge=1, le=60, description="Lock lifetime in seconds, 1 to 60 (PACT §4.3; default 60)."
+    )
+
+
 class DependencyBody(Model):
     dependsOn: Text = Field(min_length=1, max_length=36, description="Id of the topic depended on")
     relationship: Literal["builds_on", "assumes", "refines", "contradicts"] = "builds_on"
