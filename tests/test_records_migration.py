@@ -314,7 +314,12 @@ def _iso(moment: datetime) -> str:
 
 
 # Migration 0030: intents declared before anyone could object to one are accepted at their creation.
-ACCEPTED_BY_0030 = {"status": "accepted", "expiresAt": None, "resolvedAt": _iso(T0), "objections": []}
+ACCEPTED_BY_0030: dict[str, Any] = {
+    "status": "accepted",
+    "expiresAt": None,
+    "resolvedAt": _iso(T0),
+    "objections": [],
+}
 
 
 async def test_records_written_before_0006_are_served_after_it_and_restored_by_its_downgrade(

@@ -172,16 +172,18 @@ async def close_raised_for(
     actor = ctx.require_actor()
     now = utcnow()
     t = _ESCALATIONS
+    # The ones lock_raised_for locked are this transaction's; one raised since (the owner switching to
+    # human-only in between) that a reviewer is answering right now is skipped rather than waited for, which
+    # could deadlock with that answer: the answer then finds the proposal withdrawn and is refused.
+    closable = (
+        select(Escalation.id)
+        .where(*_raised_for(resource_type, resource_id, proposal_id))
+        .with_for_update(key_share=True, skip_locked=True)
+    )
     closed = (
         await session.execute(
             update(t)
-            .where(
-                t.c.resource_type == resource_type,
-                t.c.resource_id == resource_id,
-                t.c.proposal_id == proposal_id,
-                t.c.status == EscalationStatus.OPEN.value,
-                t.c.origin == EscalationOrigin.POLICY.value,
-            )
+            .where(t.c.id.in_(closable.scalar_subquery()), t.c.status == EscalationStatus.OPEN.value)
             .values(
                 status=EscalationStatus.CLOSED.value,
                 resolution=reason,
