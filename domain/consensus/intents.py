@@ -168,16 +168,14 @@ async def supersede(
 
 
 async def add_objection(
-    session: AsyncSession, intent: SectionIntent, agent_id: str, agent_name: str, reason: str
+    session: AsyncSession, intent: SectionIntent, agent_id: str, agent_name: str, reason: str, at: datetime
 ) -> bool:
     """Record one agent's objection (False if it objected to this intent already); the unique key refuses a
     second one even from a racing request."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     added = await session.scalar(
         dialect.insert(IntentObjection)
-        .values(
-            intent_id=intent.id, agent_id=agent_id, agent_name=agent_name, reason=reason, created_at=utcnow()
-        )
+        .values(intent_id=intent.id, agent_id=agent_id, agent_name=agent_name, reason=reason, created_at=at)
         .on_conflict_do_nothing()
         .returning(IntentObjection.id)
     )

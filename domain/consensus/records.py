@@ -303,7 +303,7 @@ async def object_to_intent(
             code="intent_closed",
             intentStatus=status.value,
         )
-    if not await intents.add_objection(session, row, actor.id, actor.name, reason):
+    if not await intents.add_objection(session, row, actor.id, actor.name, reason, now):
         raise Conflict("this agent has already objected to this intent", code="already_objected")
     before = {"status": row.status}
     if status is IntentStatus.PROPOSED:
