@@ -5,7 +5,7 @@ one Dramatiq actor per entry), the periodic sweeps (the scheduler runs them) and
 from __future__ import annotations
 
 from domain.axiom import seed as axiom_seed
-from domain.consensus import escalations
+from domain.consensus import escalations, intents
 from domain.documents import blobs as document_blobs
 from domain.documents import library
 from domain.documents import locks as document_locks
@@ -32,6 +32,7 @@ JOBS: dict[str, Job] = {
     for job in (
         library.CONVERT_JOB,
         escalations.NOTIFY_JOB,
+        escalations.CLOSED_JOB,
         review_escalations.ANSWER_JOB,
         cart.CART_JOB,
         scrape.SCRAPE_JOB,
@@ -51,6 +52,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("topics.expire_locks", 5, topic_locks.expire_locks),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
+    # Intents of topics and documents whose TTL ran out with no objection (reads say so before it runs).
+    Sweep("intents.accept_due", 5, intents.accept_due),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),

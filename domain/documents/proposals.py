@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
-from domain.consensus import locks, policies
+from domain.consensus import locks, policies, withdrawal
 from domain.consensus.models import Proposal
 from domain.documents import library
 from domain.documents.access import Caller
@@ -45,6 +45,7 @@ class ProposalStatus(StrEnum):
     OBJECTED = "objected"
     EXPIRED = "expired"
     SUPERSEDED = "superseded"
+    WITHDRAWN = "withdrawn"  # by its author, while pending
 
 
 _DA = DocumentAgent
@@ -221,6 +222,18 @@ async def vote(
         },
         "requiredApprovals": result["requiredApprovals"],
     }
+
+
+async def withdraw(
+    session: AsyncSession, caller: Caller, document_id: str, proposal_id: str
+) -> dict[str, Any]:
+    """The agent that made a pending proposal withdraws it (the key acting as that agent on the document)."""
+    doc = await library.get(session, caller, document_id)  # locked by the engine, after the escalations
+    agent = await member(session, caller, doc)
+    proposal = await withdrawal.withdraw(
+        session, agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id
+    )
+    return view(proposal)
 
 
 async def _load(

@@ -3,7 +3,8 @@ question's context (the resource, the section as it reads now, the proposal in q
 per escalation, optionally with a decision on the proposal it names. An answer is audited, lands on the
 resource's event stream as `pact.human.resolved` and is posted to the escalation webhook when one is set.
 
-On the wire the stored status `resolved` reads `answered`."""
+On the wire the stored status `resolved` reads `answered`. An escalation a policy raised for a proposal that
+its author then withdrew is `closed` (domain/consensus/escalations.py): nothing is left to answer."""
 
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ from domain.review import resources
 
 log = logging.getLogger("concord.review")
 
-STATUSES = ("open", "answered", "all")
-_STORED = {"open": "open", "answered": "resolved"}
+STATUSES = ("open", "answered", "closed", "all")
+_STORED = {"open": "open", "answered": "resolved", "closed": "closed"}
 
 
 def wire_status(stored: str) -> str:
@@ -89,7 +90,7 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
         "createdAt": iso(esc.created_at),
         "proposal": resources.proposal_brief(proposal) if proposal is not None else None,
         "answer": None
-        if esc.status != "resolved"
+        if esc.status == "open"
         else {
             "text": esc.resolution or "",
             "answeredBy": esc.resolved_by,
@@ -123,6 +124,13 @@ async def answer(
     esc = await session.scalar(for_update(select(Escalation).where(Escalation.id == key))) if key else None
     if esc is None:
         raise NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
+    if esc.status == "closed":
+        raise Conflict(
+            f"escalation {esc.id} is closed, nothing is left to answer: {esc.resolution}",
+            code="escalation_closed",
+            closedBy=esc.resolved_by,
+            closedAt=iso(esc.resolved_at),
+        )
     if esc.status != "open":
         raise Conflict(
             f"escalation {esc.id} was already answered by {esc.resolved_by}",

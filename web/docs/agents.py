@@ -12,6 +12,7 @@ from web.docs.schemas import (
     ConstraintBody,
     ConstraintList,
     ConstraintOut,
+    ConstraintQuery,
     DocumentAgents,
     DocumentContent,
     DocumentSections,
@@ -154,7 +155,7 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
 @route(
     "GET",
     "/intents",
-    summary="Intents, optionally of one section",
+    summary="Intents, optionally of one section, with their status and objections",
     query=SectionQuery,
     response=IntentList,
     access=Service("tap:read"),
@@ -187,15 +188,15 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
 @route(
     "GET",
     "/constraints",
-    summary="Constraints, optionally of one section",
-    query=SectionQuery,
+    summary="Constraints, optionally of one section: the active ones, or (status=withdrawn) the withdrawn",
+    query=ConstraintQuery,
     response=ConstraintList,
     access=Service("tap:read"),
 )
-async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
+async def list_constraints(request: web.Request, query: ConstraintQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
+        found = await records.list_constraints(session, who, doc_id(request), query.sectionId, query.status)
     return model_response(ConstraintList.of(found))
 
 

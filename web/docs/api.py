@@ -9,12 +9,14 @@ from web.docs import (
     auth,
     comments,
     documents,
+    intent_objections,
     oauth,
     oauth_pages,
     proposals,
     sessions,
     share_pages,
     sharing,
+    withdrawals,
 )
 from web.kernel import health
 from web.kernel.errors import Problem
@@ -97,6 +99,8 @@ ROUTE_MODULES = (
     comments,
     agents,
     proposals,
+    withdrawals,
+    intent_objections,
 )
 
 

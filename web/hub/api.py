@@ -8,7 +8,15 @@ from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
-from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.topics import (
+    collaboration,
+    intent_objections,
+    overview,
+    proposals,
+    topics,
+    voting,
+    withdrawals,
+)
 from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
 from web.kernel import health, wellknown
@@ -27,6 +35,8 @@ ROUTE_MODULES = (
     voting,
     collaboration,
     topic_locks,
+    withdrawals,
+    intent_objections,
     keys,
     facts,
     legislation,

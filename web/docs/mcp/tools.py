@@ -27,6 +27,7 @@ from web.docs import schemas
 from web.docs.mcp import tool_schemas
 from web.kernel import events as events_wire
 from web.kernel import locks as wire_locks
+from web.kernel.collaboration import IntentObjectionBody
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)
@@ -311,7 +312,8 @@ async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> d
 @tool(
     "pact_intents",
     "List intents",
-    "The intents the agents declared, optionally of one section.",
+    "The intents the agents declared, optionally of one section, each with its status (proposed, accepted "
+    "once its TTL passed with no objection, objected, superseded by its author's next one) and objections.",
     SectionFilterArgs,
     schemas.IntentList,
     "tap:read",
@@ -321,6 +323,28 @@ async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> d
 async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_intents(session, who, a.documentId, a.sectionId)
     return schemas.IntentList.of(found).model_dump(mode="json")
+
+
+class IntentObjectArgs(DocArgs, IntentObjectionBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    intentId: str = Field(min_length=1, max_length=36)
+
+
+@tool(
+    "pact_intent_object",
+    "Object to an intent",
+    "Object to another agent's intent (not your own) while it is proposed, giving the reason: it becomes "
+    "objected, and its author revises it with a new intent. An intent nobody objects to within its TTL "
+    "(60 s by default) is accepted and takes no more objections. One objection per agent.",
+    IntentObjectArgs,
+    schemas.IntentOut,
+    "tap:write",
+    Effect.REPLACES,
+    params={"reason": "Why its goal should not be pursued, for its author and the other agents (required)."},
+)
+async def intent_object(session: AsyncSession, who: Caller, a: IntentObjectArgs) -> dict[str, Any]:
+    intent = await records.object_to_intent(session, who, a.documentId, a.intentId, reason=a.reason)
+    return schemas.IntentOut.of(intent).model_dump(mode="json")
 
 
 @tool(
@@ -572,3 +596,22 @@ async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str,
 )
 async def object_(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
     return await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)
+
+
+class WithdrawArgs(DocArgs):
+    proposalId: str = Field(min_length=1, max_length=36)
+
+
+@tool(
+    "pact_withdraw",
+    "Withdraw your proposal",
+    "Withdraw your own proposal while it is pending: it leaves the vote as withdrawn, and an escalation "
+    "its approval policy raised for it is closed. A decided proposal (merged, rejected, objected, expired) "
+    "cannot be withdrawn.",
+    WithdrawArgs,
+    schemas.Proposal,
+    "tap:write",
+    Effect.REPLACES,
+)
+async def withdraw(session: AsyncSession, who: Caller, a: WithdrawArgs) -> dict[str, Any]:
+    return await proposals.withdraw(session, who, a.documentId, a.proposalId)

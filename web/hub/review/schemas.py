@@ -17,7 +17,9 @@ class Votes(Exact):
 
 
 class EscalationsQuery(Model):
-    status: Literal["open", "answered", "all"] = "open"
+    status: Literal["open", "answered", "closed", "all"] = Field(
+        default="open", description="closed: the proposal it was raised for was withdrawn"
+    )
     source: Literal["topic", "document"] | None = Field(
         default=None, description="Only escalations raised on topics, or on documents"
     )
@@ -37,6 +39,8 @@ class EscalatedProposal(Exact):
 
 
 class Answer(Exact):
+    """A reviewer's answer; for a closed escalation, why it closed and who closed it (decision null)."""
+
     text: str
     answeredBy: str | None
     answeredAt: Timestamp | None
@@ -47,7 +51,7 @@ class Answer(Exact):
 
 class EscalationItem(Exact):
     escalationId: str
-    status: Literal["open", "answered"]
+    status: Literal["open", "answered", "closed"]
     source: Literal["topic", "document"]
     resourceType: Literal["topic", "document"]
     resourceId: str
@@ -88,9 +92,9 @@ class Answered(EscalationItem):
 
 
 class ProposalsQuery(Model):
-    status: Literal["objected", "pending", "approved", "rejected", "expired", "superseded", "all"] = (
-        "objected"
-    )
+    status: Literal[
+        "objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all"
+    ] = "objected"
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 

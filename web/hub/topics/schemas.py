@@ -13,6 +13,7 @@ from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
 from domain.topics.verification import Verification
 from web.hub.schemas import Model, PageQuery
+from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.wire import Exact, Text
 
 SectionId = Annotated[
@@ -104,6 +105,10 @@ class SectionFilter(Model):
     sectionId: str | None = Field(default=None, max_length=256)
 
 
+class ConstraintFilter(SectionFilter, ConstraintStatusQuery):
+    pass
+
+
 class ProposalListQuery(PageQuery):
     pass
 
@@ -113,7 +118,7 @@ class ProposalListQuery(PageQuery):
 # out, so a response cannot drift from the documented model.
 
 
-class IntentRecord(Exact):
+class IntentRecord(Exact, IntentLifecycle):
     id: str
     topicId: str
     sectionId: str
@@ -134,6 +139,7 @@ class IntentRecord(Exact):
             agentId=i.agent_id,
             agentName=i.agent_name,
             createdAt=iso(i.created_at),
+            **IntentLifecycle.fields_of(i),
         )
 
 
@@ -146,7 +152,7 @@ class IntentRecords(Exact):
         return cls(topicId=found.resource_id, intents=[IntentRecord.of(i) for i in found.items])
 
 
-class ConstraintRecord(Exact):
+class ConstraintRecord(Exact, ConstraintWithdrawal):
     id: str
     topicId: str
     sectionId: str
@@ -167,6 +173,7 @@ class ConstraintRecord(Exact):
             agentId=c.agent_id,
             agentName=c.agent_name,
             createdAt=iso(c.created_at),
+            **ConstraintWithdrawal.fields_of(c),
         )
 
 
