@@ -5,13 +5,16 @@ from typing import Any
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents.library import MAX_TAGS
 from web.docs import (
+    agent_comments,
     agents,
     auth,
     comments,
+    completions,
     documents,
     oauth,
     oauth_pages,
     proposals,
+    session_reads,
     sessions,
     share_pages,
     sharing,
@@ -96,6 +99,9 @@ ROUTE_MODULES = (
     share_pages,
     comments,
     agents,
+    session_reads,
+    completions,
+    agent_comments,
     proposals,
 )
 

@@ -8,7 +8,8 @@ from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
-from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.topics import collaboration, overview, proposals, session, topics, voting
+from web.hub.topics import comments as topic_comments
 from web.hub.work import review, work
 from web.kernel import health, wellknown
 from web.kernel.errors import HubError
@@ -25,6 +26,8 @@ ROUTE_MODULES = (
     proposals,
     voting,
     collaboration,
+    session,
+    topic_comments,
     keys,
     facts,
     legislation,

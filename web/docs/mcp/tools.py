@@ -470,7 +470,8 @@ class PollArgs(DocArgs, events_wire.PollQuery):
     params={"sectionId": "Only the changes of this section (as pact_sections gives it); omitted: all."},
 )
 async def poll(session: AsyncSession, who: Caller, a: PollArgs) -> dict[str, Any]:
-    return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
+    page = await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
+    return events_wire.Poll.of(page).model_dump(mode="json")
 
 
 # ---- proposals (the shared consensus engine with the document policy) -------------------------------
