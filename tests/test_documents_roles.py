@@ -53,8 +53,8 @@ async def test_each_role_lists_what_it_may_do_and_may_do_what_it_lists(docs, run
                 assert refused.status == 403
                 assert (await refused.json())["code"] == "role.insufficient"
 
-    listed = await (await docs.get(f"{base}/agents", headers=author["headers"])).json()
-    assert {a["role"]: a["capabilities"] for a in listed["agents"] if a["agentName"] != "Author"} == expected
+    listed = await (await docs.get(f"{base}/agents", headers=author["headers"])).json()  # PACT path: an array
+    assert {a["role"]: a["capabilities"] for a in listed if a["agentName"] != "Author"} == expected
 
 
 async def test_a_join_may_ask_for_fewer_never_for_more(docs, runtime):

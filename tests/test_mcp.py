@@ -93,6 +93,8 @@ async def test_discover_and_list_tools_at_2026_07_28(docs: Any, runtime: Any):
         "pact_lock",
         "pact_escalate",
         "pact_poll",
+        "pact_done",
+        "pact_completions",
     ):
         assert name in tools
         assert tools[name].description
@@ -197,6 +199,14 @@ async def test_two_agents_take_a_document_to_a_merged_proposal(
         assert "pact.agent.joined" in [c["type"] for c in changes_page["changes"]]
         agents = await call(a, "pact_agents", documentId=doc_id)
         assert {x["agentName"] for x in agents["agents"]} == {"Alice", "Bob"}
+        done = await call(b, "pact_done", documentId=doc_id, status="aligned", summary="Title reviewed")
+        assert (done["status"], done["previousStatus"], done["agentName"]) == ("aligned", None, "Bob")
+        again = await call(b, "pact_done", documentId=doc_id, status="partial")
+        assert (again["previousStatus"], again["summary"]) == ("aligned", None)
+        wrong = await b.call_tool("pact_done", {"documentId": doc_id, "status": "blocked"})
+        assert wrong.is_error  # not a PACT status
+        listed = await call(a, "pact_completions", documentId=doc_id)
+        assert [(x["agentName"], x["status"]) for x in listed["completions"]] == [("Bob", "partial")]
         await call(b, "pact_leave", documentId=doc_id)
 
 
@@ -318,7 +328,7 @@ async def test_a_handshake_client_at_2025_11_25_is_served_too(docs: Any, runtime
     later = {**headers, "MCP-Protocol-Version": LEGACY}
     resp = await docs.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=later)
     assert resp.status == 200
-    assert len((await _json_or_sse(resp))["result"]["tools"]) == 25
+    assert len((await _json_or_sse(resp))["result"]["tools"]) == 27
     resp = await docs.post(
         "/mcp", json={**INIT, "params": {**INIT["params"], "protocolVersion": "1999-01-01"}}, headers=headers
     )
@@ -365,7 +375,7 @@ async def test_raw_transport_edge_cases(docs: Any, runtime: Any):
     resp = await docs.post("/mcp", json=tools_list, headers={**modern, "Mcp-Method": "tools/list"})
     assert resp.status == 200
     answer = await resp.json()
-    assert len(answer["result"]["tools"]) == 25
+    assert len(answer["result"]["tools"]) == 27
     assert answer["result"]["resultType"] == "complete"
     resp = await docs.post(
         "/mcp", json={**tools_list, "params": {}}, headers={**modern, "Mcp-Method": "tools/list"}

@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, text
 
-from domain.consensus.locks import UnlockReason
 from domain.consensus.models import SectionLock
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor, Context
@@ -158,21 +157,21 @@ async def test_a_lock_ends_at_its_ttl_and_the_sweep_says_so(
     assert lock["expiresAt"] != taken["expiresAt"]
 
 
-async def test_leaving_releases_the_leavers_locks(hub: Any, register: Any, runtime: Any) -> None:
-    """Topics have no leave yet; the release a leave calls is there, and tested here."""
-    topic_id, (ada, bob, _cy) = await open_topic(hub, register)
+async def test_leaving_releases_the_leavers_locks(hub: Any, register: Any) -> None:
+    """DELETE /leave releases every lock the leaver holds on the topic, each with an event saying so."""
+    topic_id, (ada, bob, cy) = await open_topic(hub, register)
     await _lock(hub, topic_id, ada, 200)
     await _lock(hub, topic_id, ada, 200, section_id="sec:discussion")
     await _lock(hub, topic_id, bob, 200, section_id="sec:answer:evidence")
-    ctx = Context(actor=Actor(ada["agentId"], ada["agentName"], "", kind="agent"))
-    async with runtime.db.transaction() as session:
-        released = await topic_locks.release_all(session, ctx, topic_id, ada["agentId"], UnlockReason.LEFT)
-    assert released == 2
+    resp = await hub.delete(f"/api/pact/{topic_id}/leave", headers=ada["headers"])
+    assert resp.status == 200, await resp.text()
     await _lock(hub, topic_id, bob, 200)
     await _lock(hub, topic_id, bob, 200, section_id="sec:discussion")
     left = [e for e in await _events(hub, topic_id) if e["data"].get("reason") == "left"]
     assert sorted(e["sectionId"] for e in left) == ["sec:answer", "sec:discussion"]
     assert {e["agentId"] for e in left} == {ada["agentId"]}
+    # bob's own lock is still his
+    await _lock(hub, topic_id, cy, 409, section_id="sec:answer:evidence")
 
 
 async def test_topic_and_document_locks_are_recorded_alike(hub: Any, docs: Any, register: Any, runtime: Any):

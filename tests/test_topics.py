@@ -546,7 +546,7 @@ async def test_join_is_idempotent_and_records_one_event(hub, register):
     assert evs[1]["agentName"] == "Bob"
 
     agents = await (await hub.get(f"/api/pact/{topic['id']}/agents")).json()
-    assert [(a["agentName"], a["role"], a["isActive"]) for a in agents["agents"]] == [
+    assert [(a["agentName"], a["role"], a["isActive"]) for a in agents] == [
         ("Alice", "creator", True),
         ("Bob", "collaborator", True),
     ]

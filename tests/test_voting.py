@@ -131,7 +131,7 @@ async def test_done_signals_change_and_reward_once(hub: Any, register: Any):
     types = await event_types(hub, topic_id)
     assert types.count("pact.agent.done") == 1
     assert types.count("pact.agent.vote-changed") == 2
-    agents = (await (await hub.get(f"/api/pact/{topic_id}/agents")).json())["agents"]
+    agents = await (await hub.get(f"/api/pact/{topic_id}/agents")).json()
     assert {x["agentId"]: x["doneStatus"] for x in agents}[b["agentId"]] == "aligned"
     assumptions = await (await hub.get(f"/api/pact/{topic_id}/assumptions")).json()
     assert assumptions["declaredByAgents"][0]["assumptions"] == ["AU law"]

@@ -29,10 +29,9 @@ from domain.documents.membership import (
     section,
 )
 from domain.documents.models import DocumentAgent
-from domain.kernel import events, keys
+from domain.kernel import event_views, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
-from domain.kernel.event_record import cursor_of
 
 # ---- membership ----------------------------------------------------------------------------------
 
@@ -309,21 +308,16 @@ async def poll(
     since: str | None,
     section_id: str | None,
     limit: int,
-) -> dict[str, Any]:
+) -> event_views.PollPage:
     doc = await library.get(session, caller, document_id)
-    after = events.parse_cursor(since, field="since")
-    page = await events.page(
-        session, library.stream(doc.id), after=after, limit=limit, section_id=section_id or None
+    return await event_views.poll(
+        session, library.stream(doc.id), since=since, section_id=section_id, limit=limit
     )
-    # Each change is the event's record plus the names poll clients (the PACT CLI) read.
-    changes = [
-        {**e, "agent": e["agentName"], "section": e["sectionId"], "cursor": e["eventId"]}
-        for e in page["events"]
-    ]
-    last = page["events"][-1]["sequenceNumber"] if page["events"] else after
-    return {
-        "since": since or "evt_0",
-        "changes": changes,
-        "cursor": cursor_of(last),
-        "hasMore": page["hasMore"],
-    }
+
+
+async def transcript(
+    session: AsyncSession, caller: Caller, document_id: str, *, since: str | None, limit: int
+) -> event_views.Transcript:
+    """The document's event log since a cursor: read as its event list is (tap:read, the organisation's)."""
+    doc = await library.get(session, caller, document_id)
+    return await event_views.transcript(session, library.stream(doc.id), since=since, limit=limit)

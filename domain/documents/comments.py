@@ -1,4 +1,6 @@
-"""Comments on documents: create, search, resolve (by the document's owner or the comment's author)."""
+"""Comments on documents: create, search, resolve (by the document's owner or the comment's author); and
+agents' comments on the PACT path (`POST /api/pact/{docId}/comments`), through the shared comments
+(domain/consensus/comments.py) into the same table, so they show in the search and on the review page."""
 
 from __future__ import annotations
 
@@ -7,12 +9,16 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import comments as shared
 from domain.consensus import sections
 from domain.documents import library, offload
 from domain.documents.access import Caller
+from domain.documents.membership import agent_ctx, member
 from domain.documents.models import Comment, Document
+from domain.documents.proposals import DocumentResource
 from domain.kernel import audit, events
 from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Actor
 from domain.kernel.errors import Forbidden, NotFound, Unprocessable
 
 
@@ -38,25 +44,122 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
             raise Unprocessable(
                 f"paragraphId {paragraph} is not a section of the document", field="paragraphId"
             )
-    comment = Comment(
-        id=new_id(),
-        document_id=doc.id,
-        org_id=doc.org_id,
+    comment = await _insert(
+        session,
+        doc,
+        caller,
         text=body["text"],
-        author=(body.get("author") or caller.name)[:200],
-        author_key_id=caller.key_id,
+        author=body.get("author") or caller.name,
         paragraph_id=paragraph,
-        resolved=False,
-        created_at=utcnow(),
+        agent_id=None,
     )
-    session.add(comment)
-    await session.flush()
     view = to_dict(comment)
     await events.append(
         session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=view
     )
     await audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
     return view
+
+
+async def _insert(
+    session: AsyncSession,
+    doc: Document,
+    caller: Caller,
+    *,
+    text: str,
+    author: str,
+    paragraph_id: str | None,
+    agent_id: str | None,
+) -> Comment:
+    comment = Comment(
+        id=new_id(),
+        document_id=doc.id,
+        org_id=doc.org_id,
+        text=text,
+        author=author[:200],
+        author_key_id=caller.key_id,
+        paragraph_id=paragraph_id,
+        agent_id=agent_id,
+        resolved=False,
+        created_at=utcnow(),
+    )
+    session.add(comment)
+    await session.flush()
+    return comment
+
+
+class DocumentComments:
+    """The shared comments' store of one document: its comment table. An agent's comment is by the agent's
+    name, from its key (which, as any comment's author, may resolve it), with its section as paragraphId;
+    its event carries the same data as every other comment of the document."""
+
+    def __init__(self, doc: Document, caller: Caller) -> None:
+        self.doc = doc
+        self.caller = caller
+
+    async def insert(
+        self, session: AsyncSession, actor: Actor, *, section_id: str | None, content: str
+    ) -> tuple[shared.Comment, dict[str, Any]]:
+        row = await _insert(
+            session,
+            self.doc,
+            self.caller,
+            text=content,
+            author=actor.name,
+            paragraph_id=section_id,
+            agent_id=actor.id,
+        )
+        return _shared(row), to_dict(row)
+
+    async def listed(self, session: AsyncSession, *, section_id: str | None) -> list[shared.Comment]:
+        stmt = select(Comment).where(Comment.document_id == self.doc.id)
+        if section_id is not None:
+            stmt = stmt.where(Comment.paragraph_id == section_id)
+        rows = await session.scalars(stmt.order_by(Comment.created_at, Comment.id))
+        return [_shared(r) for r in rows.all()]
+
+
+def _shared(c: Comment) -> shared.Comment:
+    return shared.Comment(
+        id=c.id,
+        resource_type="document",
+        resource_id=c.document_id,
+        section_id=c.paragraph_id,
+        content=c.text,
+        agent_id=c.agent_id,
+        author=c.author,
+        created_at=c.created_at,
+        resolved=c.resolved,
+        resolved_at=c.resolved_at,
+    )
+
+
+async def add_as_agent(
+    session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None, content: str
+) -> shared.Comment:
+    """A joined agent's comment (any role: observers comment too), on a section of the converted document
+    (404 if it has none of that id, 409 while converting) or on the document as a whole."""
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await member(session, caller, doc)
+    return await shared.add(
+        session,
+        agent_ctx(caller, agent),
+        DocumentResource(doc, locked=True),
+        DocumentComments(doc, caller),
+        section_id=section_id,
+        content=content,
+        section_not_found="section.not_found",
+    )
+
+
+async def list_on(
+    session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None
+) -> shared.Comments:
+    """Every comment of the document (people's, keys' and agents'), oldest first, or of one section."""
+    doc = await library.get(session, caller, document_id)
+    return await shared.listed(
+        session, DocumentResource(doc), DocumentComments(doc, caller), section_id=section_id
+    )
 
 
 async def search(

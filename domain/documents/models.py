@@ -154,6 +154,8 @@ class Comment(Base):
     author: Mapped[str] = mapped_column(String(200))
     author_key_id: Mapped[str] = mapped_column(String(36))
     paragraph_id: Mapped[str | None] = mapped_column(String(256))
+    # The document agent that wrote it on the PACT path (POST …/comments; migration 0032), else NULL.
+    agent_id: Mapped[str | None] = mapped_column(String(36))
     resolved: Mapped[bool] = mapped_column(Boolean, default=False)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     resolved_by: Mapped[str | None] = mapped_column(String(36))
@@ -177,3 +179,7 @@ class DocumentAgent(Base):
     status: Mapped[str] = mapped_column(String(16), default="active")  # active | left
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The agent's done signal (domain/consensus/completions.py; migration 0032), as a topic participant's.
+    done_status: Mapped[str | None] = mapped_column(String(20))
+    done_summary: Mapped[str | None] = mapped_column(Text)
+    done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

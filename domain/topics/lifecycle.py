@@ -9,6 +9,7 @@ breaks below that, and a stable topic opens again below 0.80.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -17,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from domain.agents.models import Agent
+from domain.consensus import completions
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
 from domain.kernel.clock import iso, utcnow
@@ -208,7 +210,24 @@ async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     }
 
 
-async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TopicDone:
+    """A done signal on a topic: the shared completion, the agent's assumptions, the topic's status after."""
+
+    signal: completions.Signal
+    assumptions: list[str]
+    topic_status: str
+
+
+async def done(
+    session: AsyncSession,
+    ctx: Context,
+    topic_id: str,
+    *,
+    status: completions.CompletionStatus,
+    summary: str | None,
+    assumptions: list[str] | None,
+) -> TopicDone:
     actor = ctx.require_actor()
     topic = await lock(session, topic_id)
     row = await session.scalar(
@@ -227,42 +246,35 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
             code="topic_not_open",
             topicStatus=topic.status,
         )
-    previous = row.done_status
-    row.done_status = data["status"]
-    row.done_summary = data.get("summary")
-    if data.get("assumptions") is not None:
-        row.done_assumptions = list(data["assumptions"])
-    row.done_at = utcnow()
-    await events.append(
-        session,
-        topics.stream(topic.id),
-        "pact.agent.done" if previous is None else "pact.agent.vote-changed",
-        ctx,
-        data={"status": row.done_status, "previousStatus": previous, "summary": row.done_summary},
+    signalled = await completions.signal(
+        session, ctx, row, resource_type="topic", resource_id=topic.id, status=status, summary=summary
     )
-    if row.done_status == "aligned" and not row.aligned_rewarded:
+    if assumptions is not None:
+        row.done_assumptions = list(assumptions)
+    if status is completions.CompletionStatus.ALIGNED and not row.aligned_rewarded:
         row.aligned_rewarded = True  # paid once per agent and topic, however often the status flips
         await economy.reward(session, actor.id, economy.ALIGNED_REWARD, "topic.aligned", topic.id)
-    await audit.record(
-        session,
-        ctx,
-        "topic.done",
-        "topic",
-        topic.id,
-        before={"status": previous},
-        after={"status": row.done_status, "summary": row.done_summary},
-    )
     await session.flush()
     await recompute(session, ctx, topic.id)
-    return {
-        "topicId": topic.id,
-        "status": row.done_status,
-        "previousStatus": previous,
-        "changed": previous != row.done_status,
-        "summary": row.done_summary,
-        "assumptions": row.done_assumptions or [],
-        "topicStatus": topic.status,
-    }
+    return TopicDone(signalled, row.done_assumptions or [], topic.status)
+
+
+async def completions_of(session: AsyncSession, topic_id: str) -> completions.Completions:
+    """Every done signal on the topic, oldest first, of agents still joined or gone."""
+    topic = await topics.get(session, topic_id)
+    rows = (
+        await session.execute(
+            select(TopicParticipant, Agent.name)
+            .join(Agent, Agent.id == TopicParticipant.agent_id)
+            .where(TopicParticipant.topic_id == topic.id, TopicParticipant.done_status.is_not(None))
+            .order_by(TopicParticipant.done_at, TopicParticipant.id)
+        )
+    ).all()
+    found = [
+        completions.completion_of(p, agent_id=p.agent_id, agent_name=name, active=p.left_at is None)
+        for p, name in rows
+    ]
+    return completions.Completions("topic", topic.id, [c for c in found if c is not None])
 
 
 # Proposals whose authors do not count as the topic's proposers.

@@ -99,3 +99,19 @@ class TopicVerification(Base):
     status: Mapped[str] = mapped_column(String(12))  # current | amended | repealed
     notes: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class TopicComment(Base):
+    """An agent's comment on a topic's section, or on the whole topic (section_id NULL); migration 0030."""
+
+    __tablename__ = "topic_comments"
+    # The topic's comments in their order (oldest first, id breaking ties), a section's among them.
+    __table_args__ = (Index("ix_topic_comments_topic_created_id", "topic_id", "created_at", "id"),)
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"))
+    section_id: Mapped[str | None] = mapped_column(String(256))
+    content: Mapped[str] = mapped_column(Text)
+    agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
+    agent_name: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

@@ -425,7 +425,7 @@ async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     }
 
 
-async def participants(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+async def participants(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
     topic = await get(session, topic_id)
     rows = (
         await session.execute(
@@ -435,23 +435,20 @@ async def participants(session: AsyncSession, topic_id: str) -> dict[str, Any]:
             .order_by(TopicParticipant.joined_at, TopicParticipant.id)
         )
     ).all()
-    return {
-        "topicId": topic.id,
-        "agents": [
-            {
-                "agentId": a.id,
-                "agentName": a.name,
-                "model": a.model,
-                "role": p.role,
-                "joinedAt": iso(p.joined_at),
-                "isActive": p.left_at is None,
-                "doneStatus": p.done_status,
-                "doneAt": iso(p.done_at),
-                "doneSummary": p.done_summary,
-            }
-            for p, a in rows
-        ],
-    }
+    return [
+        {
+            "agentId": a.id,
+            "agentName": a.name,
+            "model": a.model,
+            "role": p.role,
+            "joinedAt": iso(p.joined_at),
+            "isActive": p.left_at is None,
+            "doneStatus": p.done_status,
+            "doneAt": iso(p.done_at),
+            "doneSummary": p.done_summary,
+        }
+        for p, a in rows
+    ]
 
 
 async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:

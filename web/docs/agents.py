@@ -7,7 +7,7 @@ from aiohttp import web
 from domain.documents import agents as tap
 from domain.documents import locks, records
 from web.docs.auth import caller
-from web.docs.paths import doc_id, document_route
+from web.docs.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
     ConstraintList,
@@ -87,12 +87,14 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     return json_response(result)
 
 
-@route(
+@routes.route(
     "GET",
-    "/agents",
-    summary="Active agents on the document",
+    "/api/tap/{docId}/agents",
+    summary="Active agents on the document (/api/pact/{docId}/agents answers them as a bare array)",
+    tags=TAGS,
     response=DocumentAgents,
     access=Service("tap:read"),
+    errors={**AUTH, **NOT_FOUND},
 )
 async def agents(request: web.Request) -> web.Response:
     who = caller(request)
@@ -325,7 +327,7 @@ async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamR
 async def poll(request: web.Request, query: PollQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.poll(
+        page = await tap.poll(
             session, who, doc_id(request), since=query.since, section_id=query.sectionId, limit=query.limit
         )
-    return json_response(result)
+    return model_response(Poll.of(page))

@@ -5,14 +5,17 @@ from typing import Any
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents.library import MAX_TAGS
 from web.docs import (
+    agent_comments,
     agents,
     auth,
     comments,
+    completions,
     documents,
     intent_objections,
     oauth,
     oauth_pages,
     proposals,
+    session_reads,
     sessions,
     share_pages,
     sharing,
@@ -98,6 +101,9 @@ ROUTE_MODULES = (
     share_pages,
     comments,
     agents,
+    session_reads,
+    completions,
+    agent_comments,
     proposals,
     withdrawals,
     intent_objections,

@@ -5,16 +5,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from domain.consensus import records
+from domain.consensus import completions, records
+from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES
 from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
+from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT, DoneOut
 from web.kernel.wire import (
     APPROVAL_POLICY_TEXT,
     HAS_LETTER_OR_DIGIT,
@@ -447,6 +449,24 @@ class Left(Out):
 
 class DocumentAgents(Out):
     agents: list[DocumentAgent]
+
+
+class DocumentAgentList(RootModel[list[DocumentAgent]]):
+    """The active agents as a bare array: what the PACT CLI's `agents` reads on /api/pact/{docId}/agents
+    (/api/tap/{docId}/agents keeps the spec's object)."""
+
+
+class DoneBody(Model):
+    status: CompletionStatus = Field(description=STATUS_TEXT)
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX, description=SUMMARY_TEXT)
+
+
+class DocumentDone(DoneOut):
+    documentId: str
+
+    @classmethod
+    def of(cls, done: completions.Signal) -> DocumentDone:
+        return cls(**DoneOut.fields(done), documentId=done.resource_id)
 
 
 class DocumentContent(Out):

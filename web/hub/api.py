@@ -13,10 +13,12 @@ from web.hub.topics import (
     intent_objections,
     overview,
     proposals,
+    session,
     topics,
     voting,
     withdrawals,
 )
+from web.hub.topics import comments as topic_comments
 from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
 from web.kernel import health, wellknown
@@ -37,6 +39,8 @@ ROUTE_MODULES = (
     topic_locks,
     withdrawals,
     intent_objections,
+    session,
+    topic_comments,
     keys,
     facts,
     legislation,

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.kernel import event_views
 from domain.kernel.event_record import CURSOR_PREFIX, ActorKind, EntityType
 from domain.kernel.events import MAX_SEQ
 from web.kernel.wire import Exact, Timestamp, decimal_at_most
@@ -118,3 +119,63 @@ class Poll(Exact):
     changes: list[Change]
     cursor: str = Field(description="Send as `since` on the next poll")
     hasMore: bool
+
+    @classmethod
+    def of(cls, page: event_views.PollPage) -> Poll:
+        return cls(
+            since=page.since,
+            changes=[
+                Change(**e, agent=e["agentName"], section=e["sectionId"], cursor=e["eventId"])
+                for e in page.events
+            ],
+            cursor=page.cursor,
+            hasMore=page.has_more,
+        )
+
+
+class TranscriptQuery(_Query):
+    since: str | None = Field(
+        default=None,
+        max_length=14,
+        pattern=CURSOR_PATTERN,
+        description=f"Only events after this one: {CURSOR_WORDS} (the latestEventId of the last read); "
+        "omitted: from the first event.",
+    )
+    limit: int = Field(default=200, ge=1, le=1000)
+
+
+class TranscriptEvent(Event):
+    """An event as the transcript serves it: the event record plus the names the PACT CLI prints."""
+
+    agent: str | None = Field(description="The agent's (or person's) name")
+    timestamp: Timestamp = Field(description="The same as createdAt")
+    summary: str | None = Field(
+        description="What the event is about in one line, from its data (a summary, goal, boundary, reason, "
+        "question, message or content); null when it holds none"
+    )
+
+
+class Transcript(Exact):
+    """A resource's event log since a cursor (PACT v2.0.3 §4.4, the CLI's `transcript`)."""
+
+    events: list[TranscriptEvent]
+    latestEventId: str | None = Field(
+        description="The last event answered (evt_n), else the `since` sent; send it as `since` next"
+    )
+    hasMore: bool = Field(description="Whether more events follow: ask again with since=latestEventId")
+
+    @classmethod
+    def of(cls, found: event_views.Transcript) -> Transcript:
+        return cls(
+            events=[
+                TranscriptEvent(
+                    **e.record,
+                    agent=e.record["agentName"],
+                    timestamp=e.record["createdAt"],
+                    summary=e.summary,
+                )
+                for e in found.entries
+            ],
+            latestEventId=found.latest,
+            hasMore=found.has_more,
+        )

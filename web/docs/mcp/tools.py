@@ -19,12 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import escalations
 from domain.consensus.policies import Approval, ApprovalPolicy
 from domain.documents import agents as tap
-from domain.documents import blobs, library, locks, proposals, records
+from domain.documents import blobs, completions, library, locks, proposals, records
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
 from web.docs import schemas
 from web.docs.mcp import tool_schemas
+from web.kernel import completions as completions_wire
 from web.kernel import events as events_wire
 from web.kernel import locks as wire_locks
 from web.kernel.collaboration import IntentObjectionBody
@@ -497,7 +498,50 @@ class PollArgs(DocArgs, events_wire.PollQuery):
     params={"sectionId": "Only the changes of this section (as pact_sections gives it); omitted: all."},
 )
 async def poll(session: AsyncSession, who: Caller, a: PollArgs) -> dict[str, Any]:
-    return await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
+    page = await tap.poll(session, who, a.documentId, since=a.since, section_id=a.sectionId, limit=a.limit)
+    return events_wire.Poll.of(page).model_dump(mode="json")
+
+
+# ---- completion (PACT's done signal) ------------------------------------------------------------------
+
+
+class DoneArgs(DocArgs, schemas.DoneBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@tool(
+    "pact_done",
+    "Signal you are done",
+    "Say you have finished your work on the document and where you stand on it: aligned (you agree with it "
+    "as it stands), dissenting, partial (you did some of your work) or abstained. A later signal replaces "
+    "your earlier one; the other agents see it in pact_completions and as an event.",
+    DoneArgs,
+    schemas.DocumentDone,
+    "tap:write",
+    Effect.REPLACES,
+    params={
+        "status": "aligned, dissenting, partial or abstained (abstain, the hub's older word, is taken too).",
+        "summary": "What you did, or why you stand where you do (optional; omitted clears your earlier one).",
+    },
+)
+async def done(session: AsyncSession, who: Caller, a: DoneArgs) -> dict[str, Any]:
+    signal = await completions.done(session, who, a.documentId, status=a.status, summary=a.summary)
+    return schemas.DocumentDone.of(signal).model_dump(mode="json")
+
+
+@tool(
+    "pact_completions",
+    "List completions",
+    "The agents' done signals on the document, one per agent (its latest), oldest first: status, summary, "
+    "when, and whether the agent is still joined.",
+    DocArgs,
+    completions_wire.CompletionList,
+    "tap:read",
+    Effect.READS,
+)
+async def completions_list(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    found = await completions.completions_of(session, who, a.documentId)
+    return completions_wire.CompletionList.of(found).model_dump(mode="json")
 
 
 # ---- proposals (the shared consensus engine with the document policy) -------------------------------

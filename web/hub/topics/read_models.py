@@ -5,12 +5,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, RootModel
 
+from domain.consensus.completions import CompletionStatus
+from domain.kernel.clock import iso
 from domain.topics.consensus import ProposalStatus
+from domain.topics.leaving import Left
+from domain.topics.lifecycle import TopicDone
 from domain.topics.store import Tier, TopicStatus
 from web.hub.schemas import Model
 from web.kernel import events
+from web.kernel.completions import DoneOut
 from web.kernel.wire import Timestamp
 
 
@@ -40,14 +45,34 @@ class TopicAgent(Model):
     role: str
     joinedAt: Timestamp
     isActive: bool
-    doneStatus: str | None
+    doneStatus: CompletionStatus | None
     doneAt: Timestamp | None
     doneSummary: str | None
 
 
-class TopicAgents(Model):
+class TopicAgents(RootModel[list[TopicAgent]]):
+    """The topic's participants in the order they joined, those that left included (isActive false): a bare
+    array, as the public hub and the PACT CLI's `agents` read it."""
+
+
+class TopicLeft(Model):
     topicId: str
-    agents: list[TopicAgent]
+    agentId: str
+    agentName: str
+    role: str = Field(description="The role the agent had on the topic")
+    leftAt: Timestamp
+    topicStatus: TopicStatus = Field(description="The topic's status after the leave")
+
+    @classmethod
+    def of(cls, left: Left) -> TopicLeft:
+        return cls(
+            topicId=left.topic_id,
+            agentId=left.agent_id,
+            agentName=left.agent_name,
+            role=left.role,
+            leftAt=iso(left.left_at),
+            topicStatus=TopicStatus(left.topic_status),
+        )
 
 
 class EventPage(events.EventPage):
@@ -136,9 +161,6 @@ class AgentProfile(Model):
     reputation: Reputation
     participation: list[Participation] = Field(description="Topics joined or created, newest first (50)")
     recentActivity: list[Activity] = Field(description="The agent's latest events (20)")
-
-
-DoneStatus = Literal["aligned", "dissenting", "abstain"]
 
 
 class Proposal(Model):
@@ -233,11 +255,16 @@ class TopicVoteResult(Model):
     dependencyTopicId: str | None
 
 
-class DoneResult(Model):
+class DoneResult(DoneOut):
     topicId: str
-    status: DoneStatus
-    previousStatus: DoneStatus | None
-    changed: bool
-    summary: str | None
-    assumptions: list[str]
-    topicStatus: TopicStatus
+    assumptions: list[str] = Field(description="The assumptions the agent declared with its signals")
+    topicStatus: TopicStatus = Field(description="The topic's status after the signal")
+
+    @classmethod
+    def of(cls, done: TopicDone) -> DoneResult:
+        return cls(
+            **DoneOut.fields(done.signal),
+            topicId=done.signal.resource_id,
+            assumptions=done.assumptions,
+            topicStatus=TopicStatus(done.topic_status),
+        )

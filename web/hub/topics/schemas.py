@@ -8,12 +8,14 @@ from typing import Annotated, Any, Literal, cast
 from pydantic import Field, SerializerFunctionWrapHandler, StrictInt, model_serializer
 
 from domain.consensus import escalations, records
+from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
 from domain.topics.verification import Verification
 from web.hub.schemas import Model, PageQuery
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
+from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT
 from web.kernel.wire import Exact, Text
 
 SectionId = Annotated[
@@ -50,8 +52,8 @@ class TopicVoteBody(Model):
 
 
 class DoneBody(Model):
-    status: Literal["aligned", "dissenting", "abstain"]
-    summary: str | None = Field(default=None, max_length=2000)
+    status: CompletionStatus = Field(description=STATUS_TEXT)
+    summary: str | None = Field(default=None, max_length=SUMMARY_MAX, description=SUMMARY_TEXT)
     assumptions: list[Annotated[Text, Field(min_length=1, max_length=500)]] | None = Field(
         default=None, max_length=20
     )

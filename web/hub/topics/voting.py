@@ -10,7 +10,7 @@ from web.hub.topics.read_models import DoneResult, TopicVoteResult, TopicVotes
 from web.hub.topics.schemas import DoneBody, TopicVoteBody
 from web.kernel.access import Agent
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes, json_response, model_response
 
 routes = Routes()
 
@@ -54,7 +54,7 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
 @routes.route(
     "POST",
     "/api/pact/{topicId}/done",
-    summary="Signal completion: aligned, dissenting or abstain",
+    summary="Signal completion (PACT done): aligned, dissenting, partial or abstained",
     tags=["Voting"],
     body=DoneBody,
     response=DoneResult,
@@ -69,5 +69,12 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
 async def done(request: web.Request, body: DoneBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_lifecycle.done(session, ctx, request.match_info["topicId"], body.model_dump())
-    return json_response(result)
+        done = await topic_lifecycle.done(
+            session,
+            ctx,
+            request.match_info["topicId"],
+            status=body.status,
+            summary=body.summary,
+            assumptions=body.assumptions,
+        )
+    return model_response(DoneResult.of(done))

@@ -1,0 +1,50 @@
+"""Reads of a document's PACT session as the PACT CLI makes them: the agents as a bare array on the PACT path
+(`pact agents`), and the transcript (`pact transcript`, PACT v2.0.3 §4.4) on both path families."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.documents import agents as tap
+from web.docs.auth import caller
+from web.docs.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
+from web.docs.schemas import DocumentAgent, DocumentAgentList
+from web.kernel.access import Service
+from web.kernel.events import Transcript, TranscriptQuery
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, model_response
+
+routes = Routes()
+route = document_route(routes)
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{docId}/agents",
+    summary="Active agents on the document, as a bare array (what the PACT CLI reads)",
+    tags=TAGS,
+    response=DocumentAgentList,
+    access=Service("tap:read"),
+    errors={**AUTH, **NOT_FOUND},
+)
+async def agent_list(request: web.Request) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.read() as session:
+        result = await tap.agents(session, who, doc_id(request))
+    listed = DocumentAgentList([DocumentAgent.model_validate(a) for a in result["agents"]])
+    return model_response(listed)
+
+
+@route(
+    "GET",
+    "/transcript",
+    summary="The event log since a cursor, each event with a one-line summary: {events, latestEventId}",
+    query=TranscriptQuery,
+    response=Transcript,
+    access=Service("tap:read"),
+)
+async def transcript(request: web.Request, query: TranscriptQuery) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.read() as session:
+        found = await tap.transcript(session, who, doc_id(request), since=query.since, limit=query.limit)
+    return model_response(Transcript.of(found))
