@@ -275,6 +275,7 @@ async def object_to_intent(
     out) or superseded, `already_objected` for a second objection by the same agent."""
     actor = ctx.require_actor()
     await target.lock(session)
+    await intents.settle(session, target.resource_type, target.resource_id)
     key = canonical_id(intent_id)
     row = (
         await session.scalar(
