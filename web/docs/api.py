@@ -16,7 +16,7 @@ from web.docs import (
     share_pages,
     sharing,
 )
-from web.kernel import health
+from web.kernel import health, pact_profile
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
 from web.kernel.wire import APPROVAL_POLICY_TEXT, SELF_APPROVAL_TEXT
@@ -88,6 +88,7 @@ class DocsApi(Api):
 
 ROUTE_MODULES = (
     health,
+    pact_profile,
     oauth,
     oauth_pages,
     sessions,

@@ -10,13 +10,14 @@ from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import collaboration, overview, proposals, topics, voting
 from web.hub.work import review, work
-from web.kernel import health, wellknown
+from web.kernel import health, pact_profile, wellknown
 from web.kernel.errors import HubError
 from web.kernel.routing import Api
 
 ROUTE_MODULES = (
     health,
     wellknown,
+    pact_profile,
     registration,
     wallet,
     audit,
