@@ -339,3 +339,10 @@ async def test_the_pact_cli_reads_the_profile_and_finds_it_core(served, tmp_path
     assert json.loads(shown.out) == await _profile(client)
     checked = await cli.ok(base, None, "profile", base, "--check", "core")
     assert checked.lines()[-1] == "✓ meets minimum conformance level 'core'"
+
+
+def test_docs_pact_md_covers_every_operation_and_capability():
+    """docs/pact.md's tables name every operation of the catalogue and every capability flag."""
+    text = (ROOT / "docs" / "pact.md").read_text(encoding="utf-8")
+    assert [op.value for op in pact.PactOperation if f"`{op.value}`" not in text] == []
+    assert [flag.value for flag in pact.Capability if f"`{flag.value}`" not in text] == []
