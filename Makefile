@@ -7,11 +7,18 @@ STAMP  := $(VENV)/.installed
 MCP1_VENV  ?= .mcp1-venv
 MCP1_REQS  := tests/mcp1/requirements.txt
 MCP1_STAMP := $(MCP1_VENV)/.installed
+# The PACT reference CLI (TailorAU/pact, MIT), which tests/test_pact_cli.py drives against both apps: cloned
+# from PACT_SRC (a checkout, a mirror or a URL) at PACT_REF and built with npm in PACT_CLI_DIR, a folder
+# outside the repository; none of its code is ever part of Concord. Needs git, Node.js 20+ and npm.
+PACT_MIRROR  := /work/.mirror/TailorAU+pact/repo
+PACT_SRC     ?= $(if $(wildcard $(PACT_MIRROR)),$(PACT_MIRROR),https://github.com/TailorAU/pact.git)
+PACT_REF     ?= v2.0.3
+PACT_CLI_DIR ?= $(HOME)/.cache/concord/pact-cli
 # pytest-xdist workers: one per core by default (each has its own database, data folder and queue
 # namespace: tests/conftest.py); TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= auto
 
-.PHONY: run test install mcp1-venv lint bench clean
+.PHONY: run test install mcp1-venv lint bench clean pact-cli
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +49,19 @@ test: $(STAMP) $(MCP1_STAMP)
 lint: $(STAMP) $(MCP1_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy \
 	  && $(BIN)/mypy --python-executable $(MCP1_VENV)/bin/python tests/mcp1/drive.py
+
+pact-cli:
+	@case "$(abspath $(PACT_CLI_DIR))/" in "$(CURDIR)"/*) \
+	  echo "PACT_CLI_DIR must be outside the repository (it is $(abspath $(PACT_CLI_DIR)))" >&2; exit 2;; esac
+	@if [ -d "$(PACT_CLI_DIR)/.git" ]; then \
+	  git -C "$(PACT_CLI_DIR)" fetch --quiet --tags "$(PACT_SRC)" "$(PACT_REF)"; \
+	else \
+	  rm -rf "$(PACT_CLI_DIR)" && mkdir -p "$(dir $(abspath $(PACT_CLI_DIR)))" \
+	  && git clone --quiet "$(PACT_SRC)" "$(PACT_CLI_DIR)"; \
+	fi
+	git -C "$(PACT_CLI_DIR)" checkout --quiet --detach "$(PACT_REF)"
+	cd "$(PACT_CLI_DIR)/cli" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
+	@echo "PACT CLI built: node $(PACT_CLI_DIR)/cli/bin/pact.js (tests/test_pact_cli.py finds it there, or at CONCORD_PACT_CLI)"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.read_path

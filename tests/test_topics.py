@@ -523,7 +523,7 @@ async def test_join_is_idempotent_and_records_one_event(hub, register):
     assert resp.status == 200, await resp.text()
     first = await resp.json()
     assert first["topicId"] == topic["id"]
-    assert first["agentId"] == bob["agentId"]
+    assert first["agentId"] == first["registrationId"] == bob["agentId"]  # PACT's name for it too
     assert first["agentName"] == "Bob"
     assert first["role"] == "collaborator"
     assert first["alreadyJoined"] is False

@@ -24,6 +24,9 @@ from web.kernel.routing import API, Api, answer_every_method, json_response
 REFERENCE = [
     home.Link("API reference", "/docs", "every operation, its parameters, bodies, responses and security"),
     home.Link("OpenAPI document", "/openapi.json", "the same, as OpenAPI 3.1 JSON for tools and clients"),
+    home.Link(
+        "PACT profile", "/.well-known/pact.json", "what this app implements of PACT v2.0.3, for its clients"
+    ),
 ]
 HUB_LINKS = [
     *REFERENCE,
@@ -44,6 +47,7 @@ HUB_GUIDES = [
     home.Link(
         "docs/review.md", None, "people keep the final word: escalations, objected proposals, the desk"
     ),
+    home.Link("docs/pact.md", None, "what Concord implements of PACT v2.0.3; /.well-known/pact.json"),
 ]
 DOCS_GUIDES = [
     home.Link(
@@ -52,6 +56,7 @@ DOCS_GUIDES = [
     home.Link(
         "docs/mcp.md", None, "the MCP server: connecting a client, tools, documents as resources, prompts"
     ),
+    home.Link("docs/pact.md", None, "what Concord implements of PACT v2.0.3; /.well-known/pact.json"),
 ]
 
 

@@ -483,6 +483,7 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
     return {
         "topicId": topic.id,
         "topicTitle": topic.title,
+        "registrationId": actor.id,
         "agentId": actor.id,
         "agentName": actor.name,
         "role": row.role,

@@ -21,7 +21,7 @@ from web.docs import (
     sharing,
     withdrawals,
 )
-from web.kernel import health
+from web.kernel import health, pact_profile
 from web.kernel.errors import Problem
 from web.kernel.routing import Api
 from web.kernel.wire import APPROVAL_POLICY_TEXT, SELF_APPROVAL_TEXT
@@ -93,6 +93,7 @@ class DocsApi(Api):
 
 ROUTE_MODULES = (
     health,
+    pact_profile,
     oauth,
     oauth_pages,
     sessions,

@@ -21,13 +21,14 @@ from web.hub.topics import (
 from web.hub.topics import comments as topic_comments
 from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
-from web.kernel import health, wellknown
+from web.kernel import health, pact_profile, wellknown
 from web.kernel.errors import HubError
 from web.kernel.routing import Api
 
 ROUTE_MODULES = (
     health,
     wellknown,
+    pact_profile,
     registration,
     wallet,
     audit,

@@ -82,6 +82,10 @@ class EventPage(events.EventPage):
 class JoinResult(Model):
     topicId: str
     topicTitle: str
+    registrationId: str = Field(
+        description="PACT's name for the joined agent's registration (join-response.json): on a topic, the "
+        "agent's id, as the topic's agents list names it"
+    )
     agentId: str
     agentName: str
     role: str
