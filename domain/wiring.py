@@ -49,6 +49,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
+    # Agents' questions to people (ask-human) nobody answered by their timeout.
+    Sweep("escalations.expire_questions", 5, escalations.expire_questions),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),
