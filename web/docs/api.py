@@ -9,6 +9,7 @@ from web.docs import (
     auth,
     comments,
     documents,
+    human,
     oauth,
     oauth_pages,
     proposals,
@@ -97,6 +98,7 @@ ROUTE_MODULES = (
     comments,
     agents,
     proposals,
+    human,
 )
 
 
