@@ -19,12 +19,18 @@ from tests.pages.support import csrf_of, sign_in
 from tests.people.support import person_headers
 from tests.review import fixtures
 from tests.review.support import audit_ops, doc_escalate, doc_events, doc_object, doc_propose
+from tests.test_mcp import call, connect
 
 # The review suite's fixtures: a reviewer's staff key, a document with a team of agents, the webhook.
 reviewer, team, webhook = fixtures.reviewer, fixtures.team, fixtures.webhook
 
 MISSING = "00000000-0000-4000-8000-000000000000"
 SWEEP = "escalations.expire_questions"
+
+
+async def a_person(runtime: Any, email: str, org: str = "Acme") -> dict[str, str]:
+    """A signed-in person of `org` who may read and write on its documents' agent paths."""
+    return await person_headers(runtime, org=org, scopes=["tap:read", "tap:write"], email=email)
 
 
 def seconds_between(start: str, end: str) -> float:
@@ -453,9 +459,7 @@ async def test_a_document_question_is_answered_by_a_person_of_the_organisation(
     # A service key answers for no one; a person of the organisation does.
     key_answer = await respond(docs, base, alice["headers"], asked["queryId"], "Yes", expect=403)
     assert key_answer["code"] == "person_required"
-    person = await person_headers(
-        runtime, org="Acme", scopes=["tap:read", "tap:write"], email="pat@acme.test"
-    )
+    person = await a_person(runtime, "pat@acme.test")
     seen = await queries(docs, base, person)
     assert (seen["scope"], seen["total"]) == ("all", 1)
     answered = await respond(docs, pact, person, asked["queryId"], "Yes, up to 5%.")
@@ -465,9 +469,7 @@ async def test_a_document_question_is_answered_by_a_person_of_the_organisation(
     responded = [e for e in await doc_events(docs, bob, base) if e["type"] == "pact.human.responded"]
     assert [(e["actorKind"], e["data"]["answer"]) for e in responded] == [("Individual", "Yes, up to 5%.")]
     # A person of another organisation does not see the document.
-    stranger = await person_headers(
-        runtime, org="Elsewhere", scopes=["tap:read", "tap:write"], email="x@else.test"
-    )
+    stranger = await a_person(runtime, "x@else.test", org="Elsewhere")
     assert (await respond(docs, base, stranger, asked["queryId"], "No", expect=404))[
         "code"
     ] == "document_not_found"
@@ -501,10 +503,7 @@ async def test_a_document_question_is_answered_by_a_person_of_the_organisation(
 
 async def test_two_people_answering_a_document_question_at_once_leave_one_answer(docs, runtime, team):
     (_alice, bob, _carol), base = team["keys"], team["base"]
-    people = [
-        await person_headers(runtime, org="Acme", scopes=["tap:read", "tap:write"], email=f"p{i}@acme.test")
-        for i in range(2)
-    ]
+    people = [await a_person(runtime, f"p{i}@acme.test") for i in range(2)]
     asked = await ask(docs, base, bob["headers"], question="Who decides?")
     both = await asyncio.gather(
         *(
@@ -532,9 +531,7 @@ async def test_a_person_resolves_a_document_escalation_and_decides_its_proposal(
         json={"escalationId": esc["escalationId"], "decision": "Cut"},
     )
     assert (key_resolves.status, (await key_resolves.json())["code"]) == (403, "person_required")
-    person = await person_headers(
-        runtime, org="Acme", scopes=["tap:read", "tap:write"], email="lee@acme.test"
-    )
+    person = await a_person(runtime, "lee@acme.test")
     resp = await docs.post(
         f"/api/pact/{team['doc']['id']}/resolve",
         headers=person,
@@ -561,6 +558,30 @@ async def test_a_person_resolves_a_document_escalation_and_decides_its_proposal(
     assert [(e["data"]["escalationId"], e["actorKind"]) for e in resolved] == [
         (esc["escalationId"], "Individual")
     ]
+
+
+async def test_an_agent_asks_and_reads_the_answer_through_mcp(docs, runtime, team):
+    (_alice, bob, _carol), doc, base = team["keys"], team["doc"], team["base"]
+    async with connect(docs, bob) as client:
+        asked = await call(
+            client,
+            "pact_ask_human",
+            documentId=doc["id"],
+            question="Is the risk list complete?",
+            sectionId="sec:plan:risks",
+            context="Audit next week.",
+            timeoutSeconds=120,
+        )
+        assert (asked["status"], asked["timeoutSeconds"], asked["agentName"]) == ("pending", 120, "agent1")
+        person = await a_person(runtime, "mo@acme.test")
+        await respond(docs, base, person, asked["queryId"], "Add supplier risk.")
+        read = await call(client, "pact_human_responses", documentId=doc["id"], status="answered")
+        assert (read["scope"], read["total"]) == ("own", 1)
+        assert read["queries"][0]["response"]["answer"] == "Add supplier risk."
+        refused = await client.call_tool(
+            "pact_ask_human", {"documentId": doc["id"], "question": "Q?", "timeoutSeconds": 1}
+        )
+        assert refused.is_error
 
 
 # ---- the review desk's page --------------------------------------------------------------------------
