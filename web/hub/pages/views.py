@@ -137,8 +137,8 @@ def queue(
         ]
         parts.append(
             h(
-                '<section aria-labelledby="escalations"><h2 id="escalations">Open escalations</h2>'
-                "{count}{table}</section>",
+                '<section aria-labelledby="escalations">'
+                '<h2 id="escalations">Open escalations and questions</h2>{count}{table}</section>',
                 count=_count(len(rows), escalations["total"], "escalation"),
                 table=_table(
                     "Questions agents escalated or asked, oldest first",
