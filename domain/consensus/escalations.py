@@ -494,8 +494,9 @@ async def listing(
 
 async def expire_questions(session: AsyncSession) -> int:
     """Questions nobody answered by their timeout are timed out: recorded, and told on the resource's stream
-    (`pact.human.timed-out`) for the agent that waits. Rows a reviewer's answer holds are left to it (it
-    refuses an answer after the time too)."""
+    (`pact.human.timed-out`) for the agent that waits. A row an answer holds is waited for (answers are short
+    transactions, and one after the time is refused anyway); one it answered meanwhile no longer matches
+    (PostgreSQL re-checks the condition on the row it locked), so an answer is never overwritten."""
     now = utcnow()
     due = (
         await session.scalars(
@@ -503,8 +504,7 @@ async def expire_questions(session: AsyncSession) -> int:
                 select(Escalation)
                 .where(Escalation.status == EscalationState.OPEN, Escalation.timeout_at <= now)
                 .order_by(Escalation.timeout_at, Escalation.id)
-                .limit(EXPIRE_BATCH),
-                skip_locked=True,
+                .limit(EXPIRE_BATCH)
             )
         )
     ).all()

@@ -6,6 +6,7 @@ documents (document API) answer in these same shapes; the domain gives `raised.V
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
 
 from pydantic import ConfigDict, Field
 
@@ -169,7 +170,7 @@ class ResolveBody(_Body):
         description="The section the escalation is about; when given it must be the escalation's",
     )
     isOverride: bool = Field(default=False, description="Whether this resolution overrides agent consensus")
-    resolvedProposalIds: list[str] = Field(
+    resolvedProposalIds: list[Annotated[str, Field(min_length=1, max_length=36)]] = Field(
         default_factory=list,
         max_length=10,
         description="The proposals this resolution decides: only the one the escalation names (with "
