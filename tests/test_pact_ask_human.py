@@ -20,6 +20,7 @@ from tests.people.support import person_headers
 from tests.review import fixtures
 from tests.review.support import audit_ops, doc_escalate, doc_events, doc_object, doc_propose
 from tests.test_mcp import call, connect
+from tests.test_query_plans import assert_index_served
 
 # The review suite's fixtures: a reviewer's staff key, a document with a team of agents, the webhook.
 reviewer, team, webhook = fixtures.reviewer, fixtures.team, fixtures.webhook
@@ -631,3 +632,26 @@ async def test_a_reviewer_answers_a_question_on_the_review_desk_page(hub, runtim
     )
     answered_page = await (await hub.get(f"/review/escalations/{asked['queryId']}")).text()
     assert "Yes, from July." in answered_page
+
+
+# ---- the lists read their index in order ----------------------------------------------------------------
+
+
+async def test_the_agents_lists_read_their_index_in_order(hub, docs, runtime, register, team):
+    topic_id, (creator, asker, _other) = await open_topic(hub, register)
+    base = f"/api/pact/{topic_id}"
+    for n in range(3):
+        await ask(hub, base, asker["headers"], question=f"Question {n}?")
+        await hub.post(f"{base}/escalate", headers=asker["headers"], json={"question": f"Escalation {n}?"})
+    for url, headers in (
+        (f"{base}/human-responses?limit=1&offset=1", asker["headers"]),  # the asker's own
+        (f"{base}/human-responses?status=pending&limit=1&offset=1", creator["headers"]),  # everyone's
+        (f"{base}/escalations?limit=1&offset=1", asker["headers"]),
+    ):
+        await assert_index_served(runtime, hub, url, headers, "escalations")
+    (_alice, bob, _carol), doc_base = team["keys"], team["base"]
+    for n in range(2):
+        await ask(docs, doc_base, bob["headers"], question=f"Doc question {n}?")
+    await assert_index_served(
+        runtime, docs, f"{doc_base}/human-responses?limit=1&offset=1", bob["headers"], "escalations"
+    )

@@ -84,6 +84,10 @@ class Escalation(Base):
         Index("ix_escalations_created_id", "created_at", "id"),  # the reviewers' queue, status=all
         # The timeout sweep: open questions whose time is up (escalations have no timeout_at).
         Index("ix_escalations_status_timeout", "status", "timeout_at"),
+        # A resource's questions or escalations, newest first (GET .../human-responses, .../escalations).
+        Index(
+            "ix_escalations_resource_kind_created", "resource_type", "resource_id", "kind", "created_at", "id"
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)

@@ -4,9 +4,11 @@ escalations gains kind (escalation | question; existing rows are escalations), c
 context for the person), timeout_at (a question's deadline; NULL for escalations), resolved_by_id (the id of
 the staff member or person who answered, beside the name kept before) and is_override (a resolution that
 overrides the agents' consensus; false for the answers given before). A new index on (status, timeout_at)
-serves the sweep that marks open questions whose time is up `timed-out`. The downgrade drops the index and
-the columns; questions become plain escalations again (their kind, context and timeout are lost, their
-text and answer stay) and those that timed out are closed as resolved without an answer.
+serves the sweep that marks open questions whose time is up `timed-out`, and one on (resource_type,
+resource_id, kind, created_at, id) the agents' lists of a resource's questions and escalations. The
+downgrade drops the indexes and the columns; questions become plain escalations again (their kind, context
+and timeout are lost, their text and answer stay) and those that timed out are closed as resolved without
+an answer.
 
 Revision ID: 0030_human_queries
 Revises: 0029_approval_policy
@@ -40,9 +42,15 @@ def upgrade() -> None:
         "escalations", sa.Column("is_override", sa.Boolean(), nullable=False, server_default=sa.false())
     )
     op.create_index("ix_escalations_status_timeout", "escalations", ["status", "timeout_at"])
+    op.create_index(
+        "ix_escalations_resource_kind_created",
+        "escalations",
+        ["resource_type", "resource_id", "kind", "created_at", "id"],
+    )
 
 
 def downgrade() -> None:
+    op.drop_index("ix_escalations_resource_kind_created", table_name="escalations")
     op.drop_index("ix_escalations_status_timeout", table_name="escalations")
     # The older code knows open and resolved only: a question whose time ran out stays closed (resolved,
     # without an answer) rather than coming back to the reviewers' queue.
