@@ -5,7 +5,7 @@ one Dramatiq actor per entry), the periodic sweeps (the scheduler runs them) and
 from __future__ import annotations
 
 from domain.axiom import seed as axiom_seed
-from domain.consensus import escalations
+from domain.consensus import escalations, intents
 from domain.documents import blobs as document_blobs
 from domain.documents import library
 from domain.documents import locks as document_locks
@@ -23,6 +23,7 @@ from domain.people import staff_sessions, user_sessions
 from domain.review import escalations as review_escalations
 from domain.topics import consensus as topic_consensus
 from domain.topics import lifecycle as topic_lifecycle
+from domain.topics import locks as topic_locks
 from domain.work import claims as work_claims
 from domain.work import validator as work_validator
 
@@ -31,6 +32,7 @@ JOBS: dict[str, Job] = {
     for job in (
         library.CONVERT_JOB,
         escalations.NOTIFY_JOB,
+        escalations.CLOSED_JOB,
         review_escalations.ANSWER_JOB,
         cart.CART_JOB,
         scrape.SCRAPE_JOB,
@@ -47,8 +49,11 @@ SWEEPS: tuple[Sweep, ...] = (
     ),
     Sweep("topics.expire_proposals", 5, topic_consensus.expire_proposals),
     Sweep("topics.stabilise", 60, topic_lifecycle.stabilise),
+    Sweep("topics.expire_locks", 5, topic_locks.expire_locks),
     Sweep("documents.expire_locks", 5, document_locks.expire_locks),
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
+    # Intents of topics and documents whose TTL ran out with no objection (reads say so before it runs).
+    Sweep("intents.accept_due", 5, intents.accept_due),
     # Agents' questions to people (ask-human) nobody answered by their timeout.
     Sweep("escalations.expire_questions", 5, escalations.expire_questions),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),

@@ -1,4 +1,4 @@
-"""Migration 0030 makes the escalations already there escalations (not questions): kind `escalation`, no
+"""Migration 0032 makes the escalations already there escalations (not questions): kind `escalation`, no
 context, no timeout, not an override, answered ones keeping their answer. The downgrade drops the new
 columns and closes the questions that timed out as resolved (the older code knows open and resolved only).
 
@@ -16,7 +16,7 @@ import migrations
 from domain.kernel.db import UTCDateTime, make_engine
 from tests.migration_support import scratch_database
 
-BEFORE = "0029_approval_policy"
+BEFORE = "0031_withdraw_intent_lifecycle"
 NEW_COLUMNS = {"kind", "context", "timeout_at", "resolved_by_id", "is_override"}
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 OPEN, ANSWERED, QUESTION = (f"00000000-0000-4000-8000-00000000000{n}" for n in range(1, 4))

@@ -226,7 +226,7 @@ async def test_every_tool_passes_the_rules_of_anthropic_openai_and_mcp(docs: Any
     async with connect(docs, key, mode=mode) as client:
         assert client.protocol_version == (MODERN if mode == "auto" else LEGACY)
         tools = wire((await client.list_tools()).tools)
-    assert len(tools) == 25
+    assert len(tools) == 27
     assert len(tools) <= OPENAI_MAX_TOOLS
     found = {t["name"]: p for t in tools if (p := problems(t))}
     assert found == {}, json.dumps(found, indent=1)
@@ -253,7 +253,7 @@ async def test_the_discovery_document_lists_the_same_tools(docs: Any, runtime: A
 
 
 async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, runtime: Any):
-    """All 25 tools called through the SDK client, each result's structuredContent validated against the
+    """All 27 tools called through the SDK client, each result's structuredContent validated against the
     outputSchema listed for it; the read-only ones change nothing (no event, no new version)."""
     alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
     checked: dict[str, int] = {}
@@ -294,7 +294,10 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
         await call(a, "pact_join", documentId=doc_id, agentName="Alice", role="editor")
         await call(b, "pact_join", documentId=doc_id, agentName="Bob", role="reviewer")
         section = "sec:plan:budget"
-        await call(a, "pact_intent_declare", documentId=doc_id, sectionId=section, goal="Round the figure")
+        intent = await call(
+            a, "pact_intent_declare", documentId=doc_id, sectionId=section, goal="Round the figure"
+        )
+        await call(b, "pact_intent_object", documentId=doc_id, intentId=intent["intentId"], reason="Keep it")
         await call(
             b, "pact_constraint_publish", documentId=doc_id, sectionId=section, boundary="Keep it short"
         )
@@ -322,6 +325,10 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
             a, "pact_propose", documentId=doc_id, sectionId=section, content="Twelve.", summary="?"
         )
         await call(b, "pact_object", documentId=doc_id, proposalId=paused["proposalId"], reason="Ask a human")
+        dropped = await call(
+            a, "pact_propose", documentId=doc_id, sectionId=section, content="Ten.", summary="Never mind"
+        )
+        await call(a, "pact_withdraw", documentId=doc_id, proposalId=dropped["proposalId"])
 
         before = await call(a, "pact_poll", documentId=doc_id, limit=200)
         version = (await call(a, "pact_get_document", documentId=doc_id))["version"]

@@ -313,6 +313,15 @@ def _iso(moment: datetime) -> str:
     return moment.isoformat()
 
 
+# Migration 0030: intents declared before anyone could object to one are accepted at their creation.
+ACCEPTED_BY_0030: dict[str, Any] = {
+    "status": "accepted",
+    "expiresAt": None,
+    "resolvedAt": _iso(T0),
+    "objections": [],
+}
+
+
 async def test_records_written_before_0006_are_served_after_it_and_restored_by_its_downgrade(
     scratch_url: str, runtime: Any, aiohttp_client: Any
 ) -> None:
@@ -341,6 +350,7 @@ async def test_records_written_before_0006_are_served_after_it_and_restored_by_i
                 "agentId": old_rows["ada"],
                 "agentName": "Ada",
                 "createdAt": _iso(T0),
+                **ACCEPTED_BY_0030,
             }
         ]
         constraints = (await (await hub.get(f"/api/pact/{topic}/constraints")).json())["constraints"]
@@ -384,6 +394,7 @@ async def test_records_written_before_0006_are_served_after_it_and_restored_by_i
                     "agentId": old_rows["doc_agent"],
                     "agentName": "Carol",
                     "createdAt": _iso(T0),
+                    **ACCEPTED_BY_0030,
                 }
             ]
         }

@@ -5,7 +5,8 @@ policy), a `Ballot` it reads for each vote (the proposal and who may vote, in th
 and a `Policy` (the resource type's rules: its accepted status, what an objection does under the default
 approval policy, its hooks). The resource's approval policy (domain/consensus/policies.py) decides how votes
 and the TTL become an outcome. The engine owns the proposal lifecycle:
-create → votes → accepted (merged/approved) | rejected | objected | expired | superseded.
+create → votes → accepted (merged/approved) | rejected | objected | expired | superseded, or withdrawn by
+its author while pending (domain/consensus/withdrawal.py).
 
 Concurrency: every write first locks the resource row, then the proposal row, so all proposal
 transitions of one resource are serialised (on SQLite the writer's BEGIN IMMEDIATE does the same); a
@@ -91,6 +92,7 @@ class Policy:
         default=lambda s, c, p, k: _noop(s, c, p)
     )
     on_accepted: Hook = _noop
+    on_withdrawn: Hook = _noop  # after its author withdrew it (domain/consensus/withdrawal.py)
 
     def outcome(self, p: Proposal, needed: int) -> str | None:
         """The status a proposal moves to after a vote, or None while it stays open."""
@@ -248,6 +250,7 @@ async def _ask_a_person(session: AsyncSession, ctx: Context, resource: Resource,
         ),
         section_id=proposal.section_id,
         proposal_id=proposal.id,
+        origin=escalations.EscalationOrigin.POLICY,
     )
 
 
@@ -520,6 +523,7 @@ async def _escalate_objection(
         ),
         section_id=proposal.section_id,
         proposal_id=proposal.id,
+        origin=escalations.EscalationOrigin.POLICY,
     )
 
 

@@ -1,33 +1,37 @@
 """Escalations to human reviewers, and the background job that notifies them.
 
 Two kinds share one table, one queue and one answer (domain/review/escalations.py): an escalation (`POST
-.../escalate`: a question or a proposal for a person, open until answered) and a question an agent asks
-and waits on (`POST .../ask-human`, PACT v2.0.3 §7.1: pending until answered or until its `timeout_at`,
-when it is timed out). A question past its time reads as timed out at once (`state_at`); the sweep
-`expire_questions` then records it, with `pact.human.timed-out` on the resource's stream."""
+.../escalate`, or raised by an approval policy for a proposal: open until answered, or closed when its
+proposal is withdrawn) and a question an agent asks and waits on (`POST .../ask-human`, PACT v2.0.3 §7.1:
+pending until answered or until its `timeout_at`, when it is timed out). A question past its time reads as
+timed out at once (`state_at`); the sweep `expire_questions` then records it, with `pact.human.timed-out`
+on the resource's stream."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Escalation
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
-from domain.kernel.db import Database
+from domain.kernel.db import Database, table_of
 from domain.kernel.errors import BadRequest
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 
+log = logging.getLogger("concord.escalations")
 PRIORITIES = ("low", "normal", "high", "urgent")
+_ESCALATIONS = table_of(Escalation)
 
 ASKED_EVENT = "pact.human.asked"  # PACT §7.2 OnHumanAsked
 RESPONDED_EVENT = "pact.human.responded"  # OnHumanResponded
@@ -40,17 +44,26 @@ WIRE_MAX_TIMEOUT_SECONDS = 86_400
 EXPIRE_BATCH = 500
 
 
-class EscalationKind(StrEnum):
-    ESCALATION = "escalation"  # POST .../escalate: open until a person answers
-    QUESTION = "question"  # POST .../ask-human: the agent waits until timeout_at
-
-
-class EscalationState(StrEnum):
-    """An escalation's stored status (a question past its time reads as TIMED_OUT before the sweep)."""
+class EscalationStatus(StrEnum):
+    """Where an escalation stands, as stored (the review API says `answered` for resolved). A question past
+    its time reads TIMED_OUT before the sweep records it (`state_at`)."""
 
     OPEN = "open"
-    RESOLVED = "resolved"
-    TIMED_OUT = "timed-out"
+    RESOLVED = "resolved"  # a person answered it
+    CLOSED = "closed"  # nothing is left to answer: the proposal it was raised for was withdrawn
+    TIMED_OUT = "timed-out"  # a question nobody answered by its timeout
+
+
+class EscalationOrigin(StrEnum):
+    """Who raised an escalation."""
+
+    AGENT = "agent"  # an agent's question (escalate, ask-human)
+    POLICY = "policy"  # an approval policy, for a proposal a person has to decide (human-only, objection)
+
+
+class EscalationKind(StrEnum):
+    ESCALATION = "escalation"  # POST .../escalate, or a policy's: open until a person answers
+    QUESTION = "question"  # POST .../ask-human: the agent waits until timeout_at
 
 
 class HumanQueryStatus(StrEnum):
@@ -61,25 +74,32 @@ class HumanQueryStatus(StrEnum):
     TIMED_OUT = "timed-out"
 
 
-class EscalationStatus(StrEnum):
+class AgentEscalationStatus(StrEnum):
     """An escalation as the agents read it (`GET .../escalations`)."""
 
     OPEN = "open"
     ANSWERED = "answered"
+    CLOSED = "closed"  # its proposal was withdrawn
 
 
+# Questions are never closed (only a policy's escalations are).
 QUERY_STATUS = {
-    EscalationState.OPEN: HumanQueryStatus.PENDING,
-    EscalationState.RESOLVED: HumanQueryStatus.ANSWERED,
-    EscalationState.TIMED_OUT: HumanQueryStatus.TIMED_OUT,
+    EscalationStatus.OPEN: HumanQueryStatus.PENDING,
+    EscalationStatus.RESOLVED: HumanQueryStatus.ANSWERED,
+    EscalationStatus.TIMED_OUT: HumanQueryStatus.TIMED_OUT,
+}
+AGENT_STATUS = {
+    EscalationStatus.OPEN: AgentEscalationStatus.OPEN,
+    EscalationStatus.RESOLVED: AgentEscalationStatus.ANSWERED,
+    EscalationStatus.CLOSED: AgentEscalationStatus.CLOSED,
 }
 
 
-def state_at(esc: Escalation, now: datetime) -> EscalationState:
+def state_at(esc: Escalation, now: datetime) -> EscalationStatus:
     """The escalation's status at `now`: an open question whose time is up is timed out, recorded or not."""
-    if esc.status == EscalationState.OPEN and esc.timeout_at is not None and esc.timeout_at <= now:
-        return EscalationState.TIMED_OUT
-    return EscalationState(esc.status)
+    if esc.status == EscalationStatus.OPEN and esc.timeout_at is not None and esc.timeout_at <= now:
+        return EscalationStatus.TIMED_OUT
+    return EscalationStatus(esc.status)
 
 
 def timeout_of(asked: int | None) -> int:
@@ -139,6 +159,7 @@ async def create(
     section_id: str | None = None,
     proposal_id: str | None = None,
     priority: str = "normal",
+    origin: EscalationOrigin = EscalationOrigin.AGENT,
 ) -> Raised:
     """Record an escalation, tell the resource's stream and queue the reviewers' notification."""
     esc = await _record(
@@ -151,6 +172,7 @@ async def create(
         section_id=section_id,
         proposal_id=proposal_id,
         priority=priority,
+        origin=origin,
     )
     return Raised(
         id=esc.id,
@@ -211,12 +233,13 @@ async def _record(
     priority: str,
     context: str | None = None,
     timeout_seconds: int | None = None,
+    origin: EscalationOrigin = EscalationOrigin.AGENT,
 ) -> Escalation:
     actor = ctx.require_actor()
     now = utcnow()
     question = kind is EscalationKind.QUESTION
     esc = Escalation(
-        kind=kind,
+        kind=kind.value,
         context=context,
         timeout_at=now + timedelta(seconds=timeout_seconds) if timeout_seconds is not None else None,
         resource_type=resource_type,
@@ -227,7 +250,8 @@ async def _record(
         priority=priority,
         raised_by=actor.id,
         raised_by_name=actor.name,
-        status=EscalationState.OPEN,
+        status=EscalationStatus.OPEN.value,
+        origin=origin.value,
         delivery_status="pending",
         delivery_attempts=0,
         is_override=False,
@@ -274,6 +298,91 @@ async def _record(
     await audit.record(session, ctx, op, "escalation", esc.id, after=to_dict(esc))
     outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})
     return esc
+
+
+async def lock_raised_for(
+    session: AsyncSession, resource_type: str, resource_id: str, proposal_id: str
+) -> None:
+    """Lock the open escalations a policy raised for a proposal. A reviewer answering one locks it before
+    the resource, so whoever closes them takes them in that order too, before the resource's lock."""
+    await session.execute(
+        select(Escalation.id)
+        .where(*_raised_for(resource_type, resource_id, proposal_id))
+        .order_by(Escalation.id)
+        .with_for_update(key_share=True)
+    )
+
+
+def _raised_for(resource_type: str, resource_id: str, proposal_id: str) -> tuple[Any, ...]:
+    return (
+        Escalation.resource_type == resource_type,
+        Escalation.resource_id == resource_id,
+        Escalation.proposal_id == proposal_id,
+        Escalation.status == EscalationStatus.OPEN.value,
+        Escalation.origin == EscalationOrigin.POLICY.value,
+    )
+
+
+async def close_raised_for(
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    resource_type: str,
+    resource_id: str,
+    proposal_id: str,
+    reason: str,
+) -> list[str]:
+    """Close the open escalations a policy raised for a proposal that no longer needs a person (its author
+    withdrew it): one conditional UPDATE, so an answer that got in first keeps its escalation answered.
+    Each closure is an event on the resource's stream (`pact.escalation.closed`), an audit entry and a
+    notice to the reviewers' webhook. The ids of the escalations closed."""
+    actor = ctx.require_actor()
+    now = utcnow()
+    t = _ESCALATIONS
+    # The ones lock_raised_for locked are this transaction's; one raised since (the owner switching to
+    # human-only in between) that a reviewer is answering right now is skipped rather than waited for, which
+    # could deadlock with that answer: the answer then finds the proposal withdrawn and is refused.
+    closable = (
+        select(Escalation.id)
+        .where(*_raised_for(resource_type, resource_id, proposal_id))
+        .with_for_update(key_share=True, skip_locked=True)
+    )
+    closed = (
+        await session.execute(
+            update(t)
+            .where(t.c.id.in_(closable.scalar_subquery()), t.c.status == EscalationStatus.OPEN.value)
+            .values(
+                status=EscalationStatus.CLOSED.value,
+                resolution=reason,
+                resolved_by=actor.name,
+                resolved_by_id=actor.id,
+                resolved_at=now,
+            )
+            .returning(t.c.id, t.c.section_id)
+        )
+    ).all()
+    for escalation_id, section_id in sorted(closed):
+        await events.append(
+            session,
+            events.stream_of(resource_type, resource_id),
+            "pact.escalation.closed",
+            ctx,
+            section_id=section_id,
+            data={"escalationId": escalation_id, "proposalId": proposal_id, "reason": reason},
+            correlation_id=proposal_id,
+            in_response_to=escalation_id,
+        )
+        await audit.record(
+            session,
+            ctx,
+            "escalation.close",
+            "escalation",
+            escalation_id,
+            before={"status": EscalationStatus.OPEN.value},
+            after={"status": EscalationStatus.CLOSED.value, "reason": reason, "proposalId": proposal_id},
+        )
+        outbox.enqueue(session, CLOSED_JOB, {"escalation_id": escalation_id})
+    return sorted(escalation_id for escalation_id, _section in closed)
 
 
 def to_dict(esc: Escalation) -> dict[str, Any]:
@@ -359,12 +468,45 @@ NOTIFY_JOB = Job(
 )
 
 
+async def notify_closed(db: Database, payload: dict[str, Any]) -> None:
+    """Tell the reviewers' webhook (when configured) that an escalation closed without an answer, so a queue
+    kept outside Concord drops it: read in a short transaction, posted with none open."""
+    url = get_settings().escalation_webhook_url
+    if not url:
+        return
+    async with db.read() as session:
+        esc = await session.get(Escalation, payload["escalation_id"])
+        if esc is None or esc.status != EscalationStatus.CLOSED.value:
+            return
+        body = {
+            "event": "escalation.closed",
+            "escalation": {
+                **to_dict(esc),
+                "reason": esc.resolution,
+                "closedBy": esc.resolved_by,
+                "closedAt": iso(esc.resolved_at),
+            },
+        }
+    try:
+        # DeliveryFailed is raised: the job is retried
+        await webhooks.post_json(url, body, idempotency_key=f"escalation.closed:{esc.id}")
+    except webhooks.Refused as exc:
+        # Only a change of settings helps; the escalation's own delivery already shows the refusal.
+        log.warning("closing of escalation %s not posted: %s", esc.id, exc)
+
+
+CLOSED_JOB = Job(
+    "escalation.closed_notify", standalone=notify_closed, lease_seconds=webhooks.LIMITS.timeout_seconds + 10
+)
+
+
 # ---- what the agents read: their questions and escalations, with the answers -----------------------------
 
 
 @dataclass(frozen=True)
 class Answer:
-    """A person's answer (or resolution) of an escalation or question."""
+    """A person's answer (or resolution) of an escalation or question; for a closed escalation, why it
+    closed and who closed it."""
 
     text: str
     by_id: str | None
@@ -389,7 +531,7 @@ class View:
     priority: str
     raised_by: str | None
     raised_by_name: str | None
-    state: EscalationState
+    state: EscalationStatus
     timeout_at: datetime | None
     created_at: datetime
     answer: Answer | None
@@ -426,7 +568,7 @@ def view(esc: Escalation, now: datetime | None = None) -> View:
             decision=esc.decision,
             is_override=bool(esc.is_override),
         )
-        if state is EscalationState.RESOLVED
+        if state in (EscalationStatus.RESOLVED, EscalationStatus.CLOSED)
         else None,
     )
 
@@ -443,14 +585,14 @@ class Listing:
     everyone: bool
 
 
-def state_filter(state: EscalationState, now: datetime) -> ColumnElement[bool]:
+def state_filter(state: EscalationStatus, now: datetime) -> ColumnElement[bool]:
     """Rows in `state` at `now`, an open question past its time counted as timed out."""
-    open_ = Escalation.status == EscalationState.OPEN
+    open_ = Escalation.status == EscalationStatus.OPEN
     due = and_(Escalation.timeout_at.is_not(None), Escalation.timeout_at <= now)
-    if state is EscalationState.OPEN:
+    if state is EscalationStatus.OPEN:
         return and_(open_, or_(Escalation.timeout_at.is_(None), Escalation.timeout_at > now))
-    if state is EscalationState.TIMED_OUT:
-        return or_(Escalation.status == EscalationState.TIMED_OUT, and_(open_, due))
+    if state is EscalationStatus.TIMED_OUT:
+        return or_(Escalation.status == EscalationStatus.TIMED_OUT, and_(open_, due))
     return Escalation.status == state
 
 
@@ -461,7 +603,7 @@ async def listing(
     resource_id: str,
     kind: EscalationKind,
     raised_by: Collection[str] | None,
-    state: EscalationState | None,
+    state: EscalationStatus | None,
     limit: int,
     offset: int,
 ) -> Listing:
@@ -502,14 +644,14 @@ async def expire_questions(session: AsyncSession) -> int:
         await session.scalars(
             for_update(
                 select(Escalation)
-                .where(Escalation.status == EscalationState.OPEN, Escalation.timeout_at <= now)
+                .where(Escalation.status == EscalationStatus.OPEN, Escalation.timeout_at <= now)
                 .order_by(Escalation.timeout_at, Escalation.id)
                 .limit(EXPIRE_BATCH)
             )
         )
     ).all()
     for esc in due:
-        esc.status = EscalationState.TIMED_OUT
+        esc.status = EscalationStatus.TIMED_OUT
         await events.append(
             session,
             events.stream_of(esc.resource_type, esc.resource_id),
@@ -531,7 +673,7 @@ async def expire_questions(session: AsyncSession) -> int:
             "human.timeout",
             "escalation",
             esc.id,
-            before={"status": EscalationState.OPEN.value},
-            after={"status": EscalationState.TIMED_OUT.value, "timeoutAt": iso(esc.timeout_at)},
+            before={"status": EscalationStatus.OPEN.value},
+            after={"status": EscalationStatus.TIMED_OUT.value, "timeoutAt": iso(esc.timeout_at)},
         )
     return len(due)

@@ -1,5 +1,5 @@
-"""Proposals and their votes, the collaboration records on sections (intents, constraints, salience) and
-the questions raised to human reviewers: one table each, serving topics and documents through
+"""Proposals and their votes, the collaboration records on sections (intents, constraints, salience), section
+locks and the questions raised to human reviewers: one table each, serving topics and documents through
 resource_type."""
 
 from __future__ import annotations
@@ -103,7 +103,10 @@ class Escalation(Base):
     kind: Mapped[str] = mapped_column(String(16), default="escalation", server_default="escalation")
     context: Mapped[str | None] = mapped_column(Text)  # a question's context for the human
     timeout_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # a question's deadline
-    status: Mapped[str] = mapped_column(String(16), default="open")  # open | resolved | timed-out
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | resolved | closed | timed-out
+    # who raised it: an agent (agent), or an approval policy for a proposal (policy: human-only, a topic's
+    # objection); withdrawing the proposal closes the policy's ones (domain/consensus/withdrawal.py)
+    origin: Mapped[str] = mapped_column(String(16), default="agent")
     # delivery of the notification to reviewers: pending → delivered | failed
     delivery_status: Mapped[str] = mapped_column(String(16), default="pending")
     delivery_attempts: Mapped[int] = mapped_column(Integer, default=0)
@@ -121,11 +124,13 @@ class Escalation(Base):
 
 
 class SectionIntent(Base):
-    """What an agent means to do to a section."""
+    """What an agent means to do to a section (PACT §10.2): proposed until its TTL runs out (then accepted),
+    objected once another agent objects, superseded by its author's next intent on the section."""
 
     __tablename__ = "section_intents"
     __table_args__ = (
         Index("ix_section_intents_resource_created", "resource_type", "resource_id", "created_at"),
+        Index("ix_section_intents_status_expires", "status", "expires_at"),  # the acceptance sweep
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -136,6 +141,25 @@ class SectionIntent(Base):
     agent_name: Mapped[str] = mapped_column(String(200))
     goal: Mapped[str] = mapped_column(Text)
     category: Mapped[str] = mapped_column(String(64), default="general")
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="proposed")  # domain/consensus/intents.py
+    # end of the window for objections; NULL for intents declared before objections existed (accepted)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # accepted, objected or superseded
+
+
+class IntentObjection(Base):
+    """One agent's objection to another's intent: one per (intent, agent)."""
+
+    __tablename__ = "intent_objections"
+    # The unique key also serves every lookup by intent.
+    __table_args__ = (UniqueConstraint("intent_id", "agent_id", name="uq_intent_objections_pair"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    intent_id: Mapped[str] = mapped_column(ForeignKey("section_intents.id"))
+    agent_id: Mapped[str] = mapped_column(String(36))
+    agent_name: Mapped[str] = mapped_column(String(200))
+    reason: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
@@ -157,6 +181,10 @@ class SectionConstraint(Base):
     boundary: Mapped[str] = mapped_column(Text)
     kind: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | withdrawn
+    withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    withdrawn_by: Mapped[str | None] = mapped_column(String(36))  # the agent's id
+    withdrawn_by_name: Mapped[str | None] = mapped_column(String(200))
 
 
 class SectionSalience(Base):
@@ -179,3 +207,23 @@ class SectionSalience(Base):
     score: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # first scored
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)  # last scored
+
+
+class SectionLock(Base):
+    """An agent's exclusive claim on a section until `expires_at`: at most one row per (resource, section).
+    A row past its expiry is no lock (readers compare with the clock); the TTL sweeps delete it."""
+
+    __tablename__ = "section_locks"
+    __table_args__ = (
+        UniqueConstraint("resource_type", "resource_id", "section_id", name="uq_section_locks_section"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_type: Mapped[str] = mapped_column(String(20))  # topic | document
+    resource_id: Mapped[str] = mapped_column(String(36))
+    section_id: Mapped[str] = mapped_column(String(256))
+    agent_id: Mapped[str] = mapped_column(String(36), index=True)
+    agent_name: Mapped[str] = mapped_column(String(128))
+    ttl_seconds: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

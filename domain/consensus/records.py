@@ -8,28 +8,43 @@ members with a writing role) before calling in; the caller's Context names the a
 Every write locks the resource row first, as the engine does. A salience score is an upsert on the
 (resource, section, agent) unique key with ON CONFLICT DO NOTHING, so two first scores by one agent at once
 leave one row on either database, whether or not the resource lock already serialised them.
+
+An intent's lifecycle (proposed → accepted | objected | superseded) is domain/consensus/intents.py's; a
+constraint is active until its author withdraws it, and is kept, withdrawn, with who and when.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import sections
+from domain.consensus import intents, sections
+from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
-from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 
 SCORE_MIN, SCORE_MAX = 0, 10
+CONSTRAINT_WITHDRAWN_EVENT = "pact.constraint.withdrawn"
+
+
+class ConstraintStatus(StrEnum):
+    """Whether a constraint still binds the section."""
+
+    ACTIVE = "active"
+    WITHDRAWN = "withdrawn"  # by its author; kept, with who and when
 
 
 class Scope(Protocol):
@@ -78,6 +93,10 @@ class Intent:
     goal: str
     category: str
     created_at: datetime
+    status: IntentStatus
+    expires_at: datetime | None  # the end of its window for objections (None: declared before there was one)
+    resolved_at: datetime | None  # when it was accepted, objected to or superseded
+    objections: tuple[Objection, ...]
 
 
 @dataclass(frozen=True)
@@ -91,6 +110,10 @@ class Constraint:
     boundary: str
     kind: str
     created_at: datetime
+    status: ConstraintStatus
+    withdrawn_at: datetime | None
+    withdrawn_by: str | None  # the agent's id
+    withdrawn_by_name: str | None
 
 
 @dataclass(frozen=True)
@@ -198,8 +221,12 @@ async def declare_intent(
     goal: str,
     category: str,
 ) -> Intent:
+    """A new intent, proposed for `CONCORD_INTENT_TTL_SECONDS`; the author's proposed or objected intents on
+    the section are superseded by it."""
     actor = ctx.require_actor()
     await _section(session, target, vocabulary, section_id)
+    await intents.settle(session, target.resource_type, target.resource_id)
+    now = utcnow()
     row = SectionIntent(
         id=new_id(),
         resource_type=target.resource_type,
@@ -209,11 +236,13 @@ async def declare_intent(
         agent_name=actor.name,
         goal=goal,
         category=category,
-        created_at=utcnow(),
+        created_at=now,
+        status=IntentStatus.PROPOSED.value,
+        expires_at=now + timedelta(seconds=get_settings().intent_ttl_seconds),
     )
     session.add(row)
     await session.flush()
-    intent = _intent(row)
+    intent = _intent(row, (), now)
     data = {
         "intentId": intent.id,
         "sectionId": intent.section_id,
@@ -222,16 +251,93 @@ async def declare_intent(
         "agentId": intent.agent_id,
         "agentName": intent.agent_name,
         "createdAt": iso(intent.created_at),
+        "expiresAt": iso(intent.expires_at),
     }
-    await _record(
+    await events.append(
+        session,
+        events.stream_of(target.resource_type, target.resource_id),
+        vocabulary.intent_declared,
+        ctx,
+        section_id=section_id,
+        correlation_id=intent.id,
+        data=data,
+    )
+    await audit.record(session, ctx, "intent.declare", "intent", intent.id, after=data)
+    await intents.supersede(session, ctx, target.resource_type, target.resource_id, row)
+    return intent
+
+
+async def object_to_intent(
+    session: AsyncSession, ctx: Context, target: Target, intent_id: str, *, reason: str
+) -> Intent:
+    """The acting agent objects to another agent's intent while it is proposed (or already objected to):
+    404 `intent_not_found`, 409 `own_intent` on one's own, `intent_closed` once it is accepted (its TTL ran
+    out) or superseded, `already_objected` for a second objection by the same agent."""
+    actor = ctx.require_actor()
+    await target.lock(session)
+    key = canonical_id(intent_id)
+    row = (
+        await session.scalar(
+            for_update(
+                select(SectionIntent).where(
+                    SectionIntent.id == key,
+                    SectionIntent.resource_type == target.resource_type,
+                    SectionIntent.resource_id == target.resource_id,
+                )
+            )
+        )
+        if key
+        else None
+    )
+    if row is None:
+        raise NotFound(
+            f"intent {intent_id} not found on this {target.resource_type}", code="intent_not_found"
+        )
+    if row.agent_id == actor.id:
+        raise Conflict("an agent cannot object to its own intent", code="own_intent")
+    now = utcnow()
+    status = intents.effective_status(row, now)
+    if status in (IntentStatus.ACCEPTED, IntentStatus.SUPERSEDED):
+        raise Conflict(
+            f"intent is {status}: objections are taken while it is proposed (within its TTL) or objected",
+            code="intent_closed",
+            intentStatus=status.value,
+        )
+    if not await intents.add_objection(session, row, actor.id, actor.name, reason, now):
+        raise Conflict("this agent has already objected to this intent", code="already_objected")
+    before = {"status": row.status}
+    if status is IntentStatus.PROPOSED:
+        row.status = IntentStatus.OBJECTED.value
+        row.resolved_at = now
+    await session.flush()
+    found = await intents.objections_of(session, [row.id])
+    intent = _intent(row, found.get(row.id, ()), now)
+    data = {
+        "intentId": intent.id,
+        "sectionId": intent.section_id,
+        "agentId": actor.id,
+        "agentName": actor.name,
+        "reason": reason,
+        "intentAgentId": intent.agent_id,
+        "objectionCount": len(intent.objections),
+    }
+    await events.append(
+        session,
+        events.stream_of(target.resource_type, target.resource_id),
+        intents.OBJECTED_EVENT,
+        ctx,
+        section_id=intent.section_id,
+        correlation_id=intent.id,
+        data=data,
+    )
+    await audit.record(
         session,
         ctx,
-        target,
-        vocabulary.intent_declared,
-        "intent.declare",
-        ("intent", intent.id),
-        section_id=section_id,
-        data=data,
+        "intent.object",
+        "intent",
+        intent.id,
+        before=before,
+        after={**data, "status": row.status},
     )
     return intent
 
@@ -258,6 +364,7 @@ async def publish_constraint(
         boundary=boundary,
         kind=kind,
         created_at=utcnow(),
+        status=ConstraintStatus.ACTIVE.value,
     )
     session.add(row)
     await session.flush()
@@ -280,6 +387,76 @@ async def publish_constraint(
         ("constraint", constraint.id),
         section_id=section_id,
         data=data,
+    )
+    return constraint
+
+
+async def withdraw_constraint(
+    session: AsyncSession, ctx: Context, target: Target, vocabulary: Vocabulary, constraint_id: str
+) -> Constraint:
+    """The constraint's author withdraws it: it is no longer listed as active, and is kept as withdrawn
+    with who and when. 404 `constraint_not_found`, 403 `not_author`, 409 `constraint_withdrawn`."""
+    actor = ctx.require_actor()
+    await target.lock(session)
+    key = canonical_id(constraint_id)
+    row = (
+        await session.scalar(
+            for_update(
+                select(SectionConstraint).where(
+                    SectionConstraint.id == key,
+                    SectionConstraint.resource_type == target.resource_type,
+                    SectionConstraint.resource_id == target.resource_id,
+                )
+            )
+        )
+        if key
+        else None
+    )
+    if row is None:
+        raise NotFound(
+            f"constraint {constraint_id} not found on this {target.resource_type}",
+            code="constraint_not_found",
+        )
+    if row.agent_id != actor.id:
+        raise Forbidden("only the constraint's author may withdraw it", code="not_author")
+    if row.status != ConstraintStatus.ACTIVE.value:
+        raise Conflict(
+            f"constraint was withdrawn at {iso(row.withdrawn_at)}",
+            code="constraint_withdrawn",
+            status=row.status,
+        )
+    row.status = ConstraintStatus.WITHDRAWN.value
+    row.withdrawn_at = utcnow()
+    row.withdrawn_by = actor.id
+    row.withdrawn_by_name = actor.name
+    await session.flush()
+    constraint = _constraint(row)
+    data = {
+        "constraintId": constraint.id,
+        "sectionId": constraint.section_id,
+        "boundary": constraint.boundary,
+        vocabulary.constraint_kind_field: constraint.kind,
+        "agentId": constraint.agent_id,
+        "agentName": constraint.agent_name,
+        "withdrawnAt": iso(constraint.withdrawn_at),
+    }
+    await events.append(
+        session,
+        events.stream_of(target.resource_type, target.resource_id),
+        CONSTRAINT_WITHDRAWN_EVENT,
+        ctx,
+        section_id=constraint.section_id,
+        correlation_id=constraint.id,
+        data=data,
+    )
+    await audit.record(
+        session,
+        ctx,
+        "constraint.withdraw",
+        "constraint",
+        constraint.id,
+        before={"status": ConstraintStatus.ACTIVE.value},
+        after={**data, "status": constraint.status.value},
     )
     return constraint
 
@@ -357,21 +534,34 @@ async def set_salience(
 
 
 async def list_intents(session: AsyncSession, scope: Scope, *, section_id: str | None = None) -> Intents:
+    """The resource's intents, oldest first, each with its status as of now (intents.effective_status) and
+    its objections."""
     stmt = select(SectionIntent).where(
         SectionIntent.resource_type == scope.resource_type, SectionIntent.resource_id == scope.resource_id
     )
     if section_id:
         stmt = stmt.where(SectionIntent.section_id == section_id)
     rows = (await session.scalars(stmt.order_by(SectionIntent.created_at, SectionIntent.id))).all()
-    return Intents(scope.resource_type, scope.resource_id, [_intent(r) for r in rows])
+    objected = [r.id for r in rows if r.status != IntentStatus.ACCEPTED.value]
+    found = await intents.objections_of(session, objected) if objected else {}
+    now = utcnow()
+    return Intents(
+        scope.resource_type, scope.resource_id, [_intent(r, found.get(r.id, ()), now) for r in rows]
+    )
 
 
 async def list_constraints(
-    session: AsyncSession, scope: Scope, *, section_id: str | None = None
+    session: AsyncSession,
+    scope: Scope,
+    *,
+    section_id: str | None = None,
+    status: ConstraintStatus = ConstraintStatus.ACTIVE,
 ) -> Constraints:
+    """The resource's constraints in `status` (active by default), oldest first."""
     stmt = select(SectionConstraint).where(
         SectionConstraint.resource_type == scope.resource_type,
         SectionConstraint.resource_id == scope.resource_id,
+        SectionConstraint.status == status.value,
     )
     if section_id:
         stmt = stmt.where(SectionConstraint.section_id == section_id)
@@ -410,7 +600,9 @@ def _summary(
     return SectionSalienceSummary(section_id, title, stale, scores, average)
 
 
-def _intent(row: SectionIntent) -> Intent:
+def _intent(row: SectionIntent, objections: Iterable[Objection], now: datetime) -> Intent:
+    status = intents.effective_status(row, now)
+    resolved_at = row.expires_at if status != row.status else row.resolved_at  # accepted, not yet written
     return Intent(
         id=row.id,
         resource_type=row.resource_type,
@@ -421,6 +613,10 @@ def _intent(row: SectionIntent) -> Intent:
         goal=row.goal,
         category=row.category,
         created_at=row.created_at,
+        status=status,
+        expires_at=row.expires_at,
+        resolved_at=resolved_at,
+        objections=tuple(objections),
     )
 
 
@@ -435,6 +631,10 @@ def _constraint(row: SectionConstraint) -> Constraint:
         boundary=row.boundary,
         kind=row.kind,
         created_at=row.created_at,
+        status=ConstraintStatus(row.status),
+        withdrawn_at=row.withdrawn_at,
+        withdrawn_by=row.withdrawn_by,
+        withdrawn_by_name=row.withdrawn_by_name,
     )
 
 

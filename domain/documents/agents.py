@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations, sections
+from domain.consensus.locks import UnlockReason
 from domain.consensus.models import Proposal
 from domain.documents import library, locks
 from domain.documents.access import Caller
@@ -111,7 +112,7 @@ async def leave(
     if agent_id and agent_id != agent.id:
         raise Forbidden("an agent can only remove itself", code="auth.forbidden")
     ctx = agent_ctx(caller, agent)
-    released = await locks.release_all(session, ctx, doc, agent.id, "left")
+    released = await locks.release_all(session, ctx, doc, agent.id, UnlockReason.LEFT)
     agent.status = "left"
     agent.left_at = utcnow()
     await record(

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations
-from domain.consensus.escalations import EscalationKind, EscalationState
+from domain.consensus.escalations import EscalationKind, EscalationStatus
 from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.membership import agent_ctx, member, section
@@ -75,7 +75,7 @@ async def listing(
     document_id: str,
     *,
     kind: EscalationKind,
-    state: EscalationState | None,
+    state: EscalationStatus | None,
     limit: int,
     offset: int,
 ) -> escalations.Listing:

@@ -1,5 +1,5 @@
 """The document API: organisations, service keys, documents, share links, comments and the agents
-working on a document (memberships, section locks; intents, constraints and salience live with the
+working on a document (memberships; intents, constraints, salience and section locks live with the
 consensus tables, shared with topics)."""
 
 from __future__ import annotations
@@ -7,9 +7,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
+from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
+from domain.consensus.models import SectionLock as SectionLock  # the shared table, still importable here
 from domain.kernel.clock import new_id, utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
 
@@ -176,17 +177,3 @@ class DocumentAgent(Base):
     status: Mapped[str] = mapped_column(String(16), default="active")  # active | left
     joined_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     left_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
-
-
-class SectionLock(Base):
-    __tablename__ = "section_locks"
-    __table_args__ = (UniqueConstraint("document_id", "section_id", name="uq_section_locks_section"),)
-
-    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    document_id: Mapped[str] = mapped_column(ForeignKey("documents.id"))
-    section_id: Mapped[str] = mapped_column(String(256))
-    agent_id: Mapped[str] = mapped_column(String(36), index=True)
-    agent_name: Mapped[str] = mapped_column(String(128))
-    ttl_seconds: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column(UTCDateTime, index=True)

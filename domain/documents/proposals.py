@@ -13,9 +13,9 @@ from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
-from domain.consensus import policies
+from domain.consensus import locks, policies, withdrawal
 from domain.consensus.models import Proposal
-from domain.documents import library, locks
+from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
@@ -25,6 +25,15 @@ from domain.kernel.errors import BadRequest, Forbidden
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
+# Section locks on a document (domain/consensus/locks.py; taken and released in domain/documents/locks.py):
+# spec/document-api.md lets ttlSeconds run to an hour, and its error codes are dotted.
+LOCK_RULES = locks.Rules(
+    max_ttl_seconds=3_600,
+    section_not_found="section.not_found",
+    section_locked="section.locked",
+    not_locked="lock.not_found",
+    not_holder="lock.not_holder",
+)
 
 
 class ProposalStatus(StrEnum):
@@ -36,6 +45,7 @@ class ProposalStatus(StrEnum):
     OBJECTED = "objected"
     EXPIRED = "expired"
     SUPERSEDED = "superseded"
+    WITHDRAWN = "withdrawn"  # by its author, while pending
 
 
 _DA = DocumentAgent
@@ -159,11 +169,12 @@ async def propose(
     agent = await member(session, caller, doc)
     _can(agent, "propose")
     library.require_ready(doc)
-    await locks.assert_unlocked_for(session, doc.id, body["sectionId"], agent.id)
+    resource = DocumentResource(doc, locked=True)
+    await locks.assert_unlocked_for(session, resource, LOCK_RULES, body["sectionId"], agent.id)
     proposal = await consensus.propose(
         session,
         agent_ctx(caller, agent),
-        DocumentResource(doc, locked=True),
+        resource,
         POLICY,
         section_id=body["sectionId"],
         new_content=body["content"],
@@ -211,6 +222,18 @@ async def vote(
         },
         "requiredApprovals": result["requiredApprovals"],
     }
+
+
+async def withdraw(
+    session: AsyncSession, caller: Caller, document_id: str, proposal_id: str
+) -> dict[str, Any]:
+    """The agent that made a pending proposal withdraws it (the key acting as that agent on the document)."""
+    doc = await library.get(session, caller, document_id)  # locked by the engine, after the escalations
+    agent = await member(session, caller, doc)
+    proposal = await withdrawal.withdraw(
+        session, agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id
+    )
+    return view(proposal)
 
 
 async def _load(

@@ -64,10 +64,39 @@ async def publish_constraint(
 
 
 async def list_constraints(
-    session: AsyncSession, caller: Caller, document_id: str, section_id: str | None
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    section_id: str | None,
+    status: records.ConstraintStatus = records.ConstraintStatus.ACTIVE,
 ) -> records.Constraints:
     doc = await library.get(session, caller, document_id)
-    return await records.list_constraints(session, DocumentResource(doc), section_id=section_id)
+    return await records.list_constraints(
+        session, DocumentResource(doc), section_id=section_id, status=status
+    )
+
+
+async def withdraw_constraint(
+    session: AsyncSession, caller: Caller, document_id: str, constraint_id: str
+) -> records.Constraint:
+    """The agent that published a constraint withdraws it (the key acting as that agent on the document)."""
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await member(session, caller, doc)
+    return await records.withdraw_constraint(
+        session, agent_ctx(caller, agent), DocumentResource(doc, locked=True), VOCABULARY, constraint_id
+    )
+
+
+async def object_to_intent(
+    session: AsyncSession, caller: Caller, document_id: str, intent_id: str, *, reason: str
+) -> records.Intent:
+    """An editor or reviewer objects to another agent's intent (observers read, they do not object)."""
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await member(session, caller, doc)
+    require_writer(agent, "object to intents")
+    return await records.object_to_intent(
+        session, agent_ctx(caller, agent), DocumentResource(doc, locked=True), intent_id, reason=reason
+    )
 
 
 async def set_salience(

@@ -30,6 +30,9 @@ from domain.kernel.errors import NotFound
 
 PAGE_CHARS = 256 * 1024
 CACHE_CHARS = 32 * 1024 * 1024
+# The text of the documents being read page by page, per process (a reader going through the 70 pages of a
+# new version would otherwise load the whole row 70 times, each time decoding megabytes on the event loop).
+TEXT_CHARS = 64 * 1024 * 1024
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
 
@@ -121,6 +124,17 @@ class _Cache:
 
 
 _cache = _Cache(CACHE_CHARS)
+_texts = _Cache(TEXT_CHARS)
+
+
+async def _text_of(key: Any, markdown: Callable[[], Awaitable[str]]) -> str:
+    """The version's text: kept while its pages are being rendered when it is more than one page."""
+    found = _texts.get(key)
+    if found is None:
+        found = await markdown()
+        if len(found) > PAGE_CHARS:
+            _texts.put(key, found, len(found))
+    return str(found)
 
 
 async def page(
@@ -134,7 +148,7 @@ async def page(
     pages_of = _cache.get((key, "plan"))
     text: str | None = None
     if pages_of is None:
-        text = await markdown()
+        text = await _text_of(key, markdown)
         await offload.outline(text)  # sections known: the plan and ids cost no parse
         pages = plan(text)
         page_of = {sid: n for n, p in enumerate(pages, 1) for sid in p.section_ids}
@@ -147,7 +161,7 @@ async def page(
         )
     html = _cache.get((key, number))
     if html is None:
-        html = await _html(key, text if text is not None else await markdown(), pages, number)
+        html = await _html(key, text if text is not None else await _text_of(key, markdown), pages, number)
         _cache.put((key, number), html, len(html))
     return Rendered(html, number, len(pages), page_of, key)
 

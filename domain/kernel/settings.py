@@ -291,6 +291,14 @@ class Settings(BaseSettings):
     stable_after_days: float = Field(
         default=30, gt=0, description="Days in consensus before a topic is stable."
     )
+    intent_ttl_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=86_400,
+        description="Seconds an intent on a topic or document section stays open to objections; with none, "
+        "it is then accepted (PACT §10.2; 60 s is PACT's default objection window, §10.5). Applies to "
+        "intents declared after a change.",
+    )
     min_agent_age_seconds: int = Field(
         default=0, ge=0, description="Anti-abuse: an agent younger than this may not vote (0: off)."
     )

@@ -8,7 +8,8 @@ answer, until their time is up; the answer is `pact.human.responded` on the stre
 `pact.human.resolved`. `settle` is that one answer, whichever way it comes: the review API, the review
 desk's form, or the PACT paths of the resource (`.../human-responses/{id}/respond`, `.../resolve`).
 
-On the wire the stored status `resolved` reads `answered`."""
+On the wire the stored status `resolved` reads `answered`. An escalation a policy raised for a proposal that
+its author then withdrew is `closed` (domain/consensus/escalations.py): nothing is left to answer."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations as raised
-from domain.consensus.escalations import EscalationKind, EscalationState
+from domain.consensus.escalations import EscalationKind, EscalationStatus
 from domain.consensus.models import Escalation, Proposal
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
@@ -41,6 +42,7 @@ class ReviewStatus(StrEnum):
 
     OPEN = "open"
     ANSWERED = "answered"
+    CLOSED = "closed"  # the proposal it was raised for was withdrawn
     TIMED_OUT = "timed-out"  # a question nobody answered in time
 
 
@@ -52,14 +54,15 @@ class Decision(StrEnum):
 
 
 _WIRE = {
-    EscalationState.OPEN: ReviewStatus.OPEN,
-    EscalationState.RESOLVED: ReviewStatus.ANSWERED,
-    EscalationState.TIMED_OUT: ReviewStatus.TIMED_OUT,
+    EscalationStatus.OPEN: ReviewStatus.OPEN,
+    EscalationStatus.RESOLVED: ReviewStatus.ANSWERED,
+    EscalationStatus.CLOSED: ReviewStatus.CLOSED,
+    EscalationStatus.TIMED_OUT: ReviewStatus.TIMED_OUT,
 }
 _STORED = {wire: state for state, wire in _WIRE.items()}
 
 
-def wire_status(state: EscalationState) -> ReviewStatus:
+def wire_status(state: EscalationStatus) -> ReviewStatus:
     return _WIRE[state]
 
 
@@ -123,7 +126,7 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
         "createdAt": iso(esc.created_at),
         "proposal": resources.proposal_brief(proposal) if proposal is not None else None,
         "answer": None
-        if state is not EscalationState.RESOLVED
+        if state not in (EscalationStatus.RESOLVED, EscalationStatus.CLOSED)
         else {
             "text": esc.resolution or "",
             "answeredBy": esc.resolved_by,
@@ -187,14 +190,21 @@ async def settle(
     transaction. A second answer, or one after a question's time, is a 409."""
     reviewer = ctx.require_actor()
     state = raised.state_at(esc, utcnow())
-    if state is EscalationState.RESOLVED:
+    if state is EscalationStatus.CLOSED:
+        raise Conflict(
+            f"escalation {esc.id} is closed, nothing is left to answer: {esc.resolution}",
+            code="escalation_closed",
+            closedBy=esc.resolved_by,
+            closedAt=iso(esc.resolved_at),
+        )
+    if state is EscalationStatus.RESOLVED:
         raise Conflict(
             f"escalation {esc.id} was already answered by {esc.resolved_by}",
             code="already_answered",
             answeredBy=esc.resolved_by,
             answeredAt=iso(esc.resolved_at),
         )
-    if state is EscalationState.TIMED_OUT:
+    if state is EscalationStatus.TIMED_OUT:
         raise Conflict(
             f"question {esc.id} timed out at {iso(esc.timeout_at)}: the agent no longer waits for an answer",
             code="timed_out",
@@ -213,7 +223,7 @@ async def settle(
         if proposal is None:  # pragma: no cover - escalations are checked against their proposal
             raise NotFound(f"proposal {esc.proposal_id} not found", code="proposal_not_found")
         decided, new_version = await resources.decide(session, ctx, proposal, approve=decision == "approve")
-    esc.status = EscalationState.RESOLVED
+    esc.status = EscalationStatus.RESOLVED
     esc.resolution = text
     esc.resolved_by = reviewer.name
     esc.resolved_by_id = reviewer.id

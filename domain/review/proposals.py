@@ -17,8 +17,8 @@ from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.review import resources
 
-STATUSES = ("objected", "pending", "approved", "rejected", "expired", "superseded", "all")
-DECIDED = ("approved", "rejected", "expired", "superseded", "merged")
+STATUSES = ("objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all")
+DECIDED = ("approved", "rejected", "expired", "superseded", "merged", "withdrawn")
 
 
 async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:

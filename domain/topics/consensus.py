@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import and_, bindparam, exists, func, select
@@ -10,7 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import engine as consensus
-from domain.consensus import policies
+from domain.consensus import locks, policies, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
 from domain.kernel.clock import canonical_id, utcnow
@@ -24,6 +25,18 @@ from domain.topics import store as topics
 from domain.topics.models import Topic, TopicParticipant
 
 _TP = TopicParticipant
+
+
+class ProposalStatus(StrEnum):
+    """Where a topic proposal stands."""
+
+    PENDING = "pending"
+    MERGED = "merged"
+    REJECTED = "rejected"
+    OBJECTED = "objected"
+    EXPIRED = "expired"
+    SUPERSEDED = "superseded"
+    WITHDRAWN = "withdrawn"
 
 
 def _joined(agent: Any) -> Any:
@@ -69,6 +82,15 @@ _LOCK_FOR_PROPOSAL = (
     .where(Topic.id == bindparam("p_topic"))
     .with_for_update(of=Topic, key_share=True)
     .execution_options(populate_existing=True)
+)
+# Section locks on a topic (domain/consensus/locks.py; taken and released in domain/topics/locks.py): PACT
+# §4.3 caps a lock's TTL at 60 s; the codes are the hub's.
+LOCK_RULES = locks.Rules(
+    max_ttl_seconds=60,
+    section_not_found="section_not_found",
+    section_locked="section_locked",
+    not_locked="lock_not_found",
+    not_holder="not_lock_holder",
 )
 
 
@@ -156,6 +178,16 @@ async def _on_accepted(session: AsyncSession, ctx: Context, proposal: Proposal) 
     await topic_lifecycle.recompute(session, ctx, proposal.resource_id)
 
 
+async def _on_withdrawn(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:
+    """The stake goes back to its author (a withdrawal is not a failed proposal), and a pending proposal no
+    longer holds the topic's consensus back."""
+    if proposal.stake:
+        await economy.reward(
+            session, proposal.author_id, proposal.stake, "proposal.withdrawn", proposal.resource_id
+        )
+    await topic_lifecycle.recompute(session, ctx, proposal.resource_id)
+
+
 POLICY = consensus.Policy(
     name="multi-approval",
     accepted_status="merged",
@@ -163,6 +195,7 @@ POLICY = consensus.Policy(
     on_created=_on_created,
     on_vote=_on_vote,
     on_accepted=_on_accepted,
+    on_withdrawn=_on_withdrawn,
 )
 
 
@@ -207,6 +240,9 @@ async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict
     actor = ctx.require_actor()
     resource, joined = await TopicResource.locked_for_proposal(session, topic_id, actor.id)
     await _check_can_propose(session, resource.topic, actor.id, joined)
+    # A statement of its own, after the topic's lock is granted: a lock committed while this request waited
+    # for the topic is visible to it (a row read in the statement that waited would be the one of before).
+    await locks.assert_unlocked_for(session, resource, LOCK_RULES, data["sectionId"], actor.id)
     proposal = await consensus.propose(
         session,
         ctx,
@@ -233,6 +269,13 @@ async def vote(
     resource, ballot = await TopicResource.locked_for_vote(session, topic_id, proposal_id, actor_id)
     await _check_can_vote(session, actor_id)
     return await consensus.vote(session, ctx, resource, POLICY, proposal_id, kind, reason, ballot=ballot)
+
+
+async def withdraw(session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str) -> dict[str, Any]:
+    """The author withdraws its pending proposal (joined or not: it stays the proposal's author)."""
+    resource = TopicResource(await topics.get(session, topic_id))
+    proposal = await withdrawal.withdraw(session, ctx, resource, POLICY, proposal_id)
+    return consensus.to_dict(proposal)
 
 
 async def list_for(session: AsyncSession, topic_id: str, *, limit: int, offset: int) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
 from domain.consensus import escalations, sections
-from domain.consensus.escalations import EscalationKind, EscalationState
+from domain.consensus.escalations import EscalationKind, EscalationStatus
 from domain.kernel.context import Context
 from domain.kernel.errors import NotFound
 from domain.topics import store as topics
@@ -84,7 +84,7 @@ async def listing(
     topic_id: str,
     *,
     kind: EscalationKind,
-    state: EscalationState | None,
+    state: EscalationStatus | None,
     limit: int,
     offset: int,
 ) -> escalations.Listing:

@@ -3,8 +3,8 @@ The one module that moves a topic's status.
 
 Thresholds follow the public hub (reference/pact-notes.md §3): consensus needs no pending proposal, at
 least one merged proposal, enough aligned agents (the tier's base or the number of distinct proposers of
-non-rejected proposals, whichever is more) and an aligned ratio of at least 0.90; it breaks below that,
-and a stable topic opens again below 0.80.
+proposals neither rejected nor withdrawn, whichever is more) and an aligned ratio of at least 0.90; it
+breaks below that, and a stable topic opens again below 0.80.
 """
 
 from __future__ import annotations
@@ -265,8 +265,13 @@ async def done(session: AsyncSession, ctx: Context, topic_id: str, data: dict[st
     }
 
 
+# Proposals whose authors do not count as the topic's proposers.
+_NOT_AUTHORED = ("rejected", "withdrawn")
+
+
 def _distinct_authors(topic_id: Any) -> Any:
-    """How many agents authored a proposal of the topic that was not rejected, by a skip scan: each step
+    """How many agents authored a proposal of the topic that was neither rejected nor withdrawn (an author
+    who withdrew every proposal it made is no proposer the consensus must win over), by a skip scan: each step
     finds the next author after the last on ix_proposals_resource_author, so the cost follows the number
     of authors, not of proposals. Each step is an ORDER BY ... LIMIT 1 rather than a min(): PostgreSQL
     turns a min() into that only when its statistics say so, and without them (a new table, autovacuum
@@ -275,7 +280,12 @@ def _distinct_authors(topic_id: Any) -> Any:
     def first_author(p: Any, *after: Any) -> Any:
         return (
             select(p.author_id)
-            .where(p.resource_type == "topic", p.resource_id == topic_id, p.status != "rejected", *after)
+            .where(
+                p.resource_type == "topic",
+                p.resource_id == topic_id,
+                *(p.status != status for status in _NOT_AUTHORED),
+                *after,
+            )
             .order_by(p.author_id)
             .limit(1)
             .scalar_subquery()
@@ -290,7 +300,7 @@ def _distinct_authors(topic_id: Any) -> Any:
 
 def _standing_statement() -> Any:
     """In one statement: aligned and dissenting done signals of active participants, pending proposals,
-    whether one merged, and distinct authors of proposals that were not rejected (of the topic `p_topic`).
+    whether one merged, and distinct authors of proposals neither rejected nor withdrawn (of `p_topic`).
     Each part reads an index range of its own (ix_proposals_resource_status, _author), so a topic with
     10,000 proposals costs what one with 10 does."""
     topic_id: Any = bindparam("p_topic")

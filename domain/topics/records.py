@@ -62,10 +62,29 @@ async def publish_constraint(
 
 
 async def list_constraints(
-    session: AsyncSession, topic_id: str, section_id: str | None
+    session: AsyncSession,
+    topic_id: str,
+    section_id: str | None,
+    status: records.ConstraintStatus = records.ConstraintStatus.ACTIVE,
 ) -> records.Constraints:
     topic = await topics.get(session, topic_id)
-    return await records.list_constraints(session, TopicResource(topic), section_id=section_id)
+    return await records.list_constraints(session, TopicResource(topic), section_id=section_id, status=status)
+
+
+async def withdraw_constraint(
+    session: AsyncSession, ctx: Context, topic_id: str, constraint_id: str
+) -> records.Constraint:
+    """Its author withdraws a constraint (joined or not: it stays the constraint's author)."""
+    topic = await topics.get(session, topic_id)
+    return await records.withdraw_constraint(session, ctx, TopicResource(topic), VOCABULARY, constraint_id)
+
+
+async def object_to_intent(
+    session: AsyncSession, ctx: Context, topic_id: str, intent_id: str, *, reason: str
+) -> records.Intent:
+    """A participant objects to another participant's intent."""
+    topic = await topics.joined(session, ctx, topic_id)
+    return await records.object_to_intent(session, ctx, TopicResource(topic), intent_id, reason=reason)
 
 
 async def set_salience(

@@ -226,7 +226,7 @@ async def test_keys_roles_and_bad_input(hub, runtime, register, reviewer):
         resp = await hub.post(url, headers=reviewer, json=body)
         assert resp.status == 400, body
         assert (await resp.json())["field"] == field, body
-    for query in ("status=closed", "source=wiki", "limit=0", "limit=201", "offset=-1"):
+    for query in ("status=resolved", "source=wiki", "limit=0", "limit=201", "offset=-1"):
         assert (await hub.get(f"/api/review/escalations?{query}", headers=reviewer)).status == 400, query
     for bad in ("nope", MISSING):
         resp = await hub.post(f"/api/review/escalations/{bad}/answer", headers=reviewer, json={"answer": "x"})

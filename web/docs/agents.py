@@ -12,6 +12,7 @@ from web.docs.schemas import (
     ConstraintBody,
     ConstraintList,
     ConstraintOut,
+    ConstraintQuery,
     DocumentAgents,
     DocumentContent,
     DocumentSections,
@@ -25,14 +26,12 @@ from web.docs.schemas import (
     JoinRequest,
     LeaveBody,
     Left,
-    Lock,
     LockBody,
     SalienceBody,
     SalienceMap,
     SalienceOut,
     SectionQuery,
     SectionsQuery,
-    Unlocked,
 )
 from web.kernel import sse
 from web.kernel.access import Service
@@ -45,6 +44,7 @@ from web.kernel.events import (
     PollQuery,
     StreamQuery,
 )
+from web.kernel.locks import Lock, Unlocked
 from web.kernel.request import runtime
 from web.kernel.routing import Routes, json_response, model_response
 
@@ -155,7 +155,7 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
 @route(
     "GET",
     "/intents",
-    summary="Intents, optionally of one section",
+    summary="Intents, optionally of one section, with their status and objections",
     query=SectionQuery,
     response=IntentList,
     access=Service("tap:read"),
@@ -188,15 +188,15 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
 @route(
     "GET",
     "/constraints",
-    summary="Constraints, optionally of one section",
-    query=SectionQuery,
+    summary="Constraints, optionally of one section: the active ones, or (status=withdrawn) the withdrawn",
+    query=ConstraintQuery,
     response=ConstraintList,
     access=Service("tap:read"),
 )
-async def list_constraints(request: web.Request, query: SectionQuery) -> web.Response:
+async def list_constraints(request: web.Request, query: ConstraintQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        found = await records.list_constraints(session, who, doc_id(request), query.sectionId)
+        found = await records.list_constraints(session, who, doc_id(request), query.sectionId, query.status)
     return model_response(ConstraintList.of(found))
 
 
@@ -244,10 +244,10 @@ async def salience(request: web.Request) -> web.Response:
 async def lock(request: web.Request, body: LockBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await locks.lock_section(
+        lock = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
         )
-    return json_response(result)
+    return model_response(Lock.of(lock))
 
 
 @route(
@@ -260,8 +260,8 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
 async def unlock(request: web.Request) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
-    return json_response(result)
+        released = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
+    return model_response(Unlocked.of(released))
 
 
 @route(

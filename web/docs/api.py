@@ -10,12 +10,14 @@ from web.docs import (
     comments,
     documents,
     human,
+    intent_objections,
     oauth,
     oauth_pages,
     proposals,
     sessions,
     share_pages,
     sharing,
+    withdrawals,
 )
 from web.kernel import health
 from web.kernel.errors import Problem
@@ -98,6 +100,8 @@ ROUTE_MODULES = (
     comments,
     agents,
     proposals,
+    withdrawals,
+    intent_objections,
     human,
 )
 

@@ -14,6 +14,7 @@ from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES
 from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
+from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.wire import (
     APPROVAL_POLICY_TEXT,
     HAS_LETTER_OR_DIGIT,
@@ -387,6 +388,10 @@ class SectionQuery(Model):
     sectionId: str | None = Field(default=None, max_length=256)
 
 
+class ConstraintQuery(SectionQuery, ConstraintStatusQuery):
+    pass
+
+
 class SalienceBody(Model):
     sectionId: Text = Field(min_length=1, max_length=256)
     score: StrictInt = Field(ge=0, le=10, description="0 (not relevant) to 10 (critical).")
@@ -531,19 +536,6 @@ class VoteResult(Out):
     requiredApprovals: int
 
 
-class Lock(Out):
-    sectionId: str
-    lockedBy: str = Field(description="The holder's agentId")
-    lockedByName: str
-    ttlSeconds: int
-    expiresAt: Timestamp
-
-
-class Unlocked(Out):
-    sectionId: str
-    unlocked: bool
-
-
 class Escalation(Out):
     escalationId: str
     status: str
@@ -559,7 +551,7 @@ class Escalation(Out):
 # Built from the domain's typed results (the `of` constructors own the wire names of spec/document-api.md).
 
 
-class IntentOut(Exact):
+class IntentOut(Exact, IntentLifecycle):
     intentId: str
     sectionId: str
     goal: str
@@ -578,6 +570,7 @@ class IntentOut(Exact):
             agentId=i.agent_id,
             agentName=i.agent_name,
             createdAt=iso(i.created_at),
+            **IntentLifecycle.fields_of(i),
         )
 
 
@@ -589,7 +582,7 @@ class IntentList(Exact):
         return cls(intents=[IntentOut.of(i) for i in found.items])
 
 
-class ConstraintOut(Exact):
+class ConstraintOut(Exact, ConstraintWithdrawal):
     constraintId: str
     sectionId: str
     boundary: str
@@ -608,6 +601,7 @@ class ConstraintOut(Exact):
             agentId=c.agent_id,
             agentName=c.agent_name,
             createdAt=iso(c.created_at),
+            **ConstraintWithdrawal.fields_of(c),
         )
 
 

@@ -8,7 +8,17 @@ from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
-from web.hub.topics import collaboration, human, overview, proposals, topics, voting
+from web.hub.topics import (
+    collaboration,
+    human,
+    intent_objections,
+    overview,
+    proposals,
+    topics,
+    voting,
+    withdrawals,
+)
+from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
 from web.kernel import health, wellknown
 from web.kernel.errors import HubError
@@ -25,6 +35,9 @@ ROUTE_MODULES = (
     proposals,
     voting,
     collaboration,
+    topic_locks,
+    withdrawals,
+    intent_objections,
     human,
     keys,
     facts,

@@ -11,7 +11,7 @@ from typing import Annotated
 from pydantic import ConfigDict, Field
 
 from domain.consensus import escalations as raised
-from domain.consensus.escalations import EscalationState, EscalationStatus, HumanQueryStatus
+from domain.consensus.escalations import AgentEscalationStatus, EscalationStatus, HumanQueryStatus
 from domain.kernel.clock import iso
 from domain.review.escalations import Decision
 from domain.review.human import Resolution, ResolveRequest
@@ -238,7 +238,9 @@ class Resolved(Exact):
 
 
 class EscalationResolution(Exact):
-    decision: str = Field(description="The person's answer or decision, in words")
+    """How an escalation ended: a person's answer, or (status closed) why it closed and who closed it."""
+
+    decision: str = Field(description="The person's answer or decision in words, or why it closed")
     proposalDecision: Decision | None = Field(description="What it decided on the proposal named, if any")
     isOverride: bool
     resolvedBy: str | None
@@ -247,10 +249,11 @@ class EscalationResolution(Exact):
 
 
 class AgentEscalation(Exact):
-    """An escalation as its agent reads it: open until a person resolves it, then with the resolution."""
+    """An escalation as its agent reads it: open until a person resolves it (answered, with the resolution),
+    or closed when the proposal an approval policy raised it for was withdrawn."""
 
     escalationId: str
-    status: EscalationStatus
+    status: AgentEscalationStatus
     resourceType: ResourceType
     resourceId: str
     sectionId: str | None
@@ -267,9 +270,7 @@ class AgentEscalation(Exact):
         a = v.answer
         return cls(
             escalationId=v.id,
-            status=(
-                EscalationStatus.ANSWERED if v.state is EscalationState.RESOLVED else EscalationStatus.OPEN
-            ),
+            status=raised.AGENT_STATUS[v.state],
             resourceType=_resource_type(v.resource_type),
             resourceId=v.resource_id,
             sectionId=v.section_id,
@@ -293,7 +294,9 @@ class AgentEscalation(Exact):
 
 
 class EscalationsQuery(_Query):
-    status: EscalationStatus | None = Field(default=None, description="Only escalations of this status")
+    status: AgentEscalationStatus | None = Field(
+        default=None, description="Only escalations of this status (open, answered, closed)"
+    )
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 
@@ -319,14 +322,14 @@ class AgentEscalationList(Exact):
         )
 
 
-def state_of(status: EscalationStatus | None) -> EscalationState | None:
+def state_of(status: AgentEscalationStatus | None) -> EscalationStatus | None:
     """The stored state an agent's escalation filter names."""
     if status is None:
         return None
-    return EscalationState.RESOLVED if status is EscalationStatus.ANSWERED else EscalationState.OPEN
+    return next(state for state, wire in raised.AGENT_STATUS.items() if wire is status)
 
 
-def query_state_of(status: HumanQueryStatus | None) -> EscalationState | None:
+def query_state_of(status: HumanQueryStatus | None) -> EscalationStatus | None:
     """The stored state a question filter names."""
     if status is None:
         return None

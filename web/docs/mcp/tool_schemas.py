@@ -33,6 +33,7 @@ PARAMETERS: dict[str, Parameter] = {
         "Section ID", "The section's id, as pact_sections gives it (e.g. sec:budget:line-items)."
     ),
     "proposalId": Parameter("Proposal ID", "The proposal's id, as pact_propose or pact_proposals give it."),
+    "intentId": Parameter("Intent ID", "The intent's id, as pact_intents gives it."),
     "tag": Parameter("Tag", "Only documents with this tag."),
     "page": Parameter("Page", "Page number, from 1."),
     "pageSize": Parameter("Page size", "Documents per page (default 20)."),

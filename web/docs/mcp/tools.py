@@ -29,6 +29,8 @@ from web.docs import schemas
 from web.docs.mcp import tool_schemas
 from web.kernel import events as events_wire
 from web.kernel import human as human_wire
+from web.kernel import locks as wire_locks
+from web.kernel.collaboration import IntentObjectionBody
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
 A = TypeVar("A", bound=BaseModel)
@@ -313,7 +315,8 @@ async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> d
 @tool(
     "pact_intents",
     "List intents",
-    "The intents the agents declared, optionally of one section.",
+    "The intents the agents declared, optionally of one section, each with its status (proposed, accepted "
+    "once its TTL passed with no objection, objected, superseded by its author's next one) and objections.",
     SectionFilterArgs,
     schemas.IntentList,
     "tap:read",
@@ -323,6 +326,28 @@ async def intent_declare(session: AsyncSession, who: Caller, a: IntentArgs) -> d
 async def intents(session: AsyncSession, who: Caller, a: SectionFilterArgs) -> dict[str, Any]:
     found = await records.list_intents(session, who, a.documentId, a.sectionId)
     return schemas.IntentList.of(found).model_dump(mode="json")
+
+
+class IntentObjectArgs(DocArgs, IntentObjectionBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    intentId: str = Field(min_length=1, max_length=36)
+
+
+@tool(
+    "pact_intent_object",
+    "Object to an intent",
+    "Object to another agent's intent (not your own) while it is proposed, giving the reason: it becomes "
+    "objected, and its author revises it with a new intent. An intent nobody objects to within its TTL "
+    "(60 s by default) is accepted and takes no more objections. One objection per agent.",
+    IntentObjectArgs,
+    schemas.IntentOut,
+    "tap:write",
+    Effect.REPLACES,
+    params={"reason": "Why its goal should not be pursued, for its author and the other agents (required)."},
+)
+async def intent_object(session: AsyncSession, who: Caller, a: IntentObjectArgs) -> dict[str, Any]:
+    intent = await records.object_to_intent(session, who, a.documentId, a.intentId, reason=a.reason)
+    return schemas.IntentOut.of(intent).model_dump(mode="json")
 
 
 @tool(
@@ -401,12 +426,13 @@ class SectionArgs(DocArgs):
     "Lock a section while you edit it: others' proposals on it are refused until you unlock it or the lock "
     "expires, ttlSeconds after (default 300 s, at most 3600). Locking your locked section again renews it.",
     LockArgs,
-    schemas.Lock,
+    wire_locks.Lock,
     "tap:write",
     Effect.CLAIMS,
 )
 async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any]:
-    return await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+    lock = await locks.lock_section(session, who, a.documentId, a.sectionId, a.ttlSeconds)
+    return wire_locks.Lock.of(lock).model_dump(mode="json")
 
 
 @tool(
@@ -414,12 +440,13 @@ async def lock(session: AsyncSession, who: Caller, a: LockArgs) -> dict[str, Any
     "Unlock a section",
     "Release your lock on a section (only the holder can).",
     SectionArgs,
-    schemas.Unlocked,
+    wire_locks.Unlocked,
     "tap:write",
     Effect.REPLACES,
 )
 async def unlock(session: AsyncSession, who: Caller, a: SectionArgs) -> dict[str, Any]:
-    return await locks.unlock_section(session, who, a.documentId, a.sectionId)
+    released = await locks.unlock_section(session, who, a.documentId, a.sectionId)
+    return wire_locks.Unlocked.of(released).model_dump(mode="json")
 
 
 class EscalateArgs(DocArgs, schemas.EscalateBody):
@@ -637,3 +664,22 @@ async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str,
 )
 async def object_(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
     return await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)
+
+
+class WithdrawArgs(DocArgs):
+    proposalId: str = Field(min_length=1, max_length=36)
+
+
+@tool(
+    "pact_withdraw",
+    "Withdraw your proposal",
+    "Withdraw your own proposal while it is pending: it leaves the vote as withdrawn, and an escalation "
+    "its approval policy raised for it is closed. A decided proposal (merged, rejected, objected, expired) "
+    "cannot be withdrawn.",
+    WithdrawArgs,
+    schemas.Proposal,
+    "tap:write",
+    Effect.REPLACES,
+)
+async def withdraw(session: AsyncSession, who: Caller, a: WithdrawArgs) -> dict[str, Any]:
+    return await proposals.withdraw(session, who, a.documentId, a.proposalId)

@@ -316,8 +316,9 @@ def escalation(
     if e["answer"] is not None:
         decided = e["answer"]["decision"]
         action = h(
-            '<section aria-labelledby="answered"><h2 id="answered">Answered</h2><pre>{text}</pre>'
+            '<section aria-labelledby="answered"><h2 id="answered">{heading}</h2><pre>{text}</pre>'
             "<p>by {by}, {at}</p>{decision}</section>",
+            heading="Closed" if e["status"] == "closed" else "Answered",
             text=e["answer"]["text"],
             by=e["answer"]["answeredBy"],
             at=when(e["answer"]["answeredAt"]),

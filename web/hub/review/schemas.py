@@ -19,10 +19,10 @@ class Votes(Exact):
 
 
 class EscalationsQuery(Model):
-    status: Literal["open", "answered", "timed-out", "all"] = Field(
+    status: Literal["open", "answered", "closed", "timed-out", "all"] = Field(
         default="open",
-        description="open: waiting for an answer; answered; timed-out: questions nobody answered in time; "
-        "all",
+        description="open: waiting for an answer; answered; closed: the proposal it was raised for was "
+        "withdrawn; timed-out: questions nobody answered in time; all",
     )
     source: Literal["topic", "document"] | None = Field(
         default=None, description="Only escalations raised on topics, or on documents"
@@ -43,6 +43,8 @@ class EscalatedProposal(Exact):
 
 
 class Answer(Exact):
+    """A reviewer's answer; for a closed escalation, why it closed and who closed it (decision null)."""
+
     text: str
     answeredBy: str | None
     answeredAt: Timestamp | None
@@ -54,8 +56,8 @@ class Answer(Exact):
 class EscalationItem(Exact):
     escalationId: str
     kind: EscalationKind = Field(
-        description="escalation (raised with .../escalate) or question (asked with .../ask-human: the agent "
-        "waits for the answer until timeoutAt)"
+        description="escalation (raised with .../escalate, or by an approval policy) or question (asked with "
+        ".../ask-human: the agent waits for the answer until timeoutAt)"
     )
     status: ReviewStatus
     source: Literal["topic", "document"]
@@ -102,9 +104,9 @@ class Answered(EscalationItem):
 
 
 class ProposalsQuery(Model):
-    status: Literal["objected", "pending", "approved", "rejected", "expired", "superseded", "all"] = (
-        "objected"
-    )
+    status: Literal[
+        "objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all"
+    ] = "objected"
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 

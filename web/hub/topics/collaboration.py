@@ -12,6 +12,7 @@ from web.hub.topics.schemas import (
     BountyBody,
     BountyPool,
     ConstraintBody,
+    ConstraintFilter,
     ConstraintRecord,
     ConstraintRecords,
     DependencyBody,
@@ -47,7 +48,7 @@ def _topic(request: web.Request) -> str:
 @routes.route(
     "GET",
     "/api/pact/{topicId}/intents",
-    summary="Intents, optionally of one section",
+    summary="Intents, optionally of one section, with their status and objections",
     tags=TAG,
     query=SectionFilter,
     response=IntentRecords,
@@ -82,15 +83,15 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
 @routes.route(
     "GET",
     "/api/pact/{topicId}/constraints",
-    summary="Constraints, optionally of one section",
+    summary="Constraints, optionally of one section: the active ones, or (status=withdrawn) the withdrawn",
     tags=TAG,
-    query=SectionFilter,
+    query=ConstraintFilter,
     response=ConstraintRecords,
     errors=READ,
 )
-async def list_constraints(request: web.Request, query: SectionFilter) -> web.Response:
+async def list_constraints(request: web.Request, query: ConstraintFilter) -> web.Response:
     async with runtime(request).db.read() as session:
-        found = await records.list_constraints(session, _topic(request), query.sectionId)
+        found = await records.list_constraints(session, _topic(request), query.sectionId, query.status)
     return model_response(ConstraintRecords.of(found))
 
 

@@ -49,7 +49,11 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
     response=Proposal,
     status=201,
     access=Agent(),
-    errors={**AUTH, 402: "Balance below the proposal stake"},
+    errors={
+        **AUTH,
+        402: "Balance below the proposal stake",
+        409: "The section is locked by another agent (section_locked)",
+    },
 )
 async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web.Response:
     ctx = agent_context(request)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from domain.topics.consensus import ProposalStatus
 from domain.topics.store import Tier, TopicStatus
 from web.hub.schemas import Model
 from web.kernel import events
@@ -137,8 +138,6 @@ class AgentProfile(Model):
     recentActivity: list[Activity] = Field(description="The agent's latest events (20)")
 
 
-# objected: paused by an objection under a PACT approval policy, for a reviewer to decide
-ProposalStatus = Literal["pending", "merged", "rejected", "objected", "expired", "superseded"]
 DoneStatus = Literal["aligned", "dissenting", "abstain"]
 
 
@@ -148,7 +147,10 @@ class Proposal(Model):
     resourceType: Literal["topic"]
     resourceId: str = Field(description="The topic's id")
     sectionId: str
-    status: ProposalStatus
+    status: ProposalStatus = Field(
+        description="objected: paused by an objection under a PACT approval policy, for a reviewer to "
+        "decide; withdrawn: by its author while pending"
+    )
     summary: str
     newContent: str
     citations: list[str]

@@ -13,6 +13,7 @@ from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
 from domain.topics.verification import Verification
 from web.hub.schemas import Model, PageQuery
+from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.wire import Exact, Text
 
 SectionId = Annotated[
@@ -73,6 +74,12 @@ class SalienceBody(Model):
     score: StrictInt = Field(ge=0, le=10, description="0 (not my concern) to 10 (must review)")
 
 
+class TopicLockBody(Model):
+    ttlSeconds: StrictInt = Field(
+        default=60, ge=1, le=60, description="Lock lifetime in seconds, 1 to 60 (PACT §4.3; default 60)."
+    )
+
+
 class DependencyBody(Model):
     dependsOn: Text = Field(min_length=1, max_length=36, description="Id of the topic depended on")
     relationship: Literal["builds_on", "assumes", "refines", "contradicts"] = "builds_on"
@@ -98,6 +105,10 @@ class SectionFilter(Model):
     sectionId: str | None = Field(default=None, max_length=256)
 
 
+class ConstraintFilter(SectionFilter, ConstraintStatusQuery):
+    pass
+
+
 class ProposalListQuery(PageQuery):
     pass
 
@@ -107,7 +118,7 @@ class ProposalListQuery(PageQuery):
 # out, so a response cannot drift from the documented model.
 
 
-class IntentRecord(Exact):
+class IntentRecord(Exact, IntentLifecycle):
     id: str
     topicId: str
     sectionId: str
@@ -128,6 +139,7 @@ class IntentRecord(Exact):
             agentId=i.agent_id,
             agentName=i.agent_name,
             createdAt=iso(i.created_at),
+            **IntentLifecycle.fields_of(i),
         )
 
 
@@ -140,7 +152,7 @@ class IntentRecords(Exact):
         return cls(topicId=found.resource_id, intents=[IntentRecord.of(i) for i in found.items])
 
 
-class ConstraintRecord(Exact):
+class ConstraintRecord(Exact, ConstraintWithdrawal):
     id: str
     topicId: str
     sectionId: str
@@ -161,6 +173,7 @@ class ConstraintRecord(Exact):
             agentId=c.agent_id,
             agentName=c.agent_name,
             createdAt=iso(c.created_at),
+            **ConstraintWithdrawal.fields_of(c),
         )
 
 

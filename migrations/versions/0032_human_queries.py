@@ -10,8 +10,8 @@ downgrade drops the indexes and the columns; questions become plain escalations 
 and timeout are lost, their text and answer stay) and those that timed out are closed as resolved without
 an answer.
 
-Revision ID: 0030_human_queries
-Revises: 0029_approval_policy
+Revision ID: 0032_human_queries
+Revises: 0031_withdraw_intent_lifecycle
 Create Date: 2026-12-04 09:00:00.000000
 """
 
@@ -20,8 +20,8 @@ from alembic import op
 
 import domain.kernel.db
 
-revision = "0030_human_queries"
-down_revision = "0029_approval_policy"
+revision = "0032_human_queries"
+down_revision = "0031_withdraw_intent_lifecycle"
 branch_labels = None
 depends_on = None
 
