@@ -427,6 +427,48 @@ async def test_a_reviewer_resolves_a_topic_escalation_and_its_agent_reads_the_re
     assert (twice.status, (await twice.json())["error"]) == (409, "already_answered")
 
 
+async def test_an_author_reads_the_escalations_a_policy_raised_for_its_proposals(hub, register, reviewer):
+    """Under human-only each proposal raises an escalation in its author's name: the author reads it, a
+    reviewer resolves one through resolve (merging the proposal), and one whose proposal the author withdrew
+    reads closed, with the reason."""
+    topic_id, (author, _b, _c) = await open_topic(hub, register, approvalPolicy="human-only")
+    base = f"/api/pact/{topic_id}"
+    kept = await propose(hub, topic_id, author, newContent="Decided by a person.")
+    dropped = await propose(hub, topic_id, author, sectionId="sec:discussion", newContent="Never mind.")
+    mine = (await (await hub.get(f"{base}/escalations", headers=author["headers"])).json())["escalations"]
+    by_proposal = {e["proposalId"]: e for e in mine}
+    assert {e["status"] for e in mine} == {"open"}
+    assert set(by_proposal) == {kept["id"], dropped["id"]}
+
+    resolved = await hub.post(
+        f"{base}/resolve",
+        headers=reviewer,
+        json={
+            "escalationId": by_proposal[kept["id"]]["escalationId"],
+            "decision": "Approved: sourced.",
+            "proposalDecision": "approve",
+        },
+    )
+    assert resolved.status == 200, await resolved.text()
+    assert (await resolved.json())["proposalStatus"] == "merged"
+    withdrawn = await hub.delete(f"{base}/proposals/{dropped['id']}", headers=author["headers"])
+    assert withdrawn.status == 200, await withdrawn.text()
+
+    after = (await (await hub.get(f"{base}/escalations", headers=author["headers"])).json())["escalations"]
+    states = {e["proposalId"]: (e["status"], e["resolution"]["proposalDecision"]) for e in after}
+    assert states == {kept["id"]: ("answered", "approve"), dropped["id"]: ("closed", None)}
+    closed = next(e for e in after if e["status"] == "closed")
+    assert "withdrawn" in closed["resolution"]["decision"]
+    only_closed = await (await hub.get(f"{base}/escalations?status=closed", headers=author["headers"])).json()
+    assert [e["proposalId"] for e in only_closed["escalations"]] == [dropped["id"]]
+    late = await hub.post(
+        f"{base}/resolve",
+        headers=reviewer,
+        json={"escalationId": closed["escalationId"], "decision": "Too late"},
+    )
+    assert (late.status, (await late.json())["error"]) == (409, "escalation_closed")
+
+
 # ---- documents -----------------------------------------------------------------------------------------
 
 
