@@ -54,6 +54,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("documents.expire_proposals", 10, document_proposals.expire_proposals),
     # Intents of topics and documents whose TTL ran out with no objection (reads say so before it runs).
     Sweep("intents.accept_due", 5, intents.accept_due),
+    # Agents' questions to people (ask-human) nobody answered by their timeout.
+    Sweep("escalations.expire_questions", 5, escalations.expire_questions),
     Sweep("market.mark_stale_observations", 3600, quote_rates.mark_stale),
     Sweep("market.refresh_stale_prices", 900, scrape.refresh_stale),
     Sweep("market.fuel_ingest", get_market_settings().fuel_ingest_minutes * 60, fuel_ingest.schedule_ingest),

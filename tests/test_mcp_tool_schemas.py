@@ -226,7 +226,7 @@ async def test_every_tool_passes_the_rules_of_anthropic_openai_and_mcp(docs: Any
     async with connect(docs, key, mode=mode) as client:
         assert client.protocol_version == (MODERN if mode == "auto" else LEGACY)
         tools = wire((await client.list_tools()).tools)
-    assert len(tools) == 27
+    assert len(tools) == 29
     assert len(tools) <= OPENAI_MAX_TOOLS
     found = {t["name"]: p for t in tools if (p := problems(t))}
     assert found == {}, json.dumps(found, indent=1)
@@ -253,7 +253,7 @@ async def test_the_discovery_document_lists_the_same_tools(docs: Any, runtime: A
 
 
 async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, runtime: Any):
-    """All 27 tools called through the SDK client, each result's structuredContent validated against the
+    """All 29 tools called through the SDK client, each result's structuredContent validated against the
     outputSchema listed for it; the read-only ones change nothing (no event, no new version)."""
     alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
     checked: dict[str, int] = {}
@@ -305,6 +305,14 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
         await call(a, "pact_lock", documentId=doc_id, sectionId=section, ttlSeconds=60)
         await call(a, "pact_unlock", documentId=doc_id, sectionId=section)
         await call(b, "pact_escalate", documentId=doc_id, question="Is ten right?", sectionId=section)
+        await call(
+            b,
+            "pact_ask_human",
+            documentId=doc_id,
+            question="Ten or eleven?",
+            context="Rounding",
+            sectionId=section,
+        )
         merged = await call(
             a, "pact_propose", documentId=doc_id, sectionId=section, content="Eleven.", summary="Fix"
         )
@@ -338,6 +346,7 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
             "pact_poll": {"documentId": doc_id, "since": before["cursor"]},
             "pact_proposals": {"documentId": doc_id, "status": "approved"},
             "pact_completions": {"documentId": doc_id},
+            "pact_human_responses": {"documentId": doc_id, "status": "pending"},
         }
         assert sorted(read_only) == sorted(reads)
         for name in read_only:

@@ -1,9 +1,6 @@
 """The PACT reference CLI 2.0.3 (TailorAU/pact, built by `make pact-cli`) against both apps: each command an
 agent uses, run as a subprocess against the app under test, checked on its printed output and on the
-server's state afterwards. A document is worked on with service keys, a hub topic with agent keys.
-
-Commands whose operations another part of issue 30 brings are here already, marked xfail(strict=True) with
-the feature they land with: once it has landed the test passes, strict xfail fails, and the mark goes."""
+server's state afterwards. A document is worked on with service keys, a hub topic with agent keys."""
 
 from __future__ import annotations
 
@@ -12,8 +9,6 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.axiom_helpers import staff_headers
 from tests.consensus_helpers import open_topic, propose
 from tests.documents_support import make_key, upload_ready
@@ -21,10 +16,6 @@ from tests.pact_cli import PactCli, base_url, pact_cli
 
 PLAN = b"# Intro\n\nHello.\n\n# Budget\n\nTen dollars.\n"
 REGISTRATION = re.compile(r"^\s*Registration ID:\s+(\S+)$", re.MULTILINE)
-
-
-def lands_with(feature: str) -> pytest.MarkDecorator:
-    return pytest.mark.xfail(strict=True, reason=f"lands with {feature}")
 
 
 # ---- documents (service keys) -------------------------------------------------------------------------
@@ -227,7 +218,6 @@ async def test_done_on_a_document(docs, runtime, tmp_path):
     assert "Budget checked" in await resp.text()
 
 
-@lands_with("ask-human and human-responses")
 async def test_ask_a_human_about_a_document(docs, runtime, tmp_path):
     doc = await _doc(docs, runtime, tmp_path)
     asked = await doc.pact("ask", doc.id, "--question", "Which budget year?", "--section", "sec:budget")
@@ -382,7 +372,6 @@ async def test_agents_of_a_topic(hub, register, tmp_path):
     assert {line.split("  ")[0] for line in listed.lines()} == names
 
 
-@lands_with("ask-human and human-responses")
 async def test_ask_a_human_about_a_topic(hub, register, tmp_path):
     topic = await _topic(hub, register, tmp_path)
     asked = await topic.pact("ask", topic.id, "--question", "Which year?", "--section", "sec:answer")

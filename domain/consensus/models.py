@@ -6,7 +6,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    Boolean,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    false,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.kernel.clock import new_id, utcnow
@@ -65,10 +75,19 @@ class ProposalVote(Base):
 
 
 class Escalation(Base):
+    """A question for human reviewers: an escalation (`POST .../escalate`) or a question an agent asks and
+    waits on until its `timeout_at` (`POST .../ask-human`, kind `question`)."""
+
     __tablename__ = "escalations"
     __table_args__ = (
         Index("ix_escalations_status_created", "status", "created_at"),
         Index("ix_escalations_created_id", "created_at", "id"),  # the reviewers' queue, status=all
+        # The timeout sweep: open questions whose time is up (escalations have no timeout_at).
+        Index("ix_escalations_status_timeout", "status", "timeout_at"),
+        # A resource's questions or escalations, newest first (GET .../human-responses, .../escalations).
+        Index(
+            "ix_escalations_resource_kind_created", "resource_type", "resource_id", "kind", "created_at", "id"
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -80,7 +99,11 @@ class Escalation(Base):
     priority: Mapped[str] = mapped_column(String(16), default="normal")
     raised_by: Mapped[str | None] = mapped_column(String(36))
     raised_by_name: Mapped[str | None] = mapped_column(String(200))
-    status: Mapped[str] = mapped_column(String(16), default="open")  # open | resolved | closed
+    # escalation | question (domain/consensus/escalations.py EscalationKind)
+    kind: Mapped[str] = mapped_column(String(16), default="escalation", server_default="escalation")
+    context: Mapped[str | None] = mapped_column(Text)  # a question's context for the human
+    timeout_at: Mapped[datetime | None] = mapped_column(UTCDateTime)  # a question's deadline
+    status: Mapped[str] = mapped_column(String(16), default="open")  # open | resolved | closed | timed-out
     # who raised it: an agent (agent), or an approval policy for a proposal (policy: human-only, a topic's
     # objection); withdrawing the proposal closes the policy's ones (domain/consensus/withdrawal.py)
     origin: Mapped[str] = mapped_column(String(16), default="agent")
@@ -91,6 +114,9 @@ class Escalation(Base):
     delivered_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     resolution: Mapped[str | None] = mapped_column(Text)
     resolved_by: Mapped[str | None] = mapped_column(String(200))
+    resolved_by_id: Mapped[str | None] = mapped_column(String(36))  # the staff member or person
+    # a resolution that overrides the agents' consensus (PACT OnHumanResolved isOverride)
+    is_override: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # what the answer decided on the proposal it names: approve | reject, or none
     decision: Mapped[str | None] = mapped_column(String(16))

@@ -154,6 +154,14 @@ class Settings(BaseSettings):
         description="URL that receives a JSON POST for every escalation and for its answer; "
         "unset: review queue only.",
     )
+    human_query_max_seconds: int = Field(
+        default=3600,
+        ge=10,
+        le=86_400,
+        description="The longest an agent's question to a person (`POST .../ask-human`) waits for its "
+        "answer before it times out, in seconds; an agent asking for longer (its `timeoutSeconds`, up to "
+        "86,400) gets this much, and the answer says so.",
+    )
     review_session_hours: float = Field(
         default=8.0,
         gt=0,

@@ -1,7 +1,12 @@
 """Reviewers answer the questions agents escalate from topics and documents: the queue with each
 question's context (the resource, the section as it reads now, the proposal in question), and one answer
 per escalation, optionally with a decision on the proposal it names. An answer is audited, lands on the
-resource's event stream as `pact.human.resolved` and is posted to the escalation webhook when one is set.
+resource's event stream and is posted to the escalation webhook when one is set.
+
+Questions agents ask and wait on (`ask-human`, kind `question`) are in the same queue and get the same one
+answer, until their time is up; the answer is `pact.human.responded` on the stream, an escalation's
+`pact.human.resolved`. `settle` is that one answer, whichever way it comes: the review API, the review
+desk's form, or the PACT paths of the resource (`.../human-responses/{id}/respond`, `.../resolve`).
 
 On the wire the stored status `resolved` reads `answered`. An escalation a policy raised for a proposal that
 its author then withdrew is `closed` (domain/consensus/escalations.py): nothing is left to answer."""
@@ -9,13 +14,17 @@ its author then withdrew is `closed` (domain/consensus/escalations.py): nothing 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import escalations as raised
+from domain.consensus.escalations import EscalationKind, EscalationStatus
 from domain.consensus.models import Escalation, Proposal
-from domain.kernel import audit, outbox, webhooks
+from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import canonical_id, iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import Database
@@ -27,21 +36,44 @@ from domain.review import resources
 
 log = logging.getLogger("concord.review")
 
-STATUSES = ("open", "answered", "closed", "all")
-_STORED = {"open": "open", "answered": "resolved", "closed": "closed"}
+
+class ReviewStatus(StrEnum):
+    """An escalation or question in the reviewers' queue."""
+
+    OPEN = "open"
+    ANSWERED = "answered"
+    CLOSED = "closed"  # the proposal it was raised for was withdrawn
+    TIMED_OUT = "timed-out"  # a question nobody answered in time
 
 
-def wire_status(stored: str) -> str:
-    return "answered" if stored == "resolved" else stored
+class Decision(StrEnum):
+    """What a person's answer decides on the proposal an escalation names."""
+
+    APPROVE = "approve"  # merges it
+    REJECT = "reject"
+
+
+_WIRE = {
+    EscalationStatus.OPEN: ReviewStatus.OPEN,
+    EscalationStatus.RESOLVED: ReviewStatus.ANSWERED,
+    EscalationStatus.CLOSED: ReviewStatus.CLOSED,
+    EscalationStatus.TIMED_OUT: ReviewStatus.TIMED_OUT,
+}
+_STORED = {wire: state for state, wire in _WIRE.items()}
+
+
+def wire_status(state: EscalationStatus) -> ReviewStatus:
+    return _WIRE[state]
 
 
 async def queue(
     session: AsyncSession, *, status: str, source: str | None, limit: int, offset: int
 ) -> dict[str, Any]:
-    """Escalations by status and source, oldest first, each with its context."""
+    """Escalations by status (`all`, or a ReviewStatus) and source, oldest first, each with its context."""
+    now = utcnow()
     stmt = select(Escalation)
     if status != "all":
-        stmt = stmt.where(Escalation.status == _STORED[status])
+        stmt = stmt.where(raised.state_filter(_STORED[ReviewStatus(status)], now))
     if source is not None:
         stmt = stmt.where(Escalation.resource_type == source)
     total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
@@ -73,9 +105,11 @@ async def queue(
 
 def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | None) -> dict[str, Any]:
     text = resources.section_text(info.markdown if info else None, esc.section_id)
+    state = raised.state_at(esc, utcnow())
     return {
         "escalationId": esc.id,
-        "status": wire_status(esc.status),
+        "kind": esc.kind,
+        "status": wire_status(state),
         "source": esc.resource_type,
         "resourceType": esc.resource_type,
         "resourceId": esc.resource_id,
@@ -84,13 +118,15 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
         "sectionId": esc.section_id,
         "sectionText": text,
         "question": esc.message,
+        "context": esc.context,
+        "timeoutAt": iso(esc.timeout_at),
         "priority": esc.priority,
         "raisedBy": esc.raised_by,
         "raisedByName": esc.raised_by_name,
         "createdAt": iso(esc.created_at),
         "proposal": resources.proposal_brief(proposal) if proposal is not None else None,
         "answer": None
-        if esc.status == "open"
+        if state not in (EscalationStatus.RESOLVED, EscalationStatus.CLOSED)
         else {
             "text": esc.resolution or "",
             "answeredBy": esc.resolved_by,
@@ -100,11 +136,15 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
     }
 
 
+def _missing(escalation_id: str) -> NotFound:
+    return NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
+
+
 async def item(session: AsyncSession, escalation_id: str) -> dict[str, Any]:
     key = canonical_id(escalation_id)
     esc = await session.get(Escalation, key) if key else None
     if esc is None:
-        raise NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
+        raise _missing(escalation_id)
     return await _context(session, esc)
 
 
@@ -114,29 +154,61 @@ async def _context(session: AsyncSession, esc: Escalation) -> dict[str, Any]:
     return _item(esc, found.get((esc.resource_type, esc.resource_id)), proposal)
 
 
-async def answer(
-    session: AsyncSession, ctx: Context, escalation_id: str, *, text: str, decision: str | None
-) -> dict[str, Any]:
-    """Record the one answer to an open escalation; with a decision, approve or reject the proposal it
-    names (pending or objected) through the consensus engine in the same transaction."""
-    reviewer = ctx.require_actor()
+async def locked(session: AsyncSession, escalation_id: str) -> Escalation:
+    """The escalation, its row locked for the answer (404 when there is none)."""
     key = canonical_id(escalation_id)
-    esc = await session.scalar(for_update(select(Escalation).where(Escalation.id == key))) if key else None
+    esc: Escalation | None = (
+        await session.scalar(for_update(select(Escalation).where(Escalation.id == key))) if key else None
+    )
     if esc is None:
-        raise NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
-    if esc.status == "closed":
+        raise _missing(escalation_id)
+    return esc
+
+
+@dataclass(frozen=True)
+class Settled:
+    """An answer just recorded: the escalation, the proposal it decided (if any), the resource's version
+    after that decision, and the sequence number of the answer's event."""
+
+    escalation: Escalation
+    proposal: Proposal | None
+    version: int | None
+    event_sequence: int
+
+
+async def settle(
+    session: AsyncSession,
+    ctx: Context,
+    esc: Escalation,
+    *,
+    text: str,
+    decision: str | None,
+    is_override: bool = False,
+) -> Settled:
+    """Record the one answer to an open escalation or question (its row locked: `locked`); with a decision,
+    approve or reject the proposal it names (pending or objected) through the consensus engine in the same
+    transaction. A second answer, or one after a question's time, is a 409."""
+    reviewer = ctx.require_actor()
+    state = raised.state_at(esc, utcnow())
+    if state is EscalationStatus.CLOSED:
         raise Conflict(
             f"escalation {esc.id} is closed, nothing is left to answer: {esc.resolution}",
             code="escalation_closed",
             closedBy=esc.resolved_by,
             closedAt=iso(esc.resolved_at),
         )
-    if esc.status != "open":
+    if state is EscalationStatus.RESOLVED:
         raise Conflict(
             f"escalation {esc.id} was already answered by {esc.resolved_by}",
             code="already_answered",
             answeredBy=esc.resolved_by,
             answeredAt=iso(esc.resolved_at),
+        )
+    if state is EscalationStatus.TIMED_OUT:
+        raise Conflict(
+            f"question {esc.id} timed out at {iso(esc.timeout_at)}: the agent no longer waits for an answer",
+            code="timed_out",
+            timeoutAt=iso(esc.timeout_at),
         )
     decided: Proposal | None = None
     new_version: int | None = None
@@ -151,35 +223,58 @@ async def answer(
         if proposal is None:  # pragma: no cover - escalations are checked against their proposal
             raise NotFound(f"proposal {esc.proposal_id} not found", code="proposal_not_found")
         decided, new_version = await resources.decide(session, ctx, proposal, approve=decision == "approve")
-    esc.status = "resolved"
+    esc.status = EscalationStatus.RESOLVED
     esc.resolution = text
     esc.resolved_by = reviewer.name
+    esc.resolved_by_id = reviewer.id
     esc.resolved_at = utcnow()
     esc.decision = decision
-    data = {
-        "escalationId": esc.id,
-        "answer": text,
-        "decision": decision,
-        "proposalId": esc.proposal_id,
-        "proposalStatus": decided.status if decided is not None else None,
-        "resolvedProposalIds": [decided.id] if decided is not None else [],
-        "isOverride": False,
-        "answeredBy": reviewer.name,
-    }
-    seq = await resources.resolved_event(
-        session,
-        ctx,
-        esc.resource_type,
-        esc.resource_id,
-        section_id=esc.section_id,
-        data=data,
-        correlation_id=esc.proposal_id or esc.id,  # as the escalation's own event
-        in_response_to=esc.id,
-    )
+    esc.is_override = is_override
+    if esc.kind == EscalationKind.QUESTION:
+        seq = await events.append_numbered(
+            session,
+            events.stream_of(esc.resource_type, esc.resource_id),
+            raised.RESPONDED_EVENT,
+            ctx,
+            section_id=esc.section_id,
+            data={
+                "queryId": esc.id,
+                "responderId": reviewer.id,
+                "responderName": reviewer.name,
+                "agentId": esc.raised_by,
+                "agentName": esc.raised_by_name,
+                "answer": text,
+            },
+            correlation_id=esc.id,  # as the question's own event
+            in_response_to=esc.id,
+        )
+        op = "human.respond"
+    else:
+        seq = await resources.resolved_event(
+            session,
+            ctx,
+            esc.resource_type,
+            esc.resource_id,
+            section_id=esc.section_id,
+            data={
+                "escalationId": esc.id,
+                "resolutionId": esc.id,
+                "answer": text,
+                "decision": decision,
+                "proposalId": esc.proposal_id,
+                "proposalStatus": decided.status if decided is not None else None,
+                "resolvedProposalIds": [decided.id] if decided is not None else [],
+                "isOverride": is_override,
+                "answeredBy": reviewer.name,
+            },
+            correlation_id=esc.proposal_id or esc.id,  # as the escalation's own event
+            in_response_to=esc.id,
+        )
+        op = "review.escalation.answer"
     await audit.record(
         session,
         ctx,
-        "review.escalation.answer",
+        op,
         "escalation",
         esc.id,
         before={"status": "open"},
@@ -187,15 +282,25 @@ async def answer(
             "status": "answered",
             "answer": text,
             "decision": decision,
+            "isOverride": is_override,
             "proposalId": esc.proposal_id,
             "proposalStatus": decided.status if decided is not None else None,
         },
     )
     outbox.enqueue(session, ANSWER_JOB, {"escalation_id": esc.id})
-    result = await _context(session, esc)
+    return Settled(esc, decided, new_version, seq)
+
+
+async def answer(
+    session: AsyncSession, ctx: Context, escalation_id: str, *, text: str, decision: str | None
+) -> dict[str, Any]:
+    """The review API's and the review desk's answer: `settle`, then the escalation with its context."""
+    done = await settle(session, ctx, await locked(session, escalation_id), text=text, decision=decision)
+    result = await _context(session, done.escalation)
     result["decision"] = decision
-    result["eventSequence"] = seq
-    result["resourceVersion"] = new_version if new_version is not None else result["resourceVersion"]
+    result["eventSequence"] = done.event_sequence
+    if done.version is not None:
+        result["resourceVersion"] = done.version
     return result
 
 
@@ -224,12 +329,13 @@ def _answer_body(esc: Escalation) -> dict[str, Any]:
         "event": "escalation.answered",
         "escalation": {
             "escalationId": esc.id,
+            "kind": esc.kind,
             "resourceType": esc.resource_type,
             "resourceId": esc.resource_id,
             "sectionId": esc.section_id,
             "proposalId": esc.proposal_id,
             "question": esc.message,
-            "status": wire_status(esc.status),
+            "status": wire_status(raised.state_at(esc, utcnow())),
             "answer": esc.resolution,
             "decision": esc.decision,
             "answeredBy": esc.resolved_by,

@@ -11,6 +11,7 @@ from web.docs import (
     comments,
     completions,
     documents,
+    human,
     intent_objections,
     oauth,
     oauth_pages,
@@ -108,6 +109,7 @@ ROUTE_MODULES = (
     proposals,
     withdrawals,
     intent_objections,
+    human,
 )
 
 

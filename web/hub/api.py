@@ -10,6 +10,7 @@ from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import (
     collaboration,
+    human,
     intent_objections,
     overview,
     proposals,
@@ -42,6 +43,7 @@ ROUTE_MODULES = (
     intent_objections,
     session,
     topic_comments,
+    human,
     keys,
     facts,
     legislation,

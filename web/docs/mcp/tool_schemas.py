@@ -89,6 +89,12 @@ PARAMETERS: dict[str, Parameter] = {
         "The same text as question under the PACT CLI's name: give one of them (both only if equal).",
     ),
     "priority": Parameter("Priority", "low, medium (the default) or high."),
+    "context": Parameter("Context", "What the person needs to know to answer, if anything."),
+    "timeoutSeconds": Parameter(
+        "Timeout (seconds)",
+        "How long to wait for the answer (default 60 s, at least 10); the server may grant less and says so.",
+    ),
+    "offset": Parameter("Offset", "How many to skip, for the next page (default 0)."),
     "since": Parameter("Since", "The cursor the last poll returned; omitted: from the start."),
     "limit": Parameter("Limit", "Changes per answer at most (default 50)."),
     "content": Parameter(

@@ -17,9 +17,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations
+from domain.consensus.escalations import EscalationKind
 from domain.consensus.policies import Approval, ApprovalPolicy
 from domain.documents import agents as tap
 from domain.documents import blobs, completions, library, locks, proposals, records
+from domain.documents import human as people
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
@@ -27,6 +29,7 @@ from web.docs import schemas
 from web.docs.mcp import tool_schemas
 from web.kernel import completions as completions_wire
 from web.kernel import events as events_wire
+from web.kernel import human as human_wire
 from web.kernel import locks as wire_locks
 from web.kernel.collaboration import IntentObjectionBody
 
@@ -480,6 +483,71 @@ class EscalateArgs(DocArgs, schemas.EscalateBody):
 )
 async def escalate(session: AsyncSession, who: Caller, a: EscalateArgs) -> dict[str, Any]:
     return await tap.escalate(session, who, a.documentId, _body(a))
+
+
+class AskHumanArgs(DocArgs, human_wire.AskHumanBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@tool(
+    "pact_ask_human",
+    "Ask a person",
+    "Ask the document's people a question that needs human judgement, and wait for the answer: it reaches "
+    "the reviewers' queue (and their webhook, when one is configured); read the answer with "
+    "pact_human_responses. Unanswered after timeoutSeconds (default 60 s), the question is timed-out. "
+    "Join the document first. Every call adds a question.",
+    AskHumanArgs,
+    human_wire.HumanQuery,
+    "tap:write",
+    Effect.ADDS,
+    open_world=True,
+    params={
+        "question": "The question for a person: what you need decided or confirmed.",
+        "sectionId": "The section the question is about, if any (as pact_sections gives it).",
+    },
+)
+async def ask_human(session: AsyncSession, who: Caller, a: AskHumanArgs) -> dict[str, Any]:
+    found = await people.ask(
+        session,
+        who,
+        a.documentId,
+        question=a.question,
+        section_id=a.sectionId or None,
+        context=a.context or None,
+        timeout_seconds=a.timeoutSeconds,
+    )
+    return human_wire.HumanQuery.of(found).model_dump(mode="json")
+
+
+class HumanResponsesArgs(DocArgs, human_wire.HumanQueriesQuery):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@tool(
+    "pact_human_responses",
+    "Read answers from people",
+    "Your questions to the document's people (pact_ask_human), newest first, each with its status (pending, "
+    "answered, timed-out) and, once answered, the person's answer.",
+    HumanResponsesArgs,
+    human_wire.HumanQueryList,
+    "tap:read",
+    Effect.READS,
+    params={
+        "status": "Only questions of this status: pending, answered or timed-out; omitted: all.",
+        "limit": "Questions per answer at most (default 50).",
+    },
+)
+async def human_responses(session: AsyncSession, who: Caller, a: HumanResponsesArgs) -> dict[str, Any]:
+    found = await people.listing(
+        session,
+        who,
+        a.documentId,
+        kind=EscalationKind.QUESTION,
+        state=human_wire.query_state_of(a.status),
+        limit=a.limit,
+        offset=a.offset,
+    )
+    return human_wire.HumanQueryList.of(found).model_dump(mode="json")
 
 
 class PollArgs(DocArgs, events_wire.PollQuery):

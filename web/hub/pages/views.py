@@ -121,10 +121,11 @@ def queue(
         rows = [
             h(
                 '<tr><th scope="row"><a href="/review/escalations/{id}">{question}</a></th>'
-                "<td>{source}: {title}</td>"
+                "<td>{kind}</td><td>{source}: {title}</td>"
                 "<td><code>{section}</code></td><td>{proposal}</td><td>{by}</td><td>{at}</td></tr>",
                 id=e["escalationId"],
                 question=_clip(e["question"]),
+                kind=_kind(e),
                 source=e["source"],
                 title=e["resourceTitle"] or e["resourceId"],
                 section=e["sectionId"] or "(whole)",
@@ -136,12 +137,12 @@ def queue(
         ]
         parts.append(
             h(
-                '<section aria-labelledby="escalations"><h2 id="escalations">Open escalations</h2>'
-                "{count}{table}</section>",
+                '<section aria-labelledby="escalations">'
+                '<h2 id="escalations">Open escalations and questions</h2>{count}{table}</section>',
                 count=_count(len(rows), escalations["total"], "escalation"),
                 table=_table(
-                    "Questions agents escalated, oldest first",
-                    ("question", "from", "section", "proposal", "raised by", "raised"),
+                    "Questions agents escalated or asked, oldest first",
+                    ("question", "kind", "from", "section", "proposal", "raised by", "raised"),
                     rows,
                 ),
             )
@@ -204,6 +205,22 @@ def queue(
             )
         )
     return join(parts)
+
+
+def _deadline(e: dict[str, Any]) -> Markup | None:
+    """A question's deadline: the agent stops waiting then (escalations have none)."""
+    if not e["timeoutAt"]:
+        return None
+    if e["status"] == "timed-out":
+        return h("{at} (timed out: nobody answered in time)", at=when(e["timeoutAt"]))
+    return h("{at} (the agent waits for the answer until then)", at=when(e["timeoutAt"]))
+
+
+def _kind(e: dict[str, Any]) -> Markup:
+    """An escalation, or a question the agent waits on (with its deadline)."""
+    if e["kind"] == "question":
+        return h("question, answer by {at}", at=when(e["timeoutAt"]))
+    return Markup("escalation")
 
 
 def _money(cents: Any) -> str:
@@ -307,6 +324,12 @@ def escalation(
             at=when(e["answer"]["answeredAt"]),
             decision=h("<p>{d}.</p>", d=DECIDED[decided].capitalize()) if decided else Markup(""),
         )
+    elif e["status"] == "timed-out":
+        action = h(
+            '<section aria-labelledby="timed-out"><h2 id="timed-out">Timed out</h2>'
+            "<p>Nobody answered by {at}: the agent no longer waits for an answer.</p></section>",
+            at=when(e["timeoutAt"]),
+        )
     else:
         decision = Markup("")
         if p is not None and p["status"] in ("pending", "objected"):
@@ -332,10 +355,22 @@ def escalation(
                 form.get("answer", ""),
                 required=True,
                 maxlength=5000,
-                hint="The agents read it on the resource's event stream. One answer per escalation.",
+                hint="The agent that asked reads it, and the agents read it on the resource's event stream. "
+                "One answer per question."
+                if e["kind"] == "question"
+                else "The agents read it on the resource's event stream. One answer per escalation.",
             ),
             decision=decision,
         )
+    context_html = (
+        Markup("")
+        if not e["context"]
+        else h(
+            '<section aria-labelledby="context"><h2 id="context">Context the agent gave</h2>'
+            "<pre>{text}</pre></section>",
+            text=e["context"],
+        )
+    )
     section_html = (
         Markup("")
         if p is not None
@@ -349,11 +384,13 @@ def escalation(
     )
     return h(
         """<p><a href="/review/">← Back to the queue</a></p>
-<h1>Escalation from a {source}</h1>
+<h1>{heading} a {source}</h1>
 {messages}
 <section aria-labelledby="question"><h2 id="question">The question</h2><pre>{question}</pre>
 {facts}</section>
-{section}{proposal}{action}""",
+{context}{section}{proposal}{action}""",
+        heading="Question from an agent on" if e["kind"] == "question" else "Escalation from",
+        context=context_html,
         source=e["source"],
         messages=messages(error=error),
         question=e["question"],
@@ -366,6 +403,7 @@ def escalation(
                 ("Priority", e["priority"]),
                 ("Raised by", e["raisedByName"] or e["raisedBy"]),
                 ("Raised", when(e["createdAt"])),
+                ("Answer by", _deadline(e)),
             ]
         ),
         section=section_html,

@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
+from domain.consensus.escalations import EscalationKind
+from domain.review.escalations import ReviewStatus
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
@@ -17,8 +19,10 @@ class Votes(Exact):
 
 
 class EscalationsQuery(Model):
-    status: Literal["open", "answered", "closed", "all"] = Field(
-        default="open", description="closed: the proposal it was raised for was withdrawn"
+    status: Literal["open", "answered", "closed", "timed-out", "all"] = Field(
+        default="open",
+        description="open: waiting for an answer; answered; closed: the proposal it was raised for was "
+        "withdrawn; timed-out: questions nobody answered in time; all",
     )
     source: Literal["topic", "document"] | None = Field(
         default=None, description="Only escalations raised on topics, or on documents"
@@ -51,7 +55,11 @@ class Answer(Exact):
 
 class EscalationItem(Exact):
     escalationId: str
-    status: Literal["open", "answered", "closed"]
+    kind: EscalationKind = Field(
+        description="escalation (raised with .../escalate, or by an approval policy) or question (asked with "
+        ".../ask-human: the agent waits for the answer until timeoutAt)"
+    )
+    status: ReviewStatus
     source: Literal["topic", "document"]
     resourceType: Literal["topic", "document"]
     resourceId: str
@@ -60,6 +68,10 @@ class EscalationItem(Exact):
     sectionId: str | None
     sectionText: str | None = Field(description="The section's body as it reads now, when it still exists")
     question: str
+    context: str | None = Field(description="What the agent added to help answer a question")
+    timeoutAt: Timestamp | None = Field(
+        description="A question's deadline: unanswered then, it times out (escalations have none)"
+    )
     priority: str
     raisedBy: str | None = Field(description="Id of the agent that asked")
     raisedByName: str | None
