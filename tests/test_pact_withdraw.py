@@ -20,6 +20,7 @@ from tests.axiom_helpers import staff_headers
 from tests.conftest import eventually
 from tests.consensus_helpers import balance, content, open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
+from tests.pages.support import sign_in, staff_key
 from tests.test_mcp import call, connect, text_of
 
 MISSING = "00000000-0000-4000-8000-000000000000"
@@ -293,6 +294,14 @@ async def test_withdrawing_a_human_only_document_proposal_closes_its_escalation(
     assert [e["escalationId"] for e in closed["escalations"]] == [raised["escalationId"]]
     types = [e["type"] for e in await doc_events(docs, keys[0], base)]
     assert "pact.escalation.closed" in types
+
+    # On the review desk: off the queue, and its page says it closed (no answer form)
+    await sign_in(hub, await staff_key(runtime, "Page Reviewer", ("reviewer",)))
+    assert raised["escalationId"] not in await (await hub.get("/review/")).text()
+    page = await (await hub.get(f"/review/escalations/{raised['escalationId']}")).text()
+    assert '<h2 id="answered">Closed</h2>' in page
+    assert "withdrawn by its author" in page
+    assert "/answer" not in page
 
 
 # ---- races ---------------------------------------------------------------------------------------------
