@@ -11,6 +11,7 @@ from web.docs import (
     documents,
     oauth,
     oauth_pages,
+    pact_sessions,
     proposals,
     sessions,
     share_pages,
@@ -97,6 +98,7 @@ ROUTE_MODULES = (
     comments,
     agents,
     proposals,
+    pact_sessions,
 )
 
 

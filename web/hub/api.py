@@ -8,7 +8,7 @@ from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
-from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.topics import collaboration, overview, proposals, sessions, topics, voting
 from web.hub.work import review, work
 from web.kernel import health, wellknown
 from web.kernel.errors import HubError
@@ -25,6 +25,7 @@ ROUTE_MODULES = (
     proposals,
     voting,
     collaboration,
+    sessions,
     keys,
     facts,
     legislation,
