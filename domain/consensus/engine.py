@@ -589,11 +589,10 @@ async def accept(
         correlation_id=proposal.id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
-    await obligations.discharge_for_proposal(session, proposal.id, policy.accepted_status)
-    for rival_id in settled:
-        if rival_id == proposal.id:
-            continue
-        await obligations.discharge_for_proposal(session, rival_id, "superseded")
+    # What was owed on the merged proposal and on the rivals it superseded: moot now.
+    rivals = [rival_id for rival_id in settled if rival_id != proposal.id]
+    await obligations.discharge_for_proposals(session, [proposal.id, *rivals], "superseded")
+    for rival_id in rivals:
         loaded = session.identity_map.get(identity_key(Proposal, rival_id))
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
             set_committed_value(loaded, "status", "superseded")

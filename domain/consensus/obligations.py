@@ -190,7 +190,11 @@ async def _discharge(
         await session.execute(
             update(PendingObligation)
             .where(*where, PendingObligation.discharged_at.is_(None))
-            .values(discharged_at=now, discharge_kind=kind.value, discharge_event_ref=event_ref)
+            .values(
+                discharged_at=now,
+                discharge_kind=kind.value,
+                discharge_event_ref=PendingObligation.proposal_id if event_ref is None else event_ref,
+            )
             .returning(*_RETURNED)
             .execution_options(synchronize_session=False)
         )
@@ -208,12 +212,12 @@ async def _discharge(
             due_by=r.due_by,
             discharged_at=now,
             discharge_kind=kind,
-            discharge_event_ref=event_ref,
+            discharge_event_ref=event_ref or r.proposal_id,
         )
-        for r in sorted(rows, key=lambda r: (r.member_id, r.id))
+        for r in sorted(rows, key=lambda r: (r.proposal_id or "", r.member_id, r.id))
     ]
     for obligation in discharged:
-        await _emit(session, obligation, "pact.obligation.discharged", event_ref)
+        await _emit(session, obligation, "pact.obligation.discharged", obligation.discharge_event_ref)
     return discharged
 
 
@@ -236,8 +240,20 @@ async def discharge_for_proposal(session: AsyncSession, proposal_id: str, reason
     withdrawn, …): every obligation still open on it is discharged (as timed_out when it expired, as
     escalated when it went to a person, otherwise as superseded). Safe to call more than
     once and from racing transactions: each obligation is discharged, and its event recorded, once."""
+    return await discharge_for_proposals(session, [proposal_id], reason)
+
+
+async def discharge_for_proposals(
+    session: AsyncSession, proposal_ids: Sequence[str], reason: str
+) -> list[Obligation]:
+    """`discharge_for_proposal` for proposals that ended alike (a merge and the rivals it superseded) in
+    one statement."""
     kind = _BY_REASON.get(reason, DischargeKind.SUPERSEDED)
-    return await _discharge(session, (PendingObligation.proposal_id == proposal_id,), kind, proposal_id)
+    if len(proposal_ids) == 1:
+        return await _discharge(
+            session, (PendingObligation.proposal_id == proposal_ids[0],), kind, proposal_ids[0]
+        )
+    return await _discharge(session, (PendingObligation.proposal_id.in_(proposal_ids),), kind, None)
 
 
 # How a proposal's end discharges what was owed on it; any other end (merged, rejected, withdrawn …) made
