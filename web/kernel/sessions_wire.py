@@ -92,6 +92,7 @@ class ObligationOut(Exact):
     discharge_event_ref: str | None = None
     status: ObligationStatus
     proposal_id: str | None = None
+    description: str = Field(description="What is owed, in words (the PACT CLI's `where` prints it).")
 
     @classmethod
     def of(cls, o: Obligation) -> ObligationOut:
@@ -109,6 +110,9 @@ class ObligationOut(Exact):
             discharge_event_ref=o.discharge_event_ref,
             status=o.status,
             proposal_id=o.proposal_id,
+            description=f"{o.kind} on proposal {o.proposal_id}"
+            if o.proposal_id
+            else f"{o.kind} ({o.event_ref})",
         )
 
 
@@ -306,6 +310,7 @@ class ManifestOut(Exact):
     obligations_by_ref: dict[str, ObligationOut]
     counterparties: list[CounterpartyOut]
     counterparties_by_principal: dict[str, CounterpartyOut]
+    members: list[str] = Field(description="The agent ids of every member, the caller's first.")
     latest_event_id: str | None = None
     latest_sequence_number: int
     unread_event_id_from: str | None = None
@@ -345,6 +350,7 @@ class ManifestOut(Exact):
             obligations_by_ref=_by_ref(mine),
             counterparties=others,
             counterparties_by_principal={c.principal_id: c for c in others},
+            members=[me.member.id, *(c.agent_id for c in others)],
             latest_event_id=_event_id(m.latest_seq),
             latest_sequence_number=m.latest_seq,
             unread_event_id_from=cursor_of(m.unread_from) if m.unread_from else None,
