@@ -437,7 +437,8 @@ async def status(
 ) -> Status:
     """The whole-resource snapshot (§4.4.1), for a member only (403 agent.not_joined otherwise). Every
     pending obligation is listed: their creation and discharge are events every member may read already
-    (§17.13 filters only what the caller could not learn otherwise); cross-org members' names are elided."""
+    (§17.13 filters only what the caller could not learn otherwise); cross-org members' names are elided.
+    A member that left is no longer listed, nor are its obligations (the proposal's end discharges them)."""
     caller = fabric.member(caller_id)
     pending = await obligations.pending(session, fabric.resource_type, fabric.resource_id)
     views = await _views(session, fabric, caller, pending, timeout)
@@ -448,7 +449,7 @@ async def status(
         phase=phase,
         latest_seq=await latest_seq(session, fabric),
         members=views,
-        obligations=pending,
+        obligations=[o for o in pending if o.member_id in {m.id for m in fabric.members}],
         open_proposals=open_proposals,
         open_intents=open_intents,
         heartbeat_timeout_seconds=timeout,
