@@ -438,3 +438,31 @@ async def test_manifest_reduces_cross_org_counterparties_and_refuses_non_members
     assert (await _get(docs, f"{dbase}/manifest", stranger["headers"], 403))["code"] == "auth.forbidden"
     other_org = await make_key(runtime, org="Globex", name="other")
     await _get(docs, f"{dbase}/_status", other_org["headers"], 404)
+
+
+async def test_an_objection_ends_what_is_owed_and_human_only_owes_nothing(docs, runtime):
+    keys, base = await _document(docs, runtime, ("editor", "reviewer", "reviewer"))
+    roles = ("editor", "reviewer", "reviewer")
+    for i, (k, r) in enumerate(zip(keys, roles, strict=True)):
+        await _join(docs, k, base, f"agent{i}", r)
+    body = {"sectionId": "sec:plan:risks", "content": "Fewer.", "summary": "s"}
+    made = await _post(docs, f"{base}/proposals", keys[0]["headers"], body, 201)
+    await _post(docs, f"{base}/proposals/{made['proposalId']}/object", keys[1]["headers"], {"reason": "ask"})
+    status = await _get(docs, f"{base}/_status", keys[0]["headers"])
+    assert status["pending_obligations"] == []
+    assert status["phase"] == "escalated"  # the objected proposal waits for a person
+    kinds = Counter(
+        e["data"]["discharge_kind"]
+        for e in await _events(docs, base, keys[0]["headers"])
+        if e["type"] == "pact.obligation.discharged"
+    )
+    assert kinds == {"fulfilled": 1, "superseded": 1}
+
+    human = await upload_ready(docs, keys[0], MD, "human.md", approvalPolicy="human-only")
+    hbase = f"/api/pact/{human['id']}"
+    for i, (k, r) in enumerate(zip(keys, roles, strict=True)):
+        await _join(docs, k, hbase, f"agent{i}", r)
+    await _post(docs, f"{hbase}/proposals", keys[0]["headers"], body, 201)
+    status = await _get(docs, f"{hbase}/_status", keys[0]["headers"])
+    assert status["pending_obligations"] == []  # a person decides: no agent owes a vote
+    assert status["phase"] == "escalated"
