@@ -42,10 +42,14 @@ class Request(BaseModel):
     model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
 
 
+_PART = "|".join(p.value for p in s.StatusPart)
+
+
 class StatusQuery(Request):
     include: str | None = Field(
         default=None,
         max_length=200,
+        pattern=rf"^(?:(?:{_PART})(?: *, *(?:{_PART}))*)?$",
         description="Comma-separated parts: members, phase, latest_event, obligations, activity "
         "(default: all).",
     )
