@@ -346,7 +346,7 @@ async def test_mark_read_checks_the_range_and_only_moves_forward(docs, runtime):
     await _post(
         docs, url, h, {"from_event_id": "evt_1", "to_event_id": "evt_2", "to_sequence_number": 3}, 422
     )
-    await _post(docs, url, h, {"from_event_id": "evt_1"}, 400)
+    await _post(docs, url, h, {"from_event_id": "evt_1"}, 422)
     await _post(docs, url, h, {"from_event_id": "later", "to_event_id": "evt_1"}, 400)
 
     first = await _post(docs, url, h, {"from_event_id": "evt_1", "to_event_id": "evt_2"})

@@ -654,8 +654,9 @@ async def mark_read(
     start = _bound(from_event_id, from_seq, "from")
     end = _bound(to_event_id, to_seq, "to")
     if start is None or end is None:
-        raise BadRequest(
+        raise Unprocessable(
             "give the range: from_event_id and to_event_id (or from_sequence_number and to_sequence_number)",
+            code="mark-read.invalid_range",
             field="from_event_id" if start is None else "to_event_id",
         )
     latest = await latest_seq(session, fabric)

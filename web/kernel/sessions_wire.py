@@ -20,6 +20,7 @@ from domain.consensus.obligations import DischargeKind, Obligation, ObligationKi
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.event_record import cursor_of
 from domain.kernel.events import MAX_SEQ
+from web.kernel.events import CURSOR_PATTERN
 from web.kernel.routing import json_response
 from web.kernel.wire import Exact, Text, Timestamp
 
@@ -64,15 +65,22 @@ class HeartbeatBody(Request):
     )
     attention_required: bool = Field(default=False, description="Flag active presence to the others.")
     client_observed_event_id: str | None = Field(
-        default=None, max_length=20, description="The latest event the caller processed (n or evt_n)."
+        default=None,
+        max_length=20,
+        pattern=CURSOR_PATTERN,
+        description="The latest event the caller processed (n or evt_n).",
     )
 
 
 class MarkReadBody(Request):
     """The range by event ids or by sequence numbers (both: they must agree); inclusive."""
 
-    from_event_id: str | None = Field(default=None, max_length=20, description="evt_n or n")
-    to_event_id: str | None = Field(default=None, max_length=20, description="evt_n or n")
+    from_event_id: str | None = Field(
+        default=None, max_length=20, pattern=CURSOR_PATTERN, description="evt_n or n"
+    )
+    to_event_id: str | None = Field(
+        default=None, max_length=20, pattern=CURSOR_PATTERN, description="evt_n or n"
+    )
     from_sequence_number: int | None = Field(default=None, ge=0, le=MAX_SEQ)
     to_sequence_number: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
