@@ -4,6 +4,7 @@ processes' start-up, tests that wipe the database), never for side effects elsew
 from domain.agents import models as agents
 from domain.axiom import models as axiom
 from domain.consensus import models as consensus
+from domain.consensus import session_models as sessions
 from domain.documents import models as documents
 from domain.kernel import models as kernel
 from domain.kernel.db import Base
@@ -13,4 +14,4 @@ from domain.topics import models as topics
 from domain.work import models as work
 
 metadata = Base.metadata
-AREAS = (agents, axiom, consensus, documents, kernel, market, people, topics, work)
+AREAS = (agents, axiom, consensus, sessions, documents, kernel, market, people, topics, work)

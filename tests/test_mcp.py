@@ -328,7 +328,7 @@ async def test_a_handshake_client_at_2025_11_25_is_served_too(docs: Any, runtime
     later = {**headers, "MCP-Protocol-Version": LEGACY}
     resp = await docs.post("/mcp", json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, headers=later)
     assert resp.status == 200
-    assert len((await _json_or_sse(resp))["result"]["tools"]) == 29
+    assert len((await _json_or_sse(resp))["result"]["tools"]) == 34
     resp = await docs.post(
         "/mcp", json={**INIT, "params": {**INIT["params"], "protocolVersion": "1999-01-01"}}, headers=headers
     )
@@ -375,7 +375,7 @@ async def test_raw_transport_edge_cases(docs: Any, runtime: Any):
     resp = await docs.post("/mcp", json=tools_list, headers={**modern, "Mcp-Method": "tools/list"})
     assert resp.status == 200
     answer = await resp.json()
-    assert len(answer["result"]["tools"]) == 29
+    assert len(answer["result"]["tools"]) == 34
     assert answer["result"]["resultType"] == "complete"
     resp = await docs.post(
         "/mcp", json={**tools_list, "params": {}}, headers={**modern, "Mcp-Method": "tools/list"}

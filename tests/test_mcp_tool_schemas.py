@@ -34,6 +34,7 @@ import base64
 import json
 import logging
 import re
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -226,7 +227,7 @@ async def test_every_tool_passes_the_rules_of_anthropic_openai_and_mcp(docs: Any
     async with connect(docs, key, mode=mode) as client:
         assert client.protocol_version == (MODERN if mode == "auto" else LEGACY)
         tools = wire((await client.list_tools()).tools)
-    assert len(tools) == 29
+    assert len(tools) == 34
     assert len(tools) <= OPENAI_MAX_TOOLS
     found = {t["name"]: p for t in tools if (p := problems(t))}
     assert found == {}, json.dumps(found, indent=1)
@@ -253,7 +254,7 @@ async def test_the_discovery_document_lists_the_same_tools(docs: Any, runtime: A
 
 
 async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, runtime: Any):
-    """All 29 tools called through the SDK client, each result's structuredContent validated against the
+    """All 34 tools called through the SDK client, each result's structuredContent validated against the
     outputSchema listed for it; the read-only ones change nothing (no event, no new version)."""
     alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
     checked: dict[str, int] = {}
@@ -291,7 +292,13 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
                 break
             await asyncio.sleep(0.1)
         await call(b, "pact_list_documents", tag="schemas")
-        await call(a, "pact_join", documentId=doc_id, agentName="Alice", role="editor")
+        await call(
+            a,
+            "pact_onboard",
+            documentId=doc_id,
+            agentName="Alice",
+            constraints=[{"sectionId": "sec:plan", "boundary": "Stay brief", "type": "should"}],
+        )
         await call(b, "pact_join", documentId=doc_id, agentName="Bob", role="reviewer")
         section = "sec:plan:budget"
         intent = await call(
@@ -331,6 +338,8 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
         await call(a, "pact_withdraw", documentId=doc_id, proposalId=dropped["proposalId"])
         await call(a, "pact_done", documentId=doc_id, status="aligned", summary="Budget reviewed")
 
+        await call(a, "pact_heartbeat", documentId=doc_id, client_heartbeat_id=str(uuid.uuid4()))
+        await call(a, "pact_mark_read", documentId=doc_id, from_event_id="evt_1", to_event_id="evt_2")
         before = await call(a, "pact_poll", documentId=doc_id, limit=200)
         version = (await call(a, "pact_get_document", documentId=doc_id))["version"]
         read_only = [name for name, t in listed.items() if t.annotations and t.annotations.read_only_hint]
@@ -347,6 +356,8 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
             "pact_proposals": {"documentId": doc_id, "status": "approved"},
             "pact_completions": {"documentId": doc_id},
             "pact_human_responses": {"documentId": doc_id, "status": "pending"},
+            "pact_status": {"documentId": doc_id},
+            "pact_manifest": {"documentId": doc_id},
         }
         assert sorted(read_only) == sorted(reads)
         for name in read_only:

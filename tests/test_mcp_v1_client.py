@@ -65,7 +65,7 @@ async def test_a_1x_sdk_client_takes_a_document_to_a_merged_proposal(docs: Any, 
 
     assert set(summary["protocolVersions"]) <= HANDSHAKE_REVISIONS
     assert summary["serverName"] == "concord-documents"
-    assert len(summary["tools"]) == 29
+    assert len(summary["tools"]) == 34
     assert {"pact_upload_document", "pact_join", "pact_propose", "pact_approve"} <= set(summary["tools"])
     # Titles, annotations and output schemas survive 1.x's own models and pass the model APIs' rules there
     # too (and the 1.x client validated every structuredContent against its outputSchema on the way).

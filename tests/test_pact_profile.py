@@ -229,8 +229,8 @@ async def _fake(request: web.Request) -> web.Response:
 async def test_a_route_added_later_shows_in_the_profile_without_editing_it(
     app, aiohttp_client, runtime, monkeypatch
 ):
-    """What a later part adds (cascade validation, the session layer, invite tokens) is listed, and the
-    capability flags it stands for turn true, from the route table alone."""
+    """What a later part adds (cascade validation, structured negotiation, the tier probe) is listed, and
+    the capability flags it stands for turn true, from the route table alone."""
     import web.app
     import web.docs.api
     import web.hub.api
@@ -239,12 +239,10 @@ async def test_a_route_added_later_shows_in_the_profile_without_editing_it(
     placeholder = "{topicId}" if app == "hub" else "{docId}"
     added = [
         ("POST", f"/api/pact/{placeholder}/cascade-validate"),
-        ("POST", f"/api/pact/{placeholder}/_onboard"),
-        ("GET", f"/api/pact/{placeholder}/manifest"),
-        ("GET", f"/api/pact/{placeholder}/_status"),
-        ("POST", f"/api/pact/{placeholder}/_heartbeat"),
-        ("POST", f"/api/pact/{placeholder}/mark-read"),
-        ("POST", f"/api/pact/{placeholder}/join-token"),
+        ("GET", f"/api/pact/{placeholder}/negotiations"),
+        ("POST", f"/api/pact/{placeholder}/negotiations/{{id}}/position"),
+        ("GET", f"/api/pact/{placeholder}/negotiations/{{id}}/synthesis"),
+        ("POST", "/api/pact/_probe/tier"),
     ]
     for method, path in added:
         extra.route(method, path, summary="added later", tags=["Test"])(_fake)
@@ -255,15 +253,14 @@ async def test_a_route_added_later_shows_in_the_profile_without_editing_it(
     body = await _profile(client)
     listed = {(op["method"], op["path"]): op["operation"] for op in body["operations"]}
     assert listed[added[0]] == "cascade.validate"
-    assert listed[added[1]] == "agent.onboard"
-    assert listed[added[6]] == "agent.join-token"
+    assert listed[added[1]] == "negotiations.list"
+    assert listed[added[4]] == "tier.introspect"
     flags = body["capabilities"]
-    assert flags["atomicOnboard"] is flags["manifest"] is flags["sessionAwareness"] is True
-    assert flags["inviteTokens"] is True
+    assert flags["structuredNegotiation"] is flags["tierIntrospection"] is True
     assert flags["mediatedCommunication"] is False
-    # In the catalogue's order: withdraw comes with the proposal operations, before the session layer.
+    # In the catalogue's order: the unmediated operations before the mediated ones.
     names = [op["operation"] for op in body["operations"]]
-    assert names.index("proposal.withdraw") < names.index("agent.onboard")
+    assert names.index("proposal.withdraw") < names.index("negotiations.list")
 
 
 async def test_conformance_core_is_honest(served):

@@ -29,27 +29,31 @@ from tests.documents_support import make_key, upload_ready
 # its first request only (domain/agents/registry.py): one statement fewer in propose and both approvals.
 # The event hash chain (issue 30) added one statement to every write that records an event: the stream's
 # numbers are reserved first (the chained records hash their sequence numbers), then written with the hash
-# of the last one (on PostgreSQL inside the combined statement). Section locks on topics (issue 30) added one
-# to a topic's propose: the section's lock is read after the statement that locks the topic, since a row read
-# by the statement that waited for the lock is the row of before the wait (tests/test_topic_locks.py).
+# of the last one (on PostgreSQL inside the combined statement).
+# PACT vote obligations (issue 31): a proposal reads its voters and inserts their obligations (two more); a
+# vote discharges the voter's (one more), and a vote that ends the proposal what is still owed on it and on
+# the rivals a merge superseded (one more, in one statement).
+# Section locks on topics (issue 30) added one to a topic's propose: the section's lock is read after the
+# statement that locks the topic, since a row read by the statement that waited for the lock is the row of
+# before the wait (tests/test_topic_locks.py).
 BOUNDS = {
     "sqlite": {
         "register": 5,
-        "propose": 9,
-        "approve": 9,
-        "merging approve": 13,
-        "document propose": 9,
-        "document vote": 10,
-        "document approving vote": 12,
+        "propose": 11,
+        "approve": 10,
+        "merging approve": 15,
+        "document propose": 11,
+        "document vote": 11,
+        "document approving vote": 14,
     },
     "postgresql": {
         "register": 3,
-        "propose": 5,
-        "approve": 4,
-        "merging approve": 6,
-        "document propose": 7,
-        "document vote": 7,
-        "document approving vote": 8,
+        "propose": 7,
+        "approve": 5,
+        "merging approve": 8,
+        "document propose": 9,
+        "document vote": 8,
+        "document approving vote": 10,
     },
 }
 _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK)\b", re.IGNORECASE)

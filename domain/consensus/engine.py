@@ -28,7 +28,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import escalations, sections
+from domain.consensus import escalations, obligations, sections
 from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
@@ -231,6 +231,16 @@ async def propose(
             proposal.id,
             before={"status": "pending"},
             after=snapshot(proposal),
+        )
+    else:
+        # Each agent whose vote counts now owes one (PACT §6.5); under human-only a person decides.
+        await obligations.open_votes(
+            session,
+            resource.resource_type,
+            resource.resource_id,
+            proposal_id=proposal.id,
+            members=await resource.voters(session, proposal.author_id),
+            due_by=proposal.expires_at,
         )
     return proposal
 
@@ -447,6 +457,7 @@ async def vote(
             "needed": needed,
         },
     )
+    await obligations.discharge_vote(session, proposal.id, actor.id)
     outcome = await _outcome(session, resource, policy, proposal, ballot.voters, needed)
     if outcome == policy.accepted_status:
         await accept(session, ctx, resource, policy, proposal, auto=False)
@@ -463,6 +474,7 @@ async def vote(
             correlation_id=proposal.id,
             data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
         )
+        await obligations.discharge_for_proposal(session, proposal.id, outcome)
         if outcome == "objected" and not policy.objection_pauses:
             await _escalate_objection(session, ctx, resource, proposal, reason)
     await audit.record(
@@ -546,6 +558,7 @@ async def accept(
             correlation_id=proposal.id,
             data={"proposalId": proposal.id, "reason": "section no longer exists"},
         )
+        await obligations.discharge_for_proposal(session, proposal.id, "superseded")
         return
     new_markdown = sections.replace_body(markdown, proposal.section_id, proposal.new_content)
     row = resource.row
@@ -580,9 +593,10 @@ async def accept(
         correlation_id=proposal.id,
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
-    for rival_id in settled:
-        if rival_id == proposal.id:
-            continue
+    # What was owed on the merged proposal and on the rivals it superseded: moot now.
+    rivals = [rival_id for rival_id in settled if rival_id != proposal.id]
+    await obligations.discharge_for_proposals(session, [proposal.id, *rivals], "superseded")
+    for rival_id in rivals:
         loaded = session.identity_map.get(identity_key(Proposal, rival_id))
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
             set_committed_value(loaded, "status", "superseded")
@@ -696,6 +710,7 @@ async def expire_due(
                 correlation_id=proposal.id,
                 data={"proposalId": proposal.id, **counts(proposal)},
             )
+            await obligations.discharge_for_proposal(session, proposal.id, "expired")
         await audit.record(
             session,
             SYSTEM,
@@ -827,6 +842,7 @@ async def decide_paused(
             correlation_id=proposal.id,
             data={"proposalId": proposal.id, "byHuman": True},
         )
+        await obligations.discharge_for_proposal(session, proposal.id, "rejected")
     await audit.record(
         session, ctx, "proposal.decide", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
@@ -860,6 +876,7 @@ async def approval_changed(session: AsyncSession, ctx: Context, resource: Resour
         for proposal in pending:
             if after.policy is human:
                 await _ask_a_person(session, ctx, resource, proposal)
+                await obligations.discharge_for_proposal(session, proposal.id, "escalated")
             else:
                 proposal.expires_at = now + timedelta(seconds=proposal.ttl_seconds)
     await events.append(

@@ -199,6 +199,7 @@ async def _record(
     section_id: str,
     data: dict[str, Any],
     before: dict[str, Any] | None = None,
+    correlation_id: str | None = None,
 ) -> None:
     await events.append(
         session,
@@ -207,6 +208,7 @@ async def _record(
         ctx,
         section_id=section_id,
         data=data,
+        correlation_id=correlation_id,
     )
     await audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
 
@@ -352,11 +354,15 @@ async def publish_constraint(
     section_id: str,
     boundary: str,
     kind: str,
+    constraint_id: str | None = None,
+    correlation_id: str | None = None,
 ) -> Constraint:
+    """`constraint_id` and `correlation_id`: an onboarding names its constraints before publishing them,
+    and links their events to its own (PACT §4.4.5)."""
     actor = ctx.require_actor()
     await _section(session, target, vocabulary, section_id)
     row = SectionConstraint(
-        id=new_id(),
+        id=constraint_id or new_id(),
         resource_type=target.resource_type,
         resource_id=target.resource_id,
         section_id=section_id,
@@ -388,6 +394,7 @@ async def publish_constraint(
         ("constraint", constraint.id),
         section_id=section_id,
         data=data,
+        correlation_id=correlation_id,
     )
     return constraint
 

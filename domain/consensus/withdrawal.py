@@ -2,8 +2,9 @@
 WITHDRAWN), on topics and documents alike, through the engine's `Resource` and `Policy`.
 
 The proposal leaves the vote for good: status `withdrawn`, event `pact.proposal.withdrawn`. What it held is
-released: the escalations its approval policy raised for a person's decision are closed (human-only), and
-the resource type's `on_withdrawn` hook gives back what the type took for it (a topic's stake).
+released: the escalations its approval policy raised for a person's decision are closed (human-only), the
+votes still owed on it are discharged (PACT §6.5 obligations), and the resource type's `on_withdrawn` hook
+gives back what the type took for it (a topic's stake).
 
 Concurrency: the same order as every proposal transition, resource row then proposal row, so a withdrawal
 racing a vote (or a reviewer's decision, or the TTL sweep) has exactly one outcome: whichever locks first
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import escalations
+from domain.consensus import escalations, obligations
 from domain.consensus.engine import Policy, Resource, counts, get_proposal, snapshot, stream_of
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
@@ -65,6 +66,7 @@ async def withdraw(
         proposal_id=proposal.id,
         reason=f"proposal {proposal.id} was withdrawn by its author: there is nothing left to decide",
     )
+    await obligations.discharge_for_proposal(session, proposal.id, WITHDRAWN)
     await policy.on_withdrawn(session, ctx, proposal)
     await audit.record(
         session, ctx, "proposal.withdraw", "proposal", proposal.id, before=before, after=snapshot(proposal)

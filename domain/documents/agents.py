@@ -28,7 +28,7 @@ from domain.documents.membership import (
     record,
     section,
 )
-from domain.documents.models import DocumentAgent
+from domain.documents.models import Document, DocumentAgent
 from domain.kernel import event_views, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -40,6 +40,20 @@ async def join(
     session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
 ) -> dict[str, Any]:
     doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await admit(session, caller, doc, body)
+    view = agent_view(agent)
+    await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=view)
+    return registration(agent)
+
+
+def registration(agent: DocumentAgent) -> dict[str, Any]:
+    """What a join answers (and an onboarding carries as its registration)."""
+    return {**agent_view(agent), "documentId": agent.document_id, "registrationId": agent.id}
+
+
+async def admit(session: AsyncSession, caller: Caller, doc: Document, body: dict[str, Any]) -> DocumentAgent:
+    """The membership of a join (the document locked by the caller), checked and added; no event: the join
+    records `pact.agent.joined`, an onboarding `pact.fabric.onboarded` instead (PACT §4.4.5)."""
     name = " ".join(body["agentName"].split())
     if not name or not any(ch.isalnum() for ch in name):
         raise BadRequest("agentName must contain a letter or digit", field="agentName")
@@ -68,9 +82,7 @@ async def join(
     )
     session.add(agent)
     await session.flush()
-    view = agent_view(agent)
-    await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=view)
-    return {**view, "documentId": doc.id, "registrationId": agent.id}
+    return agent
 
 
 def _invite_hash(token: str | None) -> str | None:

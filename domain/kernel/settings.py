@@ -312,6 +312,13 @@ class Settings(BaseSettings):
         ge=0,
         description="Anti-abuse: topic votes needed per topic created after the first (0: off).",
     )
+    pact_heartbeat_timeout_seconds: int = Field(
+        default=60,
+        ge=1,
+        le=86_400,
+        description="PACT sessions: a member whose last heartbeat (or join) is older than this many seconds "
+        "is shown with liveness `stale` by `_status`, `manifest` and `_heartbeat`; it is never evicted.",
+    )
     read_cache_seconds: float = Field(
         default=1.0,
         ge=0,

@@ -455,8 +455,36 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
     """Idempotent: the first join (or a re-join after leaving) records one event; repeats change nothing.
 
     Both steps are single conditional statements, so concurrent joins of one agent cannot both count."""
-    actor = ctx.require_actor()
     topic = await get(session, topic_id)
+    row, joined = await admit(session, ctx, topic)
+    if joined:
+        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
+        await audit.record(
+            session, ctx, "topic.join", "topic", topic.id, after={"agentId": row.agent_id, "role": row.role}
+        )
+    return joined_view(topic, ctx, row, joined)
+
+
+def joined_view(topic: Topic, ctx: Context, row: TopicParticipant, joined: bool) -> dict[str, Any]:
+    """What a join answers (and an onboarding carries as its registration)."""
+    actor = ctx.require_actor()
+    return {
+        "topicId": topic.id,
+        "topicTitle": topic.title,
+        "registrationId": actor.id,
+        "agentId": actor.id,
+        "agentName": actor.name,
+        "role": row.role,
+        "joinedAt": iso(row.joined_at),
+        "alreadyJoined": not joined,
+    }
+
+
+async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[TopicParticipant, bool]:
+    """The acting agent's participation in the topic, and whether this call made it (a first join or a
+    re-join after leaving); no event: the join records `pact.agent.joined`, an onboarding
+    `pact.fabric.onboarded` instead (PACT §4.4.5)."""
+    actor = ctx.require_actor()
     mine = (TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id)
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = await session.scalar(
@@ -474,22 +502,7 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
             .returning(TopicParticipant.id)
         )
     row = (await session.execute(select(TopicParticipant).where(*mine))).scalar_one()
-    joined = inserted is not None or rejoined is not None
-    if joined:
-        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
-        await audit.record(
-            session, ctx, "topic.join", "topic", topic.id, after={"agentId": actor.id, "role": row.role}
-        )
-    return {
-        "topicId": topic.id,
-        "topicTitle": topic.title,
-        "registrationId": actor.id,
-        "agentId": actor.id,
-        "agentName": actor.name,
-        "role": row.role,
-        "joinedAt": iso(row.joined_at),
-        "alreadyJoined": not joined,
-    }
+    return row, inserted is not None or rejoined is not None
 
 
 async def is_participant(session: AsyncSession, topic_id: str, agent_id: str) -> bool:

@@ -15,6 +15,7 @@ from web.docs import (
     intent_objections,
     oauth,
     oauth_pages,
+    pact_sessions,
     proposals,
     session_reads,
     sessions,
@@ -110,6 +111,7 @@ ROUTE_MODULES = (
     withdrawals,
     intent_objections,
     human,
+    pact_sessions,
 )
 
 

@@ -104,6 +104,33 @@ PARAMETERS: dict[str, Parameter] = {
     "summary": Parameter("Summary", "One line saying what the proposal changes, for the voters."),
     "status": Parameter("Status", f"Only proposals in this status: {', '.join(proposals.ProposalStatus)}."),
     "reason": Parameter("Reason", "Why, for the author and the reviewers (optional)."),
+    "include": Parameter(
+        "Include",
+        "Comma-separated parts of the snapshot: members, phase, latest_event, obligations, activity "
+        "(omitted: all).",
+    ),
+    "client_heartbeat_id": Parameter(
+        "Heartbeat ID", "A new UUID per heartbeat; repeating one within five minutes repeats its answer."
+    ),
+    "attention_required": Parameter(
+        "Attention required", "true to tell the others you are about to act and want their attention."
+    ),
+    "client_observed_event_id": Parameter(
+        "Last event seen", "The latest event you processed (evt_n); the answer says how far behind you are."
+    ),
+    "from_event_id": Parameter("From event", "The first event of the range you read (evt_n)."),
+    "to_event_id": Parameter("To event", "The last event of the range you read (evt_n), inclusive."),
+    "from_sequence_number": Parameter(
+        "From sequence number", "The range's first event by number (instead of from_event_id)."
+    ),
+    "to_sequence_number": Parameter(
+        "To sequence number", "The range's last event by number (instead of to_event_id), inclusive."
+    ),
+    "constraints": Parameter(
+        "Constraints",
+        "The constraints to publish as you join, each a sectionId, a boundary and a type; all are published "
+        "or, if one is refused, none and you do not join.",
+    ),
 }
 
 
@@ -121,6 +148,20 @@ class ToolOutputSchema(GenerateJsonSchema):
         return False
 
 
+def _inline(spec: Any, defs: Mapping[str, Any]) -> Any:
+    """`spec` with every `$ref` inside it replaced by the definition it names (titles of inlined models
+    dropped)."""
+    if isinstance(spec, list):
+        return [_inline(item, defs) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    if "$ref" in spec:
+        named = dict(defs[spec["$ref"].rsplit("/", 1)[-1]])
+        named.pop("title", None)
+        spec = {**named, **{k: v for k, v in spec.items() if k != "$ref"}}
+    return {key: _inline(value, defs) for key, value in spec.items()}
+
+
 def input_schema(model: type[BaseModel], params: Mapping[str, str]) -> dict[str, Any]:
     """The tool's `inputSchema`: `model`'s fields, titled and described (`params` before `PARAMETERS`)."""
     schema = model.model_json_schema(schema_generator=ToolInputSchema)
@@ -132,6 +173,7 @@ def input_schema(model: type[BaseModel], params: Mapping[str, str]) -> dict[str,
         spec = properties[name]
         if "$ref" in spec:  # a vocabulary (a StrEnum) goes inline: no `$ref` in an input schema
             spec = {**defs[spec.pop("$ref").rsplit("/", 1)[-1]], **spec}
+        spec = _inline(spec, defs)  # so does the item model of a list (pact_onboard's constraints)
         known = PARAMETERS.get(name)
         if known is None:
             raise LookupError(

@@ -10,7 +10,7 @@ import binascii
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Self, TypeVar
+from typing import Any, Literal, Self, TypeVar
 
 import mcp_types as mt
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -19,18 +19,22 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import escalations
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.policies import Approval, ApprovalPolicy
+from domain.consensus.sessions import ConstraintDraft
 from domain.documents import agents as tap
 from domain.documents import blobs, completions, library, locks, proposals, records
 from domain.documents import human as people
+from domain.documents import sessions as doc_sessions
 from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
 from web.docs import schemas
 from web.docs.mcp import tool_schemas
+from web.docs.pact_sessions import DocumentOnboarded
 from web.kernel import completions as completions_wire
 from web.kernel import events as events_wire
 from web.kernel import human as human_wire
 from web.kernel import locks as wire_locks
+from web.kernel import sessions_wire
 from web.kernel.collaboration import IntentObjectionBody
 
 Handler = Callable[[Runtime, Caller, Any], Awaitable[dict[str, Any]]]
@@ -727,3 +731,142 @@ class WithdrawArgs(DocArgs):
 )
 async def withdraw(session: AsyncSession, who: Caller, a: WithdrawArgs) -> dict[str, Any]:
     return await proposals.withdraw(session, who, a.documentId, a.proposalId)
+
+
+# ---- session awareness (PACT v2.0.3 §4.4: domain/consensus/sessions.py) ------------------------------
+
+
+class StatusArgs(DocArgs):
+    include: str | None = Field(default=None, max_length=200)
+
+
+@tool(
+    "pact_status",
+    "Where the document's negotiation stands",
+    "The document's session snapshot: its phase (forming, negotiating, converged, escalated, closed), the "
+    "agents on it with when each was last seen and whether it is live or stale, the latest event, the "
+    "obligations pending (votes owed) and the open proposals and intents. For agents joined to it.",
+    StatusArgs,
+    sessions_wire.StatusOut,
+    "tap:read",
+    Effect.READS,
+)
+async def pact_status(session: AsyncSession, who: Caller, a: StatusArgs) -> dict[str, Any]:
+    found = await doc_sessions.status(session, who, a.documentId, a.include)
+    return sessions_wire.StatusOut.of(found).model_dump(mode="json", exclude_none=True)
+
+
+@tool(
+    "pact_manifest",
+    "What concerns you on the document",
+    "Your view of the document: your role, the constraints that bind you, the votes you owe "
+    "(obligations_by_ref, by proposal), the other agents with their liveness, and the events you have not "
+    "marked read yet. For agents joined to it.",
+    DocArgs,
+    sessions_wire.ManifestOut,
+    "tap:read",
+    Effect.READS,
+)
+async def pact_manifest(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
+    found = await doc_sessions.manifest(session, who, a.documentId)
+    return sessions_wire.ManifestOut.of(found).model_dump(mode="json", exclude_none=True)
+
+
+class HeartbeatArgs(DocArgs, sessions_wire.HeartbeatBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@tool(
+    "pact_heartbeat",
+    "Say you are present",
+    "Tell the others you are still here (optionally that you want their attention); answers who else is "
+    "live or stale and how many votes you owe. A repeat with the same client_heartbeat_id within five "
+    "minutes gets the same answer and records nothing.",
+    HeartbeatArgs,
+    sessions_wire.HeartbeatOut,
+    "tap:write",
+    Effect.CLAIMS,
+)
+async def pact_heartbeat(session: AsyncSession, who: Caller, a: HeartbeatArgs) -> dict[str, Any]:
+    beat = await doc_sessions.heartbeat(
+        session,
+        who,
+        a.documentId,
+        client_heartbeat_id=a.client_heartbeat_id,
+        attention_required=a.attention_required,
+        observed_event_id=a.client_observed_event_id,
+    )
+    return sessions_wire.HeartbeatOut.of(beat).model_dump(mode="json", exclude_none=True)
+
+
+class MarkReadArgs(DocArgs, sessions_wire.MarkReadBody):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+@tool(
+    "pact_mark_read",
+    "Mark events read",
+    "Acknowledge that you processed the document's events from_event_id to to_event_id (evt_n, as "
+    "pact_poll gives them; or by sequence numbers), so the others see how far you have read. Your read "
+    "cursor only moves forward: a range you already covered changes nothing.",
+    MarkReadArgs,
+    sessions_wire.MarkReadOut,
+    "tap:write",
+    Effect.CLAIMS,
+)
+async def pact_mark_read(session: AsyncSession, who: Caller, a: MarkReadArgs) -> dict[str, Any]:
+    marked = await doc_sessions.mark_read(
+        session,
+        who,
+        a.documentId,
+        from_event_id=a.from_event_id,
+        to_event_id=a.to_event_id,
+        from_seq=a.from_sequence_number,
+        to_seq=a.to_sequence_number,
+    )
+    return sessions_wire.MarkReadOut.of(marked).model_dump(mode="json", exclude_none=True)
+
+
+class OnboardConstraintArg(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    sectionId: str = Field(
+        min_length=1, max_length=256, description="The section (as pact_sections gives it)."
+    )
+    boundary: str = Field(min_length=1, max_length=2000, description="The rule for the section, in words.")
+    type: Literal["must", "must_not", "should", "should_not", "prefer"] = Field(
+        default="must_not",
+        description="How binding: must, must_not (the default), should, should_not, prefer.",
+    )
+
+
+class OnboardArgs(DocArgs):
+    agentName: str | None = Field(default=None, min_length=1, max_length=128)
+    role: Literal["editor", "reviewer", "observer"] = "editor"
+    capabilities: list[Literal["propose", "vote"]] | None = Field(default=None, max_length=20)
+    inviteToken: str | None = Field(default=None, max_length=200)
+    constraints: list[OnboardConstraintArg] = Field(default_factory=list, max_length=50)
+
+
+@tool(
+    "pact_onboard",
+    "Join with your constraints",
+    "Join the document and publish your constraints in one step: either you are a member with all of them "
+    "published, or (a constraint refused: its index and reason are in the error) nothing happened. Without "
+    "agentName your key's name is used. Use pact_join to join without constraints.",
+    OnboardArgs,
+    DocumentOnboarded,
+    "tap:write",
+    Effect.CLAIMS,
+)
+async def pact_onboard(session: AsyncSession, who: Caller, a: OnboardArgs) -> dict[str, Any]:
+    join = {
+        "agentName": a.agentName,
+        "role": a.role,
+        "capabilities": a.capabilities,
+        "inviteToken": a.inviteToken,
+    }
+    drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in a.constraints]
+    done = await doc_sessions.onboard(session, who, a.documentId, join, drafts)
+    reg = schemas.Joined.model_validate(done.registration)
+    out = DocumentOnboarded(registration=reg, **sessions_wire.OnboardedOut.fields(done, reg.agentId))
+    return out.model_dump(mode="json")

@@ -1,0 +1,276 @@
+"""Pending obligations (PACT v2.0.3 §6.5): what the protocol expects a member of a topic or a document to do
+next, as rows, one per member and thing owed, each created and discharged with its event.
+
+The consensus engine opens a `vote` obligation for every agent whose vote counts on a new proposal (the
+resource's voters under its approval policy: none under `human-only`, where a person decides) and discharges
+it when that agent approves, rejects or objects (`fulfilled`), and every obligation still open on a
+proposal when the proposal stops taking votes: merged, rejected, objected, expired, superseded or withdrawn
+(`superseded`). A discharge is one conditional UPDATE (`… WHERE discharged_at IS NULL RETURNING`), so a vote
+and a merge racing on one proposal discharge each obligation once, and only the statement that discharged
+it records its event.
+
+Events (on the resource's stream, actor System): `pact.obligation.created` and `pact.obligation.discharged`,
+whose data is the obligation as `_status` and `manifest` serve it, and whose `correlationId` is the
+obligation's id (the chain of one obligation: created → discharged); `inResponseTo` is what created or
+discharged it (the proposal's id)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.session_models import PendingObligation
+from domain.kernel import events
+from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import SYSTEM
+from domain.kernel.event_record import ActorKind
+
+
+class ObligationKind(StrEnum):
+    """What discharges an obligation (§6.5): a vote; a response to a query or an escalation; a signature;
+    an acknowledgement (mark-read). Concord creates `vote` obligations; the others are the protocol's."""
+
+    VOTE = "vote"
+    RESPOND = "respond"
+    SIGN = "sign"
+    ACK = "ack"
+
+
+class DischargeKind(StrEnum):
+    """How an obligation ended (§6.5)."""
+
+    FULFILLED = "fulfilled"  # the member acted
+    SUPERSEDED = "superseded"  # a later event made it moot (the proposal merged, expired, was withdrawn …)
+    TIMED_OUT = "timed_out"
+    ESCALATED = "escalated"
+
+
+class ObligationStatus(StrEnum):
+    PENDING = "pending"
+    DISCHARGED = "discharged"
+
+
+@dataclass(frozen=True)
+class Obligation:
+    id: str
+    resource_type: str
+    resource_id: str
+    member_id: str
+    kind: ObligationKind
+    event_ref: str
+    proposal_id: str | None
+    created_at: datetime
+    due_by: datetime | None
+    discharged_at: datetime | None
+    discharge_kind: DischargeKind | None
+    discharge_event_ref: str | None
+
+    @property
+    def status(self) -> ObligationStatus:
+        return ObligationStatus.PENDING if self.discharged_at is None else ObligationStatus.DISCHARGED
+
+    def overdue(self, now: datetime) -> bool:
+        return self.discharged_at is None and self.due_by is not None and self.due_by < now
+
+
+def of(row: PendingObligation) -> Obligation:
+    return Obligation(
+        id=row.id,
+        resource_type=row.resource_type,
+        resource_id=row.resource_id,
+        member_id=row.member_id,
+        kind=ObligationKind(row.kind),
+        event_ref=row.event_ref,
+        proposal_id=row.proposal_id,
+        created_at=row.created_at,
+        due_by=row.due_by,
+        discharged_at=row.discharged_at,
+        discharge_kind=DischargeKind(row.discharge_kind) if row.discharge_kind else None,
+        discharge_event_ref=row.discharge_event_ref,
+    )
+
+
+def principal_of(member_id: str) -> str:
+    """The principal an agent acts for, as sessions serve it: each agent (a hub agent, a document's joined
+    key) is its own principal (docs/decisions.md)."""
+    return f"urn:concord:agent:{member_id}"
+
+
+def payload(o: Obligation) -> dict[str, Any]:
+    """The obligation as its events carry it: PACT's pending-obligation shape, the principal, and the
+    shape again under `obligation` (where the conformance vectors look for it)."""
+    shape = {
+        "id": o.id,
+        "fabric_id": o.resource_id,
+        "member_id": o.member_id,
+        "kind": str(o.kind),
+        "event_ref": o.event_ref,
+        "created_at": iso(o.created_at),
+        "due_by": iso(o.due_by),
+        "discharged_at": iso(o.discharged_at),
+        "discharge_kind": str(o.discharge_kind) if o.discharge_kind else None,
+        "discharge_event_ref": o.discharge_event_ref,
+    }
+    principal = principal_of(o.member_id)
+    return {**shape, "principal_id": principal, "principalId": principal, "obligation": dict(shape)}
+
+
+async def _emit(session: AsyncSession, o: Obligation, type_: str, in_response_to: str | None) -> None:
+    await events.append(
+        session,
+        events.stream_of(o.resource_type, o.resource_id),
+        type_,
+        SYSTEM,
+        data=payload(o),
+        actor_kind=ActorKind.SYSTEM,
+        correlation_id=o.id,
+        in_response_to=in_response_to,
+    )
+
+
+async def open_votes(
+    session: AsyncSession,
+    resource_type: str,
+    resource_id: str,
+    *,
+    proposal_id: str,
+    members: Collection[str],
+    due_by: datetime | None,
+) -> list[Obligation]:
+    """A `vote` obligation on the proposal for each member (the proposal is new: none exists yet)."""
+    now = utcnow()
+    created: list[Obligation] = []
+    for member_id in sorted(members):
+        row = PendingObligation(
+            id=new_id(),
+            resource_type=resource_type,
+            resource_id=resource_id,
+            member_id=member_id,
+            kind=ObligationKind.VOTE.value,
+            event_ref=proposal_id,
+            proposal_id=proposal_id,
+            created_at=now,
+            due_by=due_by,
+        )
+        session.add(row)
+        obligation = of(row)
+        created.append(obligation)
+        await _emit(session, obligation, "pact.obligation.created", proposal_id)
+    if created:
+        await session.flush()
+    return created
+
+
+_RETURNED = (
+    PendingObligation.id,
+    PendingObligation.resource_type,
+    PendingObligation.resource_id,
+    PendingObligation.member_id,
+    PendingObligation.kind,
+    PendingObligation.event_ref,
+    PendingObligation.proposal_id,
+    PendingObligation.created_at,
+    PendingObligation.due_by,
+)
+
+
+async def _discharge(
+    session: AsyncSession, where: Sequence[Any], kind: DischargeKind, event_ref: str | None
+) -> list[Obligation]:
+    """Discharge the open obligations matching `where` in one conditional UPDATE; an event for each that
+    this statement discharged (one a concurrent statement discharged first is not returned here)."""
+    now = utcnow()
+    rows = (
+        await session.execute(
+            update(PendingObligation)
+            .where(*where, PendingObligation.discharged_at.is_(None))
+            .values(
+                discharged_at=now,
+                discharge_kind=kind.value,
+                discharge_event_ref=PendingObligation.proposal_id if event_ref is None else event_ref,
+            )
+            .returning(*_RETURNED)
+            .execution_options(synchronize_session=False)
+        )
+    ).all()
+    discharged = [
+        Obligation(
+            id=r.id,
+            resource_type=r.resource_type,
+            resource_id=r.resource_id,
+            member_id=r.member_id,
+            kind=ObligationKind(r.kind),
+            event_ref=r.event_ref,
+            proposal_id=r.proposal_id,
+            created_at=r.created_at,
+            due_by=r.due_by,
+            discharged_at=now,
+            discharge_kind=kind,
+            discharge_event_ref=event_ref or r.proposal_id,
+        )
+        for r in sorted(rows, key=lambda r: (r.proposal_id or "", r.member_id, r.id))
+    ]
+    for obligation in discharged:
+        await _emit(session, obligation, "pact.obligation.discharged", obligation.discharge_event_ref)
+    return discharged
+
+
+async def discharge_vote(session: AsyncSession, proposal_id: str, member_id: str) -> list[Obligation]:
+    """The member voted (approve, reject or object) on the proposal: its vote obligation is fulfilled."""
+    return await _discharge(
+        session,
+        (
+            PendingObligation.proposal_id == proposal_id,
+            PendingObligation.member_id == member_id,
+            PendingObligation.kind == ObligationKind.VOTE.value,
+        ),
+        DischargeKind.FULFILLED,
+        proposal_id,
+    )
+
+
+async def discharge_for_proposal(session: AsyncSession, proposal_id: str, reason: str) -> list[Obligation]:
+    """The proposal no longer takes votes (`reason`: merged, rejected, objected, expired, superseded,
+    withdrawn, …): every obligation still open on it is discharged (as timed_out when it expired, as
+    escalated when it went to a person, otherwise as superseded). Safe to call more than
+    once and from racing transactions: each obligation is discharged, and its event recorded, once."""
+    return await discharge_for_proposals(session, [proposal_id], reason)
+
+
+async def discharge_for_proposals(
+    session: AsyncSession, proposal_ids: Sequence[str], reason: str
+) -> list[Obligation]:
+    """`discharge_for_proposal` for proposals that ended alike (a merge and the rivals it superseded) in
+    one statement."""
+    kind = _BY_REASON.get(reason, DischargeKind.SUPERSEDED)
+    if len(proposal_ids) == 1:
+        return await _discharge(
+            session, (PendingObligation.proposal_id == proposal_ids[0],), kind, proposal_ids[0]
+        )
+    return await _discharge(session, (PendingObligation.proposal_id.in_(proposal_ids),), kind, None)
+
+
+# How a proposal's end discharges what was owed on it; any other end (merged, rejected, withdrawn …) made
+# the vote moot: superseded.
+_BY_REASON = {"expired": DischargeKind.TIMED_OUT, "escalated": DischargeKind.ESCALATED}
+
+
+async def pending(
+    session: AsyncSession, resource_type: str, resource_id: str, *, member_id: str | None = None
+) -> list[Obligation]:
+    """Open obligations of the resource (of one member when given), oldest first."""
+    stmt = select(PendingObligation).where(
+        PendingObligation.resource_type == resource_type,
+        PendingObligation.resource_id == resource_id,
+        PendingObligation.discharged_at.is_(None),
+    )
+    if member_id is not None:
+        stmt = stmt.where(PendingObligation.member_id == member_id)
+    rows = await session.scalars(stmt.order_by(PendingObligation.created_at, PendingObligation.id))
+    return [of(r) for r in rows.all()]

@@ -1,0 +1,171 @@
+"""PACT v2.0.3 session awareness on a document (§4.4): `/api/pact/{docId}/_status`, `manifest`,
+`_heartbeat`, `mark-read` and `_onboard` (also under `/api/tap/{docId}/…`), with the document API's
+service keys and the agents they joined as."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from aiohttp import web
+from pydantic import Field
+
+from domain.consensus.sessions import ConstraintDraft
+from domain.documents import sessions
+from web.docs.auth import caller
+from web.docs.paths import doc_id, document_route
+from web.docs.schemas import Capability, Joined, Role
+from web.kernel.access import Service
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, model_response
+from web.kernel.sessions_wire import (
+    ONBOARD_ERRORS,
+    SESSION_ERRORS,
+    HeartbeatBody,
+    HeartbeatOut,
+    ManifestOut,
+    MarkReadBody,
+    MarkReadOut,
+    OnboardedOut,
+    Request,
+    StatusOut,
+    StatusQuery,
+    sparse_response,
+)
+from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
+
+routes = Routes()
+route = document_route(routes)
+CONSTRAINT_TYPE = Literal["must", "must_not", "should", "should_not", "prefer"]
+
+
+class OnboardConstraint(Request):
+    sectionId: Text = Field(min_length=1, max_length=256)
+    boundary: Text = Field(min_length=1, max_length=2_000)
+    type: CONSTRAINT_TYPE = Field(
+        default="must_not", description="The constraint's type, as POST …/constraints takes it."
+    )
+    category: str | None = Field(
+        default=None,
+        max_length=64,
+        description="PACT's free category; documents classify constraints by `type` and do not keep it.",
+    )
+
+
+class OnboardBody(Request):
+    """A join's fields (all optional: without agentName the key's name is the agent's) and the constraints
+    to publish with it, all or none."""
+
+    agentName: Annotated[str, HAS_LETTER_OR_DIGIT] | None = Field(default=None, min_length=1, max_length=128)
+    role: Role = "editor"
+    capabilities: list[Capability] | None = Field(default=None, max_length=20)
+    inviteToken: str | None = Field(default=None, max_length=200)
+    invite_token: str | None = Field(default=None, max_length=200)
+    constraints: list[OnboardConstraint] = Field(default_factory=list, max_length=50)
+
+
+class DocumentOnboarded(OnboardedOut):
+    registration: Joined
+
+
+@route(
+    "GET",
+    "/_status",
+    summary="The document's session snapshot: phase, members with liveness, obligations (PACT §4.4.1)",
+    query=StatusQuery,
+    response=StatusOut,
+    errors=SESSION_ERRORS,
+    access=Service("tap:read"),
+)
+async def status(request: web.Request, query: StatusQuery) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.read() as session:
+        found = await sessions.status(session, who, doc_id(request), query.include)
+    return sparse_response(StatusOut.of(found))
+
+
+@route(
+    "GET",
+    "/manifest",
+    summary="What concerns the calling agent: its constraints, obligations, counterparties (PACT §4.4.2)",
+    response=ManifestOut,
+    errors=SESSION_ERRORS,
+    access=Service("tap:read"),
+)
+async def manifest(request: web.Request) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.read() as session:
+        found = await sessions.manifest(session, who, doc_id(request))
+    return sparse_response(ManifestOut.of(found))
+
+
+@route(
+    "POST",
+    "/_heartbeat",
+    summary="Say the agent is present; answers the members' liveness (PACT §4.4.3)",
+    body=HeartbeatBody,
+    response=HeartbeatOut,
+    errors=SESSION_ERRORS,
+    access=Service("tap:write"),
+)
+async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.transaction() as session:
+        beat = await sessions.heartbeat(
+            session,
+            who,
+            doc_id(request),
+            client_heartbeat_id=body.client_heartbeat_id,
+            attention_required=body.attention_required,
+            observed_event_id=body.client_observed_event_id,
+        )
+    return sparse_response(HeartbeatOut.of(beat))
+
+
+@route(
+    "POST",
+    "/mark-read",
+    summary="Acknowledge the events [from, to]; the read cursor only moves forward (PACT §4.4.4)",
+    body=MarkReadBody,
+    response=MarkReadOut,
+    errors={**SESSION_ERRORS, 422: "The range is reversed or names events that do not exist"},
+    access=Service("tap:write"),
+)
+async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.transaction() as session:
+        marked = await sessions.mark_read(
+            session,
+            who,
+            doc_id(request),
+            from_event_id=body.from_event_id,
+            to_event_id=body.to_event_id,
+            from_seq=body.from_sequence_number,
+            to_seq=body.to_sequence_number,
+        )
+    return sparse_response(MarkReadOut.of(marked))
+
+
+@route(
+    "POST",
+    "/_onboard",
+    summary="Join and publish constraints in one transaction: all or nothing (PACT §4.4.5)",
+    body=OnboardBody,
+    response=DocumentOnboarded,
+    errors={**ONBOARD_ERRORS, 409: "Already joined, or the document is still converting"},
+    access=Service("tap:write"),
+)
+async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
+    who = caller(request)
+    join = {
+        "agentName": body.agentName,
+        "role": body.role,
+        "capabilities": body.capabilities,
+        "inviteToken": body.inviteToken or body.invite_token,
+    }
+    drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in body.constraints]
+    async with runtime(request).db.transaction() as session:
+        done = await sessions.onboard(session, who, doc_id(request), join, drafts)
+    reg = Joined.model_validate(done.registration)
+    return model_response(
+        DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)), status=200
+    )

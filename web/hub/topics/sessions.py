@@ -1,0 +1,160 @@
+"""PACT v2.0.3 session awareness on a topic (§4.4): `/api/pact/{topicId}/_status`, `manifest`,
+`_heartbeat`, `mark-read` and `_onboard`, with agent keys; the caller must have joined the topic."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from pydantic import Field
+
+from domain.consensus.sessions import ConstraintDraft
+from domain.topics import sessions
+from web.hub.auth import agent_context
+from web.hub.topics.read_models import JoinResult
+from web.hub.topics.schemas import SectionId
+from web.kernel.access import Agent
+from web.kernel.request import runtime
+from web.kernel.routing import Routes, model_response
+from web.kernel.sessions_wire import (
+    ONBOARD_ERRORS,
+    SESSION_ERRORS,
+    HeartbeatBody,
+    HeartbeatOut,
+    ManifestOut,
+    MarkReadBody,
+    MarkReadOut,
+    OnboardedOut,
+    Request,
+    StatusOut,
+    StatusQuery,
+    sparse_response,
+)
+from web.kernel.wire import Text
+
+routes = Routes()
+TAG = ["Sessions"]
+ERRORS = {401: "Missing or invalid agent key", 404: "Topic not found", **SESSION_ERRORS}
+
+
+def _topic(request: web.Request) -> str:
+    return request.match_info["topicId"]
+
+
+class OnboardConstraint(Request):
+    sectionId: SectionId
+    boundary: Text = Field(min_length=1, max_length=2000)
+    category: str | None = Field(default=None, max_length=60)
+
+
+class OnboardBody(Request):
+    """The constraints to publish with the join, all or none. A hub agent joins under its registered name
+    (agentName and role of PACT's onboard request are accepted and not used: every participant of a topic
+    is a collaborator)."""
+
+    agentName: str | None = Field(default=None, max_length=128)
+    role: str | None = Field(default=None, max_length=40)
+    constraints: list[OnboardConstraint] = Field(default_factory=list, max_length=50)
+
+
+class TopicOnboarded(OnboardedOut):
+    registration: JoinResult
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/_status",
+    summary="The topic's session snapshot: phase, members with liveness, obligations (PACT §4.4.1)",
+    tags=TAG,
+    query=StatusQuery,
+    response=StatusOut,
+    access=Agent(),
+    errors=ERRORS,
+)
+async def status(request: web.Request, query: StatusQuery) -> web.Response:
+    ctx = agent_context(request)
+    async with runtime(request).db.read() as session:
+        found = await sessions.status(session, ctx, _topic(request), query.include)
+    return sparse_response(StatusOut.of(found))
+
+
+@routes.route(
+    "GET",
+    "/api/pact/{topicId}/manifest",
+    summary="What concerns the calling agent: its constraints, obligations, counterparties (PACT §4.4.2)",
+    tags=TAG,
+    response=ManifestOut,
+    access=Agent(),
+    errors=ERRORS,
+)
+async def manifest(request: web.Request) -> web.Response:
+    ctx = agent_context(request)
+    async with runtime(request).db.read() as session:
+        found = await sessions.manifest(session, ctx, _topic(request))
+    return sparse_response(ManifestOut.of(found))
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/_heartbeat",
+    summary="Say the agent is present; answers the members' liveness (PACT §4.4.3)",
+    tags=TAG,
+    body=HeartbeatBody,
+    response=HeartbeatOut,
+    access=Agent(),
+    errors=ERRORS,
+)
+async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
+    ctx = agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        beat = await sessions.heartbeat(
+            session,
+            ctx,
+            _topic(request),
+            client_heartbeat_id=body.client_heartbeat_id,
+            attention_required=body.attention_required,
+            observed_event_id=body.client_observed_event_id,
+        )
+    return sparse_response(HeartbeatOut.of(beat))
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/mark-read",
+    summary="Acknowledge the events [from, to]; the read cursor only moves forward (PACT §4.4.4)",
+    tags=TAG,
+    body=MarkReadBody,
+    response=MarkReadOut,
+    access=Agent(),
+    errors={**ERRORS, 422: "The range is reversed or names events that do not exist"},
+)
+async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
+    ctx = agent_context(request)
+    async with runtime(request).db.transaction() as session:
+        marked = await sessions.mark_read(
+            session,
+            ctx,
+            _topic(request),
+            from_event_id=body.from_event_id,
+            to_event_id=body.to_event_id,
+            from_seq=body.from_sequence_number,
+            to_seq=body.to_sequence_number,
+        )
+    return sparse_response(MarkReadOut.of(marked))
+
+
+@routes.route(
+    "POST",
+    "/api/pact/{topicId}/_onboard",
+    summary="Join and publish constraints in one transaction: all or nothing (PACT §4.4.5)",
+    tags=TAG,
+    body=OnboardBody,
+    response=TopicOnboarded,
+    access=Agent(),
+    errors={**ERRORS, **ONBOARD_ERRORS},
+)
+async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
+    ctx = agent_context(request)
+    drafts = [ConstraintDraft(c.sectionId, c.boundary, c.category or "") for c in body.constraints]
+    async with runtime(request).db.transaction() as session:
+        done = await sessions.onboard(session, ctx, _topic(request), drafts)
+    reg = JoinResult.model_validate(done.registration)
+    return model_response(TopicOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)))
