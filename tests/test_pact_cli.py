@@ -4,6 +4,7 @@ server's state afterwards. A document is worked on with service keys, a hub topi
 
 from __future__ import annotations
 
+import json
 import re
 import uuid
 from pathlib import Path
@@ -386,3 +387,56 @@ async def test_transcript_of_a_topic(hub, register, tmp_path):
     transcript = await topic.pact("transcript", topic.id)
     events = (await topic.get("events?limit=200"))["events"]
     assert re.findall(r"\bevt_\d+\b", transcript.out) == [e["eventId"] for e in events]
+
+
+# ---- the session layer (issue 31: onboard, status, manifest, where, transcript --mark-read) -------------
+
+
+def _constraints(tmp_path: Path, section: str) -> Path:
+    """The file `pact onboard --constraints` reads: one constraint on `section`."""
+    path = tmp_path / "constraints.json"
+    path.write_text(json.dumps([{"sectionId": section, "boundary": "Name no instrument"}]))
+    return path
+
+
+async def _session_commands(cli_owner: Any, fabric: str, constraints: Path) -> None:
+    """What an agent runs on a resource it is not a member of yet, checked on the CLI's output (the
+    server's state is checked by each caller)."""
+    onboarded = await cli_owner("onboard", fabric, "--constraints", str(constraints))
+    assert onboarded.lines()[0] == f"✓ onboarded into fabric {fabric}"
+    assert "Declared constraints: 1" in onboarded.out
+    status = await cli_owner("status", fabric)
+    assert status.lines()[0] == f"Fabric {fabric}"
+    assert re.search(r"^\s+Members:\s+\d+$", status.out, re.MULTILINE)
+    manifest = await cli_owner("manifest", fabric)
+    assert manifest.lines()[0] == f"Manifest for fabric {fabric}"
+    assert re.search(r"^\s+Pending obligations:\s+\d+$", manifest.out, re.MULTILINE)
+    where = await cli_owner("where")
+    assert f"• {fabric}" in where.out
+    read = await cli_owner("transcript", fabric, "--mark-read")
+    assert re.search(r"✓ marked \d+ event\(s\) read on server\.", read.out)
+
+
+async def test_session_commands_on_a_document(docs, runtime, tmp_path):
+    doc = await _doc(docs, runtime, tmp_path, joined=False)
+    await doc.join(doc.bob, "bob")
+    await _session_commands(lambda *a: doc.pact(*a), doc.id, _constraints(tmp_path, "sec:budget"))
+    agents = {a["agentName"]: a for a in (await doc.get("agents"))["agents"]}
+    assert set(agents) == {"ada", "bob"}  # onboarding joined ada under her key's name
+    [constraint] = (await doc.get("constraints"))["constraints"]
+    assert (constraint["sectionId"], constraint["boundary"]) == ("sec:budget", "Name no instrument")
+    types = [e["type"] for e in (await doc.get("events?limit=200"))["events"]]
+    assert {"pact.fabric.onboarded", "pact.agent.mark-read"} <= set(types)
+
+
+async def test_session_commands_on_a_topic(hub, register, tmp_path):
+    topic = await _topic(hub, register, tmp_path)
+    await _session_commands(
+        lambda *a: topic.pact(*a, key=topic.dee), topic.id, _constraints(tmp_path, "sec:answer")
+    )
+    agents = {a["agentId"]: a for a in await topic.get("agents")}
+    assert agents[topic.dee["agentId"]]["isActive"] is True
+    constraints = (await topic.get("constraints"))["constraints"]
+    assert [(c["sectionId"], c["boundary"]) for c in constraints] == [("sec:answer", "Name no instrument")]
+    types = [e["type"] for e in (await topic.get("events?limit=200"))["events"]]
+    assert {"pact.fabric.onboarded", "pact.agent.mark-read"} <= set(types)
