@@ -11,7 +11,12 @@ MCP1_STAMP := $(MCP1_VENV)/.installed
 # namespace: tests/conftest.py); TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= auto
 
-.PHONY: run test install mcp1-venv lint bench clean
+# The PACT conformance runner (TailorAU/pact spec/v2.0/conformance), built outside the repository from a
+# clone of PACT (a bare mirror or a work tree) for tests/test_pact_conformance.py and `concord pact lab`.
+PACT_SRC    ?= /work/.mirror/TailorAU+pact/repo
+PACT_RUNNER ?= $(HOME)/.cache/concord/pact-runner
+
+.PHONY: run test install mcp1-venv lint bench clean pact-runner
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +47,20 @@ test: $(STAMP) $(MCP1_STAMP)
 lint: $(STAMP) $(MCP1_STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy \
 	  && $(BIN)/mypy --python-executable $(MCP1_VENV)/bin/python tests/mcp1/drive.py
+
+# The spec's conformance folder (vectors and runner) is exported from PACT_SRC's HEAD, then the runner is
+# built with its own lock file; nothing of it enters this repository.
+pact-runner:
+	rm -rf $(PACT_RUNNER) && mkdir -p $(PACT_RUNNER)
+	if [ -d $(PACT_SRC)/.git ] || [ -f $(PACT_SRC)/HEAD ]; then \
+	  git --git-dir=$$( [ -d $(PACT_SRC)/.git ] && echo $(PACT_SRC)/.git || echo $(PACT_SRC) ) \
+	    archive HEAD spec/v2.0/conformance | tar -x -C $(PACT_RUNNER); \
+	else \
+	  mkdir -p $(PACT_RUNNER)/spec/v2.0 && cp -r $(PACT_SRC)/spec/v2.0/conformance $(PACT_RUNNER)/spec/v2.0/; \
+	fi
+	cd $(PACT_RUNNER)/spec/v2.0/conformance/runner && npm ci --no-audit --no-fund && npm run build
+	@echo "runner: $(PACT_RUNNER)/spec/v2.0/conformance/runner/dist/index.js"
+	@echo "vectors: $(PACT_RUNNER)/spec/v2.0/conformance"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.read_path

@@ -9,6 +9,7 @@ from web.docs import (
     auth,
     comments,
     documents,
+    invites,
     oauth,
     oauth_pages,
     proposals,
@@ -96,6 +97,7 @@ ROUTE_MODULES = (
     share_pages,
     comments,
     agents,
+    invites,
     proposals,
 )
 
