@@ -39,15 +39,21 @@ async def test_owner_issues_an_invite_and_an_agent_joins_with_it(docs, runtime):
 
     owner, doc = await _owned(docs, runtime)
     invite = await _invite(docs, owner, doc["id"], role="reviewer", label="for the auditor")
-    assert invite["status"] == "active" and invite["uses"] == 0 and invite["maxUses"] == 1
-    assert invite["role"] == "reviewer" and invite["token"].startswith("pact_inv_")
+    assert invite["status"] == "active"
+    assert invite["uses"] == 0
+    assert invite["maxUses"] == 1
+    assert invite["role"] == "reviewer"
+    assert invite["token"].startswith("pact_inv_")
 
     resp = await _join(docs, doc["id"], invite["token"])
     assert resp.status == 200, await resp.text()
     joined = await resp.json()
-    assert joined["agentName"] == "test-bot" and joined["contextMode"] == "scoped"
-    assert joined["role"] == "reviewer" and joined["documentId"] == doc["id"]
-    assert joined["registrationId"] == joined["agentId"] and joined["apiKey"].startswith("svc_sk_")
+    assert joined["agentName"] == "test-bot"
+    assert joined["contextMode"] == "scoped"
+    assert joined["role"] == "reviewer"
+    assert joined["documentId"] == doc["id"]
+    assert joined["registrationId"] == joined["agentId"]
+    assert joined["apiKey"].startswith("svc_sk_")
     agent = {"X-Api-Key": joined["apiKey"]}
 
     # The scoped key works as that agent on its document's agent paths...
@@ -91,11 +97,14 @@ async def test_owner_issues_an_invite_and_an_agent_joins_with_it(docs, runtime):
     digest = hashlib.sha256(invite["token"].encode()).hexdigest()
     async with runtime.db.read() as session:
         row = await session.scalar(select(Invite).where(Invite.id == invite["id"]))
-        assert row is not None and row.token_hash == digest
+        assert row is not None
+        assert row.token_hash == digest
         member = await session.scalar(select(DocumentAgent).where(DocumentAgent.id == joined["agentId"]))
-        assert member is not None and member.invite_token_hash == digest
+        assert member is not None
+        assert member.invite_token_hash == digest
         key = await session.scalar(select(ServiceKey).where(ServiceKey.id == member.key_id))
-        assert key is not None and key.document_id == doc["id"]
+        assert key is not None
+        assert key.document_id == doc["id"]
         assert sorted(key.scopes) == ["tap:read", "tap:write"]
         for table in ("invites", "service_keys", "document_agents"):
             dumped = (await session.execute(sa.text(f"SELECT * FROM {table}"))).all()
@@ -109,7 +118,8 @@ async def test_every_wrong_token_gets_the_same_answer(docs, runtime, clock):
     assert (await _join(docs, doc["id"], spent["token"], "first")).status == 200
     revoked = await _invite(docs, owner, doc["id"])
     resp = await docs.delete(f"/api/pact/{doc['id']}/invites/{revoked['id']}", headers=owner["headers"])
-    assert resp.status == 200 and (await resp.json())["status"] == "revoked"
+    assert resp.status == 200
+    assert (await resp.json())["status"] == "revoked"
     expiring = await _invite(docs, owner, doc["id"], expiresInSeconds=60)
     clock.advance(timedelta(seconds=61))
 
