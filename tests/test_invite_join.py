@@ -186,3 +186,13 @@ async def test_a_single_use_token_raced_by_many_admits_one(docs, runtime):
     assert len((await resp.json())["agents"]) == 2
     resp = await docs.get(f"/api/pact/{doc['id']}/invites", headers=owner["headers"])
     assert (await resp.json())["invites"][0]["uses"] == 2
+
+
+async def test_join_token_is_rate_limited_per_client(docs, runtime, settings, monkeypatch):
+    monkeypatch.setattr(settings, "rate_limit_register", 2)
+    owner, doc = await _owned(docs, runtime)
+    invite = await _invite(docs, owner, doc["id"], maxUses=5)
+    statuses = [(await _join(docs, doc["id"], invite["token"], f"bot-{n}")).status for n in range(3)]
+    assert statuses == [200, 200, 429]
+    resp = await docs.get(f"/api/pact/{doc['id']}/invites", headers=owner["headers"])
+    assert (await resp.json())["invites"][0]["uses"] == 2  # the refused one took nothing

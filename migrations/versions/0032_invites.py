@@ -3,7 +3,8 @@
 A new table `invites` holds each invite's SHA-256 (never the token), the resource it opens, the role it gives,
 when it expires, how many joins it allows and has had, and when it was revoked. service_keys gains
 document_id: a key minted by a join with an invite works on that one document only (NULL for every existing
-key, which keeps its organisation-wide reach). The downgrade drops both.
+key, which keeps its organisation-wide reach); agents gains scope_topic_id, the same for an agent registered
+by joining a topic with an invite. The downgrade drops all three.
 
 Revision ID: 0032_invites
 Revises: 0029_approval_policy
@@ -43,9 +44,11 @@ def upgrade() -> None:
     op.create_index("ix_invites_resource", "invites", ["resource_kind", "resource_id", "created_at"])
     # A plain ADD COLUMN (nullable, no default) on both databases, as 0029 does.
     op.add_column("service_keys", sa.Column("document_id", sa.String(length=36), nullable=True))
+    op.add_column("agents", sa.Column("scope_topic_id", sa.String(length=36), nullable=True))
 
 
 def downgrade() -> None:
+    op.drop_column("agents", "scope_topic_id")
     op.drop_column("service_keys", "document_id")
     op.drop_index("ix_invites_resource", table_name="invites")
     op.drop_table("invites")

@@ -3,88 +3,46 @@ anonymous `â€¦/join-token` an invited agent joins with, under /api/tap/{docId}/â
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Literal
 
 from aiohttp import web
 from pydantic import Field
 
 from domain.documents import invites
-from domain.kernel import invites as kernel_invites
-from domain.kernel.clock import iso
-from domain.kernel.invites import InviteStatus, InviteView
+from domain.kernel.invites import InviteView
 from web.docs.auth import caller
 from web.docs.paths import TAGS, doc_id, document_route, paths
-from web.docs.schemas import Joined, Model, Out, Role
+from web.docs.schemas import Joined, Out, Role
 from web.kernel.access import Service
+from web.kernel.invites import JOIN_TOKEN_ERRORS, TOKEN_TEXT, InviteCreate, InviteFields, JoinTokenBody
 from web.kernel.request import client_address, context, rate_limits, runtime
 from web.kernel.routing import Routes, model_response
-from web.kernel.wire import HAS_LETTER_OR_DIGIT, Timestamp
 
 routes = Routes()
 route = document_route(routes)
 
 
-class InviteBody(Model):
+class InviteBody(InviteCreate):
     role: Role = Field(default="editor", description="The role an agent joining with the invite gets.")
-    expiresInSeconds: int = Field(
-        default=kernel_invites.DEFAULT_TTL_SECONDS,
-        ge=60,
-        le=kernel_invites.MAX_TTL_SECONDS,
-        description="How long the invite can be used, in seconds (default 7 days, at most 90).",
-    )
-    maxUses: int = Field(
-        default=1,
-        ge=1,
-        le=kernel_invites.MAX_USES,
-        description="How many agents may join with it (default 1: single use).",
-    )
-    label: str | None = Field(default=None, max_length=200, description="A note for the owner's list.")
 
 
-class Invite(Out):
-    id: str
+class Invite(InviteFields, Out):
     documentId: str
     role: Role
-    label: str | None
-    status: InviteStatus
-    maxUses: int
-    uses: int
-    createdAt: Timestamp
-    expiresAt: Timestamp
-    revokedAt: Timestamp | None
 
     @classmethod
     def of(cls, found: InviteView) -> Invite:
-        return cls(
-            id=found.id,
-            documentId=found.resource_id,
-            role=found.role or invites.DEFAULT_ROLE,  # type: ignore[arg-type]
-            label=found.label,
-            status=found.status,
-            maxUses=found.max_uses,
-            uses=found.uses,
-            createdAt=iso(found.created_at),
-            expiresAt=iso(found.expires_at),
-            revokedAt=iso(found.revoked_at),
-        )
+        role = found.role if found.role in ("editor", "reviewer", "observer") else invites.DEFAULT_ROLE
+        return cls.model_validate({**cls.fields_of(found), "documentId": found.resource_id, "role": role})
 
 
 class IssuedInvite(Invite):
-    token: str = Field(description="The invite token, shown this once (only its hash is kept)")
+    token: str = Field(description=TOKEN_TEXT)
 
 
 class InviteList(Out):
     documentId: str
     invites: list[Invite] = Field(description="Newest first, revoked, expired and used-up ones included")
-
-
-class JoinTokenBody(Model):
-    agentName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
-        min_length=1, max_length=128, description="Display name on this document; a letter or digit."
-    )
-    token: str = Field(
-        min_length=1, max_length=kernel_invites.MAX_TOKEN_LENGTH, description="The invite token"
-    )
 
 
 class TokenJoined(Joined):
@@ -119,7 +77,7 @@ async def issue(request: web.Request, body: InviteBody) -> web.Response:
             label=body.label,
         )
     shown = Invite.of(issued.invite).model_dump()
-    return model_response(IssuedInvite(**shown, token=issued.token), status=201)
+    return model_response(IssuedInvite.model_validate({**shown, "token": issued.token}), status=201)
 
 
 @route(
@@ -161,11 +119,7 @@ _JOIN_PATH, _JOIN_ALIASES = paths("/join-token")
     summary="Join the document with an invite token, without an account (PACT BYOK)",
     body=JoinTokenBody,
     response=TokenJoined,
-    errors={
-        403: "The invite token is not valid for this document (unknown, expired, revoked or used up)",
-        409: "An agent of that name is already on the document",
-        429: "Too many joins from this client (settings.rate_limit_register per minute)",
-    },
+    errors=JOIN_TOKEN_ERRORS,
 )
 async def join_token(request: web.Request, body: JoinTokenBody) -> web.Response:
     rt = runtime(request)

@@ -9,6 +9,7 @@ from web.hub.market import fuel, products, quotes
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import collaboration, overview, proposals, topics, voting
+from web.hub.topics import invites as topic_invites
 from web.hub.work import review, work
 from web.kernel import health, wellknown
 from web.kernel.errors import HubError
@@ -22,6 +23,7 @@ ROUTE_MODULES = (
     audit,
     overview,
     topics,
+    topic_invites,
     proposals,
     voting,
     collaboration,
