@@ -18,7 +18,11 @@ PACT_CLI_DIR ?= $(HOME)/.cache/concord/pact-cli
 # namespace: tests/conftest.py); TEST_WORKERS=0 runs the suite in this process.
 TEST_WORKERS ?= auto
 
-.PHONY: run test install mcp1-venv lint bench clean pact-cli
+# The PACT conformance runner (TailorAU/pact spec/v2.0/conformance at PACT_REF), built outside the repository
+# from PACT_SRC (a bare mirror or a work tree) for tests/test_pact_conformance.py and `concord pact lab`.
+PACT_RUNNER ?= $(HOME)/.cache/concord/pact-runner
+
+.PHONY: run test install mcp1-venv lint bench clean pact-cli pact-runner
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -62,6 +66,20 @@ pact-cli:
 	git -C "$(PACT_CLI_DIR)" checkout --quiet --detach "$(PACT_REF)"
 	cd "$(PACT_CLI_DIR)/cli" && npm ci --no-audit --no-fund --loglevel=error && npm run --silent build
 	@echo "PACT CLI built: node $(PACT_CLI_DIR)/cli/bin/pact.js (tests/test_pact_cli.py finds it there, or at CONCORD_PACT_CLI)"
+
+# The spec's conformance folder (vectors and runner) is exported from PACT_SRC at PACT_REF, then the runner is
+# built with its own lock file; nothing of it enters this repository.
+pact-runner:
+	rm -rf $(PACT_RUNNER) && mkdir -p $(PACT_RUNNER)
+	if [ -d $(PACT_SRC)/.git ] || [ -f $(PACT_SRC)/HEAD ]; then \
+	  git --git-dir=$$( [ -d $(PACT_SRC)/.git ] && echo $(PACT_SRC)/.git || echo $(PACT_SRC) ) \
+	    archive $(PACT_REF) spec/v2.0/conformance | tar -x -C $(PACT_RUNNER); \
+	else \
+	  mkdir -p $(PACT_RUNNER)/spec/v2.0 && cp -r $(PACT_SRC)/spec/v2.0/conformance $(PACT_RUNNER)/spec/v2.0/; \
+	fi
+	cd $(PACT_RUNNER)/spec/v2.0/conformance/runner && npm ci --no-audit --no-fund && npm run build
+	@echo "runner: $(PACT_RUNNER)/spec/v2.0/conformance/runner/dist/index.js"
+	@echo "vectors: $(PACT_RUNNER)/spec/v2.0/conformance"
 
 bench: $(STAMP)
 	$(BIN)/python -m bench.read_path

@@ -445,6 +445,33 @@ def cmd_users(settings: Settings, args: argparse.Namespace) -> int:
     return asyncio.run(with_database(settings, run))
 
 
+def _add_pact_commands(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    pact_sub = sub.add_parser("pact", help="PACT protocol tools").add_subparsers(
+        dest="pact_command", required=True
+    )
+    lab = pact_sub.add_parser(
+        "lab",
+        help="the conformance lab: the document app with PACT's vector fixtures, on loopback only "
+        "(accepts X-Pact-Principal; never part of `serve`)",
+    )
+    lab.add_argument("--port", type=_positive, required=True, help="port to listen on")
+    lab.add_argument("--host", default="127.0.0.1", help="a loopback address (anything else is refused)")
+    lab.add_argument(
+        "--data-dir", default=None, help="its data directory (default: a temporary one, removed)"
+    )
+
+
+def cmd_pact_lab(args: argparse.Namespace) -> int:
+    from web.lab import serve
+
+    try:
+        serve.require_loopback(args.host)
+    except serve.NotLoopback as exc:
+        print(f"concord pact lab: {exc}", file=sys.stderr)
+        return 2
+    return serve.run(args.host, args.port, args.data_dir)
+
+
 def make_parser() -> argparse.ArgumentParser:
     """Every command and its options (deploy/ tests read the commands the manifests run with it)."""
     parser = argparse.ArgumentParser(prog="concord", description="Concord consensus server")
@@ -462,6 +489,7 @@ def make_parser() -> argparse.ArgumentParser:
     _add_staff_key_commands(keys_sub)
     _add_service_key_commands(keys_sub)
     _add_user_commands(sub)
+    _add_pact_commands(sub)
     leg_cmd = sub.add_parser("legislation", help="legislation store").add_subparsers(
         dest="leg_command", required=True
     )
@@ -499,6 +527,8 @@ def main(argv: list[str] | None = None) -> int:
         asyncio.run(_serve(settings, apps=False, scheduler=True, metrics_port=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):
         return cmd_service_keys(settings, args)
+    elif args.command == "pact" and args.pact_command == "lab":
+        return cmd_pact_lab(args)
     return 0
 
 

@@ -24,3 +24,6 @@ class Agent(Base):
     description: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # An agent registered by joining a topic with an invite (POST /api/pact/{topicId}/join-token) acts on
+    # that one topic only (web/hub/auth.py).
+    scope_topic_id: Mapped[str | None] = mapped_column(String(36))

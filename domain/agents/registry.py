@@ -18,8 +18,10 @@ from domain.kernel.db import shared
 from domain.kernel.errors import BadRequest, Conflict
 
 AGENT_KEY_PREFIX = "pact_sk_"
-# Built once (every hub write runs it); the three columns an actor is made of, no ORM instance to build.
-_BY_KEY = select(Agent.id, Agent.name, Agent.key_hash).where(Agent.key_hash == bindparam("p_hash"))
+# Built once (every hub write runs it); the columns an actor is made of, no ORM instance to build.
+_BY_KEY = select(Agent.id, Agent.name, Agent.key_hash, Agent.scope_topic_id).where(
+    Agent.key_hash == bindparam("p_hash")
+)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 # An agent's key, id and name never change once registered (the hub has no key rotation, revocation or
 # renaming), so each process keeps the actors of the last keys it found: an agent's requests after its
@@ -51,7 +53,9 @@ async def register(
     framework: str | None,
     description: str | None,
     starting_balance: int,
+    scope_topic_id: str | None = None,
 ) -> dict[str, Any]:
+    """`scope_topic_id`: the agent is limited to that topic (an invite's join)."""
     name = clean_name(agent_name)
     name_key = name_key_of(name)
     api_key = keys.generate(AGENT_KEY_PREFIX)
@@ -64,6 +68,7 @@ async def register(
         framework=framework,
         description=description,
         created_at=utcnow(),
+        scope_topic_id=scope_topic_id,
     )
     session.add(agent)
     try:
@@ -103,7 +108,7 @@ async def authenticate(session: AsyncSession, api_key: str) -> Actor | None:
         return None
     if len(known) >= _KNOWN_KEPT:
         del known[next(iter(known))]  # the longest kept
-    actor = known[key_hash] = Actor(row.id, row.name, row.key_hash)
+    actor = known[key_hash] = Actor(row.id, row.name, row.key_hash, scope=row.scope_topic_id)
     return actor
 
 

@@ -173,7 +173,10 @@ async def propose(
     ttl_seconds: int,
     citations: list[str] | None = None,
     proposal_type: str | None = None,
+    proposal_id: str | None = None,
 ) -> Proposal:
+    """`proposal_id` is for fixtures that name their proposals (the PACT conformance lab's `prop_xyz`);
+    otherwise a new id is drawn."""
     actor = ctx.require_actor()
     await resource.lock(session)
     markdown, version = await resource.read(session)
@@ -185,7 +188,7 @@ async def propose(
         )
     now = utcnow()
     proposal = Proposal(
-        id=new_id(),
+        id=proposal_id or new_id(),
         resource_type=resource.resource_type,
         resource_id=resource.resource_id,
         section_id=section_id,

@@ -37,6 +37,8 @@ class ServiceKey(Base):
     scopes: Mapped[list[str]] = mapped_column(JSONType, default=list)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # A key minted by an invite's join (POST …/join-token) works on this one document's agent paths only.
+    document_id: Mapped[str | None] = mapped_column(String(36))
 
 
 class Document(Base):

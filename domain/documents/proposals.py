@@ -180,6 +180,7 @@ async def propose(
         new_content=body["content"],
         summary=body["summary"],
         ttl_seconds=int(body.get("ttlSeconds") or DEFAULT_TTL),
+        proposal_id=body.get("proposalId"),
     )
     return view(proposal)
 

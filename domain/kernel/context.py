@@ -13,6 +13,7 @@ class Actor:
     name: str
     key_hash: str
     kind: str = "agent"  # agent | service | staff | person | system
+    scope: str | None = None  # the one resource a scoped key (an invite's) may act on; None: no limit
 
 
 @dataclass(frozen=True)

@@ -136,3 +136,28 @@ class LedgerEntry(Base):
     # carries one, and the unique constraint refuses a second entry with it.
     ref: Mapped[str | None] = mapped_column(String(36), unique=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+class Invite(Base):
+    """An invite token to one resource (PACT invite tokens, Extended): issued by the resource's owner,
+    expiring, revocable, good for `max_uses` joins. Only the token's SHA-256 is kept
+    (domain/kernel/invites.py)."""
+
+    __tablename__ = "invites"
+    __table_args__ = (
+        Index("ix_invites_resource", "resource_kind", "resource_id", "created_at"),
+        CheckConstraint("uses >= 0 AND uses <= max_uses", name="ck_invites_uses"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
+    resource_kind: Mapped[str] = mapped_column(String(16))  # document | topic (invites.ResourceKind)
+    resource_id: Mapped[str] = mapped_column(String(36))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str | None] = mapped_column(String(20))
+    label: Mapped[str | None] = mapped_column(String(200))
+    created_by: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    max_uses: Mapped[int] = mapped_column(Integer, default=1)
+    uses: Mapped[int] = mapped_column(Integer, default=0)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)

@@ -30,6 +30,8 @@ class ServicePrincipal:
     person: sessions.Person | None = None
 
 
+# Where a document-scoped key may act (web/docs/paths.py).
+AGENT_PATHS = ("/api/tap/", "/api/pact/")
 SERVICE = web.RequestKey("service_principal", ServicePrincipal)
 # The scope a request was refused for (403), for the WWW-Authenticate challenge (web/docs/challenge.py).
 MISSING_SCOPE = web.RequestKey("missing_scope", str)
@@ -70,11 +72,26 @@ async def service_principal(request: web.Request) -> ServicePrincipal:
         return found
     async with guard_session(request) as session:
         key = await servicekeys.authenticate(session, presented_key(request))
+    if key.document_id is not None:
+        confine_to_document(request, key.document_id)
     caller = Caller(
         ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name
     )
     found = request[SERVICE] = ServicePrincipal(caller, frozenset(key.scopes), key=key)
     return found
+
+
+def confine_to_document(request: web.Request, document_id: str) -> None:
+    """A key an invite minted (POST …/join-token) acts on its one document's agent paths and nothing else:
+    not another document, not the library, not MCP (403)."""
+    on_agent_path = request.path.startswith(AGENT_PATHS)
+    if not on_agent_path or request.match_info.get("docId") != document_id:
+        raise Forbidden(
+            f"this key was issued by an invite to document {document_id} and works only on its "
+            f"/api/pact/{document_id}/… (or /api/tap/{document_id}/…) paths",
+            code="key.scoped",
+            documentId=document_id,
+        )
 
 
 def require_scope(found: ServicePrincipal, scope: str) -> None:

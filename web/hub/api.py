@@ -21,6 +21,7 @@ from web.hub.topics import (
     withdrawals,
 )
 from web.hub.topics import comments as topic_comments
+from web.hub.topics import invites as topic_invites
 from web.hub.topics import locks as topic_locks
 from web.hub.work import review, work
 from web.kernel import health, pact_profile, wellknown
@@ -36,6 +37,7 @@ ROUTE_MODULES = (
     audit,
     overview,
     topics,
+    topic_invites,
     proposals,
     voting,
     collaboration,

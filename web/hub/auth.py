@@ -49,7 +49,22 @@ async def check_agent(request: web.Request, access: Agent) -> None:
         actor = await agents.authenticate(session, key)
     if actor is None:
         raise Unauthorized("invalid agent key", code="unauthorized")
+    if actor.scope is not None:
+        confine_to_topic(request, actor.scope)
     request[AGENT] = context(request, actor)
+
+
+def confine_to_topic(request: web.Request, topic_id: str) -> None:
+    """An agent an invite registered (POST /api/pact/{topicId}/join-token) acts on its one topic's
+    /api/pact/{topicId}/… paths and nothing else (403)."""
+    asked = (request.match_info.get("topicId") or "").strip().lower()
+    if not request.path.startswith("/api/pact/") or asked != topic_id:
+        raise Forbidden(
+            f"this key was issued by an invite to topic {topic_id} and works only on its "
+            f"/api/pact/{topic_id}/… paths",
+            code="key_scoped",
+            topicId=topic_id,
+        )
 
 
 async def check_commercial(request: web.Request, access: Commercial) -> None:

@@ -1,0 +1,159 @@
+"""`concord pact lab` and PACT's own conformance runner (TailorAU/pact spec/v2.0/conformance/runner, built
+outside the repository by `make pact-runner`): the lab refuses any bind but loopback, serves the vectors'
+fixtures with the vectors' identities, and the unmodified runner passes every vector but those waiting for
+the session operations (issue 31's other branch). The normal apps ignore X-Pact-Principal."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.documents_support import make_key, upload_ready
+from tests.processes import command, free_port, start, stop
+
+RUNNER_HOME = Path(
+    os.environ.get("CONCORD_PACT_RUNNER", Path.home() / ".cache/concord/pact-runner")
+).expanduser()
+CONFORMANCE = RUNNER_HOME / "spec/v2.0/conformance"
+RUNNER = CONFORMANCE / "runner/dist/index.js"
+# The session layer of PACT v2.0.3 (_status, manifest, _heartbeat, _onboard, obligations) is built on the
+# branch i31-session; until it is merged these vectors answer 404 here. Their fixtures are seeded already.
+PENDING_SESSION_BRANCH = {
+    "extended/sessions/heartbeat-timeout",
+    "extended/sessions/manifest-cross-org-disclosure",
+    "extended/sessions/obligation-surfacing",
+    "extended/sessions/onboard-partial-failure",
+    "extended/sessions/onboard-success",
+    "extended/sessions/two-agent-negotiation-smoke",
+}
+READY_LINE = "PACT conformance lab on http://"
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A `concord pact lab` process on a free loopback port with a data directory of its own."""
+    folder = tmp_path_factory.mktemp("pact-lab")
+    port = free_port()
+    log = folder / "lab.log"
+    proc = start(
+        [command("concord"), "pact", "lab", "--port", str(port), "--data-dir", str(folder / "data")], {}, log
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while READY_LINE not in log.read_text(errors="replace"):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"the lab did not start:\n{log.read_text(errors='replace')[-3000:]}")
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.org"])
+def test_the_lab_refuses_any_bind_but_loopback(host: str, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            command("concord"),
+            "pact",
+            "lab",
+            "--port",
+            str(free_port()),
+            "--host",
+            host,
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "loopback only" in done.stderr
+    assert not (tmp_path / "concord.db").exists()  # refused before anything was created
+
+
+async def test_the_lab_takes_the_vectors_identities(lab: str) -> None:
+    async with aiohttp.ClientSession() as http:
+        # A fixture's members, read as one of them (the header) and as the vector's default caller.
+        for headers in ({"X-Pact-Principal": "did:web:bob.example"}, {}):
+            async with http.get(f"{lab}/api/pact/fab_hb_001/agents", headers=headers) as resp:
+                assert resp.status == 200, await resp.text()
+                names = [a["agentName"] for a in await resp.json()]
+            assert names == ["alice-bot", "bob-bot"]
+        async with http.get(
+            f"{lab}/api/pact/fab_obl_001/proposals", headers={"X-Pact-Principal": "did:web:bob.example"}
+        ) as resp:
+            assert [p["proposalId"] for p in (await resp.json())["proposals"]] == ["prop_xyz"]
+        # Not a DID: 400 naming the header. No principal and no fixture: the app's own 401.
+        async with http.get(f"{lab}/api/pact/fab_hb_001/agents", headers={"X-Pact-Principal": "bob"}) as resp:
+            assert resp.status == 400
+            assert "X-Pact-Principal" in await resp.text()
+        async with http.get(f"{lab}/api/documents") as resp:
+            assert resp.status == 401
+        # A real credential wins over the header: a wrong key is a 401, whatever principal is named.
+        async with http.get(
+            f"{lab}/api/pact/fab_hb_001/agents",
+            headers={"X-Pact-Principal": "did:web:bob.example", "X-Api-Key": "svc_sk_wrong"},
+        ) as resp:
+            assert resp.status == 401
+
+
+async def test_the_normal_apps_ignore_x_pact_principal(docs: Any, hub: Any, runtime: Any) -> None:
+    owner = await make_key(runtime, org="Principal Org")
+    doc = await upload_ready(docs, owner, b"# Plan\n\nText.\n", "plan.md")
+    principal = {"X-Pact-Principal": "did:web:alice.example"}
+    for path in (f"/api/pact/{doc['id']}/agents", "/api/documents"):
+        resp = await docs.get(path, headers=principal)
+        assert resp.status == 401, await resp.text()
+    resp = await docs.post(f"/api/pact/{doc['id']}/join", headers=principal, json={"agentName": "alice"})
+    assert resp.status == 401
+    resp = await hub.get("/api/pact/wallet", headers=principal)
+    assert resp.status == 401
+    resp = await docs.post("/__reset")
+    assert resp.status == 404
+    # And `concord serve` has no lab to start: the command is `concord pact lab` alone.
+    from concord_cli import make_parser
+
+    assert make_parser().parse_args(["serve"]).command == "serve"
+
+
+def _runner_or_skip() -> str:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed: the PACT conformance runner is a Node.js program")
+    if not RUNNER.exists():
+        pytest.skip(f"the PACT conformance runner is not built at {RUNNER}: run `make pact-runner`")
+    return node
+
+
+def test_the_conformance_runner_passes_against_the_lab(lab: str) -> None:
+    node = _runner_or_skip()
+    report: dict[str, Any] = {}
+    for _ in range(2):  # twice: the runner's POST /__reset makes a re-run start from the fixtures again
+        done = subprocess.run(
+            [node, str(RUNNER), "run", "--vectors", str(CONFORMANCE), "--server", lab, "--json"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert "__reset" not in done.stderr, done.stderr  # the reset answered
+        report = json.loads(done.stdout)
+        outcomes = {r["id"]: r["outcome"] for r in report["results"]}
+        assert outcomes["core/join/basic"]["status"] == "pass", outcomes["core/join/basic"]
+        failing = {
+            vid: o.get("reason")
+            for vid, o in outcomes.items()
+            if o["status"] != "pass" and vid not in PENDING_SESSION_BRANCH
+        }
+        assert failing == {}, failing
+        assert report["http_coverage"]["executed"] == report["http_coverage"]["total"]
+    assert PENDING_SESSION_BRANCH <= {r["id"] for r in report["results"]}

@@ -1,0 +1,78 @@
+"""The PACT conformance lab's web layer (`concord pact lab`, never `concord serve`): the document app, which
+serves PACT's paths at the root (`/api/pact/{id}/…`), plus what the conformance runner relies on.
+
+- Identity as the vectors give it: a request without a credential that carries `X-Pact-Principal: <DID>`
+  (or, without one, is on a fixture whose vector names a caller) is handed to the app with that principal's
+  lab key (domain/lab/fixtures.py) as `X-Api-Key`. The app itself authenticates as always: this middleware
+  exists only in the app this module builds, so the normal apps ignore the header (tests prove it).
+- `POST /__reset`: every table emptied and the fixtures seeded again, as the runner asks before a run.
+
+The join-token path stays anonymous: no principal is put on it."""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+from multidict import CIMultiDict
+
+from domain.lab.fixtures import BY_ID, Lab
+from runtime.process import Runtime
+from web.app import create_docs_app
+from web.kernel.errors import render
+from web.kernel.routing import json_response
+
+PRINCIPAL_HEADER = "X-Pact-Principal"
+# A DID as the vectors write them (did:<method>:<id>), bounded.
+DID = re.compile(r"^did:[a-z0-9]+:[A-Za-z0-9._:%-]{1,200}$")
+RESOURCE = re.compile(r"^/api/(?:pact|tap)/([^/]+)(/.*)?$")
+ANONYMOUS_SUFFIXES = ("/join-token",)
+LAB = web.AppKey("pact_lab", Lab)
+
+
+def principal_of(request: web.Request) -> str | None:
+    """The principal a credential-less request acts as: the header's, else its fixture's default."""
+    given = request.headers.get(PRINCIPAL_HEADER)
+    if given is not None:
+        return given.strip()
+    found = RESOURCE.match(request.path)
+    if found is None or (found.group(2) or "").endswith(ANONYMOUS_SUFFIXES):
+        return None
+    fixture = BY_ID.get(found.group(1))
+    return fixture.default_principal if fixture else None
+
+
+@web.middleware
+async def lab_identity(request: web.Request, handler: Handler) -> web.StreamResponse:
+    if request.headers.get("X-Api-Key") or request.headers.get("Authorization"):
+        return await handler(request)  # a real credential wins; the principal header is not read
+    principal = principal_of(request)
+    if principal is None:
+        return await handler(request)
+    if not DID.match(principal):
+        return render(
+            "problem",
+            400,
+            "principal.invalid",
+            f"{PRINCIPAL_HEADER} must be a DID such as did:web:alice.example",
+            extra={"field": PRINCIPAL_HEADER},
+        )
+    secret = await request.app[LAB].key_for(principal)
+    headers = CIMultiDict(request.headers)
+    headers.popall(PRINCIPAL_HEADER, None)
+    headers["X-Api-Key"] = secret
+    return await handler(request.clone(headers=headers))
+
+
+async def reset(request: web.Request) -> web.Response:
+    await request.app[LAB].reset()
+    return json_response({"reset": True})
+
+
+def create_lab_app(rt: Runtime, lab: Lab) -> web.Application:
+    app = create_docs_app(rt)
+    app[LAB] = lab
+    app.middlewares.insert(0, lab_identity)  # outermost: the app sees the key as if the caller sent it
+    app.router.add_post("/__reset", reset)
+    return app
