@@ -368,7 +368,17 @@ async def test_mark_read_checks_the_range_and_only_moves_forward(docs, runtime):
         docs, url, h, {"from_event_id": "evt_1", "to_event_id": "evt_2", "to_sequence_number": 3}, 422
     )
     await _post(docs, url, h, {"from_event_id": "evt_1"}, 422)
+    await _post(docs, url, h, {"from_sequence_number": 1, "from_event_id": None}, 422)
     await _post(docs, url, h, {"from_event_id": "later", "to_event_id": "evt_1"}, 400)
+    # The schema says what the check says: a whole range, by ids or by numbers (the fuzzer sent half of one
+    # as valid data when it did not).
+    spec = await (await docs.get("/openapi.json")).json()
+    body = spec["paths"]["/api/tap/{docId}/mark-read"]["post"]["requestBody"]["content"]["application/json"]
+    ref = body["schema"]["$ref"].rsplit("/", 1)[-1]
+    assert [b["required"] for b in spec["components"]["schemas"][ref]["anyOf"]] == [
+        ["from_event_id", "to_event_id"],
+        ["from_sequence_number", "to_sequence_number"],
+    ]
 
     first = await _post(docs, url, h, {"from_event_id": "evt_1", "to_event_id": "evt_2"})
     assert (first["marked_from_sequence_number"], first["marked_to_sequence_number"]) == (1, 2)

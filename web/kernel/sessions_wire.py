@@ -72,8 +72,23 @@ class HeartbeatBody(Request):
     )
 
 
+# A mark-read's range is whole: both event ids or both sequence numbers (or all four, which must agree: the
+# domain checks that, a schema cannot). Not in an MCP tool's arguments (no top-level anyOf there).
+MARK_READ_RANGE: dict[str, Any] = {
+    "anyOf": [
+        {"required": [low, high], "properties": {low: {"type": kind}, high: {"type": kind}}}
+        for low, high, kind in (
+            ("from_event_id", "to_event_id", "string"),
+            ("from_sequence_number", "to_sequence_number", "integer"),
+        )
+    ]
+}
+
+
 class MarkReadBody(Request):
     """The range by event ids or by sequence numbers (both: they must agree); inclusive."""
+
+    model_config = ConfigDict(json_schema_extra=MARK_READ_RANGE)
 
     from_event_id: str | None = Field(
         default=None, max_length=20, pattern=CURSOR_PATTERN, description="evt_n or n"

@@ -800,7 +800,9 @@ async def pact_heartbeat(session: AsyncSession, who: Caller, a: HeartbeatArgs) -
 
 
 class MarkReadArgs(DocArgs, sessions_wire.MarkReadBody):
-    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+    # No json_schema_extra: the REST body's "a whole range" is a top-level anyOf, which Anthropic's API
+    # refuses in a tool's input schema; the domain refuses a partial range (mark-read.invalid_range).
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, json_schema_extra=None)
 
 
 @tool(
