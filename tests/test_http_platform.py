@@ -439,6 +439,8 @@ async def test_responses_match_the_openapi_document(hub, register):
         if op.path.endswith("/content"):
             variants.append({"resolve": "true"})
             path = path.replace(base["id"], topic["id"])
+        if op.path.endswith("/invites"):  # only a topic's creator lists its invites: the agent created topic
+            path = path.replace(base["id"], topic["id"])
         for params in variants:
             resp = await hub.get(path, params=params, headers=agent["headers"])
             assert resp.status == op.status, (path, await resp.text())
