@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -176,6 +176,28 @@ class SalienceMap:
 # ---- writes ----------------------------------------------------------------------------------------
 
 
+Record = TypeVar("Record", SectionIntent, SectionConstraint)
+
+
+async def _locked_row(
+    session: AsyncSession, model: type[Record], target: Target, record_id: str
+) -> Record | None:
+    """The resource's intent or constraint of that id, locked for update; None for an unknown id."""
+    key = canonical_id(record_id)
+    if not key:
+        return None
+    found: Record | None = await session.scalar(
+        for_update(
+            select(model).where(
+                model.id == key,
+                model.resource_type == target.resource_type,
+                model.resource_id == target.resource_id,
+            )
+        )
+    )
+    return found
+
+
 async def _section(session: AsyncSession, target: Target, vocabulary: Vocabulary, section_id: str) -> None:
     """Lock the resource, then 404 unless the section exists in its current Markdown."""
     await target.lock(session)
@@ -278,20 +300,7 @@ async def object_to_intent(
     actor = ctx.require_actor()
     await target.lock(session)
     await intents.settle(session, target.resource_type, target.resource_id)
-    key = canonical_id(intent_id)
-    row = (
-        await session.scalar(
-            for_update(
-                select(SectionIntent).where(
-                    SectionIntent.id == key,
-                    SectionIntent.resource_type == target.resource_type,
-                    SectionIntent.resource_id == target.resource_id,
-                )
-            )
-        )
-        if key
-        else None
-    )
+    row = await _locked_row(session, SectionIntent, target, intent_id)
     if row is None:
         raise NotFound(
             f"intent {intent_id} not found on this {target.resource_type}", code="intent_not_found"
@@ -406,20 +415,7 @@ async def withdraw_constraint(
     with who and when. 404 `constraint_not_found`, 403 `not_author`, 409 `constraint_withdrawn`."""
     actor = ctx.require_actor()
     await target.lock(session)
-    key = canonical_id(constraint_id)
-    row = (
-        await session.scalar(
-            for_update(
-                select(SectionConstraint).where(
-                    SectionConstraint.id == key,
-                    SectionConstraint.resource_type == target.resource_type,
-                    SectionConstraint.resource_id == target.resource_id,
-                )
-            )
-        )
-        if key
-        else None
-    )
+    row = await _locked_row(session, SectionConstraint, target, constraint_id)
     if row is None:
         raise NotFound(
             f"constraint {constraint_id} not found on this {target.resource_type}",
