@@ -4,6 +4,7 @@ service keys and the agents they joined as."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Literal
 
 from aiohttp import web
@@ -35,6 +36,9 @@ from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
 
 routes = Routes()
 route = document_route(routes)
+# A document's disclosure policy for onboarding (its `max_<section>` ceilings), for the apps that have one:
+# only the PACT conformance lab sets it (web/lab/app.py); `concord serve` has no such policy.
+ONBOARD_POLICY = web.AppKey("onboard_policy", Callable[[str], Mapping[str, int]])
 CONSTRAINT_TYPE = Literal["must", "must_not", "should", "should_not", "prefer"]
 
 
@@ -56,7 +60,11 @@ class OnboardBody(Request):
     to publish with it, all or none."""
 
     agentName: Annotated[str, HAS_LETTER_OR_DIGIT] | None = Field(default=None, min_length=1, max_length=128)
-    role: Role = "editor"
+    role: Role | sessions.PactRole = Field(
+        default="editor",
+        description="A document role, or PACT's role descriptor (contributor and proposer join as editor, "
+        "observer as observer); the answer and the event carry it as given.",
+    )
     capabilities: list[Capability] | None = Field(default=None, max_length=20)
     inviteToken: str | None = Field(default=None, max_length=200)
     invite_token: str | None = Field(default=None, max_length=200)
@@ -156,15 +164,20 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
 )
 async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     who = caller(request)
+    declared = body.role if isinstance(body.role, sessions.PactRole) else None
     join = {
         "agentName": body.agentName,
-        "role": body.role,
+        "role": sessions.DOCUMENT_ROLE[declared] if declared else body.role,
         "capabilities": body.capabilities,
         "inviteToken": body.inviteToken or body.invite_token,
     }
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in body.constraints]
+    policy = request.config_dict.get(ONBOARD_POLICY)
+    ceilings = policy(doc_id(request)) if policy else None
     async with runtime(request).db.transaction() as session:
-        done = await sessions.onboard(session, who, doc_id(request), join, drafts)
+        done = await sessions.onboard(
+            session, who, doc_id(request), join, drafts, declared_role=declared, ceilings=ceilings
+        )
     reg = Joined.model_validate(done.registration)
     return model_response(
         DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)), status=200

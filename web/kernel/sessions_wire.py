@@ -484,6 +484,14 @@ class AcceptedConstraint(Exact):
         return cls(constraint_id=c.id, sectionId=c.section_id, boundary=c.boundary, category=c.kind)
 
 
+class CommittedConstraint(Exact):
+    """A constraint as the onboarding committed it, in §4.4.5's request shape (the vectors'
+    `accepted_constraints`: what the caller declared, without the minted id)."""
+
+    sectionId: str
+    boundary: str
+
+
 class OnboardedOut(Exact):
     """A completed onboarding (§4.4.5, onboard-response.json); `registration` is the app's join answer.
     The constraints are listed under PACT's name (`constraints`), the vectors' (`accepted_constraints`)
@@ -495,7 +503,7 @@ class OnboardedOut(Exact):
     membership_id: str
     role: str
     constraints: list[AcceptedConstraint]
-    accepted_constraints: list[AcceptedConstraint]
+    accepted_constraints: list[CommittedConstraint]
     declared_constraints: list[AcceptedConstraint]
     onboarded_event_id: str
     onboarded_at: Timestamp
@@ -510,7 +518,9 @@ class OnboardedOut(Exact):
             "membership_id": member_id,
             "role": o.role,
             "constraints": accepted,
-            "accepted_constraints": accepted,
+            "accepted_constraints": [
+                CommittedConstraint(sectionId=c.sectionId, boundary=c.boundary) for c in accepted
+            ],
             "declared_constraints": accepted,
             "onboarded_event_id": cursor_of(o.event_seq),
             "onboarded_at": iso(o.onboarded_at),
