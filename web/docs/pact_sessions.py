@@ -12,6 +12,7 @@ from pydantic import Field
 
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
+from domain.kernel.errors import Unprocessable
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import Capability, Joined, Role
@@ -27,9 +28,11 @@ from web.kernel.sessions_wire import (
     MarkReadBody,
     MarkReadOut,
     OnboardedOut,
+    OnboardRejected,
     Request,
     StatusOut,
     StatusQuery,
+    is_refusal,
     sparse_response,
 )
 from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
@@ -160,6 +163,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
     body=OnboardBody,
     response=DocumentOnboarded,
     errors={**ONBOARD_ERRORS, 409: "Already joined, or the document is still converting"},
+    refusals={422: OnboardRejected},
     access=Service("tap:write"),
 )
 async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
@@ -174,10 +178,15 @@ async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in body.constraints]
     policy = request.config_dict.get(ONBOARD_POLICY)
     ceilings = policy(doc_id(request)) if policy else None
-    async with runtime(request).db.transaction() as session:
-        done = await sessions.onboard(
-            session, who, doc_id(request), join, drafts, declared_role=declared, ceilings=ceilings
-        )
+    try:
+        async with runtime(request).db.transaction() as session:
+            done = await sessions.onboard(
+                session, who, doc_id(request), join, drafts, declared_role=declared, ceilings=ceilings
+            )
+    except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not a problem
+        if not is_refusal(exc):
+            raise
+        return model_response(OnboardRejected.of(exc, doc_id(request)), status=422)
     reg = Joined.model_validate(done.registration)
     return model_response(
         DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)), status=200

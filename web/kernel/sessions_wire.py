@@ -18,6 +18,7 @@ from domain.consensus import records
 from domain.consensus import sessions as s
 from domain.consensus.obligations import DischargeKind, Obligation, ObligationKind, ObligationStatus
 from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import Unprocessable
 from domain.kernel.event_record import cursor_of
 from domain.kernel.events import MAX_SEQ
 from web.kernel.events import CURSOR_PATTERN
@@ -525,6 +526,42 @@ class OnboardedOut(Exact):
             "onboarded_event_id": cursor_of(o.event_seq),
             "onboarded_at": iso(o.onboarded_at),
         }
+
+
+class RefusalError(Exact):
+    code: str
+    description: str
+    metadata: dict[str, Any]
+
+
+class OnboardRejected(Exact):
+    """A refused onboarding as §4.4.5 answers it (onboard-response.json's rejection case), with the
+    app's `code` and `detail` beside it: which constraint (its index) and why; nothing was written."""
+
+    status: str = Field(description="rejected")
+    fabric_id: str
+    rejection_reason: str
+    rejected_constraint_index: int
+    errors: list[RefusalError]
+    code: str
+    detail: str
+
+    @classmethod
+    def of(cls, exc: Unprocessable, fabric_id: str) -> OnboardRejected:
+        return cls(
+            status="rejected",
+            fabric_id=fabric_id,
+            rejection_reason=exc.extra["rejection_reason"],
+            rejected_constraint_index=exc.extra["rejected_constraint_index"],
+            errors=[RefusalError.model_validate(e) for e in exc.extra["errors"]],
+            code=exc.code,
+            detail=exc.detail,
+        )
+
+
+def is_refusal(exc: Unprocessable) -> bool:
+    """Whether a 422 is an onboarding's constraint refusal (`sessions.refuse`)."""
+    return "rejection_reason" in exc.extra
 
 
 ONBOARD_ERRORS = {
