@@ -41,7 +41,8 @@ routes = Routes()
 route = document_route(routes)
 # A document's disclosure policy for onboarding (its `max_<section>` ceilings), for the apps that have one:
 # only the PACT conformance lab sets it (web/lab/app.py); `concord serve` has no such policy.
-ONBOARD_POLICY = web.AppKey("onboard_policy", Callable[[str], Mapping[str, int]])
+OnboardPolicy = Callable[[str], Mapping[str, int]]
+ONBOARD_POLICY: web.AppKey[OnboardPolicy] = web.AppKey("onboard_policy")
 CONSTRAINT_TYPE = Literal["must", "must_not", "should", "should_not", "prefer"]
 
 
