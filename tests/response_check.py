@@ -140,6 +140,12 @@ class ResponseChecker:
         if status >= 400:
             if op is not None and op.content_type == "text/html" and ctype == "text/html":
                 return None  # an HTML page's refusal is a page too (the share-link review page)
+            if op is not None and status in op.refusals:  # the operation's own (PACT's onboard rejection)
+                if ctype != "application/json":
+                    return f"{where}: error content type {ctype}, expected application/json"
+                return self.validate(
+                    where, {"$ref": f"#/components/schemas/{op.refusals[status].__name__}"}, response
+                )
             if op is not None and op.error_model is not None:  # OAuth's {error, error_description}
                 if ctype != "application/json":
                     return f"{where}: error content type {ctype}, expected application/json"

@@ -222,6 +222,27 @@ async def test_document_onboard_joins_and_publishes_in_one_event(docs, runtime):
     await _post(docs, f"{base}/_onboard", keys[0]["headers"], {}, 409)  # already a member
 
 
+async def test_document_onboard_takes_pacts_role_descriptors(docs, runtime):
+    """§4.4.5's role is a descriptor: contributor and proposer join as editor, answered as declared."""
+    keys, base = await _document(docs, runtime, ("editor", "editor", "editor"))
+    for key, role, joined_as in zip(
+        keys, ("contributor", "proposer", "observer"), ("editor", "editor", "observer"), strict=True
+    ):
+        constraints = [] if role == "observer" else [{"sectionId": "sec:plan", "boundary": f"By {role}"}]
+        body = {"agentName": role.title(), "role": role, "constraints": constraints}
+        done = await _post(docs, f"{base}/_onboard", key["headers"], body)
+        assert (done["role"], done["registration"]["role"]) == (role, joined_as)
+        assert done["accepted_constraints"] == [
+            {"sectionId": c["sectionId"], "boundary": c["boundary"]} for c in constraints
+        ]
+    found = await _events(docs, base, keys[0]["headers"])
+    roles = [e["data"]["role"] for e in found if e["type"] == "pact.fabric.onboarded"]
+    assert roles == ["contributor", "proposer", "observer"]
+    body = {"agentName": "Nobody", "role": "overlord"}
+    refused = await _post(docs, f"{base}/_onboard", keys[0]["headers"], body, 400)
+    assert "role" in refused["detail"]
+
+
 async def test_a_refused_constraint_leaves_no_member_and_no_event(docs, hub, register, runtime):
     keys, base = await _document(docs, runtime, ("editor", "observer"))
     await _join(docs, keys[0], base, "Owner", "editor")
@@ -234,6 +255,7 @@ async def test_a_refused_constraint_leaves_no_member_and_no_event(docs, hub, reg
         ],
     }
     refused = await _post(docs, f"{base}/_onboard", keys[1]["headers"], body, 422)
+    assert (refused["status"], refused["fabric_id"]) == ("rejected", base.rsplit("/", 1)[1])
     assert refused["rejection_reason"] == "constraint.invalid"
     assert refused["rejected_constraint_index"] == 1
     assert "sec:plan:nowhere" in refused["detail"]

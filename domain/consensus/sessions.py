@@ -20,7 +20,7 @@ NOTHING, then locked), so two at once for one member are serialised; a heartbeat
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -737,9 +737,12 @@ def check_constraints(
     may_publish: bool,
     role: str,
     categories: Collection[str] | None = None,
+    ceilings: Mapping[str, int] | None = None,
 ) -> None:
-    """Every constraint of an onboarding, before anything is written (§4.4.5 step 2): its section exists,
-    its category is one the resource knows, and the joining role may publish constraints at all."""
+    """Every constraint of an onboarding, before anything is written (§4.4.5 step 2): first the resource's
+    policy over the whole request (`ceilings`, see `check_ceilings`), then each constraint: its section
+    exists, its category is one the resource knows, and the joining role may publish constraints at all."""
+    check_ceilings(drafts, ceilings or {})
     for index, draft in enumerate(drafts):
         if not may_publish:
             raise refuse(
@@ -765,6 +768,27 @@ def check_constraints(
                     OnboardRefusal.INCOMPATIBLE,
                     f"repeats an earlier constraint of this request on {draft.section_id}",
                 )
+
+
+def ceiling_name(section_id: str) -> str:
+    """The policy name a constraint's section is capped by: `sec:disclosure-ceiling` and
+    `disclosure-ceiling` are both `max_disclosure_ceiling`."""
+    return "max_" + section_id.removeprefix("sec:").replace("-", "_").replace(":", "_")
+
+
+def check_ceilings(drafts: Sequence[ConstraintDraft], ceilings: Mapping[str, int]) -> None:
+    """A resource's disclosure policy (§4.4.5 "the resource's constraint-acceptance rules"): a constraint
+    whose section is capped (`max_<section>`) and whose boundary is a number above the cap is incompatible
+    with the resource, whatever else is wrong with the request."""
+    for index, draft in enumerate(drafts):
+        cap = ceilings.get(ceiling_name(draft.section_id))
+        value = draft.boundary.strip()
+        if cap is not None and value.lstrip("-").isdigit() and int(value) > cap:
+            raise refuse(
+                index,
+                OnboardRefusal.INCOMPATIBLE,
+                f"{draft.section_id} {value} exceeds the resource's policy maximum of {cap}",
+            )
 
 
 async def record_onboarded(

@@ -5,7 +5,8 @@ counterparty is ever cross-org here. A document is never closed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
@@ -24,6 +25,18 @@ from domain.kernel.clock import new_id, utcnow
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
 from domain.kernel.settings import get_settings
+
+
+class PactRole(StrEnum):
+    """PACT's role descriptors an onboarding may declare (§4.4.5 `role`, the conformance vectors'
+    observer | contributor | proposer); each joins as the document role of `DOCUMENT_ROLE`."""
+
+    OBSERVER = "observer"
+    CONTRIBUTOR = "contributor"
+    PROPOSER = "proposer"
+
+
+DOCUMENT_ROLE = {PactRole.OBSERVER: "observer", PactRole.CONTRIBUTOR: "editor", PactRole.PROPOSER: "editor"}
 
 RESOURCE = "document"
 CONSTRAINT_TYPES = ("must", "must_not", "should", "should_not", "prefer")
@@ -132,11 +145,16 @@ async def onboard(
     document_id: str,
     join: dict[str, Any],
     drafts: Sequence[sessions.ConstraintDraft],
+    *,
+    declared_role: str | None = None,
+    ceilings: Mapping[str, int] | None = None,
 ) -> sessions.Onboarded:
     """Join and publish constraints in one transaction (§4.4.5): every check first (the join's, then each
     constraint's), then the membership, one `pact.fabric.onboarded` event (no `pact.agent.joined`) and the
     constraints, whose `pact.constraint.published` events carry its id as their correlationId. A refusal
-    writes nothing. `join` is a join's body; without agentName the key's name is the agent's."""
+    writes nothing. `join` is a join's body; without agentName the key's name is the agent's.
+    `declared_role` is PACT's role descriptor as the caller gave it (answered and recorded as given; the
+    document role is `join["role"]`); `ceilings` is the document's disclosure policy, if it has one."""
     doc = await library.get(session, caller, document_id, for_update=True)
     if await membership(session, caller, doc) is not None:
         raise Conflict(
@@ -145,7 +163,9 @@ async def onboard(
         )
     role = join.get("role") or "editor"
     content = await library.ready_content(doc)
-    sessions.check_constraints(content, drafts, may_publish=role in WRITER_ROLES, role=role)
+    sessions.check_constraints(
+        content, drafts, may_publish=role in WRITER_ROLES, role=declared_role or role, ceilings=ceilings
+    )
     agent = await tap.admit(session, caller, doc, {**join, "agentName": join.get("agentName") or caller.name})
     ctx = agent_ctx(caller, agent)
     fabric = await _fabric(session, doc)
@@ -157,7 +177,7 @@ async def onboard(
         fabric,
         registration=registration,
         member_id=agent.id,
-        role=agent.role,
+        role=declared_role or agent.role,
         constraint_ids=ids,
     )
     published = [
@@ -178,4 +198,4 @@ async def onboard(
     await audit.record(
         session, ctx, "document.onboard", "document", doc.id, after={**registration, "constraintIds": ids}
     )
-    return sessions.Onboarded(doc.id, registration, agent.role, published, seq, utcnow())
+    return sessions.Onboarded(doc.id, registration, declared_role or agent.role, published, seq, utcnow())

@@ -4,6 +4,7 @@ service keys and the agents they joined as."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import Annotated, Literal
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from pydantic import Field
 
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
+from domain.kernel.errors import Unprocessable
 from web.docs.auth import caller
 from web.docs.paths import doc_id, document_route
 from web.docs.schemas import Capability, Joined, Role
@@ -26,15 +28,21 @@ from web.kernel.sessions_wire import (
     MarkReadBody,
     MarkReadOut,
     OnboardedOut,
+    OnboardRejected,
     Request,
     StatusOut,
     StatusQuery,
+    is_refusal,
     sparse_response,
 )
 from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
 
 routes = Routes()
 route = document_route(routes)
+# A document's disclosure policy for onboarding (its `max_<section>` ceilings), for the apps that have one:
+# only the PACT conformance lab sets it (web/lab/app.py); `concord serve` has no such policy.
+OnboardPolicy = Callable[[str], Mapping[str, int]]
+ONBOARD_POLICY: web.AppKey[OnboardPolicy] = web.AppKey("onboard_policy")
 CONSTRAINT_TYPE = Literal["must", "must_not", "should", "should_not", "prefer"]
 
 
@@ -56,7 +64,11 @@ class OnboardBody(Request):
     to publish with it, all or none."""
 
     agentName: Annotated[str, HAS_LETTER_OR_DIGIT] | None = Field(default=None, min_length=1, max_length=128)
-    role: Role = "editor"
+    role: Role | sessions.PactRole = Field(
+        default="editor",
+        description="A document role, or PACT's role descriptor (contributor and proposer join as editor, "
+        "observer as observer); the answer and the event carry it as given.",
+    )
     capabilities: list[Capability] | None = Field(default=None, max_length=20)
     inviteToken: str | None = Field(default=None, max_length=200)
     invite_token: str | None = Field(default=None, max_length=200)
@@ -152,19 +164,30 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
     body=OnboardBody,
     response=DocumentOnboarded,
     errors={**ONBOARD_ERRORS, 409: "Already joined, or the document is still converting"},
+    refusals={422: OnboardRejected},
     access=Service("tap:write"),
 )
 async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     who = caller(request)
+    declared = body.role if isinstance(body.role, sessions.PactRole) else None
     join = {
         "agentName": body.agentName,
-        "role": body.role,
+        "role": sessions.DOCUMENT_ROLE[declared] if declared else body.role,
         "capabilities": body.capabilities,
         "inviteToken": body.inviteToken or body.invite_token,
     }
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in body.constraints]
-    async with runtime(request).db.transaction() as session:
-        done = await sessions.onboard(session, who, doc_id(request), join, drafts)
+    policy = request.config_dict.get(ONBOARD_POLICY)
+    ceilings = policy(doc_id(request)) if policy else None
+    try:
+        async with runtime(request).db.transaction() as session:
+            done = await sessions.onboard(
+                session, who, doc_id(request), join, drafts, declared_role=declared, ceilings=ceilings
+            )
+    except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not a problem
+        if not is_refusal(exc):
+            raise
+        return model_response(OnboardRejected.of(exc, doc_id(request)), status=422)
     reg = Joined.model_validate(done.registration)
     return model_response(
         DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)), status=200

@@ -173,6 +173,8 @@ class Operation:
     # operation's own (OAuth's {error, error_description}, as JSON) instead of the app's.
     body_media: str = "application/json"
     error_model: type[BaseModel] | None = None
+    # Statuses whose error body is the operation's own, as JSON (PACT's onboard-response rejection on 422).
+    refusals: dict[int, type[BaseModel]] = field(default_factory=dict)
 
     @property
     def auth(self) -> str | None:
@@ -212,6 +214,7 @@ class Routes:
         alternatives: list[str] | None = None,
         body_media: str = "application/json",
         error_model: type[BaseModel] | None = None,
+        refusals: dict[int, type[BaseModel]] | None = None,
     ) -> Callable[[Handler], Handler]:
         def register(fn: Handler) -> Handler:
             self.operations.append(
@@ -235,6 +238,7 @@ class Routes:
                     alternatives=alternatives or [],
                     body_media=body_media,
                     error_model=error_model,
+                    refusals=refusals or {},
                 )
             )
             return fn
@@ -368,7 +372,7 @@ class Api:
     def openapi(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
         for op in self.operations:
-            for m in (op.body, op.documented_body, op.response, op.error_model):
+            for m in (op.body, op.documented_body, op.response, op.error_model, *op.refusals.values()):
                 if m is not None:
                     models.add(m)
         mode: Literal["validation"] = "validation"
@@ -427,7 +431,10 @@ class Api:
                 error_type = "application/json"
             for code, text in sorted(documented.items()):
                 schema = {"type": "string"} if error_type == "text/html" else ref(error_model)
-                responses[str(code)] = {"description": text, "content": {error_type: {"schema": schema}}}
+                media = error_type
+                if code in op.refusals:
+                    schema, media = ref(op.refusals[code]), "application/json"
+                responses[str(code)] = {"description": text, "content": {media: {"schema": schema}}}
             entry: dict[str, Any] = {
                 "summary": op.summary,
                 "description": op.access.describe(),

@@ -18,6 +18,7 @@ from domain.consensus import records
 from domain.consensus import sessions as s
 from domain.consensus.obligations import DischargeKind, Obligation, ObligationKind, ObligationStatus
 from domain.kernel.clock import iso, utcnow
+from domain.kernel.errors import Unprocessable
 from domain.kernel.event_record import cursor_of
 from domain.kernel.events import MAX_SEQ
 from web.kernel.events import CURSOR_PATTERN
@@ -484,6 +485,14 @@ class AcceptedConstraint(Exact):
         return cls(constraint_id=c.id, sectionId=c.section_id, boundary=c.boundary, category=c.kind)
 
 
+class CommittedConstraint(Exact):
+    """A constraint as the onboarding committed it, in §4.4.5's request shape (the vectors'
+    `accepted_constraints`: what the caller declared, without the minted id)."""
+
+    sectionId: str
+    boundary: str
+
+
 class OnboardedOut(Exact):
     """A completed onboarding (§4.4.5, onboard-response.json); `registration` is the app's join answer.
     The constraints are listed under PACT's name (`constraints`), the vectors' (`accepted_constraints`)
@@ -495,7 +504,7 @@ class OnboardedOut(Exact):
     membership_id: str
     role: str
     constraints: list[AcceptedConstraint]
-    accepted_constraints: list[AcceptedConstraint]
+    accepted_constraints: list[CommittedConstraint]
     declared_constraints: list[AcceptedConstraint]
     onboarded_event_id: str
     onboarded_at: Timestamp
@@ -510,11 +519,49 @@ class OnboardedOut(Exact):
             "membership_id": member_id,
             "role": o.role,
             "constraints": accepted,
-            "accepted_constraints": accepted,
+            "accepted_constraints": [
+                CommittedConstraint(sectionId=c.sectionId, boundary=c.boundary) for c in accepted
+            ],
             "declared_constraints": accepted,
             "onboarded_event_id": cursor_of(o.event_seq),
             "onboarded_at": iso(o.onboarded_at),
         }
+
+
+class RefusalError(Exact):
+    code: str
+    description: str
+    metadata: dict[str, Any]
+
+
+class OnboardRejected(Exact):
+    """A refused onboarding as §4.4.5 answers it (onboard-response.json's rejection case), with the
+    app's `code` and `detail` beside it: which constraint (its index) and why; nothing was written."""
+
+    status: str = Field(description="rejected")
+    fabric_id: str
+    rejection_reason: str
+    rejected_constraint_index: int
+    errors: list[RefusalError]
+    code: str
+    detail: str
+
+    @classmethod
+    def of(cls, exc: Unprocessable, fabric_id: str) -> OnboardRejected:
+        return cls(
+            status="rejected",
+            fabric_id=fabric_id,
+            rejection_reason=exc.extra["rejection_reason"],
+            rejected_constraint_index=exc.extra["rejected_constraint_index"],
+            errors=[RefusalError.model_validate(e) for e in exc.extra["errors"]],
+            code=exc.code,
+            detail=exc.detail,
+        )
+
+
+def is_refusal(exc: Unprocessable) -> bool:
+    """Whether a 422 is an onboarding's constraint refusal (`sessions.refuse`)."""
+    return "rejection_reason" in exc.extra
 
 
 ONBOARD_ERRORS = {

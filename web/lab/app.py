@@ -20,6 +20,7 @@ from multidict import CIMultiDict
 from domain.lab.fixtures import BY_ID, Lab
 from runtime.process import Runtime
 from web.app import create_docs_app
+from web.docs.pact_sessions import ONBOARD_POLICY
 from web.kernel.errors import render
 from web.kernel.routing import json_response
 
@@ -65,6 +66,12 @@ async def lab_identity(request: web.Request, handler: Handler) -> web.StreamResp
     return await handler(request.clone(headers=headers))
 
 
+def policy_of(resource_id: str) -> dict[str, int]:
+    """A fixture's disclosure policy (the vector's `fabric_policy`), which `_onboard` enforces."""
+    fixture = BY_ID.get(resource_id)
+    return dict(fixture.policy) if fixture else {}
+
+
 async def reset(request: web.Request) -> web.Response:
     await request.app[LAB].reset()
     return json_response({"reset": True})
@@ -73,6 +80,7 @@ async def reset(request: web.Request) -> web.Response:
 def create_lab_app(rt: Runtime, lab: Lab) -> web.Application:
     app = create_docs_app(rt)
     app[LAB] = lab
+    app[ONBOARD_POLICY] = policy_of
     app.middlewares.insert(0, lab_identity)  # outermost: the app sees the key as if the caller sent it
     app.router.add_post("/__reset", reset)
     return app
