@@ -102,6 +102,20 @@ STATE_REFUSALS = ["402", "410"]
 CONTENT_REFUSALS = {"POST /api/documents": ["413", "415", "422"]}
 
 
+def _semantic_refusals(api: Any) -> list[str]:
+    """The operations that document a 422. Both apps answer a request whose form breaks the schema with
+    400; a 422 is always a refusal that depends on what the request names (a constraint naming a section
+    the document lacks, a mark-read range past the resource's last event, a document whose conversion
+    failed), which schema-valid input may meet, so their documented 422 joins the statuses accepted for it."""
+    spec = api.openapi()
+    return [
+        f"{method.upper()} {path}"
+        for path, methods in spec["paths"].items()
+        for method, entry in methods.items()
+        if "422" in entry.get("responses", {})
+    ]
+
+
 def _property_escapes(api: Any) -> list[str]:
     """The operations whose request takes a pattern with a Unicode property escape (`\\p{L}`, a letter of any
     script: a name must hold a letter or digit). Schemathesis reads such a class as Latin letters only, so
@@ -138,15 +152,17 @@ def _settings(app: str) -> dict[str, Any]:
         {"include-name": label, "checks": {"positive_data_acceptance": {"enabled": False}}}
         for label in MAY_REFUSE_VALID[app]
     ]
+    api = build_hub_api() if app == "hub" else build_docs_api()
+    refusals = {label: ["422"] for label in _semantic_refusals(api) if label not in MAY_REFUSE_VALID[app]}
+    if app == "docs":
+        refusals.update(CONTENT_REFUSALS)
     operations += [
         {
             "include-name": label,
             "checks": {"positive_data_acceptance": {"expected-statuses": [*acceptance, *statuses]}},
         }
-        for label, statuses in CONTENT_REFUSALS.items()
-        if app == "docs"
+        for label, statuses in refusals.items()
     ]
-    api = build_hub_api() if app == "hub" else build_docs_api()
     operations += [
         {"include-name": label, "checks": {"negative_data_rejection": {"enabled": False}}}
         for label in _property_escapes(api)
