@@ -334,6 +334,12 @@ def _add_service_key_commands(keys_sub: argparse._SubParsersAction) -> None:  # 
         help="comma-separated scopes (spec §5); default: all",
     )
     create.add_argument("--name", default=None, help="a label for the key")
+    create.add_argument(
+        "--principal",
+        default=None,
+        help="the DID the key acts for (did:web:org.example): its agents' principal_id in PACT sessions, "
+        "and whom cross-organisation disclosure compares (docs/pact.md)",
+    )
     keys_sub.add_parser("list", help="list service keys (never the secrets)")
     revoke = keys_sub.add_parser("revoke", help="revoke a service key by id")
     revoke.add_argument("id")
@@ -352,7 +358,12 @@ def cmd_service_keys(settings: Settings, args: argparse.Namespace) -> int:
             scopes = servicekeys.parse_scopes(args.scopes)
             async with db.transaction() as session:
                 made = await servicekeys.create(
-                    session, SYSTEM, org_name=args.org, scopes=scopes, name=args.name
+                    session,
+                    SYSTEM,
+                    org_name=args.org,
+                    scopes=scopes,
+                    name=args.name,
+                    principal=args.principal,
                 )
             print(made["apiKey"])
             print(

@@ -27,14 +27,23 @@ def fixture_path(name: str = "") -> Path:
 
 
 async def make_key(
-    runtime: Any, org: str = "Acme", scopes: str = ALL_SCOPES, name: str | None = None
+    runtime: Any,
+    org: str = "Acme",
+    scopes: str = ALL_SCOPES,
+    name: str | None = None,
+    principal: str | None = None,
 ) -> dict:
     from domain.documents import servicekeys
     from domain.kernel.context import SYSTEM
 
     async with runtime.db.transaction() as session:
         made = await servicekeys.create(
-            session, SYSTEM, org_name=org, scopes=servicekeys.parse_scopes(scopes), name=name
+            session,
+            SYSTEM,
+            org_name=org,
+            scopes=servicekeys.parse_scopes(scopes),
+            name=name,
+            principal=principal,
         )
     made["headers"] = {"X-Api-Key": made["apiKey"]}
     return made

@@ -292,13 +292,16 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
                 break
             await asyncio.sleep(0.1)
         await call(b, "pact_list_documents", tag="schemas")
-        await call(
+        onboarded = await call(
             a,
             "pact_onboard",
             documentId=doc_id,
             agentName="Alice",
+            role="proposer",  # PACT's role descriptor: joins as an editor, shown as given
+            contact={"email": "alice-ops@example.org"},
             constraints=[{"sectionId": "sec:plan", "boundary": "Stay brief", "type": "should"}],
         )
+        assert (onboarded["role"], onboarded["registration"]["role"]) == ("proposer", "editor")
         await call(b, "pact_join", documentId=doc_id, agentName="Bob", role="reviewer")
         section = "sec:plan:budget"
         intent = await call(
@@ -362,6 +365,9 @@ async def test_every_tool_answers_what_its_output_schema_declares(docs: Any, run
         assert sorted(read_only) == sorted(reads)
         for name in read_only:
             await call(b, name, **reads[name])
+        peers = (await call(b, "pact_manifest", documentId=doc_id))["counterparties"]
+        alice = next(p for p in peers if p["display_name"] == "Alice")
+        assert (alice["role"], alice["contact"]) == ("proposer", {"email": "alice-ops@example.org"})
         after = await call(a, "pact_poll", documentId=doc_id, since=before["cursor"])
         assert after["changes"] == []  # the read-only tools recorded nothing
         assert (await call(a, "pact_get_document", documentId=doc_id))["version"] == version

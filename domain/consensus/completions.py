@@ -18,6 +18,7 @@ from typing import Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus.phases import Phase
 from domain.kernel import audit, events
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
@@ -70,6 +71,10 @@ class Signal:
     resource_id: str
     completion: Completion
     previous: CompletionStatus | None
+    # Filled by the area after the signal (PACT's /done answer): whom the agent acts for, and where the
+    # resource's negotiation stands now (domain/consensus/sessions.py `Phase`).
+    principal_id: str | None = None
+    phase: Phase | None = None
 
     @property
     def changed(self) -> bool:

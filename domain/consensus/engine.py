@@ -33,7 +33,7 @@ from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel.clock import canonical_ref, iso, new_id, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import table_of
 from domain.kernel.errors import Conflict, Forbidden, NotFound
@@ -117,7 +117,8 @@ def _dialect(session: AsyncSession) -> str:
 _ADD_VOTE_SQLITE = sqlite.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
 _PROPOSALS = table_of(Proposal)
 # A merge settles its section in one statement: the merged proposal takes its accepted status and every
-# rival pending proposal on the section is superseded; the ids of the rivals come back.
+# rival still open on the section is superseded, pending or objected (an objected one waits for a person, who
+# would otherwise decide on text the merge has replaced); the ids of the rivals come back.
 _IS_MERGED = _PROPOSALS.c.id == bindparam("merged")
 _SETTLE = (
     update(_PROPOSALS)
@@ -125,7 +126,7 @@ _SETTLE = (
         _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
         _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
         _PROPOSALS.c.section_id == bindparam("p_section_id"),
-        or_(_IS_MERGED, _PROPOSALS.c.status == "pending"),
+        or_(_IS_MERGED, _PROPOSALS.c.status.in_(("pending", "objected"))),
     )
     .values(
         status=case((_IS_MERGED, bindparam("p_accepted")), else_="superseded"),
@@ -313,7 +314,7 @@ async def _critical(session: AsyncSession, resource: Resource, proposal: Proposa
 async def get_proposal(
     session: AsyncSession, resource: Resource, proposal_id: str, *, lock: bool
 ) -> Proposal:
-    pid = canonical_id(proposal_id)
+    pid = canonical_ref(proposal_id)
     params = {"p_id": pid, "p_type": resource.resource_type, "p_resource": resource.resource_id}
     proposal = await session.scalar(_LOCK_PROPOSAL if lock else _PROPOSAL, params) if pid else None
     if proposal is None:
@@ -612,6 +613,15 @@ async def accept(
             section_id=proposal.section_id,
             correlation_id=rival_id,
             data={"proposalId": rival_id, "supersededBy": proposal.id},
+        )
+        await escalations.close_raised_for(
+            session,
+            ctx,
+            resource_type=resource.resource_type,
+            resource_id=resource.resource_id,
+            proposal_id=rival_id,
+            reason=f"proposal {rival_id} was superseded by {proposal.id}, merged on the same section: "
+            "there is nothing left to decide",
         )
         await audit.record(
             session,

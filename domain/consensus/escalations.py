@@ -333,7 +333,8 @@ async def close_raised_for(
     reason: str,
 ) -> list[str]:
     """Close the open escalations a policy raised for a proposal that no longer needs a person (its author
-    withdrew it): one conditional UPDATE, so an answer that got in first keeps its escalation answered.
+    withdrew it, or a merge on its section superseded it): one conditional UPDATE, so an answer that got in
+    first keeps its escalation answered.
     Each closure is an event on the resource's stream (`pact.escalation.closed`), an audit entry and a
     notice to the reviewers' webhook. The ids of the escalations closed."""
     actor = ctx.require_actor()

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import profiles
 from domain.consensus.session_models import PendingObligation
 from domain.kernel import events
 from domain.kernel.clock import iso, new_id, utcnow
@@ -96,13 +97,7 @@ def of(row: PendingObligation) -> Obligation:
     )
 
 
-def principal_of(member_id: str) -> str:
-    """The principal an agent acts for, as sessions serve it: each agent (a hub agent, a document's joined
-    key) is its own principal (docs/decisions.md)."""
-    return f"urn:concord:agent:{member_id}"
-
-
-def payload(o: Obligation) -> dict[str, Any]:
+def payload(o: Obligation, principal: str) -> dict[str, Any]:
     """The obligation as its events carry it: PACT's pending-obligation shape, the principal, and the
     shape again under `obligation` (where the conformance vectors look for it)."""
     shape = {
@@ -117,7 +112,6 @@ def payload(o: Obligation) -> dict[str, Any]:
         "discharge_kind": str(o.discharge_kind) if o.discharge_kind else None,
         "discharge_event_ref": o.discharge_event_ref,
     }
-    principal = principal_of(o.member_id)
     return {**shape, "principal_id": principal, "principalId": principal, "obligation": dict(shape)}
 
 
@@ -127,7 +121,7 @@ async def _emit(session: AsyncSession, o: Obligation, type_: str, in_response_to
         events.stream_of(o.resource_type, o.resource_id),
         type_,
         SYSTEM,
-        data=payload(o),
+        data=payload(o, await profiles.principal_of(session, o.resource_type, o.resource_id, o.member_id)),
         actor_kind=ActorKind.SYSTEM,
         correlation_id=o.id,
         in_response_to=in_response_to,

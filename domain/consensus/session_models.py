@@ -59,6 +59,11 @@ class SessionPresence(Base):
     read_to_seq: Mapped[int] = mapped_column(Integer, default=0)
     read_event_seq: Mapped[int | None] = mapped_column(Integer)
     read_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    # The member's session profile, recorded when it joins (migration 0036): the principal its key acts for,
+    # the PACT role it declared on onboarding, and the contact metadata it gave.
+    principal_id: Mapped[str | None] = mapped_column(String(255))
+    pact_role: Mapped[str | None] = mapped_column(String(16))
+    contact: Mapped[dict[str, str] | None] = mapped_column(JSONType)
 
 
 class HeartbeatReceipt(Base):

@@ -21,7 +21,7 @@ NOTHING, then locked), so two at once for one member are serialised; a heartbeat
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
@@ -30,11 +30,13 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import obligations, records, sections
+from domain.consensus import obligations, profiles, records, sections
+from domain.consensus.completions import Signal
 from domain.consensus.models import Escalation, Proposal, SectionConstraint, SectionIntent
 from domain.consensus.obligations import Obligation
+from domain.consensus.phases import Phase
 from domain.consensus.session_models import HeartbeatReceipt, SessionPresence
-from domain.kernel import events
+from domain.kernel import events, principals
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Forbidden, Unprocessable
@@ -47,16 +49,6 @@ SPEC_VERSION = "2.0.3"
 IDEMPOTENCY_WINDOW = timedelta(seconds=300)
 OPEN_STATUSES = ("pending",)
 SETTLED_STATUSES = ("merged", "approved")
-
-
-class Phase(StrEnum):
-    """Where a resource's negotiation stands (§4.4.1)."""
-
-    FORMING = "forming"  # nothing proposed or settled yet
-    NEGOTIATING = "negotiating"  # proposals pending or intents open
-    CONVERGED = "converged"  # nothing pending, and something settled (or the topic reached consensus)
-    ESCALATED = "escalated"  # a question or an objected proposal waits for a person
-    CLOSED = "closed"  # the resource takes no more proposals
 
 
 class Liveness(StrEnum):
@@ -95,6 +87,16 @@ class StatusPart(StrEnum):
 ALL_PARTS = frozenset(StatusPart)
 
 
+class PactRole(StrEnum):
+    """PACT's role descriptors (§4.4.5 `role`; the conformance vectors' observer | contributor | proposer):
+    what a member declares it is there to do. Each area maps them onto its own roles; a member that declared
+    none is shown with the one its area's role implies (`Member.pact_role`)."""
+
+    OBSERVER = "observer"
+    CONTRIBUTOR = "contributor"
+    PROPOSER = "proposer"
+
+
 class OnboardRefusal(StrEnum):
     """Onboarding refusals (§4.4.5 error codes)."""
 
@@ -115,6 +117,7 @@ class Member:
     trust_level: TrustLevel
     org: str
     joined_at: datetime
+    pact_role: PactRole = PactRole.CONTRIBUTOR  # what the area's role implies, unless it declared one
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,8 @@ class MemberView:
 
     member: Member
     principal_id: str
+    pact_role: PactRole
+    contact: Mapping[str, str] | None  # what it gave when joining, if anything
     presence: Presence
     cross_org: bool
     pending_obligations: int
@@ -344,17 +349,26 @@ async def _views(
     owed: dict[str, int] = {}
     for o in pending:
         owed[o.member_id] = owed.get(o.member_id, 0) + 1
-    return [
-        MemberView(
-            member=m,
-            principal_id=obligations.principal_of(m.id),
-            presence=_presence(m, presences.get(m.id), now, timeout),
-            cross_org=m.org != caller.org,
-            pending_obligations=owed.get(m.id, 0),
-            constraints=constraints.get(m.id, 0),
-        )
+    principal = {
+        m.id: principals.of_agent(m.id, row.principal_id if (row := presences.get(m.id)) else None)
         for m in fabric.members
-    ]
+    }
+    views = []
+    for m in fabric.members:
+        row = presences.get(m.id)
+        views.append(
+            MemberView(
+                member=m,
+                principal_id=principal[m.id],
+                pact_role=PactRole(row.pact_role) if row is not None and row.pact_role else m.pact_role,
+                contact=dict(row.contact) if row is not None and row.contact else None,
+                presence=_presence(m, row, now, timeout),
+                cross_org=principals.cross_org(caller.org, principal[caller.id], m.org, principal[m.id]),
+                pending_obligations=owed.get(m.id, 0),
+                constraints=constraints.get(m.id, 0),
+            )
+        )
+    return views
 
 
 async def _count(session: AsyncSession, stmt: Any) -> int:
@@ -408,6 +422,16 @@ async def phase_of(session: AsyncSession, fabric: Fabric) -> tuple[Phase, int, i
         )
     )
     return (Phase.CONVERGED if settled else Phase.FORMING), open_proposals, open_intents
+
+
+async def with_outcome(session: AsyncSession, fabric: Fabric, signal: Signal) -> Signal:
+    """A done signal with what PACT's `/done` answers besides: whom the agent acts for and the resource's
+    phase after it (`converged` once nothing is pending and something settled)."""
+    phase, _proposals, _intents = await phase_of(session, fabric)
+    principal = await profiles.principal_of(
+        session, fabric.resource_type, fabric.resource_id, signal.completion.agent_id
+    )
+    return replace(signal, principal_id=principal, phase=phase)
 
 
 async def latest_seq(session: AsyncSession, fabric: Fabric) -> int:
@@ -529,10 +553,25 @@ async def _presence_row(session: AsyncSession, fabric: Fabric, member_id: str) -
     return row
 
 
-async def seen(session: AsyncSession, fabric: Fabric, member_id: str) -> None:
-    """The member showed up (it onboarded): its last_seen is now."""
+async def enrol(
+    session: AsyncSession,
+    fabric: Fabric,
+    member_id: str,
+    *,
+    principal: str | None,
+    pact_role: PactRole | None = None,
+    contact: Mapping[str, str] | None = None,
+    seen_at: datetime | None = None,
+) -> str:
+    """Record a joining member's session profile: the principal its credential acts for, the PACT role and
+    contact it declared (a rejoin replaces them: it declares afresh), and that it was seen now (or at
+    `seen_at`); the principal it acts for, as sessions serve it."""
     row = await _presence_row(session, fabric, member_id)
-    row.last_seen = utcnow()
+    row.principal_id = principal
+    row.pact_role = pact_role.value if pact_role is not None else None
+    row.contact = {k: v for k, v in contact.items() if v} or None if contact else None
+    row.last_seen = seen_at or utcnow()
+    return principals.of_agent(member_id, principal)
 
 
 async def heartbeat(
@@ -800,10 +839,10 @@ async def record_onboarded(
     member_id: str,
     role: str,
     constraint_ids: Sequence[str],
+    principal: str,
 ) -> int:
     """The one `pact.fabric.onboarded` event of an onboarding (§4.4.5 step 4), written now so that the
     constraints published after it carry its id as their correlationId; its sequence number."""
-    principal = obligations.principal_of(member_id)
     return await events.append_numbered(
         session,
         fabric.stream,

@@ -20,7 +20,7 @@ from domain.consensus import escalations, obligations
 from domain.consensus.engine import Policy, Resource, counts, get_proposal, snapshot, stream_of
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, utcnow
+from domain.kernel.clock import canonical_ref, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, Forbidden
 
@@ -33,7 +33,7 @@ async def withdraw(
     """Withdraw the acting agent's own pending proposal: 404 if the resource has no such proposal, 403
     `not_author` for anyone but its author, 409 `proposal_not_pending` once it is decided."""
     actor = ctx.require_actor()
-    key = canonical_id(proposal_id)
+    key = canonical_ref(proposal_id)
     if key:
         await escalations.lock_raised_for(session, resource.resource_type, resource.resource_id, key)
     await resource.lock(session)

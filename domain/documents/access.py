@@ -13,3 +13,4 @@ class Caller:
     org_id: str
     key_id: str
     name: str
+    principal: str | None = None  # the DID the key acts for, when its operator attested one

@@ -8,12 +8,13 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import escalations, sections
+from domain.consensus import escalations, sections, sessions
 from domain.consensus.locks import UnlockReason
 from domain.consensus.models import Proposal
 from domain.documents import library, locks
@@ -33,6 +34,8 @@ from domain.kernel import event_views, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 
+RESOURCE = "document"
+
 # ---- membership ----------------------------------------------------------------------------------
 
 
@@ -51,9 +54,18 @@ def registration(agent: DocumentAgent) -> dict[str, Any]:
     return {**agent_view(agent), "documentId": agent.document_id, "registrationId": agent.id}
 
 
-async def admit(session: AsyncSession, caller: Caller, doc: Document, body: dict[str, Any]) -> DocumentAgent:
-    """The membership of a join (the document locked by the caller), checked and added; no event: the join
-    records `pact.agent.joined`, an onboarding `pact.fabric.onboarded` instead (PACT §4.4.5)."""
+async def admit(
+    session: AsyncSession,
+    caller: Caller,
+    doc: Document,
+    body: dict[str, Any],
+    *,
+    pact_role: sessions.PactRole | None = None,
+    contact: Mapping[str, str] | None = None,
+) -> DocumentAgent:
+    """The membership of a join (the document locked by the caller), checked and added, with its session
+    profile (the key's principal, the PACT role and contact declared; seen now); no event: the join records
+    `pact.agent.joined`, an onboarding `pact.fabric.onboarded` instead (PACT §4.4.5)."""
     name = " ".join(body["agentName"].split())
     if not name or not any(ch.isalnum() for ch in name):
         raise BadRequest("agentName must contain a letter or digit", field="agentName")
@@ -82,6 +94,14 @@ async def admit(session: AsyncSession, caller: Caller, doc: Document, body: dict
     )
     session.add(agent)
     await session.flush()
+    await sessions.enrol(
+        session,
+        sessions.Fabric(RESOURCE, doc.id, ()),
+        agent.id,
+        principal=caller.principal,
+        pact_role=pact_role,
+        contact=contact if contact is not None else body.get("contact"),
+    )
     return agent
 
 

@@ -7,8 +7,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import completions
+from domain.consensus import completions, sessions
 from domain.documents import library
+from domain.documents import sessions as document_sessions
 from domain.documents.access import Caller
 from domain.documents.membership import agent_ctx, member
 from domain.documents.models import DocumentAgent
@@ -24,7 +25,7 @@ async def done(
 ) -> completions.Signal:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    return await completions.signal(
+    signal = await completions.signal(
         session,
         agent_ctx(caller, agent),
         agent,
@@ -33,6 +34,7 @@ async def done(
         status=status,
         summary=summary,
     )
+    return await sessions.with_outcome(session, await document_sessions.fabric_of(session, doc), signal)
 
 
 async def completions_of(session: AsyncSession, caller: Caller, document_id: str) -> completions.Completions:

@@ -39,6 +39,9 @@ class ServiceKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     # A key minted by an invite's join (POST …/join-token) works on this one document's agent paths only.
     document_id: Mapped[str | None] = mapped_column(String(36))
+    # The principal (a DID) the operator attested the key acts for when minting it (migration 0036); NULL:
+    # the key's agents are their own principals.
+    principal: Mapped[str | None] = mapped_column(String(255))
 
 
 class Document(Base):

@@ -20,7 +20,7 @@ from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit
-from domain.kernel.clock import canonical_id, iso, utcnow
+from domain.kernel.clock import canonical_ref, iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
 from domain.kernel.sqlutil import for_update
 
@@ -103,7 +103,7 @@ class DocumentResource:
         for_update): one statement. Whether the voter may vote is its own membership row's (the engine
         refuses an author's vote before it asks)."""
         await self.lock(session)
-        key = canonical_id(proposal_id)
+        key = canonical_ref(proposal_id)
         params = {"p_proposal": key, "p_document": self.doc.id}
         row = (await session.execute(_BALLOT, params)).first() if key else None
         if row is None:
@@ -214,6 +214,8 @@ async def vote(
     return {
         "proposalId": result["proposalId"],
         "vote": kind,
+        "recorded": True,
+        "decision": kind,
         "votedAt": iso(utcnow()),
         "status": result["status"],
         "votes": {

@@ -8,7 +8,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation, ServiceKey
-from domain.kernel import audit, keys
+from domain.kernel import audit, keys, principals
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, NotFound, Unauthorized
@@ -53,8 +53,16 @@ async def organisation(session: AsyncSession, name: str, *, create: bool) -> Org
 
 
 async def create(
-    session: AsyncSession, ctx: Context, *, org_name: str, scopes: list[str], name: str | None = None
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    org_name: str,
+    scopes: list[str],
+    name: str | None = None,
+    principal: str | None = None,
 ) -> dict[str, Any]:
+    """A new key (its secret returned once). `principal`: the DID the operator attests the key acts for."""
+    attested = principals.parse(principal) if principal is not None else None
     org = await organisation(session, org_name, create=True)
     secret = keys.generate(PREFIX)
     key = ServiceKey(
@@ -65,6 +73,7 @@ async def create(
         key_prefix=secret[:12],
         scopes=scopes,
         created_at=utcnow(),
+        principal=attested,
     )
     session.add(key)
     await session.flush()
@@ -80,6 +89,7 @@ def public(key: ServiceKey, org: Organisation) -> dict[str, Any]:
         "organisationId": org.id,
         "prefix": key.key_prefix,
         "scopes": list(key.scopes),
+        "principal": key.principal,
         "createdAt": iso(key.created_at),
         "revokedAt": iso(key.revoked_at),
     }

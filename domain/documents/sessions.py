@@ -6,7 +6,6 @@ counterparty is ever cross-org here. A document is never closed."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
@@ -20,23 +19,16 @@ from domain.documents.membership import WRITER_ROLES, agent_ctx, membership
 from domain.documents.models import Document, DocumentAgent
 from domain.documents.proposals import DocumentResource
 from domain.documents.records import VOCABULARY
-from domain.kernel import audit
+from domain.kernel import audit, principals
 from domain.kernel.clock import new_id, utcnow
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
 from domain.kernel.settings import get_settings
 
-
-class PactRole(StrEnum):
-    """PACT's role descriptors an onboarding may declare (§4.4.5 `role`, the conformance vectors'
-    observer | contributor | proposer); each joins as the document role of `DOCUMENT_ROLE`."""
-
-    OBSERVER = "observer"
-    CONTRIBUTOR = "contributor"
-    PROPOSER = "proposer"
-
-
+PactRole = sessions.PactRole
+# The document role each PACT role descriptor joins as, and the PACT role a document role implies.
 DOCUMENT_ROLE = {PactRole.OBSERVER: "observer", PactRole.CONTRIBUTOR: "editor", PactRole.PROPOSER: "editor"}
+IMPLIED_PACT_ROLE = {"observer": PactRole.OBSERVER}
 
 RESOURCE = "document"
 CONSTRAINT_TYPES = ("must", "must_not", "should", "should_not", "prefer")
@@ -48,7 +40,7 @@ def _timeout() -> int:
     return get_settings().pact_heartbeat_timeout_seconds
 
 
-async def _fabric(session: AsyncSession, doc: Document) -> sessions.Fabric:
+async def fabric_of(session: AsyncSession, doc: Document) -> sessions.Fabric:
     rows = (
         await session.scalars(
             select(DocumentAgent)
@@ -64,6 +56,7 @@ async def _fabric(session: AsyncSession, doc: Document) -> sessions.Fabric:
             trust_level=TRUST.get(a.role, sessions.TrustLevel.COLLABORATOR),
             org=doc.org_id,
             joined_at=a.joined_at,
+            pact_role=IMPLIED_PACT_ROLE.get(a.role, PactRole.CONTRIBUTOR),
         )
         for a in rows
     )
@@ -77,7 +70,7 @@ async def _joined(
     agent = await membership(session, caller, doc)
     if agent is None:
         raise Forbidden("join the document first (POST …/join or …/_onboard)", code=code)
-    return doc, agent, await _fabric(session, doc)
+    return doc, agent, await fabric_of(session, doc)
 
 
 async def status(
@@ -146,7 +139,8 @@ async def onboard(
     join: dict[str, Any],
     drafts: Sequence[sessions.ConstraintDraft],
     *,
-    declared_role: str | None = None,
+    declared_role: PactRole | None = None,
+    contact: Mapping[str, str] | None = None,
     ceilings: Mapping[str, int] | None = None,
 ) -> sessions.Onboarded:
     """Join and publish constraints in one transaction (§4.4.5): every check first (the join's, then each
@@ -166,9 +160,16 @@ async def onboard(
     sessions.check_constraints(
         content, drafts, may_publish=role in WRITER_ROLES, role=declared_role or role, ceilings=ceilings
     )
-    agent = await tap.admit(session, caller, doc, {**join, "agentName": join.get("agentName") or caller.name})
+    agent = await tap.admit(
+        session,
+        caller,
+        doc,
+        {**join, "agentName": join.get("agentName") or caller.name},
+        pact_role=declared_role,
+        contact=contact,
+    )
     ctx = agent_ctx(caller, agent)
-    fabric = await _fabric(session, doc)
+    fabric = await fabric_of(session, doc)
     ids = [new_id() for _ in drafts]
     registration = tap.registration(agent)
     seq = await sessions.record_onboarded(
@@ -179,6 +180,7 @@ async def onboard(
         member_id=agent.id,
         role=declared_role or agent.role,
         constraint_ids=ids,
+        principal=principals.of_agent(agent.id, caller.principal),
     )
     published = [
         await records.publish_constraint(
@@ -194,7 +196,6 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await sessions.seen(session, fabric, agent.id)
     await audit.record(
         session, ctx, "document.onboard", "document", doc.id, after={**registration, "constraintIds": ids}
     )

@@ -57,6 +57,15 @@ def canonical_id(value: str) -> str | None:
     return value if _UUID.match(value) else None
 
 
+_NAMED = re.compile(r"^[A-Za-z0-9_.:-]{1,36}$")
+
+
+def canonical_ref(value: str) -> str | None:
+    """A proposal's id as its row holds it: new_id()'s lower-case UUID, or the name a client gave it (the PACT
+    conformance lab's `prop_xyz`: letters, digits and `_.:-`, at most 36), or None when it can be neither."""
+    return canonical_id(value) or (value.strip() if _NAMED.match(value.strip()) else None)
+
+
 @overload
 def iso(dt: datetime) -> str: ...
 @overload
@@ -72,3 +81,17 @@ def iso(dt: datetime | None) -> str | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC).isoformat()
+
+
+@overload
+def iso_z(dt: datetime) -> str: ...
+@overload
+def iso_z(dt: None) -> None: ...
+@overload
+def iso_z(dt: datetime | None) -> str | None: ...
+
+
+def iso_z(dt: datetime | None) -> str | None:
+    """`iso`, with UTC written `Z` as PACT writes its times (`2026-05-16T10:00:00Z`)."""
+    text = iso(dt)
+    return text[: -len("+00:00")] + "Z" if text is not None and text.endswith("+00:00") else text

@@ -9,9 +9,11 @@ principal (a DID such as `did:web:alice.example`) is a service key of the lab or
 the lab's web layer (web/lab/) turns the vectors' `X-Pact-Principal` header, or a resource's default
 principal, into that key. Nothing here is reachable from `concord serve`.
 
-What a vector needs that Concord does not model yet (heartbeats' last_seen, contacts, an organisation's
-eTLD+1, a fabric's disclosure policy, a proposal's required voters and due date) is kept in `LabResource`
-for the session operations to read (`FIXTURES`, `member_facts`)."""
+Each principal's key carries its DID as the key's attested principal (as `concord keys create --principal`
+does), so members' principal_id is the vector's DID, and two DIDs of different registrable domains are
+cross-org (domain/kernel/principals.py). A vector's session facts are seeded as state: a member's PACT role,
+contact and last_seen into its session profile, a proposal's vote deadline onto its obligations. A fabric's
+disclosure policy (`policy`) is the one fact the lab's web layer hands to `_onboard` (web/lab/app.py)."""
 
 from __future__ import annotations
 
@@ -19,11 +21,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
+from domain.consensus import sessions
+from domain.consensus.session_models import PendingObligation
 from domain.documents import agents, blobs, convert, library, proposals, records, sandbox
 from domain.documents.access import Caller
-from domain.documents.models import Organisation, ServiceKey
+from domain.documents.models import DocumentAgent, Organisation, ServiceKey
 from domain.documents.servicekeys import PREFIX, SCOPES, actor_of
 from domain.kernel import invites, keys, outbox
 from domain.kernel.clock import new_id, utcnow
@@ -36,6 +40,9 @@ OWNER = "did:web:lab-owner.example"
 AUTHOR = "did:web:lab-author.example"  # proposes the fixtures' proposals (an author never votes on its own)
 INVITE_TOKEN = "invite_xyz"
 PROPOSAL_TTL_SECONDS = 86_400
+# The heartbeat vector's timeout (its `heartbeat_timeout_seconds`): the lab runs with it, whatever the
+# environment sets for the real server (web/lab/serve.py).
+HEARTBEAT_TIMEOUT_SECONDS = 60
 
 
 @dataclass(frozen=True)
@@ -73,7 +80,6 @@ class LabResource:
     members: tuple[LabMember, ...] = ()
     proposals: tuple[LabProposal, ...] = ()
     invite_token: str | None = None
-    heartbeat_timeout_seconds: int | None = None
     policy: dict[str, int] = field(default_factory=dict)
 
 
@@ -94,7 +100,6 @@ FIXTURES: tuple[LabResource, ...] = (
         "Heartbeat fixture",
         ("Status",),
         default_principal="did:web:alice.example",
-        heartbeat_timeout_seconds=60,
         members=(
             LabMember("did:web:alice.example", "alice-bot", last_seen_seconds_ago=5),
             LabMember("did:web:bob.example", "bob-bot", last_seen_seconds_ago=120),
@@ -165,12 +170,6 @@ def markdown_of(resource: LabResource) -> str:
     return "".join(f"# {heading}\n\nFixture text of {heading.lower()}.\n\n" for heading in resource.sections)
 
 
-def member_facts(resource_id: str, principal: str) -> LabMember | None:
-    """The vector's facts of a member (last_seen, contact, PACT role) for the session operations."""
-    found = BY_ID.get(resource_id)
-    return next((m for m in found.members if m.principal == principal), None) if found else None
-
-
 def last_seen_of(member: LabMember, now: datetime) -> datetime | None:
     if member.last_seen_seconds_ago is None:
         return None
@@ -202,6 +201,7 @@ class Lab:
                         key_prefix=secret[:12],
                         scopes=list(SCOPES),
                         created_at=utcnow(),
+                        principal=principal,
                     )
                 )
             found = self.secrets.setdefault(principal, secret)
@@ -212,7 +212,13 @@ class Lab:
         async with self.db.read() as session:
             key = await session.scalar(select(ServiceKey).where(ServiceKey.key_hash == keys.hash_key(secret)))
         assert key is not None
-        return Caller(ctx=Context(actor=actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name)
+        return Caller(
+            ctx=Context(actor=actor_of(key)),
+            org_id=key.org_id,
+            key_id=key.id,
+            name=key.name,
+            principal=key.principal,
+        )
 
     async def seed(self) -> None:
         """Every fixture: documents, the invite, then members, their constraints and the proposals."""
@@ -263,12 +269,29 @@ class Lab:
         for member in resource.members:
             caller = await self._caller(member.principal)
             async with self.db.transaction() as session:
-                await agents.join(
+                joined = await agents.join(
                     session,
                     caller,
                     resource.resource_id,
                     {"agentName": member.agent_name, "role": member.role},
                 )
+                # The vector's session facts: the PACT role and contact it declared, when it was last seen.
+                seen = last_seen_of(member, utcnow())
+                await sessions.enrol(
+                    session,
+                    sessions.Fabric(agents.RESOURCE, resource.resource_id, ()),
+                    joined["registrationId"],
+                    principal=caller.principal,
+                    pact_role=sessions.PactRole(member.pact_role),
+                    contact=member.contact,
+                    seen_at=seen,
+                )
+                if seen is not None:  # it was there before it was last seen: it joined then
+                    await session.execute(
+                        update(DocumentAgent)
+                        .where(DocumentAgent.id == joined["registrationId"])
+                        .values(joined_at=seen)
+                    )
                 for constraint in member.constraints:
                     await records.publish_constraint(
                         session,
@@ -296,6 +319,12 @@ class Lab:
                             "proposalId": proposal.proposal_id,
                         },
                     )
+                    if proposal.due_by:  # the vector's deadline for the votes, not the proposal's expiry
+                        await session.execute(
+                            update(PendingObligation)
+                            .where(PendingObligation.proposal_id == proposal.proposal_id)
+                            .values(due_by=datetime.fromisoformat(proposal.due_by))
+                        )
 
     async def reset(self) -> None:
         """Every table emptied, then the fixtures seeded again (the runner's `POST /__reset`)."""

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
-from domain.kernel.clock import canonical_id, iso
+from domain.kernel.clock import canonical_ref, iso
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.review import resources
@@ -83,7 +83,7 @@ def _item(p: Proposal, info: resources.Info | None, objections: list[dict[str, A
 
 
 async def _find(session: AsyncSession, proposal_id: str) -> Proposal:
-    key = canonical_id(proposal_id)
+    key = canonical_ref(proposal_id)
     proposal = await session.get(Proposal, key) if key else None
     if proposal is None or proposal.resource_type != "document":
         raise NotFound(f"document proposal {proposal_id!r} not found", code="proposal_not_found")

@@ -14,7 +14,7 @@ from domain.consensus import engine as consensus
 from domain.consensus import locks, policies, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
-from domain.kernel.clock import canonical_id, utcnow
+from domain.kernel.clock import canonical_id, canonical_ref, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Forbidden, NotFound
 from domain.kernel.settings import get_settings
@@ -128,7 +128,7 @@ class TopicResource:
     ) -> tuple[TopicResource, consensus.Ballot]:
         """The topic, locked, with the vote's ballot: one statement."""
         key = canonical_id(topic_id)
-        params = {"p_topic": key, "p_proposal": canonical_id(proposal_id), "p_agent": agent_id}
+        params = {"p_topic": key, "p_proposal": canonical_ref(proposal_id), "p_agent": agent_id}
         row = (await session.execute(_BALLOT, params)).first() if key and params["p_proposal"] else None
         if row is None:  # no such topic (404 topic_not_found) or no such proposal on it
             return cls(await topics.get(session, topic_id)), consensus.Ballot(None, 0, False)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
 from domain.agents.models import Agent
-from domain.consensus import completions
+from domain.consensus import completions, sessions
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
 from domain.kernel.clock import iso, utcnow
@@ -27,6 +27,7 @@ from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import bounty, dependencies, economy
+from domain.topics import sessions as topic_sessions
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
@@ -256,6 +257,9 @@ async def done(
         await economy.reward(session, actor.id, economy.ALIGNED_REWARD, "topic.aligned", topic.id)
     await session.flush()
     await recompute(session, ctx, topic.id)
+    signalled = await sessions.with_outcome(
+        session, await topic_sessions.fabric_of(session, topic), signalled
+    )
     return TopicDone(signalled, row.done_assumptions or [], topic.status)
 
 

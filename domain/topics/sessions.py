@@ -6,7 +6,7 @@ stable has converged unless something is pending."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,7 +32,7 @@ def _timeout() -> int:
     return get_settings().pact_heartbeat_timeout_seconds
 
 
-async def _fabric(session: AsyncSession, topic: Topic) -> sessions.Fabric:
+async def fabric_of(session: AsyncSession, topic: Topic) -> sessions.Fabric:
     rows = (
         await session.execute(
             select(TopicParticipant, Agent.name)
@@ -62,7 +62,7 @@ async def _fabric(session: AsyncSession, topic: Topic) -> sessions.Fabric:
 
 
 async def _loaded(session: AsyncSession, topic_id: str) -> sessions.Fabric:
-    return await _fabric(session, await topics.get(session, topic_id))
+    return await fabric_of(session, await topics.get(session, topic_id))
 
 
 async def status(session: AsyncSession, ctx: Context, topic_id: str, include: str | None) -> sessions.Status:
@@ -128,7 +128,13 @@ async def mark_read(
 
 
 async def onboard(
-    session: AsyncSession, ctx: Context, topic_id: str, drafts: Sequence[sessions.ConstraintDraft]
+    session: AsyncSession,
+    ctx: Context,
+    topic_id: str,
+    drafts: Sequence[sessions.ConstraintDraft],
+    *,
+    pact_role: sessions.PactRole | None = None,
+    contact: Mapping[str, str] | None = None,
 ) -> sessions.Onboarded:
     """Join the topic and publish constraints in one transaction (§4.4.5): every check first, then the
     participation, one `pact.fabric.onboarded` event (no `pact.agent.joined`) and the constraints, whose
@@ -145,11 +151,22 @@ async def onboard(
     if not joined:  # a racing onboarding of the same agent joined first
         raise Conflict("you have already joined this topic", code="agent.already_joined")
     resource = TopicResource(topic, locked=True)
-    fabric = await _fabric(session, topic)
+    fabric = await fabric_of(session, topic)
     ids = [new_id() for _ in drafts]
     registration = topics.joined_view(topic, ctx, row, joined)
+    # A hub agent is its own principal (it registered itself; no operator attests a DID for it).
+    principal = await sessions.enrol(
+        session, fabric, actor.id, principal=None, pact_role=pact_role, contact=contact
+    )
     seq = await sessions.record_onboarded(
-        session, ctx, fabric, registration=registration, member_id=actor.id, role=row.role, constraint_ids=ids
+        session,
+        ctx,
+        fabric,
+        registration=registration,
+        member_id=actor.id,
+        role=pact_role or row.role,
+        constraint_ids=ids,
+        principal=principal,
     )
     published = [
         await records.publish_constraint(
@@ -165,8 +182,7 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await sessions.seen(session, fabric, actor.id)
     await audit.record(
         session, ctx, "topic.onboard", "topic", topic.id, after={"agentId": actor.id, "constraintIds": ids}
     )
-    return sessions.Onboarded(topic.id, registration, row.role, published, seq, utcnow())
+    return sessions.Onboarded(topic.id, registration, pact_role or row.role, published, seq, utcnow())

@@ -75,7 +75,11 @@ async def service_principal(request: web.Request) -> ServicePrincipal:
     if key.document_id is not None:
         confine_to_document(request, key.document_id)
     caller = Caller(
-        ctx=context(request, servicekeys.actor_of(key)), org_id=key.org_id, key_id=key.id, name=key.name
+        ctx=context(request, servicekeys.actor_of(key)),
+        org_id=key.org_id,
+        key_id=key.id,
+        name=key.name,
+        principal=key.principal,
     )
     found = request[SERVICE] = ServicePrincipal(caller, frozenset(key.scopes), key=key)
     return found

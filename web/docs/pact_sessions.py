@@ -22,6 +22,7 @@ from web.kernel.routing import Routes, model_response
 from web.kernel.sessions_wire import (
     ONBOARD_ERRORS,
     SESSION_ERRORS,
+    ContactIn,
     HeartbeatBody,
     HeartbeatOut,
     ManifestOut,
@@ -73,6 +74,7 @@ class OnboardBody(Request):
     inviteToken: str | None = Field(default=None, max_length=200)
     invite_token: str | None = Field(default=None, max_length=200)
     constraints: list[OnboardConstraint] = Field(default_factory=list, max_length=50)
+    contact: ContactIn | None = None
 
 
 class DocumentOnboarded(OnboardedOut):
@@ -182,7 +184,14 @@ async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     try:
         async with runtime(request).db.transaction() as session:
             done = await sessions.onboard(
-                session, who, doc_id(request), join, drafts, declared_role=declared, ceilings=ceilings
+                session,
+                who,
+                doc_id(request),
+                join,
+                drafts,
+                declared_role=declared,
+                contact=body.contact.kept() if body.contact else None,
+                ceilings=ceilings,
             )
     except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not a problem
         if not is_refusal(exc):

@@ -17,6 +17,7 @@ from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT, DoneOut
+from web.kernel.sessions_wire import ContactIn
 from web.kernel.wire import (
     APPROVAL_POLICY_TEXT,
     HAS_LETTER_OR_DIGIT,
@@ -301,6 +302,10 @@ class JoinBody(Model):
         "reviewer: both; observer: none); asking for one the role does not allow is a 400.",
     )
     inviteToken: str | None = Field(default=None, max_length=200)
+    contact: ContactIn | None = Field(
+        default=None,
+        description="Where a person reaches the agent's operator (shown within its organisation).",
+    )
 
     @field_validator("capabilities")
     @classmethod
@@ -550,6 +555,8 @@ class ProposalList(Out):
 class VoteResult(Out):
     proposalId: str
     vote: Vote
+    recorded: bool = Field(description="Always true: the vote was recorded (PACT's vote answer)")
+    decision: Vote = Field(description="The vote again, under PACT's name")
     votedAt: Timestamp
     status: ProposalStatus = Field(description="The proposal's status after this vote")
     votes: VoteCounts

@@ -10,6 +10,7 @@ from pydantic import Field
 
 from domain.consensus import completions as shared
 from domain.consensus.completions import CompletionStatus
+from domain.consensus.phases import Phase
 from domain.kernel.clock import iso
 from web.kernel.wire import Exact, Timestamp
 
@@ -60,11 +61,21 @@ class DoneOut(Exact):
     changed: bool = Field(description="Whether the status differs from the previous one")
     summary: str | None
     completedAt: Timestamp
+    # PACT's /done answer (§7.1; the reference server's names): the resource, whom the agent acts for, and
+    # the phase the resource is in after the signal.
+    fabric_id: str
+    principal_id: str | None = None
+    done: bool = Field(description="Always true: the signal was recorded")
+    phase: Phase | None = Field(default=None, description="The resource's phase after the signal (§4.4.1)")
 
     @staticmethod
     def fields(s: shared.Signal) -> dict[str, Any]:
         c = s.completion
         return {
+            "fabric_id": s.resource_id,
+            "principal_id": s.principal_id,
+            "done": True,
+            "phase": s.phase,
             "agentId": c.agent_id,
             "agentName": c.agent_name,
             "status": c.status,

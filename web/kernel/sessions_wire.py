@@ -9,7 +9,8 @@ null: these answers are sent without their None fields (`sparse_response`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Annotated, Any
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,13 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.consensus import records
 from domain.consensus import sessions as s
 from domain.consensus.obligations import DischargeKind, Obligation, ObligationKind, ObligationStatus
-from domain.kernel.clock import iso, utcnow
+from domain.consensus.phases import Phase
+from domain.documents.sharing import EMAIL_PATTERN
+from domain.kernel.clock import iso_z, utcnow
 from domain.kernel.errors import Unprocessable
 from domain.kernel.event_record import cursor_of
 from domain.kernel.events import MAX_SEQ
 from web.kernel.events import CURSOR_PATTERN
 from web.kernel.routing import json_response
-from web.kernel.wire import Exact, Text, Timestamp
+from web.kernel.wire import Exact, Rule, Text, Timestamp
 
 
 def sparse_response(model: BaseModel, *, status: int = 200) -> web.Response:
@@ -101,6 +104,27 @@ class MarkReadBody(Request):
     to_sequence_number: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
+_EMAIL = Rule(EMAIL_PATTERN, "must be an email address such as ops@example.org")
+_HOOK = Rule(r"^https://[^\s/?#]+[^\s]*$", "must be an https:// URL")
+
+
+class ContactIn(Request):
+    """Contact metadata a member may give when joining: where a person reaches the agent's operator. Shown
+    to the member itself and to members of its organisation, never across organisations (§17.13). Only
+    these two fields: another is refused, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    email: Annotated[str, _EMAIL] | None = Field(default=None, max_length=320)
+    escalation_hook: Annotated[str, _HOOK] | None = Field(
+        default=None, max_length=2_000, description="An https:// URL where alerts for the operator go."
+    )
+
+    def kept(self) -> dict[str, str] | None:
+        """What is kept: the fields given, or nothing."""
+        return self.model_dump(exclude_none=True) or None
+
+
 # ---- obligations ---------------------------------------------------------------------------------------
 
 
@@ -130,10 +154,10 @@ class ObligationOut(Exact):
             member_id=o.member_id,
             kind=o.kind,
             event_ref=o.event_ref,
-            created_at=iso(o.created_at),
-            due_by=iso(o.due_by),
+            created_at=iso_z(o.created_at),
+            due_by=iso_z(o.due_by),
             overdue=o.overdue(utcnow()),
-            discharged_at=iso(o.discharged_at),
+            discharged_at=iso_z(o.discharged_at),
             discharge_kind=o.discharge_kind,
             discharge_event_ref=o.discharge_event_ref,
             status=o.status,
@@ -159,7 +183,10 @@ class MemberOut(Exact):
     principal_id: str
     display_name: str | None = None
     agent_name: str | None = None
-    role: str | None = None
+    role: s.PactRole | None = Field(
+        default=None, description="The PACT role it declared or its role implies."
+    )
+    resource_role: str | None = Field(default=None, description="Its role on the topic or the document.")
     trust_level: s.TrustLevel | None = None
     joined_at: Timestamp | None = None
     cross_org: bool | None = None
@@ -181,12 +208,13 @@ class MemberOut(Exact):
             principal_id=v.principal_id,
             display_name=v.member.name if identity else None,
             agent_name=v.member.name if identity and not v.cross_org else None,
-            role=v.member.role if identity else None,
+            role=v.pact_role if identity else None,
+            resource_role=v.member.role if identity else None,
             trust_level=v.member.trust_level if identity else None,
-            joined_at=iso(v.member.joined_at) if identity else None,
+            joined_at=iso_z(v.member.joined_at) if identity else None,
             cross_org=v.cross_org if identity else None,
             disclosure_level=v.disclosure if identity else None,
-            last_seen=iso(p.last_seen) if activity else None,
+            last_seen=iso_z(p.last_seen) if activity else None,
             last_heartbeat_seq=p.last_heartbeat_seq if activity else None,
             attention_required=p.attention_required if activity else None,
             liveness=p.liveness if activity else None,
@@ -200,7 +228,7 @@ class StatusOut(Exact):
 
     fabric_id: str
     spec_version: str
-    phase: s.Phase | None = None
+    phase: Phase | None = None
     latest_event_id: str | None = None
     latest_sequence_number: int | None = None
     members: list[MemberOut] | None = None
@@ -232,7 +260,7 @@ class StatusOut(Exact):
             open_proposals=st.open_proposals if phase else None,
             open_intents=st.open_intents if phase else None,
             heartbeat_timeout_seconds=st.heartbeat_timeout_seconds,
-            snapshot_at=iso(st.snapshot_at),
+            snapshot_at=iso_z(st.snapshot_at),
         )
 
 
@@ -257,6 +285,21 @@ class ConstraintOnCaller(Exact):
         )
 
 
+class ContactOut(Exact):
+    """Contact metadata a member gave when joining (Concord's extension of §4.4.2; PII under §17.13)."""
+
+    email: str | None = None
+    escalation_hook: str | None = None
+
+    @classmethod
+    def of(cls, contact: Mapping[str, str] | None) -> ContactOut | None:
+        return (
+            cls(email=contact.get("email"), escalation_hook=contact.get("escalation_hook"))
+            if contact
+            else None
+        )
+
+
 class CallerOut(Exact):
     """The caller, in full."""
 
@@ -265,7 +308,9 @@ class CallerOut(Exact):
     principal_id: str
     agent_name: str
     display_name: str
-    role: str
+    role: s.PactRole
+    resource_role: str
+    contact: ContactOut | None = None
     trust_level: s.TrustLevel
     joined_at: Timestamp
     last_seen: Timestamp
@@ -292,14 +337,19 @@ class CounterpartyOut(Exact):
     principal_id: str
     display_name: str
     agent_name: str | None = None
-    role: str
+    role: s.PactRole
+    resource_role: str | None = None
     trust_level: s.TrustLevel
     last_seen: Timestamp
     liveness: s.Liveness
     attention_required: bool
     disclosure_level: s.DisclosureLevel
     cross_org: bool
-    contact_visible: bool = Field(description="Concord keeps no contact data of agents: always false.")
+    contact_visible: bool = Field(
+        description="Whether `contact` is shown: a member of the caller's organisation's, when it gave one; "
+        "never a cross-org member's (§17.13)."
+    )
+    contact: ContactOut | None = None
     pending_obligation_count: int
     constraints_summary: ConstraintsSummary
     obligations_summary: ObligationsSummary
@@ -311,14 +361,16 @@ class CounterpartyOut(Exact):
             principal_id=v.principal_id,
             display_name=v.member.name,
             agent_name=None if v.cross_org else v.member.name,
-            role=v.member.role,
+            role=v.pact_role,
+            resource_role=None if v.cross_org else v.member.role,
             trust_level=v.member.trust_level,
-            last_seen=iso(v.presence.last_seen),
+            last_seen=iso_z(v.presence.last_seen),
             liveness=v.presence.liveness,
             attention_required=v.presence.attention_required,
             disclosure_level=v.disclosure,
             cross_org=v.cross_org,
-            contact_visible=False,
+            contact_visible=bool(v.contact) and not v.cross_org,
+            contact=None if v.cross_org else ContactOut.of(v.contact),
             pending_obligation_count=v.pending_obligations,
             constraints_summary=ConstraintsSummary(count=v.constraints),
             obligations_summary=ObligationsSummary(pending_count=v.pending_obligations),
@@ -330,8 +382,8 @@ class ManifestOut(Exact):
 
     fabric_id: str
     spec_version: str
-    phase: s.Phase
-    caller_role: str
+    phase: Phase
+    caller_role: s.PactRole
     caller: CallerOut
     constraints_on_caller: list[ConstraintOnCaller]
     pending_obligations: list[ObligationOut]
@@ -356,17 +408,19 @@ class ManifestOut(Exact):
             fabric_id=m.fabric_id,
             spec_version=s.SPEC_VERSION,
             phase=m.phase,
-            caller_role=me.member.role,
+            caller_role=me.pact_role,
             caller=CallerOut(
                 agent_id=me.member.id,
                 registration_id=me.member.id,
                 principal_id=me.principal_id,
                 agent_name=me.member.name,
                 display_name=me.member.name,
-                role=me.member.role,
+                role=me.pact_role,
+                resource_role=me.member.role,
+                contact=ContactOut.of(me.contact),
                 trust_level=me.member.trust_level,
-                joined_at=iso(me.member.joined_at),
-                last_seen=iso(me.presence.last_seen),
+                joined_at=iso_z(me.member.joined_at),
+                last_seen=iso_z(me.presence.last_seen),
                 liveness=me.presence.liveness,
                 attention_required=me.presence.attention_required,
                 read_to_sequence_number=me.presence.read_to_seq,
@@ -385,7 +439,7 @@ class ManifestOut(Exact):
             unread_event_id_to=cursor_of(m.unread_to) if m.unread_to else None,
             unread_count=(m.unread_to - m.unread_from + 1) if m.unread_from and m.unread_to else 0,
             heartbeat_timeout_seconds=m.heartbeat_timeout_seconds,
-            snapshot_at=iso(m.snapshot_at),
+            snapshot_at=iso_z(m.snapshot_at),
         )
 
 
@@ -421,14 +475,14 @@ class HeartbeatOut(Exact):
         return cls(
             fabric_id=h.fabric_id,
             client_heartbeat_id=h.client_heartbeat_id,
-            server_received_at=iso(h.received_at),
+            server_received_at=iso_z(h.received_at),
             latest_event_id=_event_id(h.latest_seq),
             latest_sequence_number=h.latest_seq,
-            caller_last_seen=iso(h.caller_last_seen),
+            caller_last_seen=iso_z(h.caller_last_seen),
             members_liveness=[
                 MemberLiveness(
                     agent_id=m.member_id,
-                    last_seen=iso(m.last_seen),
+                    last_seen=iso_z(m.last_seen),
                     attention_required=m.attention_required,
                     liveness=m.liveness,
                 )
@@ -465,7 +519,7 @@ class MarkReadOut(Exact):
             marked_to_sequence_number=r.marked_to,
             marked_from_event_id=cursor_of(r.marked_from),
             marked_to_event_id=cursor_of(r.marked_to),
-            acknowledged_at=iso(r.acknowledged_at),
+            acknowledged_at=iso_z(r.acknowledged_at),
             event_id=cursor_of(r.event_seq),
             merged_with_existing=r.merged_with_existing,
         )
@@ -524,7 +578,7 @@ class OnboardedOut(Exact):
             ],
             "declared_constraints": accepted,
             "onboarded_event_id": cursor_of(o.event_seq),
-            "onboarded_at": iso(o.onboarded_at),
+            "onboarded_at": iso_z(o.onboarded_at),
         }
 
 

@@ -6,6 +6,12 @@ serves PACT's paths at the root (`/api/pact/{id}/…`), plus what the conformanc
   lab key (domain/lab/fixtures.py) as `X-Api-Key`. The app itself authenticates as always: this middleware
   exists only in the app this module builds, so the normal apps ignore the header (tests prove it).
 - `POST /__reset`: every table emptied and the fixtures seeded again, as the runner asks before a run.
+- The vectors' dialect (web/lab/dialect.py): a proposal that names its own `proposalId`, a bodiless done.
+- Existence hiding on `_status`: a caller that is not a member, or names a resource that does not exist, gets
+  the same empty snapshot (no members, nothing pending) instead of 403 or 404. It tells a stranger nothing
+  (an unknown id answers alike), and it is what PACT's onboard-partial-failure vector reads after a refused
+  onboarding, where §4.4.1 and §17.13 say 403 or 404: the apps `concord serve` runs keep the spec's 403
+  (docs/decisions.md "Conformance vectors against the spec").
 
 The join-token path stays anonymous: no principal is put on it."""
 
@@ -17,12 +23,18 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from multidict import CIMultiDict
 
+from domain.consensus import sessions
+from domain.consensus.phases import Phase
+from domain.kernel.clock import utcnow
+from domain.kernel.settings import get_settings
 from domain.lab.fixtures import BY_ID, Lab
 from runtime.process import Runtime
 from web.app import create_docs_app
 from web.docs.pact_sessions import ONBOARD_POLICY
 from web.kernel.errors import render
 from web.kernel.routing import json_response
+from web.kernel.sessions_wire import StatusOut, sparse_response
+from web.lab.dialect import vector_dialect
 
 PRINCIPAL_HEADER = "X-Pact-Principal"
 # A DID as the vectors write them (did:<method>:<id>), bounded.
@@ -66,6 +78,33 @@ async def lab_identity(request: web.Request, handler: Handler) -> web.StreamResp
     return await handler(request.clone(headers=headers))
 
 
+@web.middleware
+async def hide_existence(request: web.Request, handler: Handler) -> web.StreamResponse:
+    response = await handler(request)
+    found = RESOURCE.match(request.path)
+    if (
+        request.method != "GET"
+        or found is None
+        or found.group(2) != "/_status"
+        or response.status not in (403, 404)
+    ):
+        return response
+    timeout = get_settings().pact_heartbeat_timeout_seconds
+    empty = sessions.Status(
+        fabric_id=found.group(1),
+        parts=sessions.ALL_PARTS,
+        phase=Phase.FORMING,
+        latest_seq=0,
+        members=[],
+        obligations=[],
+        open_proposals=0,
+        open_intents=0,
+        heartbeat_timeout_seconds=timeout,
+        snapshot_at=utcnow(),
+    )
+    return sparse_response(StatusOut.of(empty))
+
+
 def policy_of(resource_id: str) -> dict[str, int]:
     """A fixture's disclosure policy (the vector's `fabric_policy`), which `_onboard` enforces."""
     fixture = BY_ID.get(resource_id)
@@ -82,5 +121,7 @@ def create_lab_app(rt: Runtime, lab: Lab) -> web.Application:
     app[LAB] = lab
     app[ONBOARD_POLICY] = policy_of
     app.middlewares.insert(0, lab_identity)  # outermost: the app sees the key as if the caller sent it
+    app.middlewares.insert(1, hide_existence)
+    app.middlewares.append(vector_dialect)  # innermost: the app's error handling renders its refusals
     app.router.add_post("/__reset", reset)
     return app

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 from domain.kernel.settings import Settings, get_settings
+from domain.lab.fixtures import HEARTBEAT_TIMEOUT_SECONDS
 
 log = logging.getLogger("concord.lab")
 
@@ -43,6 +44,7 @@ def lab_settings(data_dir: Path, host: str, port: int) -> Settings:
     os.environ["CONCORD_DATABASE_URL"] = f"sqlite+aiosqlite:///{(data_dir / 'concord.db').resolve()}"
     os.environ["CONCORD_HOST"] = host
     os.environ["CONCORD_DOCS_PORT"] = str(port)
+    os.environ["CONCORD_PACT_HEARTBEAT_TIMEOUT_SECONDS"] = str(HEARTBEAT_TIMEOUT_SECONDS)
     for name in ("CONCORD_REDIS_URL", "CONCORD_METRICS_DIR"):
         os.environ.pop(name, None)
     get_settings.cache_clear()

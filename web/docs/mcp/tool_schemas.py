@@ -68,6 +68,11 @@ PARAMETERS: dict[str, Parameter] = {
         "both; observer: none); asking for one the role does not allow is refused.",
     ),
     "inviteToken": Parameter("Invite token", "The invitation token, if the document's owner gave you one."),
+    "contact": Parameter(
+        "Contact",
+        "Where a person reaches your operator: email and/or escalation_hook (an https:// URL). Shown to you "
+        "and to members of your organisation, never to other organisations.",
+    ),
     "goal": Parameter("Goal", "What you intend to change in the section, and why."),
     "category": Parameter(
         "Category", "A short label for the intent, e.g. wording or figures (default general)."

@@ -843,10 +843,11 @@ class OnboardConstraintArg(BaseModel):
 
 class OnboardArgs(DocArgs):
     agentName: str | None = Field(default=None, min_length=1, max_length=128)
-    role: Literal["editor", "reviewer", "observer"] = "editor"
+    role: Literal["editor", "reviewer", "observer", "contributor", "proposer"] = "editor"
     capabilities: list[Literal["propose", "vote"]] | None = Field(default=None, max_length=20)
     inviteToken: str | None = Field(default=None, max_length=200)
     constraints: list[OnboardConstraintArg] = Field(default_factory=list, max_length=50)
+    contact: sessions_wire.ContactIn | None = None
 
 
 @tool(
@@ -859,16 +860,29 @@ class OnboardArgs(DocArgs):
     DocumentOnboarded,
     "tap:write",
     Effect.CLAIMS,
+    params={
+        "role": "editor (the default), reviewer or observer, or PACT's role descriptor: contributor or "
+        "proposer (join as editor), observer; the answer and your manifest show it as given.",
+    },
 )
 async def pact_onboard(session: AsyncSession, who: Caller, a: OnboardArgs) -> dict[str, Any]:
+    declared = doc_sessions.PactRole(a.role) if a.role in set(doc_sessions.PactRole) else None
     join = {
         "agentName": a.agentName,
-        "role": a.role,
+        "role": doc_sessions.DOCUMENT_ROLE[declared] if declared else a.role,
         "capabilities": a.capabilities,
         "inviteToken": a.inviteToken,
     }
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in a.constraints]
-    done = await doc_sessions.onboard(session, who, a.documentId, join, drafts)
+    done = await doc_sessions.onboard(
+        session,
+        who,
+        a.documentId,
+        join,
+        drafts,
+        declared_role=declared,
+        contact=a.contact.kept() if a.contact else None,
+    )
     reg = schemas.Joined.model_validate(done.registration)
     out = DocumentOnboarded(registration=reg, **sessions_wire.OnboardedOut.fields(done, reg.agentId))
     return out.model_dump(mode="json")

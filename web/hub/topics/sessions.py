@@ -6,7 +6,8 @@ from __future__ import annotations
 from aiohttp import web
 from pydantic import Field
 
-from domain.consensus.sessions import ConstraintDraft
+from domain.consensus.sessions import ConstraintDraft, PactRole
+from domain.kernel.errors import Unprocessable
 from domain.topics import sessions
 from web.hub.auth import agent_context
 from web.hub.topics.read_models import JoinResult
@@ -17,15 +18,18 @@ from web.kernel.routing import Routes, model_response
 from web.kernel.sessions_wire import (
     ONBOARD_ERRORS,
     SESSION_ERRORS,
+    ContactIn,
     HeartbeatBody,
     HeartbeatOut,
     ManifestOut,
     MarkReadBody,
     MarkReadOut,
     OnboardedOut,
+    OnboardRejected,
     Request,
     StatusOut,
     StatusQuery,
+    is_refusal,
     sparse_response,
 )
 from web.kernel.wire import Text
@@ -47,12 +51,15 @@ class OnboardConstraint(Request):
 
 class OnboardBody(Request):
     """The constraints to publish with the join, all or none. A hub agent joins under its registered name
-    (agentName and role of PACT's onboard request are accepted and not used: every participant of a topic
-    is a collaborator)."""
+    (PACT's agentName is accepted and not used) as a participant; the PACT role it declares (observer,
+    contributor or proposer) and its contact are what its manifest and the others' show."""
 
     agentName: str | None = Field(default=None, max_length=128)
-    role: str | None = Field(default=None, max_length=40)
+    role: PactRole | None = Field(
+        default=None, description="PACT's role descriptor, shown in the manifests (default contributor)."
+    )
     constraints: list[OnboardConstraint] = Field(default_factory=list, max_length=50)
+    contact: ContactIn | None = None
 
 
 class TopicOnboarded(OnboardedOut):
@@ -150,11 +157,24 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
     response=TopicOnboarded,
     access=Agent(),
     errors={**ERRORS, **ONBOARD_ERRORS},
+    refusals={422: OnboardRejected},
 )
 async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     ctx = agent_context(request)
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.category or "") for c in body.constraints]
-    async with runtime(request).db.transaction() as session:
-        done = await sessions.onboard(session, ctx, _topic(request), drafts)
+    try:
+        async with runtime(request).db.transaction() as session:
+            done = await sessions.onboard(
+                session,
+                ctx,
+                _topic(request),
+                drafts,
+                pact_role=body.role,
+                contact=body.contact.kept() if body.contact else None,
+            )
+    except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not an error
+        if not is_refusal(exc):
+            raise
+        return model_response(OnboardRejected.of(exc, _topic(request)), status=422)
     reg = JoinResult.model_validate(done.registration)
     return model_response(TopicOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)))
