@@ -207,13 +207,14 @@ async def escalation_page(
     titles = await resources.infos(session, {(e.resource_type, e.resource_id) for e in rows})
     proposal_ids = {e.proposal_id for e in rows if e.proposal_id}
     statuses = (
-        dict(
-            (
+        {
+            pid: status
+            for pid, status in (
                 await session.execute(
                     select(Proposal.id, Proposal.status).where(Proposal.id.in_(proposal_ids))
                 )
             ).tuples()
-        )
+        }
         if proposal_ids
         else {}
     )
