@@ -189,7 +189,7 @@ ol.diff li.deleted { background: var(--bad-bg); border-left: 4px double var(--ba
 ol.diff li.inserted { background: var(--ok-bg); border-left: 4px solid var(--ok); }
 ol.diff li.changed { border-left: 4px dashed var(--accent); }
 ol.diff .tag { display: inline-block; font-family: system-ui, sans-serif; font-size: .8rem; font-weight: 700;
-  text-transform: uppercase; letter-spacing: .02em; margin-right: .6rem; }
+  margin-right: .6rem; }
 .md { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; overflow-wrap: anywhere; }
 .md table { display: block; overflow-x: auto; }
 .md > :last-child { margin-bottom: 0; }

@@ -51,8 +51,12 @@ PageHandler = Callable[[web.Request, SignedIn], Awaitable[web.StreamResponse]]
 async def render(
     request: web.Request, title: str, body: Markup, signed_in: SignedIn | None, *, status: int = 200
 ) -> web.Response:
-    """A desk page; the navigation counts what waits for the signed-in person's roles."""
+    """A desk page; the navigation counts what waits for the signed-in person's roles. A signed-in page
+    shows the flash the browser carries (once: its cookie is cleared)."""
     counts, work_waiting = None, None
+    flash = take_flash(request) if signed_in is not None else None
+    if flash:
+        body = Markup(views.messages(flash) + body)
     if signed_in is not None:
         roles = signed_in.member.roles
         async with runtime(request).db.read() as session:
@@ -61,7 +65,7 @@ async def render(
             if "curator" in roles:
                 found = await work_review.queue(session, status="deferred", limit=1, offset=0)
                 work_waiting = int(found["total"])
-    return page(
+    response = page(
         title,
         body,
         site=views.SITE,
@@ -70,6 +74,9 @@ async def render(
         status=status,
         no_store=True,
     )
+    if flash:
+        clear_cookie(request, response, FLASH_COOKIE)
+    return response
 
 
 def see_other(request: web.Request, location: str, flash: str | Flash | None = None) -> web.Response:
@@ -209,14 +216,10 @@ def parse_filters(query: Mapping[str, str], default_status: DeskStatus) -> tuple
 async def _lists(
     request: web.Request, signed_in: SignedIn, action: str, default_status: DeskStatus
 ) -> web.Response:
-    flash = take_flash(request)
     try:
         filters, pages = parse_filters(request.query, default_status)
     except BadFilter as exc:
-        response = await refusal(request, 400, "Filter refused", f"{exc.detail}.", signed_in)
-        if flash:
-            clear_cookie(request, response, FLASH_COOKIE)
-        return response
+        return await refusal(request, 400, "Filter refused", f"{exc.detail}.", signed_in)
     roles = signed_in.member.roles
     size = queues.PAGE_SIZE
 
@@ -245,13 +248,9 @@ async def _lists(
         escalations=found_escalations,
         proposals=found_proposals,
         work=found_work,
-        flash=flash,
     )
     title = "History" if action.endswith("history") else "Review queue"
-    response = await render(request, title, body, signed_in)
-    if flash:
-        clear_cookie(request, response, FLASH_COOKIE)
-    return response
+    return await render(request, title, body, signed_in)
 
 
 async def desk(request: web.Request) -> web.StreamResponse:

@@ -369,13 +369,12 @@ def queue(
     escalations: Page[EscalationRow] | None,
     proposals: Page[ProposalRow] | None,
     work: Page[Mapping[str, Any]] | None,
-    flash: Flash | str | None,
 ) -> Markup:
     """The queue (`action` /review/) or the history (/review/history): filters, then one list per kind."""
     history = action.endswith("history")
     waiting = filters.status is DeskStatus.OPEN
     heading = "History: what people answered and decided" if history else "Review queue"
-    parts: list[Markup] = [h("<h1>{h}</h1>", h=heading), messages(flash), filters_form(action, filters)]
+    parts: list[Markup] = [h("<h1>{h}</h1>", h=heading), filters_form(action, filters)]
     if filters.priority is not None and filters.kind is DeskKind.ALL:
         parts.append(
             Markup(
