@@ -210,6 +210,12 @@ select { font: inherit; padding: .4rem .5rem; border: 1px solid #8c959f; border-
   padding: 0 .45rem; background: var(--accent); color: #fff; font-size: .85rem; font-weight: 700; }
 ul.plain { list-style: none; padding: 0; margin: 0; }
 @media (max-width: 40rem) {
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.stack, table.stack caption, table.stack tbody, table.stack tr, table.stack td, table.stack th {
+    display: block; }
+  table.stack tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.stack td, table.stack th { border: 0; padding: .1rem 0; overflow-wrap: anywhere; }
+  table.stack [data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
   main { padding: 1rem; }
   .banner { padding: .75rem 1rem; }
   dl.facts { grid-template-columns: 1fr; }

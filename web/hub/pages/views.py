@@ -3,7 +3,8 @@ work submission, and the message pages. Every value goes through `h`/`esc` (web/
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -134,17 +135,33 @@ _STATUS_LABEL = {
 }
 
 
-def _table(caption: str, headers: Iterable[str], rows: list[Markup]) -> Markup:
-    """A table in a scroll container of its own, so a narrow screen scrolls the table, never the page."""
+_CELL = re.compile(r"<t[dh](?=[\s>])")
+
+
+def _labelled(row: Markup, headers: Sequence[str]) -> Markup:
+    """The row with each cell labelled by its column's header (`data-label`), which a phone's layout shows
+    beside the value once the table is stacked (cell values are escaped, so every `<td`/`<th` is a cell)."""
+    names = iter(headers)
+
+    def label(found: re.Match[str]) -> str:
+        name = next(names, "")
+        return f'{found.group(0)} data-label="{esc(name)}"' if name else found.group(0)
+
+    return Markup(_CELL.sub(label, row))
+
+
+def _table(caption: str, headers: Sequence[str], rows: list[Markup]) -> Markup:
+    """A table in a scroll container of its own; on a phone its rows are stacked, each cell labelled, so
+    the page never scrolls sideways."""
     if not rows:
         return Markup("")
     return h(
         '<div class="scroll" role="region" tabindex="0" aria-label="{caption}">'
-        "<table><caption>{caption}</caption><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>"
-        "</div>",
+        '<table class="stack"><caption>{caption}</caption><thead><tr>{headers}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
         caption=caption,
         headers=join(h('<th scope="col">{c}</th>', c=c) for c in headers),
-        rows=join(rows),
+        rows=join(_labelled(row, headers) for row in rows),
     )
 
 
