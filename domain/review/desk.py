@@ -27,6 +27,7 @@ from domain.people.models import StaffKey
 from domain.review import resources
 from domain.review.diff import SectionDiff, section_diff
 from domain.review.escalations import ReviewStatus, wire_status
+from domain.work.models import WorkSubmission
 
 PAGE_SIZE = 25
 T = TypeVar("T")
@@ -373,6 +374,54 @@ def _json(text: str | None) -> dict[str, object]:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
+
+
+@dataclass(frozen=True)
+class WorkRow:
+    """A work submission a curator decided."""
+
+    submission_id: str
+    product: str
+    agent: str
+    status: str  # accepted | rejected
+    decided_by: str | None
+    decided_at: datetime | None
+    note: str | None
+
+
+async def work_history(session: AsyncSession, *, offset: int, limit: int = PAGE_SIZE) -> Page[WorkRow]:
+    """Submissions a curator decided (audited as work.review.accept or .reject), latest decision first."""
+    where = and_(
+        WorkSubmission.status.in_(("accepted", "rejected")),
+        WorkSubmission.id.in_(
+            select(AuditEntry.entity_id).where(
+                AuditEntry.op.in_(("work.review.accept", "work.review.reject"))
+            )
+        ),
+    )
+    total = int(await session.scalar(select(func.count()).select_from(WorkSubmission).where(where)) or 0)
+    rows = (
+        await session.scalars(
+            select(WorkSubmission)
+            .where(where)
+            .order_by(WorkSubmission.decided_at.desc(), WorkSubmission.id)
+            .limit(limit)
+            .offset(offset)
+        )
+    ).all()
+    items = tuple(
+        WorkRow(
+            submission_id=w.id,
+            product=str((w.submission or {}).get("productName") or w.id),
+            agent=w.agent_name,
+            status=w.status,
+            decided_by=w.decided_by,
+            decided_at=w.decided_at,
+            note=w.decision_note,
+        )
+        for w in rows
+    )
+    return Page(items, total, offset, limit)
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,25 @@ async def test_the_proposal_page_marks_a_deleted_list_item_and_escapes_everythin
     assert "Why &lt;now&gt;?" in page
     assert '<span class="tag">list item inserted</span><span class="text"><ins>- rent</ins>' in page
     assert "Money<ins> &lt;b&gt;now&lt;/b&gt;</ins>." in page  # the inserted words, within the changed line
+
+
+async def test_a_curators_history_lists_the_work_they_decided(hub, market, register, shop, fast, runtime):
+    from tests.pages.support import deferred_submission
+
+    first = await deferred_submission(hub, register, shop, "ok-history")
+    csrf = await sign_in(hub, await staff_key(runtime, "Cora Curator", ("curator",)))
+    queue = await (await hub.get("/review/")).text()
+    assert 'Queue <span class="count">1</span>' in queue
+    assert "No submissions found." in await (await hub.get("/review/history")).text()
+    resp = await hub.post(
+        f"/review/work/{first['submissionId']}/reject",
+        data={"csrf": csrf, "reject-note": "wrong pack size"},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    history = await (await hub.get("/review/history")).text()
+    assert f'href="/review/work/{first["submissionId"]}"' in history
+    assert "wrong pack size" in history
+    assert "Cora Curator" in history
+    assert "Open escalations" not in history  # a curator sees only the curators' lists
+    assert 'Queue <span class="count">0</span>' in history

@@ -238,9 +238,13 @@ async def _lists(
             else None
         )
         found_work: Page[Mapping[str, Any]] | None = None
-        if "curator" in roles and queues.shows_work(filters) and filters.status is DeskStatus.OPEN:
-            work = await work_review.queue(session, status="deferred", limit=size, offset=offset("work"))
-            found_work = Page(tuple(work["submissions"]), int(work["total"]), offset("work"), size)
+        decided_work: Page[queues.WorkRow] | None = None
+        if "curator" in roles and queues.shows_work(filters):
+            if filters.status is DeskStatus.OPEN:
+                work = await work_review.queue(session, status="deferred", limit=size, offset=offset("work"))
+                found_work = Page(tuple(work["submissions"]), int(work["total"]), offset("work"), size)
+            else:  # waiting work is on the queue; answered, decided and all read the curators' decisions
+                decided_work = await queues.work_history(session, offset=offset("work"))
     body = views.queue(
         signed_in,
         action=action,
@@ -248,6 +252,7 @@ async def _lists(
         escalations=found_escalations,
         proposals=found_proposals,
         work=found_work,
+        decided_work=decided_work,
     )
     title = "History" if action.endswith("history") else "Review queue"
     return await render(request, title, body, signed_in)

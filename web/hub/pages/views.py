@@ -20,6 +20,7 @@ from domain.review.desk import (
     ProposalRow,
     ProposedChange,
     ResourceType,
+    WorkRow,
 )
 from web.hub.pages import changes
 from web.hub.pages.session import Flash
@@ -386,6 +387,7 @@ def queue(
     escalations: Page[EscalationRow] | None,
     proposals: Page[ProposalRow] | None,
     work: Page[Mapping[str, Any]] | None,
+    decided_work: Page[WorkRow] | None = None,
 ) -> Markup:
     """The queue (`action` /review/) or the history (/review/history): filters, then one list per kind."""
     history = action.endswith("history")
@@ -454,6 +456,34 @@ def queue(
                     _work_rows(work.items),
                 ),
                 pager=_pager(action, filters, work, "work"),
+            )
+        )
+    if decided_work is not None:
+        rows = [
+            h(
+                '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{agent}</td>'
+                "<td>{status}</td><td>{note}</td><td>{by}</td><td>{at}</td></tr>",
+                id=w.submission_id,
+                product=_clip(w.product, 80),
+                agent=w.agent,
+                status=w.status,
+                note=_clip(w.note, 100),
+                by=w.decided_by,
+                at=when(w.decided_at.isoformat() if w.decided_at else None),
+            )
+            for w in decided_work.items
+        ]
+        parts.append(
+            h(
+                '<section aria-labelledby="work"><h2 id="work">Work submissions curators decided</h2>{count}'
+                "{table}{pager}</section>",
+                count=_count(decided_work, "submission", False),
+                table=_table(
+                    "Observations, latest decision first",
+                    ("product", "agent", "decision", "note", "by", "when"),
+                    rows,
+                ),
+                pager=_pager(action, filters, decided_work, "work"),
             )
         )
     return join(parts)
