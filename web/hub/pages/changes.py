@@ -134,7 +134,7 @@ def change_sections(change: ProposedChange, *, level: int = 2) -> Markup:
     return h(
         """<section class="change" aria-labelledby="changes">
 <h{n} id="changes">What it changes in {section}</h{n}>
-{diff}
+{settled}{diff}
 <div class="side-by-side">{before}{after}</div>
 <details><summary>Show the raw Markdown</summary>
 <div class="side-by-side">{raw_before}{raw_after}</div></details>
@@ -143,6 +143,13 @@ def change_sections(change: ProposedChange, *, level: int = 2) -> Markup:
 <section aria-labelledby="votes"><h{n} id="votes">Other votes</h{n}><ul>{votes}</ul></section>""",
         n=str(level),
         section=section_name(change),
+        settled=Markup("")
+        if change.status in ("pending", "objected")
+        else h(
+            '<p class="notice">This proposal is {status}: it is compared with the section as it reads now.'
+            "</p>",
+            status=change.status,
+        ),
         diff=diff_list(change.diff),
         before=_markdown_block("The section now", change.before, "No current text."),
         after=_markdown_block("Proposed", change.after, "Empty: the proposal clears the section."),
