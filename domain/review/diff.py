@@ -15,6 +15,9 @@ from markdown_it import MarkdownIt
 # A changed line is shown as one line with its changed words marked when it is this similar to the line it
 # replaces; below it, as a deleted line and an inserted one (a rewrite reads better that way).
 SIMILAR = 0.5
+# Lines longer than this are compared whole, not word by word (the word comparison's cost grows with the
+# product of the two lines' lengths; a page must not wait on one huge paragraph).
+WORD_DIFF_MAX = 4000
 _WORDS = re.compile(r"\s+|\w+|[^\w\s]", re.UNICODE)
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _LIST_ITEM = re.compile(r"^\s*([-*+]|\d{1,9}[.)])\s")
@@ -120,7 +123,7 @@ def words(before: str, after: str) -> tuple[Words, ...]:
 
 
 def _similar(before: str, after: str) -> bool:
-    if kind_of(before) is not kind_of(after):
+    if kind_of(before) is not kind_of(after) or max(len(before), len(after)) > WORD_DIFF_MAX:
         return False
     return SequenceMatcher(None, before, after, autojunk=False).ratio() >= SIMILAR
 
