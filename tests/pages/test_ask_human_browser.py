@@ -44,7 +44,10 @@ async def test_a_reviewer_answers_an_agents_question_in_the_browser(
     await shot(page, "question-page")
     await page.get_by_role("button", name="Send the answer").click()
     await page.wait_for_url(f"{base}/review/")
-    assert await page.get_by_role("status").inner_text() == "Answer sent."
+    assert (
+        await page.get_by_role("status").inner_text()
+        == "Answer sent to “Does the new rate apply to casual staff?”."
+    )
     assert "No escalations waiting." in await page.locator("#main").inner_text()
     await shot(page, "question-answered")
 

@@ -50,7 +50,10 @@ async def test_a_reviewer_answers_an_escalation_and_approves_its_proposal(
     await shot(page, "reviewer-escalation")
     await page.get_by_role("button", name="Send the answer").click()
     await page.wait_for_url(f"{base}/review/")
-    assert await page.get_by_role("status").inner_text() == "Answer sent; the proposal was approved."
+    assert (
+        await page.get_by_role("status").inner_text()
+        == "Answer sent to “Can we cut the budget like this?”; the proposal was approved."
+    )
     assert "No escalations waiting." in await page.locator("#main").inner_text()
     await shot(page, "reviewer-after-answer")
 
@@ -69,7 +72,10 @@ async def test_a_curator_accepts_a_deferred_observation(
     await shot(page, "curator-submission")
     await page.get_by_role("button", name="Accept the observation").click()
     await page.wait_for_url(f"{base}/review/")
-    assert await page.get_by_role("status").inner_text() == "Observation accepted: credits paid."
+    assert (
+        await page.get_by_role("status").inner_text()
+        == "Observation “Acme Interior Wall Paint 4L” accepted: credits paid."
+    )
     await shot(page, "curator-after-accept")
 
 

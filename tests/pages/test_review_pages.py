@@ -132,8 +132,13 @@ async def test_a_reviewer_answers_an_escalation_and_approves_its_proposal_throug
     assert resp.status == 303
     assert resp.headers["Location"] == "/review/"
     after = await (await hub.get("/review/")).text()
-    assert "Answer sent; the proposal was approved." in after
-    assert f'href="/review/escalations/{esc}"' not in after
+    # the flash names the item and links it
+    assert (
+        f'Answer sent to <a href="/review/escalations/{esc}">“Can we cut the budget like this?”</a>; '
+        "the proposal was approved." in after
+    )
+    assert f'href="/review/escalations/{esc}"' not in after.split("</form>", 2)[-1]  # only the flash links it
+    assert "No escalations waiting." in after
     item = await (await hub.get(f"/review/escalations/{esc}")).text()
     assert "Yes, &lt;b&gt;cut&lt;/b&gt; it." in item
     assert "The proposal was approved." in item  # the decision stays on the answered escalation's page
@@ -167,7 +172,10 @@ async def test_a_reviewer_decides_an_objected_proposal_with_a_note(hub, docs, ru
         allow_redirects=False,
     )
     assert resp.status == 303
-    assert "Proposal rejected." in await (await hub.get("/review/")).text()
+    assert (
+        f'Proposal <a href="/review/proposals/{pid}">“s”</a> rejected.'
+        in await (await hub.get("/review/")).text()
+    )
     api = await hub.get(
         f"/api/review/proposals/{pid}",
         headers={"Authorization": f"Bearer {await staff_key(runtime, 'R2', ('reviewer',))}"},
@@ -193,7 +201,9 @@ async def test_a_curator_accepts_and_rejects_deferred_work_through_the_forms(
         allow_redirects=False,
     )
     assert resp.status == 303
-    assert "Observation accepted: credits paid." in await (await hub.get("/review/")).text()
+    accepted = await (await hub.get("/review/")).text()
+    assert f'<a href="/review/work/{first["submissionId"]}">' in accepted
+    assert "accepted: credits paid." in accepted
     no_reason = await hub.post(f"/review/work/{second['submissionId']}/reject", data={"csrf": csrf})
     assert no_reason.status == 400
     rejected = await hub.post(

@@ -168,6 +168,60 @@ button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
   padding: 0 .4rem; margin-right: .4rem; background: var(--panel); border: 1px solid var(--line); }
 .op { border-top: 1px solid var(--line); padding-top: .5rem; }
 .toc { columns: 2 16rem; }
+/* The review desk: tables scroll in their own box, the comparison of a section now and proposed, filters,
+   pages, priorities. Insertions are underlined and deletions struck through, so they read without colour. */
+.scroll { overflow-x: auto; max-width: 100%; margin: 0 0 1rem; }
+.scroll table { margin: 0; }
+.scroll:focus-visible { outline-offset: 0; }
+.sr { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0);
+  white-space: nowrap; }
+.change ins { text-decoration: underline; text-decoration-thickness: 2px; background: var(--ok-bg);
+  color: var(--ok); }
+.change del { text-decoration: line-through; text-decoration-thickness: 2px; background: var(--bad-bg);
+  color: var(--bad); }
+ol.diff { list-style: none; padding: 0; margin: 0 0 1rem; border: 1px solid var(--line); border-radius: 6px;
+  font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .92em; }
+ol.diff li { padding: .2rem .6rem; border-bottom: 1px solid var(--line); white-space: pre-wrap;
+  overflow-wrap: anywhere; }
+ol.diff li:last-child { border-bottom: 0; }
+ol.diff li.same { color: var(--muted); }
+ol.diff li.deleted { background: var(--bad-bg); border-left: 4px double var(--bad); }
+ol.diff li.inserted { background: var(--ok-bg); border-left: 4px solid var(--ok); }
+ol.diff li.changed { border-left: 4px dashed var(--accent); }
+ol.diff .tag { display: inline-block; font-family: system-ui, sans-serif; font-size: .8rem; font-weight: 700;
+  margin-right: .6rem; }
+.md { border: 1px solid var(--line); border-radius: 6px; padding: .75rem; overflow-wrap: anywhere; }
+.md table { display: block; overflow-x: auto; }
+.md > :last-child { margin-bottom: 0; }
+details { margin: 0 0 1rem; }
+summary { cursor: pointer; font-weight: 600; margin: 0 0 .5rem; }
+.side-by-side > * { min-width: 0; }
+form.filters { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: flex-end; margin: 0 0 1rem; }
+form.filters .field { margin: 0; }
+select { font: inherit; padding: .4rem .5rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff;
+  color: var(--ink); max-width: 100%; }
+.pager { display: flex; flex-wrap: wrap; gap: 1rem; align-items: center; margin: 0 0 1rem; }
+.priority { display: inline-block; border: 1px solid var(--line); border-radius: 4px; padding: 0 .4rem;
+  font-size: .85rem; font-weight: 600; }
+.priority-urgent { border: 2px solid var(--bad); color: var(--bad); background: var(--bad-bg); }
+.priority-high { border-color: var(--bad); color: var(--bad); }
+.priority-low { color: var(--muted); }
+.count { display: inline-block; min-width: 1.5rem; text-align: center; border-radius: 999px;
+  padding: 0 .45rem; background: var(--accent); color: #fff; font-size: .85rem; font-weight: 700; }
+ul.plain { list-style: none; padding: 0; margin: 0; }
+@media (max-width: 40rem) {
+  table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.stack, table.stack caption, table.stack tbody, table.stack tr, table.stack td, table.stack th {
+    display: block; }
+  table.stack tr { border-bottom: 1px solid var(--line); padding: .5rem 0; }
+  table.stack td, table.stack th { border: 0; padding: .1rem 0; overflow-wrap: anywhere; }
+  table.stack [data-label]::before { content: attr(data-label) ": "; font-weight: 600; color: var(--muted); }
+  main { padding: 1rem; }
+  .banner { padding: .75rem 1rem; }
+  dl.facts { grid-template-columns: 1fr; }
+  dl.facts dd { margin: 0 0 .5rem; }
+  dl.facts dd, dl.facts dt { overflow-wrap: anywhere; }
+}
 """
 
 

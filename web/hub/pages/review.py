@@ -6,7 +6,7 @@ domain (already decided, bad input) is shown on the item's page with its status,
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiohttp import web
@@ -15,18 +15,23 @@ from domain.kernel.context import Context
 from domain.kernel.errors import DomainError, NotFound, Unauthorized
 from domain.people import staff_sessions as sessions
 from domain.people.staff_sessions import SignedIn
+from domain.review import desk as queues
 from domain.review import escalations, proposals, resources
+from domain.review.desk import DeskKind, DeskStatus, Filters, Page, Priority, ProposedChange, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import views
 from web.hub.pages.session import (
     CSRF_FIELD,
     FLASH_COOKIE,
+    HOME,
     SESSION_COOKIE,
     SIGN_IN_COOKIE,
     SIGN_IN_FORM_SECONDS,
+    Flash,
     clear_cookie,
     current,
     new_sign_in_token,
+    safe_next,
     same_token,
     set_cookie,
     set_flash,
@@ -37,42 +42,77 @@ from web.kernel.forms import posted
 from web.kernel.html import Markup, page
 from web.kernel.request import context, runtime
 
-QUEUE_LIMIT = 100
+MAX_PAGE = 100_000
 FORM = web.RequestKey("review_form", dict[str, str])
 Role = str
 PageHandler = Callable[[web.Request, SignedIn], Awaitable[web.StreamResponse]]
 
 
-def render(
+async def render(
     request: web.Request, title: str, body: Markup, signed_in: SignedIn | None, *, status: int = 200
 ) -> web.Response:
-    return page(
-        title, body, site=views.SITE, home="/review/", nav=views.nav(signed_in), status=status, no_store=True
+    """A desk page; the navigation counts what waits for the signed-in person's roles. A signed-in page
+    shows the flash the browser carries (once: its cookie is cleared)."""
+    counts, work_waiting = None, None
+    flash = take_flash(request) if signed_in is not None else None
+    if flash:
+        body = Markup(views.messages(flash) + body)
+    if signed_in is not None:
+        roles = signed_in.member.roles
+        async with runtime(request).db.read() as session:
+            if "reviewer" in roles:
+                counts = await queues.waiting(session)
+            if "curator" in roles:
+                found = await work_review.queue(session, status="deferred", limit=1, offset=0)
+                work_waiting = int(found["total"])
+    response = page(
+        title,
+        body,
+        site=views.SITE,
+        home="/review/",
+        nav=views.nav(signed_in, counts, work_waiting),
+        status=status,
+        no_store=True,
     )
+    if flash:
+        clear_cookie(request, response, FLASH_COOKIE)
+    return response
 
 
-def see_other(request: web.Request, location: str, flash: str | None = None) -> web.Response:
+def see_other(request: web.Request, location: str, flash: str | Flash | None = None) -> web.Response:
     response = web.Response(status=303, headers={"Location": location, "Cache-Control": "no-store"})
     if flash:
         set_flash(request, response, flash)
     return response
 
 
-def sign_in_page(
-    request: web.Request, *, status: int = 200, error: str | None = None, notice: str | None = None
+async def sign_in_page(
+    request: web.Request,
+    *,
+    status: int = 200,
+    error: str | None = None,
+    notice: Flash | str | None = None,
+    next_path: str = HOME,
 ) -> web.Response:
     token = new_sign_in_token()
-    response = render(
-        request, "Sign in", views.sign_in(token, error=error, notice=notice), None, status=status
-    )
+    body = views.sign_in(token, error=error, notice=notice, next_path=safe_next(next_path))
+    response = await render(request, "Sign in", body, None, status=status)
     set_cookie(request, response, SIGN_IN_COOKIE, token, SIGN_IN_FORM_SECONDS)
     return response
 
 
-def refusal(
+async def refusal(
     request: web.Request, status: int, heading: str, text: str, signed_in: SignedIn | None
 ) -> web.Response:
-    return render(request, heading, views.message_page(heading, text), signed_in, status=status)
+    return await render(request, heading, views.message_page(heading, text), signed_in, status=status)
+
+
+def _asked_for(request: web.Request) -> str:
+    """The page to come back to after signing in: the page itself, or for a form's POST the item's page."""
+    if request.method == "GET":
+        return request.path_qs
+    parts = request.path.rstrip("/").split("/")
+    return "/".join(parts[:-1]) if len(parts) == 5 else HOME  # /review/<kind>/<id>/<action>
 
 
 async def read_form(request: web.Request) -> dict[str, str]:
@@ -94,8 +134,12 @@ def guarded(
         async def handle(request: web.Request) -> web.StreamResponse:
             signed_in, why = await current(request)
             if signed_in is None:
-                response = sign_in_page(
-                    request, status=401, notice=None, error=f"Sign in to continue{': ' + why if why else ''}."
+                response = await sign_in_page(
+                    request,
+                    status=401,
+                    notice=None,
+                    error=f"Sign in to continue{': ' + why if why else ''}.",
+                    next_path=_asked_for(request),
                 )
                 if why:
                     clear_cookie(request, response, SESSION_COOKIE)
@@ -103,7 +147,7 @@ def guarded(
             if post:
                 form = await read_form(request)
                 if not same_token(form.get(CSRF_FIELD), signed_in.csrf_token):
-                    return refusal(
+                    return await refusal(
                         request,
                         403,
                         "Form refused",
@@ -113,7 +157,7 @@ def guarded(
                     )
                 request[FORM] = form
             if role is not None and role not in signed_in.member.roles:
-                return refusal(
+                return await refusal(
                     request,
                     403,
                     "Not for your role",
@@ -135,39 +179,108 @@ def form_of(request: web.Request) -> dict[str, str]:
 # --- sign in, sign out, the queue ------------------------------------------------------------------------
 
 
-async def desk(request: web.Request) -> web.StreamResponse:
-    """GET /review/: the queue when signed in, else the sign-in form."""
-    signed_in, why = await current(request)
-    flash = take_flash(request)
-    if signed_in is None:
-        response = sign_in_page(request, error=f"{why[:1].upper()}{why[1:]}." if why else None, notice=flash)
-        if why:
-            clear_cookie(request, response, SESSION_COOKIE)
-    else:
-        roles = signed_in.member.roles
-        async with runtime(request).db.read() as session:
-            found_escalations = (
-                await escalations.queue(session, status="open", source=None, limit=QUEUE_LIMIT, offset=0)
-                if "reviewer" in roles
-                else None
-            )
-            found_proposals = (
-                await proposals.queue(session, status="objected", limit=QUEUE_LIMIT, offset=0)
-                if "reviewer" in roles
-                else None
-            )
-            found_work = (
-                await work_review.queue(session, status="deferred", limit=QUEUE_LIMIT, offset=0)
-                if "curator" in roles
-                else None
-            )
-        body = views.queue(
-            signed_in, escalations=found_escalations, proposals=found_proposals, work=found_work, flash=flash
+class BadFilter(Exception):
+    def __init__(self, field: str, detail: str) -> None:
+        super().__init__(detail)
+        self.field = field
+        self.detail = detail
+
+
+def _pick(query: Mapping[str, str], field: str, allowed: Sequence[str], default: str) -> str:
+    value = query.get(field, "").strip() or default
+    if value not in allowed:
+        raise BadFilter(field, f"{field}: {value[:40]!r} is not one of {', '.join(allowed)}")
+    return value
+
+
+def _page_number(query: Mapping[str, str], field: str) -> int:
+    raw = query.get(field, "").strip() or "1"
+    if not raw.isdigit() or not 1 <= int(raw) <= MAX_PAGE:
+        raise BadFilter(field, f"{field}: {raw[:40]!r} is not a page number (1 to {MAX_PAGE})")
+    return int(raw)
+
+
+def parse_filters(query: Mapping[str, str], default_status: DeskStatus) -> tuple[Filters, dict[str, int]]:
+    """The desk's filters from the query string; a value outside its vocabulary is a BadFilter naming it."""
+    priority = _pick(query, "priority", ["all", *Priority, "medium"], "all")
+    filters = Filters(
+        kind=DeskKind(_pick(query, "kind", list(DeskKind), DeskKind.ALL)),
+        priority=None if priority == "all" else queues.priority_of(priority),
+        resource=ResourceType(_pick(query, "resource", list(ResourceType), ResourceType.ALL)),
+        status=DeskStatus(_pick(query, "status", list(DeskStatus), default_status)),
+    )
+    pages = {which: _page_number(query, param) for which, param in views.PAGE_PARAMS.items()}
+    return filters, pages
+
+
+async def _lists(
+    request: web.Request, signed_in: SignedIn, action: str, default_status: DeskStatus
+) -> web.Response:
+    try:
+        filters, pages = parse_filters(request.query, default_status)
+    except BadFilter as exc:
+        return await refusal(request, 400, "Filter refused", f"{exc.detail}.", signed_in)
+    roles = signed_in.member.roles
+    size = queues.PAGE_SIZE
+
+    def offset(which: str) -> int:
+        return (pages[which] - 1) * size
+
+    async with runtime(request).db.read() as session:
+        found_escalations = (
+            await queues.escalation_page(session, filters, offset=offset("escalations"))
+            if "reviewer" in roles and queues.shows_escalations(filters)
+            else None
         )
-        response = render(request, "Review queue", body, signed_in)
+        found_proposals = (
+            await queues.proposal_page(session, filters, offset=offset("proposals"))
+            if "reviewer" in roles and queues.shows_proposals(filters)
+            else None
+        )
+        found_work: Page[Mapping[str, Any]] | None = None
+        decided_work: Page[queues.WorkRow] | None = None
+        if "curator" in roles and queues.shows_work(filters):
+            if filters.status is DeskStatus.OPEN:
+                work = await work_review.queue(session, status="deferred", limit=size, offset=offset("work"))
+                found_work = Page(tuple(work["submissions"]), int(work["total"]), offset("work"), size)
+            else:  # waiting work is on the queue; answered, decided and all read the curators' decisions
+                decided_work = await queues.work_history(session, offset=offset("work"))
+    body = views.queue(
+        signed_in,
+        action=action,
+        filters=filters,
+        escalations=found_escalations,
+        proposals=found_proposals,
+        work=found_work,
+        decided_work=decided_work,
+    )
+    title = "History" if action.endswith("history") else "Review queue"
+    return await render(request, title, body, signed_in)
+
+
+async def desk(request: web.Request) -> web.StreamResponse:
+    """GET /review/: the queue when signed in (filters and pages in the query), else the sign-in form."""
+    signed_in, why = await current(request)
+    if signed_in is not None:
+        return await _lists(request, signed_in, HOME, DeskStatus.OPEN)
+    flash = take_flash(request)
+    response = await sign_in_page(
+        request,
+        error=f"{why[:1].upper()}{why[1:]}." if why else None,
+        notice=flash,
+        next_path=request.query.get("next", HOME),
+    )
+    if why:
+        clear_cookie(request, response, SESSION_COOKIE)
     if flash:
         clear_cookie(request, response, FLASH_COOKIE)
     return response
+
+
+@guarded(None, post=False)
+async def history(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
+    """GET /review/history: what people answered and decided, latest first (status=answered by default)."""
+    return await _lists(request, signed_in, "/review/history", DeskStatus.ANSWERED)
 
 
 async def desk_no_slash(_request: web.Request) -> web.StreamResponse:
@@ -178,8 +291,9 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
     """POST /review/sign-in {key, csrf}: a session, its cookie, and the queue."""
     form = await read_form(request)
     if not same_token(form.get(CSRF_FIELD), request.cookies.get(SIGN_IN_COOKIE)):
-        return sign_in_page(
+        return await sign_in_page(
             request,
+            next_path=form.get("next", HOME),
             status=403,
             error="The sign-in form had expired or was not this desk's own: here is a fresh one, try again.",
         )
@@ -189,8 +303,13 @@ async def sign_in(request: web.Request) -> web.StreamResponse:
                 session, context(request), form.get("key"), ttl=ttl(request)
             )
     except Unauthorized as exc:
-        return sign_in_page(request, status=401, error=f"That key was not accepted: {exc.detail}.")
-    response = see_other(request, "/review/", f"Signed in as {signed_in.member.actor.name}.")
+        return await sign_in_page(
+            request,
+            status=401,
+            error=f"That key was not accepted: {exc.detail}.",
+            next_path=form.get("next", HOME),
+        )
+    response = see_other(request, safe_next(form.get("next")), f"Signed in as {signed_in.member.actor.name}.")
     set_cookie(request, response, SESSION_COOKIE, token, int(ttl(request).total_seconds()))
     clear_cookie(request, response, SIGN_IN_COOKIE)
     return response
@@ -212,13 +331,19 @@ async def _load(
     request: web.Request,
     signed_in: SignedIn,
     what: str,
-    load: Callable[[Any, str], Awaitable[dict[str, Any]]],
-) -> dict[str, Any] | web.Response:
+    load: Callable[[Any, str], Awaitable[Any]],
+) -> Any:
+    """The item the path names, or a 404 page (a web.Response) when there is none."""
     try:
         async with runtime(request).db.read() as session:
-            return await load(session, request.match_info["id"])
+            found = await load(session, request.match_info["id"])
     except NotFound as exc:
-        return refusal(request, 404, f"No such {what}", exc.detail, signed_in)
+        return await refusal(request, 404, f"No such {what}", exc.detail, signed_in)
+    if found is None:
+        return await refusal(
+            request, 404, f"No such {what}", f"{what} {request.match_info['id']!r} not found", signed_in
+        )
+    return found
 
 
 def _refused(exc: DomainError) -> str:
@@ -230,16 +355,21 @@ def _refused(exc: DomainError) -> str:
     return f"{reasons.get(exc.status, 'This was not recorded')}: {exc.detail}."
 
 
-async def escalation_item(session: Any, escalation_id: str) -> dict[str, Any]:
-    """An escalation with its context; one that names a proposal but no section shows the text of the
-    proposal's section as it reads now (`sectionText`), to set beside the proposed text."""
+def _name(text: str, size: int = 80) -> str:
+    text = " ".join(text.split())
+    return f"“{text if len(text) <= size else text[: size - 1] + '…'}”"
+
+
+async def escalation_item(session: Any, escalation_id: str) -> tuple[dict[str, Any], ProposedChange | None]:
+    """An escalation with its context and, when it names a proposal, what that proposal changes."""
     item = await escalations.item(session, escalation_id)
     proposal = item["proposal"]
+    change = await queues.proposed_change(session, proposal["proposalId"]) if proposal is not None else None
     if proposal is not None and item["sectionText"] is None and proposal["sectionId"]:
         found = await resources.infos(session, {(item["resourceType"], item["resourceId"])})
         info = found.get((item["resourceType"], item["resourceId"]))
         item["sectionText"] = resources.section_text(info.markdown if info else None, proposal["sectionId"])
-    return item
+    return item, change
 
 
 @guarded("reviewer", post=False)
@@ -247,7 +377,9 @@ async def escalation_page(request: web.Request, signed_in: SignedIn) -> web.Stre
     found = await _load(request, signed_in, "escalation", escalation_item)
     if isinstance(found, web.Response):
         return found
-    return render(request, "Escalation", views.escalation(found, signed_in.csrf_token), signed_in)
+    item, change = found
+    body = views.escalation(item, signed_in.csrf_token, change=change)
+    return await render(request, "Escalation", body, signed_in)
 
 
 @guarded("reviewer", post=True)
@@ -265,7 +397,7 @@ async def answer_escalation(request: web.Request, signed_in: SignedIn) -> web.St
     if error is None:
         try:
             async with runtime(request).db.transaction() as session:
-                await escalations.answer(
+                done = await escalations.answer(
                     session,
                     staff_ctx(request, signed_in),
                     request.match_info["id"],
@@ -274,8 +406,13 @@ async def answer_escalation(request: web.Request, signed_in: SignedIn) -> web.St
                 )
         except DomainError as exc:
             return await _escalation_again(request, signed_in, exc.status, _refused(exc), form)
-        done = f"Answer sent; {views.DECIDED[decision]}." if decision else "Answer sent."
-        return see_other(request, "/review/", done)
+        flash = Flash(
+            "Answer sent to ",
+            f"/review/escalations/{done['escalationId']}",
+            _name(str(done["question"])),
+            f"; {views.DECIDED[decision]}." if decision else ".",
+        )
+        return see_other(request, HOME, flash)
     return await _escalation_again(request, signed_in, 400, error, form)
 
 
@@ -285,16 +422,24 @@ async def _escalation_again(
     found = await _load(request, signed_in, "escalation", escalation_item)
     if isinstance(found, web.Response):
         return found
-    body = views.escalation(found, signed_in.csrf_token, error=error, form=form)
-    return render(request, "Escalation", body, signed_in, status=status)
+    item, change = found
+    body = views.escalation(item, signed_in.csrf_token, change=change, error=error, form=form)
+    return await render(request, "Escalation", body, signed_in, status=status)
+
+
+async def document_proposal(session: Any, proposal_id: str) -> ProposedChange | None:
+    """A document proposal as its decider reads it (the desk decides document proposals; a topic's reach
+    it as escalations)."""
+    change = await queues.proposed_change(session, proposal_id)
+    return change if change is not None and change.resource_type == "document" else None
 
 
 @guarded("reviewer", post=False)
 async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", proposals.item)
+    found = await _load(request, signed_in, "proposal", document_proposal)
     if isinstance(found, web.Response):
         return found
-    return render(request, "Objected proposal", views.proposal(found, signed_in.csrf_token), signed_in)
+    return await render(request, "Objected proposal", views.proposal(found, signed_in.csrf_token), signed_in)
 
 
 @guarded("reviewer", post=True)
@@ -312,7 +457,7 @@ async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.Stre
     if error is None:
         try:
             async with runtime(request).db.transaction() as session:
-                await proposals.decide(
+                done = await proposals.decide(
                     session,
                     staff_ctx(request, signed_in),
                     request.match_info["id"],
@@ -321,20 +466,24 @@ async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.Stre
                 )
         except DomainError as exc:
             return await _proposal_again(request, signed_in, exc.status, _refused(exc), form)
-        return see_other(
-            request, "/review/", f"Proposal {'approved' if decision == 'approve' else 'rejected'}."
+        flash = Flash(
+            "Proposal ",
+            f"/review/proposals/{done['proposalId']}",
+            _name(str(done["summary"] or done["sectionId"])),
+            f" {'approved' if decision == 'approve' else 'rejected'}.",
         )
+        return see_other(request, HOME, flash)
     return await _proposal_again(request, signed_in, 400, error, form)
 
 
 async def _proposal_again(
     request: web.Request, signed_in: SignedIn, status: int, error: str, form: dict[str, str]
 ) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", proposals.item)
+    found = await _load(request, signed_in, "proposal", document_proposal)
     if isinstance(found, web.Response):
         return found
     body = views.proposal(found, signed_in.csrf_token, error=error, form=form)
-    return render(request, "Objected proposal", body, signed_in, status=status)
+    return await render(request, "Objected proposal", body, signed_in, status=status)
 
 
 @guarded("curator", post=False)
@@ -342,7 +491,7 @@ async def work_page(request: web.Request, signed_in: SignedIn) -> web.StreamResp
     found = await _load(request, signed_in, "submission", work_review.item)
     if isinstance(found, web.Response):
         return found
-    return render(request, "Deferred observation", views.work(found, signed_in.csrf_token), signed_in)
+    return await render(request, "Deferred observation", views.work(found, signed_in.csrf_token), signed_in)
 
 
 def _work_decision(decision: str) -> PageHandler:
@@ -358,7 +507,7 @@ def _work_decision(decision: str) -> PageHandler:
         if error is None:
             try:
                 async with runtime(request).db.transaction() as session:
-                    await work_review.decide(
+                    done = await work_review.decide(
                         session,
                         staff_ctx(request, signed_in),
                         request.match_info["id"],
@@ -367,13 +516,15 @@ def _work_decision(decision: str) -> PageHandler:
                     )
             except DomainError as exc:
                 return await _work_again(request, signed_in, exc.status, _refused(exc), form)
-            return see_other(
-                request,
-                "/review/",
-                "Observation accepted: credits paid."
-                if decision == "accept"
-                else "Observation rejected: a defect was recorded.",
+            observed = done.get("submission") if isinstance(done, dict) else None
+            product = observed.get("productName") if isinstance(observed, dict) else None
+            flash = Flash(
+                "Observation ",
+                f"/review/work/{request.match_info['id']}",
+                _name(str(product or request.match_info["id"])),
+                " accepted: credits paid." if decision == "accept" else " rejected: a defect was recorded.",
             )
+            return see_other(request, HOME, flash)
         return await _work_again(request, signed_in, 400, error, form)
 
     return decide
@@ -386,13 +537,14 @@ async def _work_again(
     if isinstance(found, web.Response):
         return found
     body = views.work(found, signed_in.csrf_token, error=error, form=form)
-    return render(request, "Deferred observation", body, signed_in, status=status)
+    return await render(request, "Deferred observation", body, signed_in, status=status)
 
 
 def add_routes(app: web.Application) -> None:
     router = app.router
     router.add_get("/review", desk_no_slash)
     router.add_get("/review/", desk)
+    router.add_get("/review/history", history)
     router.add_post("/review/sign-in", sign_in)
     router.add_post("/review/sign-out", sign_out)
     router.add_get("/review/escalations/{id}", escalation_page)

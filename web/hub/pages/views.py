@@ -3,11 +3,27 @@ work submission, and the message pages. Every value goes through `h`/`esc` (web/
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlencode, urlsplit
 
 from domain.people.staff_sessions import SignedIn
+from domain.review.desk import (
+    Counts,
+    DeskKind,
+    DeskStatus,
+    EscalationRow,
+    Filters,
+    Page,
+    Priority,
+    ProposalRow,
+    ProposedChange,
+    ResourceType,
+    WorkRow,
+)
+from web.hub.pages import changes
+from web.hub.pages.session import Flash
 from web.kernel.html import Markup, esc, h, join, when
 
 SITE = "Concord review desk"
@@ -20,35 +36,62 @@ def csrf_field(token: str) -> Markup:
     return h('<input type="hidden" name="csrf" value="{token}">', token=token)
 
 
-def nav(signed_in: SignedIn | None) -> Markup:
+def nav(signed_in: SignedIn | None, counts: Counts | None = None, work_waiting: int | None = None) -> Markup:
     if signed_in is None:
         return Markup(
             '<nav aria-label="Review desk"><ul><li><a href="/docs">API reference</a></li></ul></nav>'
         )
     member = signed_in.member
+    waiting = (counts.escalations + counts.proposals if counts else 0) + (work_waiting or 0)
+    label = (
+        h(
+            'Queue <span class="count">{n}</span><span class="sr"> waiting</span>',
+            n=waiting,
+        )
+        if counts is not None or work_waiting is not None
+        else Markup("Queue")
+    )
     return h(
         """<nav aria-label="Review desk"><ul>
-<li><a href="/review/">Queue</a></li>
+<li><a href="/review/">{queue}</a></li>
+<li><a href="/review/history">History</a></li>
 <li class="muted">Signed in as <strong>{name}</strong> ({roles})</li>
 <li><form method="post" action="/review/sign-out">{csrf}
 <button type="submit" class="secondary">Sign out</button></form></li>
 </ul></nav>""",
+        queue=label,
         name=member.actor.name,
         roles=", ".join(sorted(member.roles)),
         csrf=csrf_field(signed_in.csrf_token),
     )
 
 
-def messages(flash: str | None = None, error: str | None = None) -> Markup:
+def flash_text(flash: Flash | str) -> Markup:
+    if isinstance(flash, str):
+        return esc(flash)
+    if flash.link and flash.label:
+        return h(
+            '{t}<a href="{href}">{label}</a>{a}',
+            t=flash.text,
+            href=flash.link,
+            label=flash.label,
+            a=flash.after,
+        )
+    return esc(flash.plain)
+
+
+def messages(flash: Flash | str | None = None, error: str | None = None) -> Markup:
     parts = []
     if flash:
-        parts.append(h('<div class="flash" role="status"><p>{m}</p></div>', m=flash))
+        parts.append(h('<div class="flash" role="status"><p>{m}</p></div>', m=flash_text(flash)))
     if error:
         parts.append(h('<div class="error" role="alert"><p>{m}</p></div>', m=error))
     return join(parts)
 
 
-def sign_in(token: str, *, error: str | None = None, notice: str | None = None) -> Markup:
+def sign_in(
+    token: str, *, error: str | None = None, notice: Flash | str | None = None, next_path: str = "/review/"
+) -> Markup:
     return h(
         """<h1>Sign in to the review desk</h1>
 {messages}
@@ -58,6 +101,7 @@ signed in for a working day, or until you sign out.</p>
 <form method="post" action="/review/sign-in" class="decision" aria-labelledby="sign-in-heading">
 <h2 id="sign-in-heading">Your staff key</h2>
 <input type="hidden" name="csrf" value="{token}">
+<input type="hidden" name="next" value="{next_path}">
 <div class="field">
 <label for="key">Staff key</label>
 <p class="hint" id="key-hint">Starts with staff_sk_. It is sent once and never stored in your browser.</p>
@@ -68,6 +112,7 @@ signed in for a working day, or until you sign out.</p>
 </form>""",
         messages=messages(notice, error),
         token=token,
+        next_path=next_path,
     )
 
 
@@ -80,26 +125,44 @@ def message_page(heading: str, text: str, *, back: bool = True) -> Markup:
     )
 
 
-# --- the queue ------------------------------------------------------------------------------------------
+# --- the queue and the history ----------------------------------------------------------------------------
+
+PAGE_PARAMS = {"escalations": "page", "proposals": "proposals_page", "work": "work_page"}
+_STATUS_LABEL = {
+    DeskStatus.OPEN: "open (waiting)",
+    DeskStatus.ANSWERED: "answered",
+    DeskStatus.DECIDED: "decided",
+    DeskStatus.ALL: "all",
+}
 
 
-def _count(shown: int, total: int, noun: str) -> Markup:
-    """'No escalations waiting.', '1 escalation waiting.', '2 escalations waiting.'"""
-    if total == 0:
-        return h('<p class="muted">No {noun}s waiting.</p>', noun=noun)
-    more = f" (the oldest {shown} shown)" if total > shown else ""
-    plural = "" if total == 1 else "s"
-    return h("<p>{total} {noun}{plural} waiting{more}.</p>", total=total, noun=noun, plural=plural, more=more)
+_CELL = re.compile(r"<t[dh](?=[\s>])")
 
 
-def _table(caption: str, headers: Iterable[str], rows: list[Markup]) -> Markup:
+def _labelled(row: Markup, headers: Sequence[str]) -> Markup:
+    """The row with each cell labelled by its column's header (`data-label`), which a phone's layout shows
+    beside the value once the table is stacked (cell values are escaped, so every `<td`/`<th` is a cell)."""
+    names = iter(headers)
+
+    def label(found: re.Match[str]) -> str:
+        name = next(names, "")
+        return f'{found.group(0)} data-label="{esc(name)}"' if name else found.group(0)
+
+    return Markup(_CELL.sub(label, row))
+
+
+def _table(caption: str, headers: Sequence[str], rows: list[Markup]) -> Markup:
+    """A table in a scroll container of its own; on a phone its rows are stacked, each cell labelled, so
+    the page never scrolls sideways."""
     if not rows:
         return Markup("")
     return h(
-        "<table><caption>{caption}</caption><thead><tr>{headers}</tr></thead><tbody>{rows}</tbody></table>",
+        '<div class="scroll" role="region" tabindex="0" aria-label="{caption}">'
+        '<table class="stack"><caption>{caption}</caption><thead><tr>{headers}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
         caption=caption,
         headers=join(h('<th scope="col">{c}</th>', c=c) for c in headers),
-        rows=join(rows),
+        rows=join(_labelled(row, headers) for row in rows),
     )
 
 
@@ -108,100 +171,319 @@ def _clip(text: str | None, size: int = 140) -> str:
     return text if len(text) <= size else text[: size - 1] + "…"
 
 
+def filter_query(filters: Filters, **extra: int) -> dict[str, str]:
+    query = {
+        "kind": filters.kind.value,
+        "priority": filters.priority.value if filters.priority else "all",
+        "resource": filters.resource.value,
+        "status": filters.status.value,
+    }
+    query.update({k: str(v) for k, v in extra.items()})
+    return query
+
+
+def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str) -> Markup:
+    return h(
+        '<div class="field"><label for="f-{name}">{label}</label><select id="f-{name}" name="{name}">'
+        "{options}</select></div>",
+        name=name,
+        label=label,
+        options=join(
+            h(
+                '<option value="{v}"{selected}>{text}</option>',
+                v=value,
+                text=text,
+                selected=Markup(" selected") if value == chosen else Markup(""),
+            )
+            for value, text in options
+        ),
+    )
+
+
+def filters_form(action: str, filters: Filters) -> Markup:
+    return h(
+        '<form method="get" action="{action}" class="filters" role="search" aria-label="Filter the lists">'
+        "{kind}{priority}{resource}{status}"
+        '<div class="field"><button type="submit">Show</button></div></form>',
+        action=action,
+        kind=_select("kind", "Kind", [(k.value, k.value) for k in DeskKind], filters.kind.value),
+        priority=_select(
+            "priority",
+            "Priority",
+            [("all", "all"), *[(p.value, p.value) for p in Priority]],
+            filters.priority.value if filters.priority else "all",
+        ),
+        resource=_select(
+            "resource", "From", [(r.value, r.value) for r in ResourceType], filters.resource.value
+        ),
+        status=_select(
+            "status", "Status", [(s.value, _STATUS_LABEL[s]) for s in DeskStatus], filters.status.value
+        ),
+    )
+
+
+def _pager(action: str, filters: Filters, page: Page[Any], which: str) -> Markup:
+    if page.total <= page.limit and page.number == 1:
+        return Markup("")
+    param = PAGE_PARAMS[which]
+
+    def link(number: int, text: str, rel: str) -> Markup:
+        href = f"{action}?{urlencode(filter_query(filters, **{param: number}))}#{which}"
+        return h('<a href="{href}" rel="{rel}">{text}</a>', href=href, rel=rel, text=text)
+
+    parts = []
+    if page.number > 1:
+        parts.append(link(page.number - 1, "← Previous page", "prev"))
+    parts.append(h('<span aria-current="page">Page {n} of {of}</span>', n=page.number, of=page.pages))
+    if page.number < page.pages:
+        parts.append(link(page.number + 1, "Next page →", "next"))
+    return h(
+        '<nav class="pager" aria-label="Pages of the {which} list">{parts}</nav>',
+        which=which,
+        parts=join(parts, " "),
+    )
+
+
+def _count(page: Page[Any], noun: str, waiting: bool) -> Markup:
+    """'No escalations waiting.', '1 escalation waiting.', '30 escalations (26–30 shown).'"""
+    what = "waiting" if waiting else "found"
+    if page.total == 0:
+        return h('<p class="muted">No {noun}s {what}.</p>', noun=noun, what=what)
+    plural = "" if page.total == 1 else "s"
+    shown = ""
+    if page.total > len(page.items) or page.offset:
+        last = page.offset + len(page.items)
+        shown = f" ({page.offset + 1}–{last} shown)" if page.items else " (none on this page)"
+    return h(
+        "<p>{total} {noun}{plural} {what}{shown}.</p>",
+        total=page.total,
+        noun=noun,
+        plural=plural,
+        what=what,
+        shown=shown,
+    )
+
+
+def priority_badge(priority: Priority) -> Markup:
+    return h('<span class="priority priority-{p}">{p}</span>', p=priority.value)
+
+
+def _decision_text(decision: str | None) -> str:
+    return {"approve": "approved the proposal", "reject": "rejected the proposal"}.get(decision or "", "")
+
+
+def _escalation_rows(rows: Iterable[EscalationRow], waiting: bool) -> list[Markup]:
+    out = []
+    for e in rows:
+        link = h(
+            '<a href="/review/escalations/{id}">{question}</a>',
+            id=e.escalation_id,
+            question=_clip(e.question),
+        )
+        source = h("{source}: {title}", source=e.resource_type, title=e.resource_title or e.resource_id)
+        if waiting:
+            out.append(
+                h(
+                    '<tr><td>{priority}</td><th scope="row">{link}</th><td>{kind}</td><td>{source}</td>'
+                    "<td><code>{section}</code></td><td>{proposal}</td><td>{by}</td><td>{at}</td></tr>",
+                    priority=priority_badge(e.priority),
+                    link=link,
+                    kind=_row_kind(e),
+                    source=source,
+                    section=e.section_id or "(whole)",
+                    proposal=e.proposal_status or "none",
+                    by=e.raised_by,
+                    at=when(e.created_at.isoformat()),
+                )
+            )
+        else:
+            out.append(
+                h(
+                    '<tr><th scope="row">{link}</th><td>{status}</td><td>{priority}</td><td>{source}</td>'
+                    "<td>{answer}</td><td>{decision}</td><td>{by}</td><td>{at}</td></tr>",
+                    link=link,
+                    status=e.status.value,
+                    priority=priority_badge(e.priority),
+                    source=source,
+                    answer=_clip(e.answer, 100),
+                    decision=_decision_text(e.decision) or ("—" if e.answer is not None else ""),
+                    by=e.answered_by,
+                    at=when(e.answered_at.isoformat() if e.answered_at else None),
+                )
+            )
+    return out
+
+
+def _row_kind(e: EscalationRow) -> Markup:
+    if e.kind == "question" and e.timeout_at is not None:
+        return h("question, answer by {at}", at=when(e.timeout_at.isoformat()))
+    return esc(e.kind)
+
+
+def _proposal_rows(rows: Iterable[ProposalRow], waiting: bool) -> list[Markup]:
+    out = []
+    for p in rows:
+        link = h(
+            '<a href="/review/proposals/{id}">{summary}</a>',
+            id=p.proposal_id,
+            summary=_clip(p.summary) or "(no summary)",
+        )
+        if waiting:
+            out.append(
+                h(
+                    '<tr><th scope="row">{link}</th><td>{doc}</td><td><code>{section}</code></td>'
+                    "<td>{author}</td><td>{objections}</td><td>{at}</td></tr>",
+                    link=link,
+                    doc=p.document_title or p.document_id,
+                    section=p.section_id,
+                    author=p.author,
+                    objections=p.objections,
+                    at=when(p.created_at.isoformat()),
+                )
+            )
+        else:
+            decision = {"approve": "approved", "reject": "rejected"}.get(p.decision or "", p.decision or "")
+            out.append(
+                h(
+                    '<tr><th scope="row">{link}</th><td>{doc}</td><td>{decision}</td><td>{note}</td>'
+                    "<td>{by}</td><td>{at}</td></tr>",
+                    link=link,
+                    doc=p.document_title or p.document_id,
+                    decision=decision or f"waiting ({p.status})",
+                    note=_clip(p.note, 100),
+                    by=p.decided_by,
+                    at=when(p.decided_at.isoformat() if p.decided_at else None),
+                )
+            )
+    return out
+
+
+def _work_rows(submissions: Iterable[Mapping[str, Any]]) -> list[Markup]:
+    rows = []
+    for s in submissions:
+        obs = s["submission"] if isinstance(s["submission"], dict) else {}
+        deferring = [c["code"] for c in s["checks"] if c.get("result") == "defer"]
+        rows.append(
+            h(
+                '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{retailer}</td>'
+                "<td>{price}</td><td>{why}</td><td>{agent}</td><td>{at}</td></tr>",
+                id=s["submissionId"],
+                product=_clip(str(obs.get("productName") or s["submissionId"]), 80),
+                retailer=(s["retailer"] or {}).get("name") or obs.get("retailerSlug") or "",
+                price=_money(obs.get("priceCents")),
+                why=", ".join(deferring) or "see the checks",
+                agent=s["agentName"],
+                at=when(s["createdAt"]),
+            )
+        )
+    return rows
+
+
 def queue(
     signed_in: SignedIn,
     *,
-    escalations: dict[str, Any] | None,
-    proposals: dict[str, Any] | None,
-    work: dict[str, Any] | None,
-    flash: str | None,
+    action: str,
+    filters: Filters,
+    escalations: Page[EscalationRow] | None,
+    proposals: Page[ProposalRow] | None,
+    work: Page[Mapping[str, Any]] | None,
+    decided_work: Page[WorkRow] | None = None,
 ) -> Markup:
-    parts: list[Markup] = [Markup("<h1>Review queue</h1>"), messages(flash)]
-    if escalations is not None:
-        rows = [
-            h(
-                '<tr><th scope="row"><a href="/review/escalations/{id}">{question}</a></th>'
-                "<td>{kind}</td><td>{source}: {title}</td>"
-                "<td><code>{section}</code></td><td>{proposal}</td><td>{by}</td><td>{at}</td></tr>",
-                id=e["escalationId"],
-                question=_clip(e["question"]),
-                kind=_kind(e),
-                source=e["source"],
-                title=e["resourceTitle"] or e["resourceId"],
-                section=e["sectionId"] or "(whole)",
-                proposal=f"{e['proposal']['status']}" if e["proposal"] else "none",
-                by=e["raisedByName"] or e["raisedBy"],
-                at=when(e["createdAt"]),
+    """The queue (`action` /review/) or the history (/review/history): filters, then one list per kind."""
+    history = action.endswith("history")
+    waiting = filters.status is DeskStatus.OPEN
+    heading = "History: what people answered and decided" if history else "Review queue"
+    parts: list[Markup] = [h("<h1>{h}</h1>", h=heading), filters_form(action, filters)]
+    if filters.priority is not None and filters.kind is DeskKind.ALL:
+        parts.append(
+            Markup(
+                '<p class="muted">Only escalations and questions have a priority: other lists are hidden.</p>'
             )
-            for e in escalations["escalations"]
-        ]
+        )
+    if escalations is not None:
+        title = "Open escalations and questions" if waiting else "Escalations and questions"
+        caption = (
+            "Questions agents escalated or asked, most urgent first, then oldest first"
+            if waiting
+            else "Escalations and questions, latest answer first"
+        )
+        headers = (
+            ("priority", "question", "kind", "from", "section", "proposal", "raised by", "raised")
+            if waiting
+            else ("question", "status", "priority", "from", "answer", "decision", "by", "when")
+        )
         parts.append(
             h(
-                '<section aria-labelledby="escalations">'
-                '<h2 id="escalations">Open escalations and questions</h2>{count}{table}</section>',
-                count=_count(len(rows), escalations["total"], "escalation"),
-                table=_table(
-                    "Questions agents escalated or asked, oldest first",
-                    ("question", "kind", "from", "section", "proposal", "raised by", "raised"),
-                    rows,
-                ),
+                '<section aria-labelledby="escalations"><h2 id="escalations">{title}</h2>'
+                "{count}{table}{pager}</section>",
+                title=title,
+                count=_count(escalations, "escalation", waiting),
+                table=_table(caption, headers, _escalation_rows(escalations.items, waiting)),
+                pager=_pager(action, filters, escalations, "escalations"),
             )
         )
     if proposals is not None:
-        rows = [
-            h(
-                '<tr><th scope="row"><a href="/review/proposals/{id}">{summary}</a></th><td>{doc}</td>'
-                "<td><code>{section}</code></td><td>{author}</td><td>{objections}</td><td>{at}</td></tr>",
-                id=p["proposalId"],
-                summary=_clip(p["summary"]) or "(no summary)",
-                doc=p["documentTitle"] or p["documentId"],
-                section=p["sectionId"],
-                author=p["authorName"] or p["authorId"],
-                objections=len(p["objections"]),
-                at=when(p["createdAt"]),
-            )
-            for p in proposals["proposals"]
-        ]
+        proposal_headers = (
+            ("summary", "document", "section", "proposed by", "objections", "proposed")
+            if waiting
+            else ("summary", "document", "decision", "note", "by", "when")
+        )
         parts.append(
             h(
-                '<section aria-labelledby="proposals"><h2 id="proposals">Objected document proposals</h2>'
-                "{count}{table}</section>",
-                count=_count(len(rows), proposals["total"], "objected proposal"),
+                '<section aria-labelledby="proposals"><h2 id="proposals">{title}</h2>{count}{table}{pager}'
+                "</section>",
+                title="Objected document proposals" if waiting else "Document proposals people decided",
+                count=_count(proposals, "objected proposal" if waiting else "proposal", waiting),
                 table=_table(
-                    "Proposals paused by an objection, oldest first",
-                    ("summary", "document", "section", "proposed by", "objections", "proposed"),
-                    rows,
+                    "Proposals paused by an objection, oldest first"
+                    if waiting
+                    else "Proposals, latest decision first",
+                    proposal_headers,
+                    _proposal_rows(proposals.items, waiting),
                 ),
+                pager=_pager(action, filters, proposals, "proposals"),
             )
         )
     if work is not None:
-        rows = []
-        for s in work["submissions"]:
-            obs = s["submission"] if isinstance(s["submission"], dict) else {}
-            deferring = [c["code"] for c in s["checks"] if c.get("result") == "defer"]
-            rows.append(
-                h(
-                    '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{retailer}</td>'
-                    "<td>{price}</td><td>{why}</td><td>{agent}</td><td>{at}</td></tr>",
-                    id=s["submissionId"],
-                    product=_clip(str(obs.get("productName") or s["submissionId"]), 80),
-                    retailer=(s["retailer"] or {}).get("name") or obs.get("retailerSlug") or "",
-                    price=_money(obs.get("priceCents")),
-                    why=", ".join(deferring) or "see the checks",
-                    agent=s["agentName"],
-                    at=when(s["createdAt"]),
-                )
-            )
         parts.append(
             h(
                 '<section aria-labelledby="work"><h2 id="work">Deferred work submissions</h2>{count}{table}'
-                "</section>",
-                count=_count(len(rows), work["total"], "deferred submission"),
+                "{pager}</section>",
+                count=_count(work, "deferred submission", True),
                 table=_table(
                     "Observations the validator passed to a curator, oldest first",
                     ("product", "retailer", "price", "deferred because", "agent", "submitted"),
+                    _work_rows(work.items),
+                ),
+                pager=_pager(action, filters, work, "work"),
+            )
+        )
+    if decided_work is not None:
+        rows = [
+            h(
+                '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{agent}</td>'
+                "<td>{status}</td><td>{note}</td><td>{by}</td><td>{at}</td></tr>",
+                id=w.submission_id,
+                product=_clip(w.product, 80),
+                agent=w.agent,
+                status=w.status,
+                note=_clip(w.note, 100),
+                by=w.decided_by,
+                at=when(w.decided_at.isoformat() if w.decided_at else None),
+            )
+            for w in decided_work.items
+        ]
+        parts.append(
+            h(
+                '<section aria-labelledby="work"><h2 id="work">Work submissions curators decided</h2>{count}'
+                "{table}{pager}</section>",
+                count=_count(decided_work, "submission", False),
+                table=_table(
+                    "Observations, latest decision first",
+                    ("product", "agent", "decision", "note", "by", "when"),
                     rows,
                 ),
+                pager=_pager(action, filters, decided_work, "work"),
             )
         )
     return join(parts)
@@ -216,22 +498,10 @@ def _deadline(e: dict[str, Any]) -> Markup | None:
     return h("{at} (the agent waits for the answer until then)", at=when(e["timeoutAt"]))
 
 
-def _kind(e: dict[str, Any]) -> Markup:
-    """An escalation, or a question the agent waits on (with its deadline)."""
-    if e["kind"] == "question":
-        return h("question, answer by {at}", at=when(e["timeoutAt"]))
-    return Markup("escalation")
-
-
 def _money(cents: Any) -> str:
     if isinstance(cents, int) and not isinstance(cents, bool):
         return f"{cents / 100:,.2f}"
     return ""
-
-
-def _text_block(label_id: str, heading: str, text: str | None, empty: str) -> Markup:
-    body = h("<pre>{t}</pre>", t=text) if text else h('<p class="muted">{e}</p>', e=empty)
-    return h('<div><h3 id="{id}">{heading}</h3>{body}</div>', id=label_id, heading=heading, body=body)
 
 
 def _facts(pairs: Iterable[tuple[str, Any]]) -> Markup:
@@ -288,30 +558,23 @@ def _section_of(e: dict[str, Any]) -> Markup:
 
 
 def escalation(
-    e: dict[str, Any], csrf: str, *, error: str | None = None, form: dict[str, str] | None = None
+    e: dict[str, Any],
+    csrf: str,
+    *,
+    change: ProposedChange | None = None,
+    error: str | None = None,
+    form: dict[str, str] | None = None,
 ) -> Markup:
     form = form or {}
     p = e["proposal"]
     proposal_html = Markup("")
-    if p is not None:
+    if change is not None:
         proposal_html = h(
             """<section aria-labelledby="proposal"><h2 id="proposal">The proposal it names</h2>
-{facts}
-<div class="side-by-side">{current}{proposed}</div></section>""",
-            facts=_facts(
-                [
-                    ("Status", p["status"]),
-                    ("Summary", p["summary"]),
-                    ("Proposed by", p["authorName"] or p["authorId"]),
-                    (
-                        "Votes",
-                        f"{p['votes']['approve']} approve, {p['votes']['reject']} reject, "
-                        f"{p['votes']['object']} object",
-                    ),
-                ]
-            ),
-            current=_text_block("current", "The section now", e["sectionText"], "No current text."),
-            proposed=_text_block("proposed", "The proposed text", p["newContent"], "Empty."),
+{facts}</section>
+{changes}""",
+            facts=_facts(changes.facts(change)),
+            changes=changes.change_sections(change),
         )
     if e["answer"] is not None:
         decided = e["answer"]["decision"]
@@ -416,19 +679,10 @@ def escalation(
 
 
 def proposal(
-    p: dict[str, Any], csrf: str, *, error: str | None = None, form: dict[str, str] | None = None
+    p: ProposedChange, csrf: str, *, error: str | None = None, form: dict[str, str] | None = None
 ) -> Markup:
     form = form or {}
-    objections = join(
-        h(
-            '<li><strong>{who}</strong>: {reason} <span class="muted">({at})</span></li>',
-            who=o["agentName"] or o["agentId"],
-            reason=o["reason"] or "(no reason given)",
-            at=when(o["createdAt"]),
-        )
-        for o in p["objections"]
-    )
-    if p["status"] == "objected":
+    if p.status == "objected":
         action = h(
             """<form method="post" action="/review/proposals/{id}/decide" class="decision"
  aria-labelledby="decide-heading">
@@ -436,7 +690,7 @@ def proposal(
 {csrf}{radios}{note}
 <button type="submit">Record the decision</button>
 </form>""",
-            id=p["proposalId"],
+            id=p.proposal_id,
             csrf=csrf_field(csrf),
             radios=_radios(
                 "decision",
@@ -456,38 +710,19 @@ def proposal(
         )
     else:
         action = h(
-            '<p class="notice">This proposal is {status}: there is nothing to decide.</p>', status=p["status"]
+            '<p class="notice">This proposal is {status}: there is nothing to decide.</p>', status=p.status
         )
     return h(
         """<p><a href="/review/">← Back to the queue</a></p>
 <h1>Objected proposal on {doc}</h1>
 {messages}
 {facts}
-<section aria-labelledby="texts"><h2 id="texts">Section <code>{section}</code>: now and proposed</h2>
-<div class="side-by-side">{current}{proposed}</div></section>
-<section aria-labelledby="objections"><h2 id="objections">Objections</h2><ul>{objections}</ul></section>
+{changes}
 {action}""",
-        doc=p["documentTitle"] or p["documentId"],
+        doc=p.resource_title or p.resource_id,
         messages=messages(error=error),
-        facts=_facts(
-            [
-                ("Status", p["status"]),
-                ("Summary", p["summary"]),
-                ("Proposed by", p["authorName"] or p["authorId"]),
-                ("Proposed", when(p["createdAt"])),
-                ("Document version", p["documentVersion"]),
-                ("Based on version", p["baseVersion"]),
-                (
-                    "Votes",
-                    f"{p['votes']['approve']} approve, {p['votes']['reject']} reject, "
-                    f"{p['votes']['object']} object",
-                ),
-            ]
-        ),
-        section=p["sectionId"],
-        current=_text_block("current", "The section now", p["currentText"], "No current text."),
-        proposed=_text_block("proposed", "The proposed text", p["proposedText"], "Empty."),
-        objections=objections or Markup("<li>None recorded.</li>"),
+        facts=_facts(changes.facts(p)),
+        changes=changes.change_sections(p),
         action=action,
     )
 

@@ -1,0 +1,160 @@
+"""The review desk's view of what a proposal changes (domain/review/desk.py's ProposedChange): the
+line-by-line comparison with deleted and inserted lines and words marked `<del>`/`<ins>` and named in words
+(so they read without colour), the section before and after rendered from Markdown, and the raw Markdown
+behind a `<details>` toggle (no script). Also the proposal's facts: summary, author, citations, votes and
+the objections' reasons."""
+
+from __future__ import annotations
+
+from domain.review.desk import ProposedChange, Vote
+from domain.review.diff import Change, Line, LineKind, SectionDiff, rendered
+from web.kernel.html import Markup, esc, h, join, when
+
+_LINE_LABEL = {
+    Change.INSERTED: "inserted",
+    Change.DELETED: "deleted",
+    Change.CHANGED: "changed",
+}
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def summary_of(diff: SectionDiff) -> str:
+    if diff.identical:
+        return "The proposed text is the same as the section now."
+    parts = []
+    if diff.deleted:
+        parts.append(f"{_plural(diff.deleted, 'line')} deleted")
+    if diff.changed:
+        parts.append(f"{_plural(diff.changed, 'line')} changed")
+    if diff.inserted:
+        parts.append(f"{_plural(diff.inserted, 'line')} inserted")
+    return ", ".join(parts).capitalize() + "."
+
+
+def _words(line: Line) -> Markup:
+    return join(
+        h("<del>{t}</del>", t=w.text)
+        if w.change is Change.DELETED
+        else h("<ins>{t}</ins>", t=w.text)
+        if w.change is Change.INSERTED
+        else esc(w.text)
+        for w in line.words
+    )
+
+
+def _line(line: Line) -> Markup:
+    if line.change is Change.SAME:
+        return h('<li class="same"><span class="text">{t}</span></li>', t=line.before or " ")
+    kind = "" if line.kind is LineKind.TEXT else f"{line.kind.value} "
+    tag = h('<span class="tag">{kind}{what}</span>', kind=kind, what=_LINE_LABEL[line.change])
+    if line.change is Change.DELETED:
+        text = h("<del>{t}</del>", t=line.before or " ")
+    elif line.change is Change.INSERTED:
+        text = h("<ins>{t}</ins>", t=line.after or " ")
+    else:
+        text = _words(line)
+    return h(
+        '<li class="{change}">{tag}<span class="text">{text}</span></li>',
+        change=line.change.value,
+        tag=tag,
+        text=text,
+    )
+
+
+def diff_list(diff: SectionDiff) -> Markup:
+    return h(
+        '<p>{summary} <span class="muted">Inserted text is <ins>underlined</ins>, deleted text '
+        "<del>struck through</del>.</span></p>"
+        '<ol class="diff" aria-label="Changes line by line">{lines}</ol>',
+        summary=summary_of(diff),
+        lines=join(_line(x) for x in diff.lines),
+    )
+
+
+def _markdown_block(heading: str, text: str | None, empty: str) -> Markup:
+    body = (
+        Markup(f'<div class="md">{rendered(text)}</div>') if text else h('<p class="muted">{e}</p>', e=empty)
+    )
+    return h("<div><h3>{heading}</h3>{body}</div>", heading=heading, body=body)
+
+
+def _raw_block(heading: str, text: str | None) -> Markup:
+    return h("<div><h4>{heading}</h4><pre>{t}</pre></div>", heading=heading, t=text or "")
+
+
+def votes_text(change: ProposedChange) -> str:
+    return (
+        f"{_plural(change.approvals, 'approval')}, {_plural(change.rejections, 'rejection')}, "
+        f"{_plural(change.objection_count, 'objection')}"
+    )
+
+
+def _vote(v: Vote) -> Markup:
+    return h(
+        '<li><strong>{who}</strong> {kind}{reason} <span class="muted">({at})</span></li>',
+        who=v.agent,
+        kind={"approve": "approved", "reject": "rejected", "object": "objected"}.get(v.kind, v.kind),
+        reason=h(": {r}", r=v.reason) if v.reason else Markup(""),
+        at=when(v.at.isoformat()),
+    )
+
+
+def section_name(change: ProposedChange) -> Markup:
+    if change.section_title:
+        return h("“{title}” <code>{id}</code>", title=change.section_title, id=change.section_id)
+    return h("<code>{id}</code>", id=change.section_id)
+
+
+def facts(change: ProposedChange) -> list[tuple[str, object]]:
+    citations = (
+        h('<ul class="plain">{items}</ul>', items=join(h("<li>{c}</li>", c=c) for c in change.citations))
+        if change.citations
+        else None
+    )
+    return [
+        ("Status", change.status),
+        ("Summary", change.summary),
+        ("Proposed by", change.author),
+        ("Proposed", when(change.created_at.isoformat())),
+        ("Section", section_name(change)),
+        ("Based on version", change.base_version),
+        (f"{change.resource_type.capitalize()} version now", change.resource_version),
+        ("Votes so far", votes_text(change)),
+        ("Citations", citations),
+    ]
+
+
+def change_sections(change: ProposedChange, *, level: int = 2) -> Markup:
+    """What it changes (the comparison, before and after rendered, raw Markdown), objections, votes."""
+    objections = change.objections
+    others = tuple(v for v in change.votes if v.kind != "object")
+    return h(
+        """<section class="change" aria-labelledby="changes">
+<h{n} id="changes">What it changes in {section}</h{n}>
+{settled}{diff}
+<div class="side-by-side">{before}{after}</div>
+<details><summary>Show the raw Markdown</summary>
+<div class="side-by-side">{raw_before}{raw_after}</div></details>
+</section>
+<section aria-labelledby="objections"><h{n} id="objections">Objections</h{n}><ul>{objections}</ul></section>
+<section aria-labelledby="votes"><h{n} id="votes">Other votes</h{n}><ul>{votes}</ul></section>""",
+        n=str(level),
+        section=section_name(change),
+        settled=Markup("")
+        if change.status in ("pending", "objected")
+        else h(
+            '<p class="notice">This proposal is {status}: it is compared with the section as it reads now.'
+            "</p>",
+            status=change.status,
+        ),
+        diff=diff_list(change.diff),
+        before=_markdown_block("The section now", change.before, "No current text."),
+        after=_markdown_block("Proposed", change.after, "Empty: the proposal clears the section."),
+        raw_before=_raw_block("Now, as Markdown", change.before),
+        raw_after=_raw_block("Proposed, as Markdown", change.after),
+        objections=join(_vote(v) for v in objections) or Markup("<li>None recorded.</li>"),
+        votes=join(_vote(v) for v in others) or Markup("<li>None yet.</li>"),
+    )
