@@ -72,3 +72,9 @@ def iso(dt: datetime | None) -> str | None:
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
     return dt.astimezone(UTC).isoformat()
+
+
+def readable(dt: datetime) -> str:
+    """A moment as people read it, in UTC: `26 Nov 2026 17:44 UTC`."""
+    moment = dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%d %b %Y %H:%M UTC")
