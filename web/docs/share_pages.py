@@ -348,13 +348,13 @@ async def decide_form(request: web.Request) -> web.StreamResponse:
     "uploaded package: the link must be live and, when it is closed, the address proven",
     tags=["Sharing"],
     errors={
-        **ERRORS,
-        403: "The link is closed and this browser has not proven an address (a page)",
-        404: "No share link has this token, or its document holds no such image (a page)",
+        403: "The link is closed and this browser has not proven an address",
+        404: "No share link has this token, or its document holds no such image",
+        410: "The share link expired or was revoked",
     },
-    content_type="image/*",
+    content_type="image/png",
+    alternatives=["image/jpeg", "image/gif", "image/webp", "image/bmp"],
 )
-@as_page
 async def media(request: web.Request) -> web.StreamResponse:
     token = request.match_info["token"]
     async with runtime(request).db.read() as session:
