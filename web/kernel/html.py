@@ -57,6 +57,7 @@ def page(
     status: int = 200,
     headers: dict[str, str] | None = None,
     no_store: bool = False,
+    head: Markup | None = None,
 ) -> web.Response:
     """A whole HTML page: banner (site name, navigation), the main content, a footer."""
     document = h(
@@ -67,6 +68,7 @@ def page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{full_title}</title>
 <link rel="stylesheet" href="{css}">
+{head}
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
@@ -87,6 +89,7 @@ def page(
         css=STYLESHEET_PATH,
         home=home,
         nav=nav or Markup(""),
+        head=head or Markup(""),
         body=body,
     )
     response = web.Response(text=document, status=status, content_type="text/html", charset="utf-8")
@@ -168,6 +171,20 @@ button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
   padding: 0 .4rem; margin-right: .4rem; background: var(--panel); border: 1px solid var(--line); }
 .op { border-top: 1px solid var(--line); padding-top: .5rem; }
 .toc { columns: 2 16rem; }
+/* Phones: a table scrolls inside its own box rather than widening the page; long words wrap. */
+.scroll { overflow-x: auto; max-width: 100%; }
+dd, p, li, h1, h2, h3, code { overflow-wrap: anywhere; }
+td, th { overflow-wrap: break-word; }
+td code, th code { overflow-wrap: normal; }
+@media (max-width: 48rem) {
+  main { padding: 1rem; }
+  .banner { padding: .75rem 1rem; }
+  table { display: block; overflow-x: auto; max-width: 100%; }
+  td { min-width: 7rem; }
+  dl.facts { grid-template-columns: minmax(0, 1fr); }
+  dl.facts dd { margin-bottom: .5rem; }
+  .method { min-width: 0; }
+}
 """
 
 
