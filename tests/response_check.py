@@ -34,6 +34,7 @@ NOT_JSON = {
     ("POST", "/share/{token}/comments"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/comments/{commentId}/resolve"): "HTML form: 303 to the page",
     ("POST", "/share/{token}/proposals/{proposalId}/decide"): "HTML form: 303 to the page",
+    ("GET", "/share/{token}/media/{name}"): "a picture of the shared DOCX (image/png and the like)",
     # On the hub only (the document API answers them with metadata): OAuth is not served there.
     ("GET", "/.well-known/oauth-authorization-server"): "the hub's: only ever its 404 error body",
     ("GET", "/.well-known/oauth-protected-resource"): "the hub's: only ever its 404 error body",

@@ -33,7 +33,7 @@ EXPECTED_COUNTS = {
     ("hub", "agent"): 42,
     ("hub", "commercial"): 6,
     ("hub", "staff"): 15,
-    ("docs", "anonymous"): 28,
+    ("docs", "anonymous"): 29,
     ("docs", "service"): 55,
 }
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from markdown_it import MarkdownIt
+from mdit_py_plugins.footnote import footnote_plugin
 
 from domain.consensus import sections
 from domain.documents import offload, xmltext
@@ -34,7 +35,9 @@ CACHE_CHARS = 32 * 1024 * 1024
 # new version would otherwise load the whole row 70 times, each time decoding megabytes on the event loop).
 TEXT_CHARS = 64 * 1024 * 1024
 
-_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+# Footnotes (`[^1]` and their `[^1]: text` definitions, as a DOCX's footnotes convert) render as numbered
+# references to a list at the end of the page that holds them.
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table").use(footnote_plugin)
 
 
 def render(markdown: str, ids: dict[int, str], references: dict[str, Any] | None = None) -> str:

@@ -22,12 +22,12 @@ from sqlalchemy.orm import defer
 
 from domain.consensus import engine as consensus
 from domain.consensus import sections
-from domain.consensus.models import Proposal
+from domain.consensus.models import Proposal, ProposalVote
 from domain.documents import comments, library, offload, proposals
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, new_id, readable, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, Gone, NotFound, RateLimited
 from domain.kernel.sqlutil import execute_counted
@@ -201,13 +201,16 @@ async def live_link(session: AsyncSession, token: str, *, content: bool = True) 
         raise NotFound("no share link has this token", code="share_link_not_found")
     if link.revoked_at is not None:
         raise Gone(
-            f"this share link was revoked on {iso(link.revoked_at)}; ask the document's owner for a new one",
+            f"this share link was revoked on {readable(link.revoked_at)}; ask the document's owner for a new "
+            "one",
             code="share_link_revoked",
+            revokedAt=iso(link.revoked_at),
         )
     if link.expires_at <= utcnow():
         raise Gone(
-            f"this share link expired on {iso(link.expires_at)}; ask the document's owner for a new one",
+            f"this share link expired on {readable(link.expires_at)}; ask the document's owner for a new one",
             code="share_link_expired",
+            expiredAt=iso(link.expires_at),
         )
     return link, doc
 
@@ -452,8 +455,18 @@ def reviewer_actor(visit_: Visit) -> Actor:
     return Actor(id=visit_.link.id, name=who, key_hash="", kind="reviewer")
 
 
+def commenter(visit_: Visit, author: str | None = None) -> str:
+    """Who a comment is by: the proven address when there is one (a display name may stand before it, the
+    address is kept: `Ann Lee (ann@example.com)`), else the name given, else a generic name."""
+    shown = " ".join((author or "").split())
+    if visit_.email:
+        room = 196 - len(visit_.email)
+        return f"{shown[:room]} ({visit_.email})" if shown and room > 0 else visit_.email
+    return shown[:200] or "Reviewer (share link)"
+
+
 def reviewer_caller(ctx: Context, visit_: Visit, author: str | None = None) -> Caller:
-    name = (author or visit_.email or "Reviewer (share link)")[:200]
+    name = commenter(visit_, author)
     return Caller(ctx=ctx, org_id=visit_.link.org_id, key_id=visit_.link.id, name=name)
 
 
@@ -493,6 +506,56 @@ async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]
         )
     ).all()
     return [proposals.view(p) for p in rows]
+
+
+@dataclass(frozen=True)
+class Objection:
+    agent_name: str
+    reason: str | None
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Pending:
+    """What a person deciding an objected proposal reads beside it: the section's heading and its text as
+    it reads now (None when the section is gone), and the objections with their reasons."""
+
+    proposal_id: str
+    section_title: str
+    current: str | None
+    objections: tuple[Objection, ...]
+
+
+async def pending(session: AsyncSession, doc: Document, proposal_ids: list[str]) -> dict[str, Pending]:
+    """The decision context of the document's objected proposals `proposal_ids` (the FullReview page)."""
+    if not proposal_ids:
+        return {}
+    rows = (
+        await session.scalars(
+            select(Proposal).where(Proposal.id.in_(proposal_ids), Proposal.resource_id == doc.id)
+        )
+    ).all()
+    votes = (
+        await session.scalars(
+            select(ProposalVote)
+            .where(ProposalVote.proposal_id.in_(proposal_ids), ProposalVote.kind == "object")
+            .order_by(ProposalVote.id)
+        )
+    ).all()
+    text = await content_of(session, doc.id) if doc.status == "ready" else ""
+    await offload.outline(text)
+    found: dict[str, Pending] = {}
+    for p in rows:
+        sec = sections.find(text, p.section_id) if text else None
+        found[p.id] = Pending(
+            proposal_id=p.id,
+            section_title=(sec.title or "Introduction") if sec is not None else p.section_id,
+            current=sections.body(text, sec) if sec is not None else None,
+            objections=tuple(
+                Objection(v.agent_name, v.reason, v.created_at) for v in votes if v.proposal_id == p.id
+            ),
+        )
+    return found
 
 
 async def document_view(

@@ -95,3 +95,9 @@ def iso_z(dt: datetime | None) -> str | None:
     """`iso`, with UTC written `Z` as PACT writes its times (`2026-05-16T10:00:00Z`)."""
     text = iso(dt)
     return text[: -len("+00:00")] + "Z" if text is not None and text.endswith("+00:00") else text
+
+
+def readable(dt: datetime) -> str:
+    """A moment as people read it, in UTC: `26 Nov 2026 17:44 UTC`."""
+    moment = dt if dt.tzinfo is not None else dt.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%d %b %Y %H:%M UTC")

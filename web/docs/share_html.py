@@ -11,6 +11,8 @@ from typing import Any
 
 from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
+from domain.documents.sharing import Pending
+from domain.kernel.clock import readable
 from web.kernel.html import when
 
 STYLE = """
@@ -25,8 +27,25 @@ table{border-collapse:collapse}th,td{border:1px solid #888;padding:.25rem .5rem}
 .comment{border-left:3px solid #ccc;padding-left:.75rem;margin:.75rem 0}
 label{display:block;font-weight:600;margin-top:.5rem}textarea,input[type=text],input[type=email]{width:100%;max-width:36rem}
 button{display:block;margin-top:.75rem;padding:.4rem 1rem;font:inherit}
-select{font:inherit}
+select{font:inherit;max-width:100%}
+img{max-width:100%;height:auto}
+pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #ddd;padding:.5rem}
+.doc table,.scroll{display:block;overflow-x:auto;max-width:100%}.doc{overflow-wrap:anywhere}
+.footnotes{font-size:.9rem;border-top:1px solid #ddd;margin-top:1rem}.footnotes-sep{display:none}
+.proposal{border:1px solid #ccc;border-radius:6px;padding:.25rem 1rem 1rem;margin:1rem 0}
+.compare{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
+@media (max-width:40rem){.compare{grid-template-columns:1fr}body{padding:.75rem}}
+h4{margin:.75rem 0 .25rem}
+fieldset{border:1px solid #ccc;min-width:0}
 """
+
+
+# What each permission lets the reader do, as the page says it (the enum names are the API's).
+PERMISSION_WORDS = {
+    "ReadOnly": "reading",
+    "CommentOnly": "reading and commenting",
+    "FullReview": "full review (reading, commenting, resolving comments and deciding objected proposals)",
+}
 
 
 def esc(text: str) -> str:
@@ -139,6 +158,8 @@ def review_page(
     error: str | None,
     article: Rendered | None = None,
     tree: Callable[[], list[dict[str, Any]]] | None = None,
+    media: str | None = None,
+    pending: dict[str, Pending] | None = None,
 ) -> str:
     """The review page; `article` is the document's HTML (one page of it for a large document), `tree`
     gives the section tree when `view` has none (asked only when the version's tree is not rendered yet)."""
@@ -150,7 +171,7 @@ def review_page(
     parts = [
         '<a class="skip" href="#document">Skip to the document</a>',
         f'<header><h1 id="title">{esc(title)}</h1>',
-        f"<p>Shared with you{esc(who)} for <strong>{esc(perm)}</strong> review; "
+        f"<p>Shared with you{esc(who)} for <strong>{esc(PERMISSION_WORDS.get(perm, perm))}</strong>; "
         f"this link works until {when(link['expiresAt'])}.</p>",
         f"{_status(note, error)}</header>",
     ]
@@ -168,7 +189,8 @@ def review_page(
         )
     else:
         pager = _pager(article)
-        body = f'<article id="document" class="doc" aria-labelledby="title">{article.html}</article>'
+        rendered = article.html if media is None else with_media(article.html, media)
+        body = f'<article id="document" class="doc" aria-labelledby="title">{rendered}</article>'
         parts.append(f"{pager}{body}{pager}")
     comments = view["comments"]
     parts.append(f'<section aria-labelledby="comments"><h2 id="comments">Comments ({len(comments)})</h2>')
@@ -210,8 +232,7 @@ def review_page(
             '<label for="paragraphId">On section (optional)</label>'
             '<select id="paragraphId" name="paragraphId"><option value="">The whole document</option>'
             f"{options}</select>"
-            '<label for="author">Your name (optional)</label>'
-            '<input type="text" id="author" name="author" maxlength="200">'
+            f"{_identity(view['reviewer'])}"
             '<button type="submit">Add comment</button></form>'
         )
     parts.append("</section>")
@@ -224,10 +245,15 @@ def review_page(
             parts.append("<p>No proposal waits for a decision.</p>")
         for p in props:
             pid = esc(p["proposalId"])
+            ctx = (pending or {}).get(p["proposalId"])
+            heading = ctx.section_title if ctx else p["sectionId"]
             parts.append(
-                f'<article aria-labelledby="p-{pid}"><h3 id="p-{pid}">{esc(p["summary"] or "Proposal")} '
-                f"by {esc(p['agentName'])} on {esc(p['sectionId'])}</h3>"
-                f"<pre>{esc(p['content'])}</pre>"
+                f'<article class="proposal" aria-labelledby="p-{pid}"><h3 id="p-{pid}">'
+                f"{esc(p['summary'] or 'Proposal')}</h3>"
+                f"<p>By <strong>{esc(p['agentName'])}</strong> on the section "
+                f'<a href="{_href(p["sectionId"], article)}">{esc(heading)}</a>, '
+                f"{when(p['createdAt'])}. Votes so far: {_votes(p['votes'])}.</p>"
+                f"{_objections(ctx)}{_before_after(pid, ctx, p['content'])}"
                 f'<form method="post" action="{esc(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
                 f"<fieldset><legend>Your decision</legend>"
                 f'<input type="radio" id="a-{pid}" name="decision" value="approve" required>'
@@ -242,3 +268,66 @@ def review_page(
         parts.append("</section>")
     parts.append("</main>")
     return page(f"{title} (review)", "\n".join(parts))
+
+
+def with_media(html: str, base: str) -> str:
+    """The document's HTML with its package images (`media/image1.png`, as a DOCX converts) served through
+    the link (`{base}/media/image1.png`). markdown-it escapes every quote of the text, so `src="` occurs
+    only in its own attributes."""
+    return html.replace(' src="media/', f' src="{esc(base)}/media/')
+
+
+def _identity(email: str | None) -> str:
+    """Who the comment is by: the proven address (a display name may be added before it), or a name."""
+    if email:
+        return (
+            f"<p>You comment as <strong>{esc(email)}</strong>, the address you proved.</p>"
+            '<label for="author">Display name (optional, shown before your address)</label>'
+            '<input type="text" id="author" name="author" maxlength="120" autocomplete="name">'
+        )
+    return (
+        '<label for="author">Your name (optional)</label>'
+        '<input type="text" id="author" name="author" maxlength="200" autocomplete="name">'
+    )
+
+
+def _votes(votes: dict[str, int]) -> str:
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}"
+
+    return esc(
+        ", ".join(
+            (
+                n(votes.get("approve", 0), "for"),
+                n(votes.get("reject", 0), "against"),
+                n(votes.get("object", 0), "objecting"),
+            )
+        )
+    )
+
+
+def _objections(ctx: Pending | None) -> str:
+    if ctx is None or not ctx.objections:
+        return ""
+    items = "".join(
+        f"<li><strong>{esc(o.agent_name)}</strong> objected on {esc(readable(o.created_at))}: "
+        f"{esc(o.reason or 'no reason given')}</li>"
+        for o in ctx.objections
+    )
+    return f'<h4>Objections</h4><ul class="objections">{items}</ul>'
+
+
+def _before_after(pid: str, ctx: Pending | None, proposed: str) -> str:
+    """The section as it reads now beside the proposed text (plain Markdown, both sides)."""
+    now = (
+        f"<pre>{esc(ctx.current)}</pre>"
+        if ctx is not None and ctx.current is not None
+        else "<p>The section is no longer in the document.</p>"
+    )
+    return (
+        '<div class="compare">'
+        f'<div><h4 id="now-{pid}">Now</h4><div class="scroll" role="region" aria-labelledby="now-{pid}" '
+        f'tabindex="0">{now}</div></div>'
+        f'<div><h4 id="new-{pid}">Proposed</h4><div class="scroll" role="region" aria-labelledby="new-{pid}" '
+        f'tabindex="0"><pre>{esc(proposed)}</pre></div></div></div>'
+    )

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from domain.consensus import sections
-from domain.documents import offload, share_render, sharing
+from domain.documents import offload, share_media, share_render, sharing
 from domain.kernel.errors import BadRequest, DomainError, Forbidden
 from web.docs import share_html
 from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
@@ -43,11 +43,18 @@ Page = Callable[..., Awaitable[web.StreamResponse]]
 def html(text: str, status: int = 200) -> web.Response:
     response = web.Response(text=text, status=status, content_type=HTML)
     response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; "
-        "base-uri 'none'"
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
+        "frame-ancestors 'none'; base-uri 'none'"
     )
+    return _private(response)
+
+
+def _private(response: web.Response) -> web.Response:
+    """Headers of every answer under /share/{token}: the token is in the path, so no Referer carries it
+    away, and nothing is cached on the way."""
     response.headers["Cache-Control"] = "no-store"
     response.headers["X-Content-Type-Options"] = "nosniff"
+    response.headers["Referrer-Policy"] = "no-referrer"
     return response
 
 
@@ -146,6 +153,11 @@ async def _render(
             content = await markdown()
             await offload.outline(content)  # the tree is rendered from its sections: none parsed here
         note = NOTES.get(request.query.get("done", ""))
+        pending: dict[str, sharing.Pending] = {}
+        if view["proposals"]:
+            async with runtime(request).db.read() as session:
+                ids = [p["proposalId"] for p in view["proposals"]]
+                pending = await sharing.pending(session, doc, ids)
         text = share_html.review_page(
             _base(request),
             view,
@@ -154,6 +166,8 @@ async def _render(
             error=error,
             article=article,
             tree=lambda: sections.tree(content),  # known: share_render.page parsed it
+            media=_base(request) if doc.kind == "docx" else None,
+            pending=pending,
         )
     response = html(text, status)
     if new_row is not None:
@@ -325,3 +339,30 @@ async def decide_form(request: web.Request) -> web.StreamResponse:
             note=form.get("note", ""),
         )
     return _redirect(request, "decided")
+
+
+@routes.route(
+    "GET",
+    "/share/{token}/media/{name}",
+    summary="An image of the shared document (a DOCX's picture, as its page shows it), read from the "
+    "uploaded package: the link must be live and, when it is closed, the address proven",
+    tags=["Sharing"],
+    errors={
+        403: "The link is closed and this browser has not proven an address",
+        404: "No share link has this token, or its document holds no such image",
+        410: "The share link expired or was revoked",
+    },
+    content_type="image/png",
+    alternatives=["image/jpeg", "image/gif", "image/webp", "image/bmp"],
+)
+async def media(request: web.Request) -> web.StreamResponse:
+    token = request.match_info["token"]
+    async with runtime(request).db.read() as session:
+        link, _ = await sharing.live_link(session, token, content=False)
+        found = await sharing.visit(session, token, session_cookie(request, link.id), content=False)
+    sharing.require_admitted(found)
+    image = await share_media.image(found.doc, request.match_info["name"])
+    response = web.Response(body=image.data, content_type=image.media_type)
+    response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
+    response.headers["Content-Disposition"] = "inline"
+    return _private(response)

@@ -11,6 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
+from web.kernel import apiref, favicon
 from web.kernel.html import STYLESHEET_PATH, Markup, esc, h, join, page, stylesheet
 
 
@@ -32,11 +33,9 @@ def add_routes(
     async def home(_request: web.Request) -> web.Response:
         return page(site, home_page, site=site)
 
-    async def docs(_request: web.Request) -> web.Response:
-        return page("API reference", reference, site=site, nav=_nav())
-
     app.router.add_get("/", home)
-    app.router.add_get("/docs", docs)
+    apiref.add_routes(app, spec, site=site, nav=_nav(), plain=reference)
+    favicon.add_routes(app)
     app.router.add_get(STYLESHEET_PATH, stylesheet)
 
 

@@ -57,6 +57,7 @@ def page(
     status: int = 200,
     headers: dict[str, str] | None = None,
     no_store: bool = False,
+    head: Markup | None = None,
 ) -> web.Response:
     """A whole HTML page: banner (site name, navigation), the main content, a footer."""
     document = h(
@@ -67,6 +68,7 @@ def page(
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{full_title}</title>
 <link rel="stylesheet" href="{css}">
+{head}
 </head>
 <body>
 <a class="skip" href="#main">Skip to the content</a>
@@ -87,6 +89,7 @@ def page(
         css=STYLESHEET_PATH,
         home=home,
         nav=nav or Markup(""),
+        head=head or Markup(""),
         body=body,
     )
     response = web.Response(text=document, status=status, content_type="text/html", charset="utf-8")
@@ -133,6 +136,20 @@ caption { text-align: left; font-weight: 600; padding: 0 0 .4rem; }
 th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--line); padding: .45rem .6rem; }
 thead th { background: var(--panel); border-bottom: 2px solid var(--line); }
 .muted { color: var(--muted); }
+/* Phones: a table scrolls inside its own box rather than widening the page; long words wrap. */
+dd, p, li, h1, h2, h3, code { overflow-wrap: anywhere; }
+td, th { overflow-wrap: break-word; }
+td code, th code { overflow-wrap: normal; }
+@media (max-width: 48rem) {
+  main { padding: 1rem; }
+  .banner { padding: .75rem 1rem; }
+  table { display: block; overflow-x: auto; max-width: 100%; }
+  td { min-width: 7rem; }
+  td:last-child { min-width: 14rem; }
+  html dl.facts { grid-template-columns: minmax(0, 1fr); }  /* `html`: over the rules further down */
+  html dl.facts dd { margin-bottom: .5rem; }
+  html .method { min-width: 0; }
+}
 .flash, .error, .notice { border-radius: 6px; padding: .75rem 1rem; margin: 0 0 1rem; border: 1px solid; }
 .flash p, .error p, .notice p { margin: 0; }
 .flash { background: var(--ok-bg); color: var(--ok); border-color: #4ac26b; }

@@ -357,6 +357,9 @@ class Api:
         # the methods it lacks), registered literal segments first (/api/pact/wallet before
         # /api/pact/{topicId}) whatever order the modules were imported in.
         by_path: dict[str, list[tuple[str, Handler]]] = {}
+        pages = {
+            p for op in self.operations if op.content_type == "text/html" for p in (op.path, *op.aliases)
+        }
         for op in self.operations:
             for path in (op.path, *op.aliases):
                 by_path.setdefault(path, []).append((op.method, self.handler(op)))
@@ -364,6 +367,8 @@ class Api:
             resource = app.router.add_resource(path)
             for method, handler in by_path[path]:
                 resource.add_route(method, handler)
+                if method == "GET" and path in pages:
+                    resource.add_route("HEAD", handler)  # link previews ask a page with HEAD
 
     @staticmethod
     def _reads_json(op: Operation) -> bool:

@@ -738,6 +738,46 @@ def _product_link(url: Any) -> Markup:
     return h('<a href="{url}" rel="noopener noreferrer nofollow">{url}</a>', url=url)
 
 
+CURRENCY = "AUD"  # the market's prices are Australian dollars (domain/market/extract.py keeps AUD offers)
+# The observation's fields as a person reads them, in the order a person reads them.
+OBSERVED = {
+    "productName": "Product",
+    "productUrl": "Product page",
+    "priceCents": "Price",
+    "unitPriceCents": "Unit price",
+    "unitPriceUnit": "Unit",
+    "inStock": "In stock",
+    "itemKey": "Item",
+    "retailerSlug": "Retailer",
+    "gtin": "GTIN",
+    "observedAt": "Observed",
+}
+
+
+def _price(cents: Any, unit: Any = None) -> str:
+    """`AUD 60.00`, `AUD 15.00 per L`; nothing for a missing or malformed amount."""
+    if not isinstance(cents, int) or isinstance(cents, bool):
+        return ""
+    per = f" per {unit}" if isinstance(unit, str) and unit else ""
+    return f"{CURRENCY} {cents / 100:,.2f}{per}"
+
+
+def _observed_value(key: str, value: Any, obs: dict[str, Any]) -> Any:
+    if key == "productUrl":
+        return _product_link(value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if key == "priceCents":
+        return _price(value)
+    if key == "unitPriceCents":
+        return _price(value, obs.get("unitPriceUnit"))
+    if key.endswith("At") and isinstance(value, str):
+        return when(value)
+    if value is None:
+        return Markup('<span class="muted">none</span>')
+    return value
+
+
 def work(
     s: dict[str, Any], csrf: str, *, error: str | None = None, form: dict[str, str] | None = None
 ) -> Markup:
@@ -764,11 +804,14 @@ def work(
         ("field", "value"),
         [
             h(
-                '<tr><th scope="row"><code>{k}</code></th><td>{v}</td></tr>',
+                '<tr><th scope="row">{label} <code class="muted">{k}</code></th><td>{v}</td></tr>',
+                label=OBSERVED.get(k, ""),
                 k=k,
-                v=_product_link(v) if k == "productUrl" else v,
+                v=_observed_value(k, v, obs),
             )
-            for k, v in obs.items()
+            for k, v in sorted(
+                obs.items(), key=lambda kv: list(OBSERVED).index(kv[0]) if kv[0] in OBSERVED else 99
+            )
         ],
     )
     if s["status"] == "deferred":
@@ -833,10 +876,11 @@ def work(
                     else obs.get("retailerSlug"),
                 ),
                 ("Item", h("<code>{k}</code>", k=s["itemKey"]) if s.get("itemKey") else None),
-                ("Price", _money(obs.get("priceCents"))),
+                ("Price", _price(obs.get("priceCents"))),
+                ("Unit price", _price(obs.get("unitPriceCents"), obs.get("unitPriceUnit"))),
                 (
-                    "Unit price",
-                    f"{_money(obs.get('unitPriceCents'))} per {obs.get('unitPriceUnit', '')}".strip(),
+                    "In stock",
+                    _observed_value("inStock", obs.get("inStock"), obs) if "inStock" in obs else None,
                 ),
                 ("Agent", s["agentName"]),
                 ("Credits held", s["creditsHeld"]),
