@@ -178,6 +178,10 @@ async def test_a_full_review_page_fits_a_phone_and_shows_the_section_now_beside_
         assert "Less money, spent carefully." in said
         assert "sec:" not in said  # the section by its heading
         assert await page.get_by_role("region", name="Now", exact=True).count() == 1
+        # What it changes, as on the review desk: the old words struck through, the new ones inserted.
+        changes = page.get_by_role("list", name="Changes line by line")
+        assert await changes.locator("del").count() >= 1
+        assert "spent carefully" in " ".join(await changes.locator("ins").all_inner_texts())
         assert await wider_than_viewport(page) <= 0
         await proposal.scroll_into_view_if_needed()
         await shot(page, f"share-full-review-{width}", full_page=True)

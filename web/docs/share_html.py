@@ -13,6 +13,8 @@ from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
 from domain.documents.sharing import Pending
 from domain.kernel.clock import readable
+from domain.review.diff import section_diff
+from web.kernel.diff_html import diff_list
 from web.kernel.html import when
 
 STYLE = """
@@ -318,14 +320,20 @@ def _objections(ctx: Pending | None) -> str:
 
 
 def _before_after(pid: str, ctx: Pending | None, proposed: str) -> str:
-    """The section as it reads now beside the proposed text (plain Markdown, both sides)."""
+    """What the proposal changes, line by line and word by word (as on the review desk), then the section as
+    it reads now beside the proposed text (plain Markdown, both sides)."""
     now = (
         f"<pre>{esc(ctx.current)}</pre>"
         if ctx is not None and ctx.current is not None
         else "<p>The section is no longer in the document.</p>"
     )
+    changes = (
+        f'<div class="change"><h4>What it changes</h4>{diff_list(section_diff(ctx.current, proposed))}</div>'
+        if ctx is not None and ctx.current is not None
+        else ""
+    )
     return (
-        '<div class="compare">'
+        changes + '<div class="compare">'
         f'<div><h4 id="now-{pid}">Now</h4><div class="scroll" role="region" aria-labelledby="now-{pid}" '
         f'tabindex="0">{now}</div></div>'
         f'<div><h4 id="new-{pid}">Proposed</h4><div class="scroll" role="region" aria-labelledby="new-{pid}" '
