@@ -25,9 +25,11 @@ from runtime.machine import Generation
 MAX_ENTRIES = 4096
 # Request targets (path and query, as sent) known to be answered by an entry: as many as the entries.
 MAX_TARGETS = MAX_ENTRIES
-# An entry served after the first quarter of its life is re-read in the background: under full load a read
-# can take hundreds of milliseconds, and the new value must arrive before the old one expires.
-REFRESH_AHEAD = 0.75
+# An entry served after the first half of its life is re-read in the background: under full load a read can
+# take hundreds of milliseconds, and the new value must arrive before the old one expires. A hot entry is
+# so read about twice a life per process (after a quarter of it, four times: a fifth of a web process's
+# samples under wrk went to those re-reads and the SQLite thread's share of the GIL).
+REFRESH_AHEAD = 0.5
 
 log = logging.getLogger("concord.readcache")
 
