@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from pathlib import Path
 
@@ -57,3 +59,42 @@ def machine_idle() -> float:
     """Seconds of idle CPU time of the whole machine since boot, summed over its cores (/proc/stat)."""
     fields = Path("/proc/stat").read_text().splitlines()[0].split()
     return (int(fields[4]) + int(fields[5])) / _TICKS  # idle + iowait
+
+
+def rss_by_pid(pids: list[int]) -> dict[int, int]:
+    """Resident memory (KiB) of `pids` and every live descendant, by process."""
+    found: dict[int, int] = {}
+    for pid in cpu_by_pid(pids):
+        try:
+            status = Path(f"/proc/{pid}/status").read_text()
+        except OSError:
+            continue  # gone
+        rss = [int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:")]
+        found[pid] = rss[0] if rss else 0
+    return found
+
+
+class PeakRss:
+    """The highest resident memory of each process of a tree while it runs (sampled every `every` s)."""
+
+    def __init__(self, pids: list[int], every: float = 0.25) -> None:
+        self.pids = pids
+        self.every = every
+        self.peak: dict[int, int] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def _sample(self) -> None:
+        while True:
+            for pid, kib in rss_by_pid(self.pids).items():
+                self.peak[pid] = max(kib, self.peak.get(pid, 0))
+            await asyncio.sleep(self.every)
+
+    async def __aenter__(self) -> PeakRss:
+        self._task = asyncio.create_task(self._sample())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task

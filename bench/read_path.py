@@ -31,7 +31,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.procstat import cpu_by_pid, cpu_since
+from bench.procstat import PeakRss, cpu_by_pid, cpu_since, rss_by_pid
 from bench.write_path import admin_sql, backend_pids, median_round
 from tests.processes import command, free_port
 
@@ -181,9 +181,9 @@ async def load_wrk(url: str, *, clients: int, seconds: float, threads: int) -> d
     }
 
 
-async def wait_processes(url: str, processes: int, seconds: float = 180) -> None:
+async def wait_processes(url: str, processes: int, seconds: float = 180) -> set[int]:
     """Until `processes` distinct web processes have answered /healthz (each on a fresh connection): the
-    first to start answers alone for a while."""
+    first to start answers alone for a while. Their process ids."""
     seen: set[int] = set()
     deadline = time.perf_counter() + seconds
     async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
@@ -194,7 +194,7 @@ async def wait_processes(url: str, processes: int, seconds: float = 180) -> None
             except aiohttp.ClientError:
                 pass
             if len(seen) >= processes:
-                return
+                return seen
             await asyncio.sleep(0.02)
     raise SystemExit(f"only {len(seen)} of {processes} web processes answered {url}")
 
@@ -265,8 +265,9 @@ async def main() -> None:
     try:
         hub = f"http://127.0.0.1:{hub_port}"
         await wait_ready(f"{hub}/readyz")
-        await wait_processes(f"{hub}/healthz", args.processes)
+        web_pids = sorted(await wait_processes(f"{hub}/healthz", args.processes))
         topic_id = await seed(hub, args.topics)
+        at_rest = rss_by_pid(web_pids)  # after the seeding's writes, before any load
         content_url, list_url = f"{hub}/api/pact/{topic_id}/content", f"{hub}/api/pact/topics?limit=20"
         body_files = []
         async with aiohttp.ClientSession() as http:
@@ -304,7 +305,15 @@ async def main() -> None:
             BARE_DB_LIST: [p.pid for p in bare[args.processes :]],
         }
 
+        peak = PeakRss(web_pids)
+
         async def measure(name: str, url: str) -> dict[str, float]:
+            if not name.startswith("bare"):
+                async with peak:
+                    return await measured(name, url)
+            return await measured(name, url)
+
+        async def measured(name: str, url: str) -> dict[str, float]:
             await load(url, clients=args.clients, seconds=1.0, max_requests=2_000)  # warm up
             pids = server_pids.get(name, [serve.pid])
             app_name = "bare" if name.startswith("bare aiohttp+asyncpg") else "concord"
@@ -349,6 +358,10 @@ async def main() -> None:
             if pg_url:
                 cpu += f" {r['db_us']:7.0f}" if "db_us" in r else " " * 8
             print(f"{name:32} {figures} {ratio:8.0%}{vs_db}{cpu}{late}")
+        memory = ", ".join(
+            f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f}" for pid in web_pids
+        )
+        print(f"resident memory per web process, MiB at rest -> highest under load: {memory}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         rounds_note = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""

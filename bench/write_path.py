@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 import aiohttp
 import asyncpg
 
-from bench.procstat import cpu_by_pid, cpu_since, machine_idle
+from bench.procstat import PeakRss, cpu_by_pid, cpu_since, machine_idle, rss_by_pid
 from tests.processes import command, free_port
 
 T = TypeVar("T")
@@ -419,6 +419,8 @@ async def main() -> None:
         hub = f"http://127.0.0.1:{hub_port}"
         await wait_ready(f"{hub}/readyz")
         topics = await seed_topics(hub, args.parallel)
+        at_rest = rss_by_pid([web.pid])  # `concord web` and the web processes it supervises
+        peak = PeakRss([web.pid])
         bare_base = f"http://127.0.0.1:{bare_port}"
         await asyncio.sleep(0.5)
 
@@ -450,15 +452,15 @@ async def main() -> None:
                 )
                 runs.setdefault(f"bare {clients}", []).append(bare_run)
                 await vacuum(url)
-                runs.setdefault(f"concord {clients}", []).append(
-                    await drive(
+                async with peak:
+                    concord_run = await drive(
                         clients,
                         args.seconds,
                         concord_cycle(hub, topics, delay),
                         [web.pid, worker.pid],
                         (url, "concord"),
                     )
-                )
+                runs.setdefault(f"concord {clients}", []).append(concord_run)
         # each row its median round by rate: a drift of the machine during the run falls on every row alike
         results = {name: median_round(rows, lambda r: r.rate) for name, rows in runs.items()}
         if spy is not None:
@@ -490,6 +492,12 @@ async def main() -> None:
     print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
     print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
     print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock")
+    memory = ", ".join(
+        f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f}"
+        + (" (supervisor)" if pid == web.pid else "")
+        for pid in sorted(set(at_rest) | set(peak.peak))
+    )
+    print(f"resident memory of `concord web`'s processes, MiB at rest -> highest under load: {memory}")
     print(HEADER)
     print(results["bare 1"].line("bare aiohttp+asyncpg, 1 row", None, None))
     print(results[f"bare {p}"].line(f"bare aiohttp+asyncpg, {p} rows", None, results["bare 1"]))

@@ -404,3 +404,65 @@ async def test_the_realtime_endpoint_template_names_each_apps_stream(hub, docs, 
             async with http.get(template.replace("{id}", resource), headers=headers) as resp:
                 assert resp.status == 200
                 assert (await of_response(resp).take(1))[0].event == first
+
+
+async def test_a_listeners_queue_holds_at_most_its_bound_and_nothing_once_ended(
+    hub, register, runtime, settings, monkeypatch
+):
+    """The bound of a listener's memory (issue 35): its queue holds at most `sse_queue_events` events; the
+    next one ends it (slow) and drops what it held, while a listener that reads gets every event in order."""
+    from domain.topics import store as topics
+    from runtime.live.hub import Ended, Listener, LiveEvent
+
+    monkeypatch.setattr(settings, "sse_queue_events", 4)
+    monkeypatch.setattr(settings, "sse_heartbeat_seconds", 3600)  # no keep-alive takes a place meanwhile
+    topic_id, agents = await open_topic(hub, register)
+    async with runtime.db.read() as session:
+        stream = await topics.event_stream(session, topic_id)
+    slow = await runtime.live.listen(stream)
+    fast = await runtime.live.listen(stream)
+    received: list[int] = []
+
+    def why(listener: Listener) -> Ended | None:
+        return listener.ended  # read afresh each time: the hub ends a listener meanwhile
+
+    async def intent(i: int) -> None:
+        body = {"sectionId": "sec:answer", "goal": f"goal {i}"}
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/intents", headers=agents[i % len(agents)]["headers"], json=body
+        )
+        assert resp.status == 201, await resp.text()
+
+    async def fast_takes(count: int) -> None:
+        while count > 0:
+            items = await asyncio.wait_for(fast.take(), 30)
+            assert items is not None
+            seqs = [item.seq for item in items if isinstance(item, LiveEvent)]
+            received.extend(seqs)
+            count -= len(seqs)
+
+    try:
+        for i in range(3):  # fewer than the bound: the slow listener holds them all, still listening
+            await intent(i)
+            await fast_takes(1)
+        assert why(slow) is None
+        held = await asyncio.wait_for(slow.take(), 30)
+        assert held is not None
+        assert [item.seq for item in held if isinstance(item, LiveEvent)] == received
+        since = len(received)  # its queue is empty again; now it reads nothing
+        i = 3
+        while why(slow) is None:
+            await intent(i)
+            await fast_takes(1)
+            i += 1
+            waiting = len(received) - since
+            # Up to the bound it keeps them; the event beyond ends it.
+            assert (why(slow) is None) == (waiting <= 4), (waiting, why(slow))
+            assert i < 20
+        assert why(slow) is Ended.SLOW
+        assert await slow.take() is None  # it holds nothing any more
+        assert why(fast) is None
+        assert received == list(range(received[0], received[0] + len(received)))
+    finally:
+        runtime.live.leave(slow)
+        runtime.live.leave(fast)

@@ -16,7 +16,7 @@ from web.hub.pages import review as review_pages
 from web.kernel import home
 from web.kernel import metrics as metrics_route
 from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, RATE_LIMITS, READ_CACHE, RUNTIME
-from web.kernel.middleware import request_context
+from web.kernel.middleware import request_context, serve_hot_reads
 from web.kernel.ratelimit import RateLimits
 from web.kernel.readcache import ReadCache
 from web.kernel.routing import API, Api, answer_every_method, json_response
@@ -112,6 +112,7 @@ def create_hub_app(rt: Runtime) -> web.Application:
     )
     app[RATE_LIMITS] = _rate_limits(rt)
     app[READ_CACHE] = ReadCache(rt.db, rt.generation, rt.settings.read_cache_seconds)
+    serve_hot_reads(app, app[READ_CACHE])
     app[CITATION_INDEX] = IndexHolder(rt.generation.current)
     review_pages.add_routes(app)  # the review desk for people: HTML, outside the API's tables
     answer_every_method(app)  # last: every resource, the API's and the pages', answers each method

@@ -23,9 +23,13 @@ from domain.kernel.db import Database
 from runtime.machine import Generation
 
 MAX_ENTRIES = 4096
-# An entry served after the first quarter of its life is re-read in the background: under full load a read
-# can take hundreds of milliseconds, and the new value must arrive before the old one expires.
-REFRESH_AHEAD = 0.75
+# Request targets (path and query, as sent) known to be answered by an entry: as many as the entries.
+MAX_TARGETS = MAX_ENTRIES
+# An entry served after the first half of its life is re-read in the background: under full load a read can
+# take hundreds of milliseconds, and the new value must arrive before the old one expires. A hot entry is
+# so read about twice a life per process (after a quarter of it, four times: a fifth of a web process's
+# samples under wrk went to those re-reads and the SQLite thread's share of the GIL).
+REFRESH_AHEAD = 0.5
 
 log = logging.getLogger("concord.readcache")
 
@@ -44,6 +48,42 @@ class ReadCache:
         # miss together wait for the first one's read instead of each running the same query.
         self._reading: dict[Hashable, tuple[Hashable, asyncio.Future[Any]]] = {}
         self._refreshing: set[asyncio.Task[None]] = set()  # referenced until done (asyncio keeps weak refs)
+        # An anonymous GET's target as sent (`/api/pact/t1/content?resolve=true`) -> its entry's key and its
+        # route's template: learnt from the request that the route answered, so that the next one with the
+        # same target is answered before routing (`hot`).
+        self._targets: dict[str, tuple[Hashable, str, Callable[[AsyncSession], Awaitable[Any]]]] = {}
+
+    def learn(
+        self, target: str, key: Hashable, route: str, make: Callable[[AsyncSession], Awaitable[Any]]
+    ) -> None:
+        """Remember that an anonymous GET of `target` (its path and query exactly as sent) is answered with
+        the entry `key`, read by `make`, whatever else the request carries (the route's answer depends on the
+        target only), for the route `route` (its template, for the metrics)."""
+        if self.ttl <= 0 or target in self._targets:
+            return
+        if len(self._targets) >= MAX_TARGETS:
+            del self._targets[next(iter(self._targets))]  # the oldest learnt
+        self._targets[target] = (key, route, make)
+
+    def hot(self, target: str) -> tuple[Any, str] | None:
+        """The entry a GET of `target` is answered with, and its route's template, as `get` would answer it
+        without waiting (current and unexpired; re-read in the background when due); None when the target is
+        not known or its entry is missing, stale or expired (then the route answers: it reads)."""
+        known = self._targets.get(target)
+        if known is None:
+            return None
+        key, route, make = known
+        hit = self._entries.get(key)
+        if hit is None:
+            return None
+        generation = self.generation.current()
+        now = time.monotonic()
+        if hit[0] != generation or hit[1] <= now:
+            return None
+        self._entries.move_to_end(key)
+        if hit[1] - now < self.ttl * REFRESH_AHEAD and key not in self._reading:
+            self._refresh(key, generation, now, make)
+        return hit[2], route
 
     def fresh(self, key: Hashable) -> Any | None:
         """The entry's value while it is current and young enough to need no re-read, else None (then

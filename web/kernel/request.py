@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.context import Actor, Context
 from runtime.process import Runtime
+from web.kernel.access import ACCESS, Anonymous
 from web.kernel.appkeys import RATE_LIMITS, READ_CACHE, REQUEST_ID, RUNTIME
 from web.kernel.ratelimit import RateLimits
 
@@ -28,8 +29,10 @@ def rate_limits(request: web.Request) -> RateLimits:
     return request.app[RATE_LIMITS]
 
 
-def client_address(request: web.Request) -> str:
-    header = runtime(request).settings.trusted_proxy_header
+def client_address(request: web.Request, app: web.Application | None = None) -> str:
+    """The client's address; `app` for a request answered before routing (web/kernel/middleware.py's hot
+    reads), which has no `request.app` yet."""
+    header = (app if app is not None else request.app)[RUNTIME].settings.trusted_proxy_header
     if header and request.headers.get(header):
         # The trusted proxy appends the address it saw; earlier entries are client-supplied.
         return request.headers[header].split(",")[-1].strip()
@@ -79,13 +82,18 @@ def context(request: web.Request, actor: Actor | None = None) -> Context:
 async def cached_json(
     request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
 ) -> web.Response:
-    """A JSON response for an anonymous read, served from the app's read cache."""
+    """A JSON response for an anonymous read, served from the app's read cache. The request's target is
+    learnt as this entry's (`ReadCache.learn`): while the entry is fresh, the next GET of the same target is
+    answered with it before routing (web/kernel/middleware.py `serve_hot_reads`)."""
     cache = request.app[READ_CACHE]
+
+    async def render(session: AsyncSession) -> bytes:
+        return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
+
+    resource = request.match_info.route.resource
+    if resource is not None and request.method == "GET" and isinstance(request.get(ACCESS), Anonymous):
+        cache.learn(request.raw_path, key, resource.canonical, render)
     body = cache.fresh(key)
     if body is None:
-
-        async def render(session: AsyncSession) -> bytes:
-            return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
-
         body = await cache.get(key, render)
     return web.Response(body=body, content_type="application/json")
