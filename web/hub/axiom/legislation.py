@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Literal
 
 from aiohttp import web
@@ -69,6 +70,9 @@ class DocQuery(BaseModel):
     format: Literal["json", "markdown"] = "json"
     include: Annotated[str, INCLUDE] | None = Field(
         default=None, description="amendments (sections are always included)"
+    )
+    asAt: date | None = Field(
+        default=None, description="YYYY-MM-DD: the compilation in force at that date (a kept version)"
     )
 
 
@@ -171,7 +175,7 @@ async def ingest(request: web.Request) -> web.Response:
     query=DocQuery,
     response=LegislationDetail,
     access=Commercial(metered=True),
-    errors={**METERED, 404: "legislation_not_found or section_not_found"},
+    errors={**METERED, 404: "legislation_not_found, section_not_found or version_not_found"},
     alternatives=["text/markdown"],
 )
 async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
@@ -179,7 +183,7 @@ async def get_legislation(request: web.Request, query: DocQuery) -> web.Response
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await legislation.get_doc(
-            session, request.match_info["docId"], section=query.section, include=include
+            session, request.match_info["docId"], section=query.section, include=include, as_at=query.asAt
         )
     if query.format == "markdown":
         return _markdown(legislation.to_markdown([result["legislation"]]), credits)

@@ -192,8 +192,19 @@ class FactDetail(BaseModel):
 InstrumentType = Literal["act", "regulation", "standard", "guidance"]
 
 
+class LegislationProvenance(BaseModel):
+    """Where the instrument's text came from."""
+
+    sourceRegister: str = Field(description="frl, nsw, qld, wa, sa, tas, oalc, sample or other")
+    source: str | None = Field(description="The URL or file read")
+    versionDate: Date | None = Field(description="The compilation's (version's) date")
+    licence: str | None
+    attribution: str | None = Field(description="The credit the source's licence asks for")
+    sample: bool = Field(description="Concord's seeded sample: titles and headings, no statutory text")
+
+
 class LegislationSection(BaseModel):
-    sectionId: str = Field(description="Pinpoint such as 's 19'")
+    sectionId: str = Field(description="Pinpoint such as 's 19', 's 180(1)(a)', 'pt 2 div 1', 'sch 1 cl 2'")
     title: str
     content: str | None
     depth: int
@@ -203,6 +214,9 @@ class LegislationSection(BaseModel):
     amendedBy: str | None
     crossReferences: list[str]
     notes: str | None
+    provenance: LegislationProvenance | None = Field(
+        description="The instrument's provenance (null: not recorded)"
+    )
 
 
 class Amendment(BaseModel):
@@ -234,6 +248,12 @@ class Instrument(BaseModel):
     citation: str
     sectionCount: int
     updatedAt: Timestamp
+    provenance: LegislationProvenance | None = Field(
+        description="null: not recorded (ingested without provenance)"
+    )
+    versions: list[Date] = Field(
+        default_factory=list, description="One instrument: the compilation dates stored (as-at queries)"
+    )
     sections: list[LegislationSection] = Field(
         default_factory=list, description="With include=sections (always on one instrument)"
     )
@@ -268,7 +288,7 @@ class SearchHit(BaseModel):
     content: str | None = Field(description="Excerpt around the keywords")
     depth: int
     status: str
-    relevanceScore: int
+    relevanceScore: float
     crossReferences: list[str]
     citation: str
     sourceRef: str | None
@@ -289,6 +309,7 @@ class IngestResult(BaseModel):
     created: list[str]
     updated: list[str]
     unchanged: list[str]
+    versioned: list[str] = Field(description="Older compilations kept as versions only")
     count: int = Field(description="Instruments created or updated")
 
 
