@@ -66,7 +66,8 @@ _PROVISION = re.compile(
 _SUB = re.compile(r"^\((?P<d>[0-9]+[A-Za-z]{0,3}|[a-z]{1,3}|[ivxlc]{1,6}|[A-Z]{1,2})\)\s*(?P<t>.*)$")
 _NOTE = re.compile(r"^(?:Note|Notes|Example|Examples)(?:\s+[0-9]+)?\s*[:.\u2014\u2013-]\s*", re.IGNORECASE)
 _LEADER = re.compile(r"(?:\s*\.{3,}\s*|\t+)[0-9ivxlc]+$")
-_MARKUP = re.compile(r"^(?:#{1,6}\s+|[*_]{2})|[*_]{2}$")
+_MARKUP = re.compile(r"^(?:#{1,6}\s+|[*_]{2}|[-*+]\s+|>\s*)|[*_]{2}$")
+_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~])")
 _ROMAN = re.compile(r"^[ivxlc]+$")
 _MAX_ID = 60
 _MAX_TITLE = 500
@@ -96,7 +97,7 @@ class Unit:
 
 def clean(line: str) -> str:
     """A line as the parser reads it: Markdown heading marks, bold markers and dot leaders dropped."""
-    text = line.replace("\u00a0", " ").strip()
+    text = _ESCAPE.sub(r"\1", line.replace("\u00a0", " ")).strip()
     text = _MARKUP.sub("", text).strip()
     text = _MARKUP.sub("", text).strip()
     return _LEADER.sub("", text).rstrip()

@@ -3,11 +3,14 @@ citation resolution (they document /openapi.json; the tests check every real bod
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import legislation
+from domain.axiom import import_run, legislation
+from domain.axiom.importers import FileKind
+from domain.axiom.provenance import Register
 from domain.topics.store import Tier
 from web.hub.topics.read_models import SectionNode
 from web.kernel.wire import Date, Timestamp
@@ -359,3 +362,50 @@ class InstrumentDoc(legislation.InstrumentIn):
 
 class IngestDoc(legislation.IngestBody):
     documents: list[InstrumentDoc] = Field(min_length=1, max_length=1000)  # type: ignore[assignment]
+
+
+# --- legislation import (multipart form) ----------------------------------------------------------------
+
+
+class ImportForm(BaseModel):
+    """The form fields beside the file of POST /api/axiom/legislation/import."""
+
+    model_config = ConfigDict(extra="forbid")
+    sourceRegister: Register | None = Field(
+        default=None, description="The register the file came from (a .jsonl defaults to oalc)"
+    )
+    jurisdiction: str | None = Field(
+        default=None, max_length=16, description="AU, AU-NSW … (default: the register's)"
+    )
+    title: str | None = Field(
+        default=None, min_length=3, max_length=500, description="Default: read from the file"
+    )
+    versionDate: date | None = Field(default=None, description="The compilation's date (YYYY-MM-DD)")
+    source: str | None = Field(default=None, max_length=1000, description="The URL the file came from")
+    repealed: bool = Field(default=False, description="Record the instrument as repealed (inForce: false)")
+
+
+class ImportResult(BaseModel):
+    kind: FileKind = Field(description="What the file was read as")
+    records: int = Field(description="Instruments (corpus records) read from the file")
+    created: int
+    updated: int
+    unchanged: int
+    versioned: int = Field(description="Older compilations kept as versions only")
+    skipped: int = Field(description="Corpus records left out (not legislation, or unreadable)")
+    skipReasons: list[str] = Field(description="Why, for the first 20 left out")
+    ids: list[str] = Field(description="The instruments created or updated (up to 100)")
+
+    @classmethod
+    def of(cls, p: import_run.Progress) -> ImportResult:
+        return cls(
+            kind=p.kind,
+            records=p.records,
+            created=p.created,
+            updated=p.updated,
+            unchanged=p.unchanged,
+            versioned=p.versioned,
+            skipped=p.skipped,
+            skipReasons=p.skip_reasons,
+            ids=p.ids,
+        )
