@@ -10,7 +10,7 @@ from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -228,6 +228,11 @@ def _sections(doc_id: str, doc: InstrumentIn) -> list[LegislationSection]:
     ]
 
 
+def _row(obj: LegislationSection | LegislationAmendment, model: type[Any]) -> dict[str, Any]:
+    """A transient row's column values (its id left to the database)."""
+    return {c.key: getattr(obj, c.key) for c in model.__table__.columns if c.key != "id"}
+
+
 def _amendments(doc_id: str, doc: InstrumentIn) -> list[LegislationAmendment]:
     return [
         LegislationAmendment(
@@ -323,8 +328,16 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
         await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
         await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
-        session.add_all(new_sections)
-        session.add_all(_amendments(doc_id, doc))
+        # Core executemany inserts: a long instrument has thousands of sections (and its subsections).
+        if new_sections:
+            await session.execute(
+                insert(LegislationSection), [_row(sec, LegislationSection) for sec in new_sections]
+            )
+        amendments = _amendments(doc_id, doc)
+        if amendments:
+            await session.execute(
+                insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
+            )
         await audit.record(
             session,
             ctx,

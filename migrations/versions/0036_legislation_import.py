@@ -19,7 +19,7 @@ from domain.kernel.db import JSONType, UTCDateTime
 revision = "0036_legislation_import"
 down_revision = "0035_invites"
 branch_labels = None
-depends_on = None
+depends_on = ("0003_axiom",)  # legislation_docs and legislation_sections
 
 _COLUMNS = (
     sa.Column("source_register", sa.String(length=40), nullable=True),
