@@ -29,7 +29,7 @@ def section_matches(session: AsyncSession, words: list[str], *, any_word: bool, 
         query = func.to_tsquery("english", (" | " if any_word else " & ").join(words))
         return select(
             LegislationSection.id.label("section_pk"),
-            (func.ts_rank(_PG_DOCUMENT, query) * 10).label("relevance"),
+            (func.ts_rank(_PG_DOCUMENT, query, 1) * 10).label("relevance"),
         ).where(_PG_DOCUMENT.op("@@")(query))
     expr = (" OR " if any_word else " AND ").join(f'"{w}"' for w in words)
     return (
