@@ -725,8 +725,8 @@ async def search(
 ) -> dict[str, Any]:
     """Keyword search over sections (heading and text) with a relevance score: 3 per keyword in the
     section heading, 3 per keyword in the section id, 2 per keyword in the instrument title, plus the
-    full-text rank of the section's text (PostgreSQL ts_rank normalised by length × 10, SQLite FTS5 bm25; stemmed);
-    every keyword (3+ characters) must appear somewhere (in the text as a full-text match)."""
+    full-text rank of the section's text (PostgreSQL ts_rank normalised by length × 10, SQLite FTS5
+    bm25; stemmed); every keyword (3+ characters) must appear somewhere (in the text as a full-text match)."""
     words = keywords(q)
     if not words:
         raise BadRequest(
