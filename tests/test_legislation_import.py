@@ -12,7 +12,7 @@ import aiohttp
 
 from domain.axiom.seed import seed_legislation
 from tests.axiom_helpers import axiom_key, staff_headers
-from tests.legislation_files import act_docx, act_epub, write_corpus
+from tests.legislation_files import act_docx, act_epub, act_pdf, write_corpus
 from tests.processes import concord
 
 FRL_CREDIT = "Sourced from the Federal Register of Legislation at 2031-03-01"
@@ -289,3 +289,17 @@ async def test_cli_import_of_a_docx_and_a_missing_file(hub, runtime, tmp_path: P
     assert code == 1
     assert "1 created" in out
     assert "no such file" in err
+
+
+async def test_a_pdf_imports_with_its_numbering(hub, runtime):
+    staff = await staff_headers(runtime)
+    key = await axiom_key(hub)
+    result = await upload(hub, staff, "act.pdf", act_pdf("Flange Act 2031"), sourceRegister="wa")
+    assert result["kind"] == "pdf"
+    body = (await get(hub, key, f"/api/axiom/legislation/{result['ids'][0]}", section="s 180(2)"))[
+        "legislation"
+    ]
+    assert body["jurisdiction"] == "AU-WA"
+    assert body["provenance"]["attribution"].startswith("Contains material from the Western Australian")
+    ids = [s["sectionId"] for s in body["sections"]]
+    assert ids == ["s 180(2)", "s 180(2)(a)", "s 180(2)(b)", "s 180(2)(c)"]
