@@ -303,3 +303,14 @@ async def test_a_pdf_imports_with_its_numbering(hub, runtime):
     assert body["provenance"]["attribution"].startswith("Contains material from the Western Australian")
     ids = [s["sectionId"] for s in body["sections"]]
     assert ids == ["s 180(2)", "s 180(2)(a)", "s 180(2)(b)", "s 180(2)(c)"]
+
+
+async def test_a_small_corpus_uploads_through_the_api(hub, runtime, tmp_path: Path):
+    staff = await staff_headers(runtime)
+    corpus = write_corpus(tmp_path / "small.jsonl", 12, extra=['{"type": "primary_legislation"}'])
+    result = await upload(hub, staff, "small.jsonl", corpus.read_bytes())
+    assert result["kind"] == "jsonl"
+    assert (result["records"], result["created"], result["skipped"]) == (13, 12, 1)
+    assert result["skipReasons"] == ["line 13: jurisdiction None is not known"]
+    again = await upload(hub, staff, "small.jsonl", corpus.read_bytes())
+    assert (again["created"], again["unchanged"]) == (0, 12)
