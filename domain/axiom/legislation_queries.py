@@ -34,7 +34,7 @@ def section_matches(session: AsyncSession, words: list[str], *, any_word: bool, 
     expr = (" OR " if any_word else " AND ").join(f'"{w}"' for w in words)
     return (
         select(
-            literal_column("legislation_sections_fts.section_pk").label("section_pk"),
+            literal_column("legislation_sections_fts.rowid").label("section_pk"),
             (-func.bm25(literal_column("legislation_sections_fts"))).label("relevance"),
         )
         .select_from(text("legislation_sections_fts"))

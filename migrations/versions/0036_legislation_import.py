@@ -30,19 +30,20 @@ _COLUMNS = (
 )
 
 _PG_EXPR = "to_tsvector('english', coalesce(title, '') || ' ' || coalesce(content, ''))"
+# The FTS5 row's rowid is the section's id (an INTEGER primary key), so the triggers find a row to delete by
+# its rowid, not by scanning the table.
 _SQLITE_SYNC = [
-    "CREATE VIRTUAL TABLE legislation_sections_fts USING fts5(section_pk UNINDEXED, title, content, "
-    "tokenize='porter unicode61')",
-    "INSERT INTO legislation_sections_fts(section_pk, title, content) "
+    "CREATE VIRTUAL TABLE legislation_sections_fts USING fts5(title, content, tokenize='porter unicode61')",
+    "INSERT INTO legislation_sections_fts(rowid, title, content) "
     "SELECT id, title, coalesce(content, '') FROM legislation_sections",
     "CREATE TRIGGER legislation_sections_fts_insert AFTER INSERT ON legislation_sections BEGIN "
-    "INSERT INTO legislation_sections_fts(section_pk, title, content) "
+    "INSERT INTO legislation_sections_fts(rowid, title, content) "
     "VALUES (new.id, new.title, coalesce(new.content, '')); END",
     "CREATE TRIGGER legislation_sections_fts_delete AFTER DELETE ON legislation_sections BEGIN "
-    "DELETE FROM legislation_sections_fts WHERE section_pk = old.id; END",
+    "DELETE FROM legislation_sections_fts WHERE rowid = old.id; END",
     "CREATE TRIGGER legislation_sections_fts_update AFTER UPDATE OF title, content ON legislation_sections "
-    "BEGIN DELETE FROM legislation_sections_fts WHERE section_pk = old.id; "
-    "INSERT INTO legislation_sections_fts(section_pk, title, content) "
+    "BEGIN DELETE FROM legislation_sections_fts WHERE rowid = old.id; "
+    "INSERT INTO legislation_sections_fts(rowid, title, content) "
     "VALUES (new.id, new.title, coalesce(new.content, '')); END",
 ]
 _TRIGGERS = (
