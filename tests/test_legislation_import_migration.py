@@ -1,4 +1,4 @@
-"""Migration 0036: provenance columns, legislation_versions and the section full-text index come and go
+"""Migration 0037: provenance columns, legislation_versions and the section full-text index come and go
 with upgrade and downgrade; an instrument stored before it keeps working (provenance NULL) and its
 sections are searchable after it (the SQLite FTS table is filled from the existing rows)."""
 
@@ -13,8 +13,8 @@ import migrations
 from domain.kernel.db import make_engine
 from tests.migration_support import scratch_database
 
-BEFORE = "0035_invites"
-OWN = "0036_legislation_import"
+BEFORE = "0036_pact_principals"
+OWN = "0037_legislation_import"
 
 
 def _shape(sync: sa.Connection) -> tuple[bool, set[str]]:

@@ -1,5 +1,5 @@
 """Dialect-specific SQL of the legislation store: full-text matching and ranking of section text. PostgreSQL
-uses the expression GIN index of migration 0036 (`to_tsvector('english', title || ' ' || content)`), SQLite
+uses the expression GIN index of migration 0037 (`to_tsvector('english', title || ' ' || content)`), SQLite
 the FTS5 table `legislation_sections_fts` its triggers keep in step. Keywords are the store's own (runs of
 ASCII letters and digits, domain/axiom/legislation.py `keywords`), so both query languages take them as is."""
 

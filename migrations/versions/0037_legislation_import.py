@@ -6,8 +6,8 @@ compilation of an instrument whole (a JSON snapshot of its facts and sections) s
 citations still find it. Section text gets full-text search: on PostgreSQL an expression GIN index, on
 SQLite an FTS5 table that triggers keep in step with legislation_sections. The downgrade drops all of it.
 
-Revision ID: 0036_legislation_import
-Revises: 0035_invites
+Revision ID: 0037_legislation_import
+Revises: 0036_pact_principals
 Create Date: 2026-11-27 00:00:00.000000
 """
 
@@ -16,8 +16,8 @@ from alembic import op
 
 from domain.kernel.db import JSONType, UTCDateTime
 
-revision = "0036_legislation_import"
-down_revision = "0035_invites"
+revision = "0037_legislation_import"
+down_revision = "0036_pact_principals"
 branch_labels = None
 depends_on = ("0003_axiom",)  # legislation_docs and legislation_sections
 
