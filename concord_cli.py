@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from domain.axiom import commands as axiom_commands
+from domain.axiom import import_commands as legislation_import
 from domain.kernel import event_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
@@ -506,6 +507,7 @@ def make_parser() -> argparse.ArgumentParser:
     )
     ingest_cmd = leg_cmd.add_parser("ingest", help="ingest instruments from a JSON file ({documents: [...]})")
     ingest_cmd.add_argument("file", help="path of the JSON file")
+    legislation_import.add_parser(leg_cmd)
     return parser
 
 
@@ -529,6 +531,8 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_users(settings, args)
     elif args.command == "legislation" and args.leg_command == "ingest":
         cmd_ingest_legislation(settings, args.file)
+    elif args.command == "legislation" and args.leg_command == "import":
+        return legislation_import.run(settings, args)
     elif args.command in ("serve", "web"):
         return cmd_serve(settings, args)
     elif args.command == "worker":

@@ -10,12 +10,20 @@ from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from sqlalchemy import delete, func, or_, select
+from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.axiom import legislation_queries
 from domain.axiom.citations import normalise_section, parse_designation
-from domain.axiom.models import LegislationAmendment, LegislationDoc, LegislationSection, LegislationState
+from domain.axiom.models import (
+    LegislationAmendment,
+    LegislationDoc,
+    LegislationSection,
+    LegislationState,
+    LegislationVersion,
+)
+from domain.axiom.provenance import Register
 from domain.kernel import audit, jurisdictions
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
@@ -52,6 +60,19 @@ class AmendmentIn(BaseModel):
     sections: list[str] = Field(default_factory=list, max_length=500)
 
 
+class ProvenanceIn(BaseModel):
+    """Where an instrument's text came from (returned on the instrument and each of its sections)."""
+
+    model_config = ConfigDict(extra="forbid")
+    sourceRegister: Register = Field(
+        description="The register or corpus read (sample: Concord's seeded sample)"
+    )
+    source: str | None = Field(default=None, max_length=1000, description="The URL or file read")
+    versionDate: date | None = Field(default=None, description="The compilation's (version's) date")
+    licence: str | None = Field(default=None, max_length=60, description="e.g. CC BY 4.0")
+    attribution: str | None = Field(default=None, max_length=1000, description="The credit the licence asks")
+
+
 class InstrumentIn(BaseModel):
     """One instrument as staff ingest it (JSON)."""
 
@@ -80,7 +101,8 @@ class InstrumentIn(BaseModel):
     repealedDate: date | None = None
     administeredBy: str | None = Field(default=None, max_length=300)
     url: str | None = Field(default=None, max_length=1000)
-    sections: list[SectionIn] = Field(default_factory=list, max_length=5000)
+    provenance: ProvenanceIn | None = None
+    sections: list[SectionIn] = Field(default_factory=list, max_length=20_000)
     amendments: list[AmendmentIn] = Field(default_factory=list, max_length=1000)
 
     @field_validator("jurisdiction")
@@ -161,73 +183,161 @@ async def generation(session: AsyncSession) -> str | None:
     return await session.scalar(select(LegislationState.generation).where(LegislationState.id == 1))
 
 
+def _values(doc: InstrumentIn, fingerprint: str) -> dict[str, Any]:
+    prov = doc.provenance
+    return {
+        "jurisdiction": doc.jurisdiction,
+        "type": doc.type,
+        "title": doc.title.strip(),
+        "designation": doc.designation.strip() if doc.designation else None,
+        "short_title": doc.shortTitle,
+        "year": doc.year,
+        "number": doc.number,
+        "register_id": doc.registerId,
+        "status": doc.status,
+        "in_force_date": doc.inForceDate,
+        "last_amended_date": doc.lastAmendedDate,
+        "repealed_date": doc.repealedDate,
+        "administered_by": doc.administeredBy,
+        "url": doc.url,
+        "fingerprint": fingerprint,
+        "source_register": prov.sourceRegister.value if prov else None,
+        "source": prov.source if prov else None,
+        "version_date": prov.versionDate if prov else None,
+        "licence": prov.licence if prov else None,
+        "attribution": prov.attribution if prov else None,
+    }
+
+
+def _sections(doc_id: str, doc: InstrumentIn) -> list[LegislationSection]:
+    return [
+        LegislationSection(
+            doc_id=doc_id,
+            section_id=s.sectionId.strip(),
+            title=s.title.strip(),
+            content=s.content,
+            depth=s.depth,
+            parent_id=s.parentId,
+            order=s.order if s.order is not None else i,
+            status=s.status,
+            amended_by=s.amendedBy,
+            notes=s.notes,
+            cross_references=s.crossReferences,
+        )
+        for i, s in enumerate(doc.sections)
+    ]
+
+
+def _row(obj: LegislationSection | LegislationAmendment, model: type[Any]) -> dict[str, Any]:
+    """A transient row's column values (its id left to the database)."""
+    return {c.key: getattr(obj, c.key) for c in model.__table__.columns if c.key != "id"}
+
+
+def _amendments(doc_id: str, doc: InstrumentIn) -> list[LegislationAmendment]:
+    return [
+        LegislationAmendment(
+            doc_id=doc_id,
+            amending_title=a.title,
+            amending_id=a.id,
+            commenced=a.commenced,
+            description=a.description,
+            sections=a.sections,
+        )
+        for a in doc.amendments
+    ]
+
+
+def _snapshot(
+    doc: LegislationDoc, sections: list[LegislationSection], amendments: list[LegislationAmendment]
+) -> dict[str, Any]:
+    """An instrument as it stands, whole (facts, provenance, sections, amendments): a kept version."""
+    data = doc_dict(doc, section_count=len(sections))
+    data["sections"] = [section_dict(s) for s in sorted(sections, key=lambda s: s.order)]
+    data["amendments"] = [amendment_dict(a) for a in amendments]
+    return data
+
+
+async def _keep_version(
+    session: AsyncSession, doc_id: str, version_date: date | None, snap: dict[str, Any]
+) -> None:
+    session.add(
+        LegislationVersion(doc_id=doc_id, version_date=version_date, snapshot=snap, created_at=utcnow())
+    )
+
+
 async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) -> dict[str, Any]:
-    """Upsert instruments (their sections and amendments are replaced). The doc row is written first
-    with INSERT … ON CONFLICT DO UPDATE, which locks it, so concurrent ingests of one id serialise."""
+    """Upsert instruments (their sections and amendments are replaced). The doc row is read FOR UPDATE and
+    then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise.
+
+    Versions: an instrument that is replaced is first kept whole as a version (legislation_versions), so
+    what an earlier citation resolved to is still there (as-at queries); a section whose text differs from
+    the replaced compilation's, or that is new in it, is marked amended (amendedBy) unless the input says
+    by what. A compilation older than the stored one (by provenance versionDate) is kept as a version only."""
     now = utcnow()
     created: list[str] = []
     updated: list[str] = []
     unchanged: list[str] = []
+    versioned: list[str] = []
     for doc in docs:
         doc_id = doc.id or default_id(doc)
         fingerprint = hashlib.sha256(doc.model_dump_json(exclude={"id"}).encode()).hexdigest()
-        existed = (
-            await session.execute(
-                select(LegislationDoc.id, LegislationDoc.fingerprint).where(LegislationDoc.id == doc_id)
-            )
+        current = (
+            await session.scalars(select(LegislationDoc).where(LegislationDoc.id == doc_id).with_for_update())
         ).first()
-        if existed is not None and existed[1] == fingerprint:
+        if current is not None and current.fingerprint == fingerprint:
             unchanged.append(doc_id)  # re-ingesting the same JSON writes nothing (seeding is idempotent)
             continue
-        values = {
-            "jurisdiction": doc.jurisdiction,
-            "type": doc.type,
-            "title": doc.title.strip(),
-            "designation": doc.designation.strip() if doc.designation else None,
-            "short_title": doc.shortTitle,
-            "year": doc.year,
-            "number": doc.number,
-            "register_id": doc.registerId,
-            "status": doc.status,
-            "in_force_date": doc.inForceDate,
-            "last_amended_date": doc.lastAmendedDate,
-            "repealed_date": doc.repealedDate,
-            "administered_by": doc.administeredBy,
-            "url": doc.url,
-            "fingerprint": fingerprint,
-            "updated_at": now,
-        }
-        stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, **values)
+        values = _values(doc, fingerprint)
+        new_date: date | None = values["version_date"]
+        if current is not None and current.version_date and new_date and new_date < current.version_date:
+            known = await session.scalar(
+                select(func.count())
+                .select_from(LegislationVersion)
+                .where(LegislationVersion.doc_id == doc_id, LegislationVersion.version_date == new_date)
+            )
+            if not known:
+                transient = LegislationDoc(id=doc_id, created_at=now, updated_at=now, **values)
+                snap = _snapshot(transient, _sections(doc_id, doc), _amendments(doc_id, doc))
+                await _keep_version(session, doc_id, new_date, snap)
+                versioned.append(doc_id)
+            else:
+                unchanged.append(doc_id)
+            continue
+        new_sections = _sections(doc_id, doc)
+        if current is not None:
+            old_sections = list(
+                await session.scalars(select(LegislationSection).where(LegislationSection.doc_id == doc_id))
+            )
+            old_amendments = list(
+                await session.scalars(
+                    select(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id)
+                )
+            )
+            await _keep_version(
+                session, doc_id, current.version_date, _snapshot(current, old_sections, old_amendments)
+            )
+            before = {s.section_id: s.content for s in old_sections}
+            if any(before.values()) and new_date is not None:
+                for sec in new_sections:
+                    if sec.amended_by is None and (
+                        sec.section_id not in before or before[sec.section_id] != sec.content
+                    ):
+                        sec.amended_by = f"compilation of {new_date.isoformat()}"
+        stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, updated_at=now, **values)
+        values["updated_at"] = now
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
         await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
         await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
-        session.add_all(
-            LegislationSection(
-                doc_id=doc_id,
-                section_id=s.sectionId.strip(),
-                title=s.title.strip(),
-                content=s.content,
-                depth=s.depth,
-                parent_id=s.parentId,
-                order=s.order if s.order is not None else i,
-                status=s.status,
-                amended_by=s.amendedBy,
-                notes=s.notes,
-                cross_references=s.crossReferences,
+        # Core executemany inserts: a long instrument has thousands of sections (and its subsections).
+        if new_sections:
+            await session.execute(
+                insert(LegislationSection), [_row(sec, LegislationSection) for sec in new_sections]
             )
-            for i, s in enumerate(doc.sections)
-        )
-        session.add_all(
-            LegislationAmendment(
-                doc_id=doc_id,
-                amending_title=a.title,
-                amending_id=a.id,
-                commenced=a.commenced,
-                description=a.description,
-                sections=a.sections,
+        amendments = _amendments(doc_id, doc)
+        if amendments:
+            await session.execute(
+                insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
             )
-            for a in doc.amendments
-        )
         await audit.record(
             session,
             ctx,
@@ -241,16 +351,18 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
                 "type": doc.type,
                 "sections": len(doc.sections),
                 "amendments": len(doc.amendments),
+                "versionDate": new_date.isoformat() if new_date else None,
             },
         )
-        (updated if existed else created).append(doc_id)
+        (updated if current is not None else created).append(doc_id)
     await session.flush()
-    if created or updated:
+    if created or updated or versioned:
         await bump_generation(session)
     return {
         "created": created,
         "updated": updated,
         "unchanged": unchanged,
+        "versioned": versioned,
         "count": len(created) + len(updated),
     }
 
@@ -303,6 +415,19 @@ def amendment_dict(a: LegislationAmendment) -> dict[str, Any]:
     }
 
 
+def provenance_dict(doc: LegislationDoc) -> dict[str, Any] | None:
+    if doc.source_register is None:
+        return None
+    return {
+        "sourceRegister": doc.source_register,
+        "source": doc.source,
+        "versionDate": _d(doc.version_date),
+        "licence": doc.licence,
+        "attribution": doc.attribution,
+        "sample": doc.source_register == Register.SAMPLE,
+    }
+
+
 def doc_dict(doc: LegislationDoc, *, section_count: int) -> dict[str, Any]:
     return {
         "id": doc.id,
@@ -325,6 +450,7 @@ def doc_dict(doc: LegislationDoc, *, section_count: int) -> dict[str, Any]:
         "citation": citation_of(doc),
         "sectionCount": section_count,
         "updatedAt": doc.updated_at.isoformat(),
+        "provenance": provenance_dict(doc),
     }
 
 
@@ -370,7 +496,7 @@ async def _attach(
             .order_by(LegislationSection.doc_id, LegislationSection.order, LegislationSection.id)
         )
         for s in rows:
-            out[s.doc_id]["sections"].append(section_dict(s))
+            out[s.doc_id]["sections"].append(section_dict(s) | {"provenance": out[s.doc_id]["provenance"]})
     if "amendments" in include and ids:
         for d in ids:
             out[d]["amendments"] = []
@@ -432,9 +558,34 @@ async def list_docs(
     }
 
 
+def _one_section(data: dict[str, Any], section: str, title: str) -> None:
+    wanted = normalise_section(section)
+    matched = [
+        s
+        for s in data["sections"]
+        if normalise_section(s["sectionId"]) == wanted or s["sectionId"] == section
+    ]
+    if not matched:
+        raise NotFound(
+            f"section {section!r} is not in {title}",
+            code="section_not_found",
+            hint="GET the instrument without section to list its sections",
+        )
+    sid = matched[0]["sectionId"]
+    data["sections"] = [s for s in data["sections"] if s["sectionId"] == sid or s["parentId"] == sid]
+    data["citation"] = f"{data['citation']} {sid}"
+
+
 async def get_doc(
-    session: AsyncSession, doc_id: str, *, section: str | None, include: set[str]
+    session: AsyncSession,
+    doc_id: str,
+    *,
+    section: str | None,
+    include: set[str],
+    as_at: date | None = None,
 ) -> dict[str, Any]:
+    """One instrument with its sections; with as_at, the compilation in force at that date: the current one
+    when its version date is on or before it (or unknown), else the latest kept version on or before it."""
     doc = await session.get(LegislationDoc, doc_id) if DOC_ID.match(doc_id) else None
     if doc is None:
         raise NotFound(
@@ -442,24 +593,41 @@ async def get_doc(
             code="legislation_not_found",
             hint="list ids with GET /api/axiom/legislation?q=<words>",
         )
-    include = include | {"sections"}
-    data = (await _attach(session, [doc], include))[0]
-    if section is not None:
-        wanted = normalise_section(section)
-        matched = [
-            s
-            for s in data["sections"]
-            if normalise_section(s["sectionId"]) == wanted or s["sectionId"] == section
-        ]
-        if not matched:
+    versions = [
+        d
+        for d in await session.scalars(
+            select(LegislationVersion.version_date)
+            .where(LegislationVersion.doc_id == doc_id, LegislationVersion.version_date.is_not(None))
+            .order_by(LegislationVersion.version_date)
+        )
+        if d is not None
+    ]
+    if as_at is not None and doc.version_date is not None and doc.version_date > as_at:
+        snap = await session.scalar(
+            select(LegislationVersion.snapshot)
+            .where(LegislationVersion.doc_id == doc_id, LegislationVersion.version_date <= as_at)
+            .order_by(LegislationVersion.version_date.desc(), LegislationVersion.id.desc())
+            .limit(1)
+        )
+        if snap is None:
             raise NotFound(
-                f"section {section!r} is not in {doc.title}",
-                code="section_not_found",
-                hint="GET the instrument without section to list its sections",
+                f"no compilation of {doc.title} as at {as_at.isoformat()} is stored",
+                code="version_not_found",
+                hint="versions lists the compilation dates stored",
+                versions=[d.isoformat() for d in versions],
             )
-        sid = matched[0]["sectionId"]
-        data["sections"] = [s for s in data["sections"] if s["sectionId"] == sid or s["parentId"] == sid]
-        data["citation"] = citation_of(doc, sid)
+        data: dict[str, Any] = dict(snap)
+        for s in data["sections"]:
+            s["provenance"] = data.get("provenance")
+        if "amendments" not in include:
+            data.pop("amendments", None)
+    else:
+        data = (await _attach(session, [doc], include | {"sections"}))[0]
+    data["versions"] = sorted(
+        {*(d.isoformat() for d in versions), *([doc.version_date.isoformat()] if doc.version_date else [])}
+    )
+    if section is not None:
+        _one_section(data, section, doc.title)
     return {"legislation": data, "sectionCount": data["sectionCount"]}
 
 
@@ -480,13 +648,33 @@ def to_markdown(docs: list[dict[str, Any]]) -> str:
             ("Repealed", d["repealedDate"]),
             ("Source", d["url"]),
         ]
+        prov = d.get("provenance")
+        if prov:
+            facts += [
+                (
+                    "Provenance",
+                    "Concord's sample: titles and headings only, no statutory text"
+                    if prov["sample"]
+                    else prov["sourceRegister"],
+                ),
+                ("Read from", prov["source"]),
+                ("Version (compilation) date", prov["versionDate"]),
+                ("Licence", prov["licence"]),
+                ("Attribution", prov["attribution"]),
+            ]
         lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
         for s in d.get("sections") or []:
+            if s["sectionId"].endswith(")") and s["parentId"]:
+                continue  # a subsection: its text is in its provision's
             lines += ["", f"{'#' * min(6, 1 + s['depth'])} {s['sectionId']} {s['title']}"]
             if s["status"] != "in_force":
                 lines += ["", f"*{s['status'].replace('_', ' ')}*"]
             if s["content"]:
                 lines += ["", s["content"].strip()]
+            if s.get("notes"):
+                lines += ["", "> " + s["notes"].strip().replace("\n", "\n> ")]
+            if s.get("amendedBy"):
+                lines += ["", f"*amended: {s['amendedBy']}*"]
         if d.get("amendments"):
             lines += ["", "## Amendments", ""]
             lines += [
@@ -536,27 +724,33 @@ async def search(
     offset: int,
 ) -> dict[str, Any]:
     """Keyword search over sections (heading and text) with a relevance score: 3 per keyword in the
-    section heading, 3 per keyword in the section id, 2 per keyword in the instrument title and 1 per
-    occurrence in the section text; every keyword (3+ characters) must appear somewhere."""
+    section heading, 3 per keyword in the section id, 2 per keyword in the instrument title, plus the
+    full-text rank of the section's text (PostgreSQL ts_rank normalised by length × 10, SQLite FTS5
+    bm25; stemmed); every keyword (3+ characters) must appear somewhere (in the text as a full-text match)."""
     words = keywords(q)
     if not words:
         raise BadRequest(
             "q needs at least one keyword of 3 or more letters or digits", code="invalid_field", field="q"
         )
-    stmt = select(LegislationSection, LegislationDoc).join(
+    stmt: Any = select(LegislationSection, LegislationDoc).join(
         LegislationDoc, LegislationDoc.id == LegislationSection.doc_id
     )
-    for w in words:
+    for i, w in enumerate(words):
         pattern = _like(w)
+        text_match = legislation_queries.section_matches(session, [w], any_word=False, tag=f"fts_word_{i}")
         stmt = stmt.where(
             or_(
                 func.lower(LegislationSection.title).like(pattern, escape="\\"),
                 func.lower(LegislationSection.section_id).like(pattern, escape="\\"),
-                func.lower(func.coalesce(LegislationSection.content, "")).like(pattern, escape="\\"),
+                LegislationSection.id.in_(select(text_match.subquery().c.section_pk)),
                 func.lower(LegislationDoc.title).like(pattern, escape="\\"),
                 func.lower(func.coalesce(LegislationDoc.designation, "")).like(pattern, escape="\\"),
             )
         )
+    ranked = legislation_queries.section_matches(session, words, any_word=True, tag="fts_rank").subquery()
+    stmt = stmt.add_columns(ranked.c.relevance).outerjoin(
+        ranked, ranked.c.section_pk == LegislationSection.id
+    )
     if jurisdiction:
         stmt = stmt.where(LegislationDoc.jurisdiction.startswith(jurisdiction, autoescape=True))
     if type_:
@@ -565,11 +759,11 @@ async def search(
         stmt = stmt.where(LegislationSection.status == status)
     rows = (await session.execute(stmt.limit(MAX_SEARCH_CANDIDATES))).all()
     scored = []
-    for sec, doc in rows:
-        title, sid, text = sec.title.casefold(), sec.section_id.casefold(), (sec.content or "").casefold()
+    for sec, doc, text_rank in rows:
+        title, sid = sec.title.casefold(), sec.section_id.casefold()
         doc_title = f"{doc.designation or ''} {doc.title}".casefold()
-        score = sum(3 * (w in title) + 3 * (w in sid) + 2 * (w in doc_title) + text.count(w) for w in words)
-        scored.append((score, sec, doc))
+        score = sum(3 * (w in title) + 3 * (w in sid) + 2 * (w in doc_title) for w in words)
+        scored.append((round(score + max(0.0, float(text_rank or 0.0)), 4), sec, doc))
     scored.sort(key=lambda t: (-t[0], t[2].title, t[2].jurisdiction, t[1].order))
     page = scored[offset : offset + limit]
     return {

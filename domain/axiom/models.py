@@ -66,6 +66,12 @@ class LegislationDoc(Base):
     administered_by: Mapped[str | None] = mapped_column(String(300))
     url: Mapped[str | None] = mapped_column(String(1000))
     fingerprint: Mapped[str | None] = mapped_column(String(64))  # SHA-256 of the ingested JSON
+    # provenance: the register (Register), the file or URL read, the compilation's date, licence, attribution
+    source_register: Mapped[str | None] = mapped_column(String(40))
+    source: Mapped[str | None] = mapped_column(String(1000))
+    version_date: Mapped[date | None] = mapped_column(Date)
+    licence: Mapped[str | None] = mapped_column(String(60))
+    attribution: Mapped[str | None] = mapped_column(String(1000))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
@@ -86,6 +92,20 @@ class LegislationSection(Base):
     amended_by: Mapped[str | None] = mapped_column(String(300))
     notes: Mapped[str | None] = mapped_column(Text)
     cross_references: Mapped[list[str]] = mapped_column(JSONType, default=list)
+
+
+class LegislationVersion(Base):
+    """An earlier (or back-filled older) compilation of an instrument: the instrument's facts, provenance and
+    sections as they were, kept whole so an as-at query and an earlier citation still find them."""
+
+    __tablename__ = "legislation_versions"
+    __table_args__ = (Index("ix_legislation_versions_doc_date", "doc_id", "version_date"),)
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    doc_id: Mapped[str] = mapped_column(ForeignKey("legislation_docs.id", ondelete="CASCADE"))
+    version_date: Mapped[date | None] = mapped_column(Date)
+    snapshot: Mapped[dict[str, object]] = mapped_column(JSONType)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
 class LegislationAmendment(Base):

@@ -9,14 +9,24 @@ from importlib import resources
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation
+from domain.axiom.provenance import Register
 from domain.kernel.context import SYSTEM
 
 SAMPLE = "legislation_sample.json"
 
 
 def load_sample() -> list[legislation.InstrumentIn]:
-    raw = resources.files("domain").joinpath("data", SAMPLE).read_text(encoding="utf-8")
-    return legislation.parse_documents(json.loads(raw))
+    """The sample's instruments, each marked as the sample (provenance register `sample`, with the file's
+    attribution note): they carry titles and headings only, never statutory text."""
+    data = json.loads(resources.files("domain").joinpath("data", SAMPLE).read_text(encoding="utf-8"))
+    docs = legislation.parse_documents(data)
+    for doc in docs:
+        doc.provenance = legislation.ProvenanceIn(
+            sourceRegister=Register.SAMPLE,
+            source=f"domain/data/{SAMPLE}",
+            attribution=data.get("attribution"),
+        )
+    return docs
 
 
 async def seed_legislation(session: AsyncSession) -> int:

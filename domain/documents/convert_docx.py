@@ -2,6 +2,8 @@
 
 Before mammoth runs, the package is checked for zip bombs and lightly rewritten in memory:
 - paragraph styles and paragraphs with an outline level become headings of that level;
+- a heading's automatic (list) numbering becomes the start of its text, as Word shows it (`1.1 Scope`;
+  docx_numbering.py);
 - Office Math becomes LaTeX (omml.py): inline `$…$`, a display equation `$$…$$` on lines of its own;
 - heading paragraphs are marked with their place in the body, so each Markdown section's source blocks
   are known (the source map, used by docx_merge.py to apply merged changes to the original file);
@@ -26,7 +28,7 @@ import mammoth
 from lxml import etree
 
 from domain.consensus import sections
-from domain.documents import htmlmd, omml
+from domain.documents import docx_numbering, htmlmd, omml
 from domain.documents.errors import ConversionError
 from domain.documents.safety import check_zip, read_member
 
@@ -156,8 +158,35 @@ def _mark_headings(root: etree._Element, q: Callable[[str], str], outline: dict[
             block.insert(1 if ppr is not None else 0, run)
 
 
-def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, _Found]:
-    """Headings by outline level and marked, math as placeholders; the new XML and what was found."""
+def _number_headings(
+    root: etree._Element,
+    q: Callable[[str], str],
+    outline: dict[str, int],
+    numbering: docx_numbering.Numbering,
+) -> None:
+    """Word's automatic numbering of each heading becomes its text's start (`1.1 Section 1.1`); every
+    numbered paragraph advances the counters, in document order, as Word counts them."""
+    for p in root.iter(q("p")):
+        ppr = p.find(q("pPr"))
+        ps = ppr.find(q("pStyle")) if ppr is not None else None
+        style = (ps.get(q("val")) if ps is not None else None) or ""
+        label = docx_numbering.paragraph_number(p, style or None, numbering, q)
+        if label is None:
+            continue
+        lvl = ppr.find(q("outlineLvl")) if ppr is not None else None
+        if style in outline or lvl is not None or style.lower().startswith(("heading", "title")):
+            run = etree.Element(q("r"))
+            t = etree.SubElement(run, q("t"))
+            t.text = f"{label} "
+            t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+            p.insert(1 if ppr is not None else 0, run)
+
+
+def _rewrite_document(
+    xml: bytes, outline: dict[str, int], numbering_xml: bytes | None = None, styles_xml: bytes | None = None
+) -> tuple[bytes, _Found]:
+    """Headings by outline level, numbered as Word numbers them, and marked; math as placeholders; the new
+    XML and what was found."""
     root = _parse("word/document.xml", xml)
     w = _w_ns(root)
 
@@ -166,6 +195,13 @@ def _rewrite_document(xml: bytes, outline: dict[str, int]) -> tuple[bytes, _Foun
 
     found = _Found()
     images = found.images
+    if numbering_xml:
+        numbering = docx_numbering.load(
+            _parse("word/numbering.xml", numbering_xml),
+            _parse("word/styles.xml", styles_xml) if styles_xml else None,
+            q,
+        )
+        _number_headings(root, q, outline, numbering)
     _mark_headings(root, q, outline)
     for blip in root.iter():
         if _local(blip.tag) == "blip":
@@ -226,8 +262,12 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
         names = zf.namelist()
         if "word/document.xml" not in names:
             raise ConversionError("corrupt DOCX: word/document.xml is missing")
-        outline = _outline_styles(read_member(zf, "word/styles.xml") if "word/styles.xml" in names else None)
-        doc_xml, found = _rewrite_document(read_member(zf, "word/document.xml"), outline)
+        styles_xml = read_member(zf, "word/styles.xml") if "word/styles.xml" in names else None
+        outline = _outline_styles(styles_xml)
+        numbering_xml = read_member(zf, "word/numbering.xml") if "word/numbering.xml" in names else None
+        doc_xml, found = _rewrite_document(
+            read_member(zf, "word/document.xml"), outline, numbering_xml, styles_xml
+        )
         rels = _rels(zf)
         refs: list[str] = []
         for kind, rid in found.images:

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Literal, cast
 
-from aiohttp import web
+from aiohttp import BodyPartReader, web
+from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import legislation
+from domain.axiom import import_run, importers, legislation
+from domain.axiom.provenance import Register
+from domain.documents.blobs import PayloadTooLarge, UnsupportedMediaType
 from domain.kernel import jurisdictions
+from domain.kernel.errors import BadRequest
 from web.hub.auth import spend_credit, staff_context
 from web.hub.axiom.keys import METERED, citation_index, page_links
 from web.hub.axiom.schemas import (
+    ImportForm,
+    ImportResult,
     IngestDoc,
     IngestResult,
     LegislationDetail,
@@ -20,7 +29,7 @@ from web.hub.axiom.schemas import (
 )
 from web.kernel.access import Commercial, Staff
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, read_json
+from web.kernel.routing import Routes, json_response, model_response, parse_model, read_json
 from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, Rule, comma_list
 
 INCLUDE = comma_list(legislation.INCLUDES)
@@ -69,6 +78,9 @@ class DocQuery(BaseModel):
     format: Literal["json", "markdown"] = "json"
     include: Annotated[str, INCLUDE] | None = Field(
         default=None, description="amendments (sections are always included)"
+    )
+    asAt: date | None = Field(
+        default=None, description="YYYY-MM-DD: the compilation in force at that date (a kept version)"
     )
 
 
@@ -163,6 +175,92 @@ async def ingest(request: web.Request) -> web.Response:
     return json_response(result)
 
 
+MAX_FIELD = 4096
+
+
+async def _field(part: BodyPartReader) -> str:
+    data = bytearray()
+    while chunk := await part.read_chunk(1024):
+        data += chunk
+        if len(data) > MAX_FIELD:
+            raise BadRequest(f"form field {part.name} is longer than {MAX_FIELD} bytes", field=part.name)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(f"form field {part.name} is not UTF-8 text", field=part.name) from None
+
+
+def _facts(form: ImportForm, filename: str) -> importers.FileFacts:
+    return importers.FileFacts(
+        register=form.sourceRegister or Register.OTHER,
+        jurisdiction=jurisdictions.normalise(form.jurisdiction) if form.jurisdiction else None,
+        title=form.title,
+        version_date=form.versionDate,
+        source=form.source or filename,
+        repealed=form.repealed,
+    )
+
+
+@routes.route(
+    "POST",
+    "/api/axiom/legislation/import",
+    summary="Staff: import a register file (DOCX, EPUB, XHTML, PDF) or a corpus JSONL (multipart form: file, "
+    "optional sourceRegister, jurisdiction, title, versionDate, source, repealed)",
+    tags=[TAG],
+    response=ImportResult,
+    status=200,
+    access=Staff(role=None),
+    errors={
+        400: "A form field is invalid",
+        401: "Missing or invalid staff key",
+        413: "The file is larger than the upload limit",
+        415: "Not multipart, or not a DOCX, EPUB, XHTML, PDF or JSONL file",
+        422: "The file cannot be read as its kind, or holds no instrument (no title, no jurisdiction)",
+    },
+)
+async def import_legislation(request: web.Request) -> web.Response:
+    rt = runtime(request)
+    if not request.content_type.startswith("multipart/form-data"):
+        raise UnsupportedMediaType(
+            "upload as multipart/form-data with the file in a field named 'file'", field="file"
+        )
+    limit = rt.settings.max_upload_bytes
+    fields: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="concord-legislation-") as tmp:
+        path = Path(tmp) / "upload"
+        filename: str | None = None
+        try:
+            reader = await request.multipart()
+            while (part := await reader.next()) is not None:
+                if not isinstance(part, BodyPartReader):
+                    continue
+                if part.name == "file":
+                    if filename is not None:
+                        raise BadRequest("send exactly one file", field="file")
+                    filename = part.filename or "upload"
+                    size = 0
+                    with path.open("wb") as out:  # noqa: ASYNC230 - a local temporary file, written in chunks
+                        while chunk := await part.read_chunk(65536):
+                            size += len(chunk)
+                            if size > limit:
+                                raise PayloadTooLarge(f"the file is larger than {limit} bytes", field="file")
+                            out.write(chunk)
+                elif part.name in ImportForm.model_fields:
+                    fields[part.name] = await _field(part)
+                else:
+                    raise BadRequest(f"unknown form field {part.name!r}", field=part.name)
+        except (ValueError, AssertionError, HttpProcessingError) as exc:
+            raise BadRequest(f"malformed multipart body: {exc}", field="file") from None
+        if filename is None:
+            raise BadRequest("the form has no 'file' field", field="file")
+        form = cast(ImportForm, parse_model(ImportForm, fields, "form"))
+        progress = await import_run.import_path(
+            rt.db, staff_context(request), path, _facts(form, filename), name=filename
+        )
+    citation_index(request).mark_stale()
+    return model_response(ImportResult.of(progress))
+
+
 @routes.route(
     "GET",
     "/api/axiom/legislation/{docId}",
@@ -171,7 +269,7 @@ async def ingest(request: web.Request) -> web.Response:
     query=DocQuery,
     response=LegislationDetail,
     access=Commercial(metered=True),
-    errors={**METERED, 404: "legislation_not_found or section_not_found"},
+    errors={**METERED, 404: "legislation_not_found, section_not_found or version_not_found"},
     alternatives=["text/markdown"],
 )
 async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
@@ -179,7 +277,7 @@ async def get_legislation(request: web.Request, query: DocQuery) -> web.Response
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await legislation.get_doc(
-            session, request.match_info["docId"], section=query.section, include=include
+            session, request.match_info["docId"], section=query.section, include=include, as_at=query.asAt
         )
     if query.format == "markdown":
         return _markdown(legislation.to_markdown([result["legislation"]]), credits)

@@ -3,11 +3,14 @@ citation resolution (they document /openapi.json; the tests check every real bod
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import legislation
+from domain.axiom import import_run, legislation
+from domain.axiom.importers import FileKind
+from domain.axiom.provenance import Register
 from domain.topics.store import Tier
 from web.hub.topics.read_models import SectionNode
 from web.kernel.wire import Date, Timestamp
@@ -192,8 +195,19 @@ class FactDetail(BaseModel):
 InstrumentType = Literal["act", "regulation", "standard", "guidance"]
 
 
+class LegislationProvenance(BaseModel):
+    """Where the instrument's text came from."""
+
+    sourceRegister: str = Field(description="frl, nsw, qld, wa, sa, tas, oalc, sample or other")
+    source: str | None = Field(description="The URL or file read")
+    versionDate: Date | None = Field(description="The compilation's (version's) date")
+    licence: str | None
+    attribution: str | None = Field(description="The credit the source's licence asks for")
+    sample: bool = Field(description="Concord's seeded sample: titles and headings, no statutory text")
+
+
 class LegislationSection(BaseModel):
-    sectionId: str = Field(description="Pinpoint such as 's 19'")
+    sectionId: str = Field(description="Pinpoint such as 's 19', 's 180(1)(a)', 'pt 2 div 1', 'sch 1 cl 2'")
     title: str
     content: str | None
     depth: int
@@ -203,6 +217,9 @@ class LegislationSection(BaseModel):
     amendedBy: str | None
     crossReferences: list[str]
     notes: str | None
+    provenance: LegislationProvenance | None = Field(
+        description="The instrument's provenance (null: not recorded)"
+    )
 
 
 class Amendment(BaseModel):
@@ -234,6 +251,12 @@ class Instrument(BaseModel):
     citation: str
     sectionCount: int
     updatedAt: Timestamp
+    provenance: LegislationProvenance | None = Field(
+        description="null: not recorded (ingested without provenance)"
+    )
+    versions: list[Date] = Field(
+        default_factory=list, description="One instrument: the compilation dates stored (as-at queries)"
+    )
     sections: list[LegislationSection] = Field(
         default_factory=list, description="With include=sections (always on one instrument)"
     )
@@ -268,7 +291,7 @@ class SearchHit(BaseModel):
     content: str | None = Field(description="Excerpt around the keywords")
     depth: int
     status: str
-    relevanceScore: int
+    relevanceScore: float
     crossReferences: list[str]
     citation: str
     sourceRef: str | None
@@ -289,6 +312,7 @@ class IngestResult(BaseModel):
     created: list[str]
     updated: list[str]
     unchanged: list[str]
+    versioned: list[str] = Field(description="Older compilations kept as versions only")
     count: int = Field(description="Instruments created or updated")
 
 
@@ -338,3 +362,50 @@ class InstrumentDoc(legislation.InstrumentIn):
 
 class IngestDoc(legislation.IngestBody):
     documents: list[InstrumentDoc] = Field(min_length=1, max_length=1000)  # type: ignore[assignment]
+
+
+# --- legislation import (multipart form) ----------------------------------------------------------------
+
+
+class ImportForm(BaseModel):
+    """The form fields beside the file of POST /api/axiom/legislation/import."""
+
+    model_config = ConfigDict(extra="forbid")
+    sourceRegister: Register | None = Field(
+        default=None, description="The register the file came from (a .jsonl defaults to oalc)"
+    )
+    jurisdiction: str | None = Field(
+        default=None, max_length=16, description="AU, AU-NSW … (default: the register's)"
+    )
+    title: str | None = Field(
+        default=None, min_length=3, max_length=500, description="Default: read from the file"
+    )
+    versionDate: date | None = Field(default=None, description="The compilation's date (YYYY-MM-DD)")
+    source: str | None = Field(default=None, max_length=1000, description="The URL the file came from")
+    repealed: bool = Field(default=False, description="Record the instrument as repealed (inForce: false)")
+
+
+class ImportResult(BaseModel):
+    kind: FileKind = Field(description="What the file was read as")
+    records: int = Field(description="Instruments (corpus records) read from the file")
+    created: int
+    updated: int
+    unchanged: int
+    versioned: int = Field(description="Older compilations kept as versions only")
+    skipped: int = Field(description="Corpus records left out (not legislation, or unreadable)")
+    skipReasons: list[str] = Field(description="Why, for the first 20 left out")
+    ids: list[str] = Field(description="The instruments created or updated (up to 100)")
+
+    @classmethod
+    def of(cls, p: import_run.Progress) -> ImportResult:
+        return cls(
+            kind=p.kind,
+            records=p.records,
+            created=p.created,
+            updated=p.updated,
+            unchanged=p.unchanged,
+            versioned=p.versioned,
+            skipped=p.skipped,
+            skipReasons=p.skip_reasons,
+            ids=p.ids,
+        )
