@@ -39,6 +39,17 @@ pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border:1px so
 @media (max-width:40rem){.compare{grid-template-columns:1fr}body{padding:.75rem}}
 h4{margin:.75rem 0 .25rem}
 fieldset{border:1px solid #ccc;min-width:0}
+.change ins{text-decoration:underline;text-decoration-thickness:2px;background:#e6f4ea;color:#14532d}
+.change del{text-decoration:line-through;text-decoration-thickness:2px;background:#fbeaea;color:#7f1d1d}
+ol.diff{list-style:none;padding:0;margin:0 0 1rem;border:1px solid #ccc;border-radius:6px}
+ol.diff{font-family:ui-monospace,monospace;font-size:.92em}
+ol.diff li{padding:.2rem .6rem;border-bottom:1px solid #ddd;white-space:pre-wrap;overflow-wrap:anywhere}
+ol.diff li:last-child{border-bottom:0}ol.diff li.same{color:#555}
+ol.diff li.deleted{background:#fbeaea;border-left:4px double #a00}
+ol.diff li.inserted{background:#e6f4ea;border-left:4px solid #2a7a2a}
+ol.diff li.changed{border-left:4px dashed #0645ad}
+ol.diff .tag{display:inline-block;font-family:system-ui,sans-serif;font-size:.8rem;font-weight:700}
+ol.diff .tag{margin-right:.6rem}
 """
 
 
