@@ -813,19 +813,6 @@ def to_dict(p: Proposal) -> dict[str, Any]:
     }
 
 
-async def pending_count(session: AsyncSession, resource_type: str, resource_id: str) -> int:
-    return int(
-        await session.scalar(
-            select(func.count(Proposal.id)).where(
-                Proposal.resource_type == resource_type,
-                Proposal.resource_id == resource_id,
-                Proposal.status == "pending",
-            )
-        )
-        or 0
-    )
-
-
 async def decide_paused(
     session: AsyncSession,
     ctx: Context,

@@ -62,11 +62,6 @@ class Unprocessable(DomainError):
     code = "unprocessable"
 
 
-class Locked(DomainError):
-    status = 423
-    code = "locked"
-
-
 class RateLimited(DomainError):
     status = 429
     code = "rate_limited"

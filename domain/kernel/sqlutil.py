@@ -5,15 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import CursorResult, Delete, Select, Update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
-
-
-async def insert_ignore(session: AsyncSession, model: type[Any], values: dict[str, Any]) -> None:
-    """INSERT … ON CONFLICT DO NOTHING on either dialect."""
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    mod = postgresql if dialect == "postgresql" else sqlite
-    await session.execute(mod.insert(model).values(**values).on_conflict_do_nothing())
 
 
 async def execute_counted(session: AsyncSession, stmt: Update | Delete) -> int:
