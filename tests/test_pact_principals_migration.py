@@ -25,7 +25,8 @@ READ = "SELECT principal_id, pact_role, contact FROM pact_presence WHERE member_
 def _shape(sync: sa.Connection) -> tuple[set[str], set[str]]:
     inspector = sa.inspect(sync)
     return (
-        {c["name"] for c in inspector.get_columns("service_keys")},
+        {c["name"] for c in inspector.get_columns("service_keys")}
+        | {f"obligation.{c['name']}" for c in inspector.get_columns("pact_obligations")},
         {c["name"] for c in inspector.get_columns("pact_presence")},
     )
 
@@ -36,13 +37,13 @@ async def test_upgrade_and_downgrade() -> None:
         try:
             async with engine.connect() as conn:
                 key_columns, presence_columns = await conn.run_sync(_shape)
-            assert "principal" in key_columns
+            assert {"principal", "obligation.principal_id"} <= key_columns
             assert PROFILE <= presence_columns
 
             await asyncio.to_thread(command.downgrade, migrations.config(url), BEFORE)
             async with engine.begin() as conn:
                 key_columns, presence_columns = await conn.run_sync(_shape)
-                assert "principal" not in key_columns
+                assert not {"principal", "obligation.principal_id"} & key_columns
                 assert not PROFILE & presence_columns
                 await conn.execute(sa.text(INSERT))
 

@@ -1,7 +1,8 @@
 """The migrations build the schema the models declare: after `upgrade heads`, alembic's comparison of the
 database with the models finds nothing but what the migrations keep on purpose (the full-text search tables
-and index, which no model maps, and the MCP session table the stateless server retired). A model column added
-without its migration, or a migration that differs from its model, fails here on the backend it differs on.
+and indexes, which no model maps, and the MCP session table the stateless server retired). A model column
+added without its migration, or a migration that differs from its model, fails here on the backend it differs
+on.
 
 Runs on its own database (a file on SQLite, a database of its own on PostgreSQL)."""
 
@@ -18,15 +19,17 @@ from tests.migration_support import scratch_database
 
 # What the database has on purpose that no model maps.
 UNMAPPED = {"mcp_sessions"}  # retired with the stateless MCP server; migration 0015 kept, no model
-FTS_PREFIX = "topics_fts"  # SQLite FTS5 virtual table and its shadow tables (migration 0001)
-FTS_INDEX = "ix_topics_fulltext"  # PostgreSQL's GIN index on the topics' tsvector expression (0001)
+# SQLite FTS5 virtual tables and their shadow tables: the topics' (migration 0001) and the legislation
+# sections' (0037); PostgreSQL's GIN indexes on their tsvector expressions.
+FTS_PREFIXES = ("topics_fts", "legislation_sections_fts")
+FTS_INDEXES = {"ix_topics_fulltext", "ix_legislation_sections_fulltext"}
 
 
 def _expected(diff: Any) -> bool:
     if diff[0] == "remove_table":
-        return diff[1].name in UNMAPPED or diff[1].name.startswith(FTS_PREFIX)
+        return diff[1].name in UNMAPPED or diff[1].name.startswith(FTS_PREFIXES)
     if diff[0] == "remove_index":
-        return diff[1].table.name in UNMAPPED or diff[1].name == FTS_INDEX
+        return diff[1].table.name in UNMAPPED or diff[1].name in FTS_INDEXES
     return False
 
 

@@ -33,6 +33,8 @@ from tests.documents_support import make_key, upload_ready
 # PACT vote obligations (issue 31): a proposal reads its voters and inserts their obligations (two more); a
 # vote discharges the voter's (one more), and a vote that ends the proposal what is still owed on it and on
 # the rivals a merge superseded (one more, in one statement).
+# A merge that supersedes rivals closes what a policy put before a person for them (one statement for all
+# of them; issue 31): one more in a merging vote that has rivals (the document approving vote here has one).
 # Section locks on topics (issue 30) added one to a topic's propose: the section's lock is read after the
 # statement that locks the topic, since a row read by the statement that waited for the lock is the row of
 # before the wait (tests/test_topic_locks.py).
@@ -44,7 +46,7 @@ BOUNDS = {
         "merging approve": 15,
         "document propose": 11,
         "document vote": 11,
-        "document approving vote": 14,
+        "document approving vote": 15,
     },
     "postgresql": {
         "register": 3,
@@ -53,7 +55,7 @@ BOUNDS = {
         "merging approve": 8,
         "document propose": 9,
         "document vote": 8,
-        "document approving vote": 10,
+        "document approving vote": 11,
     },
 }
 _CONTROL = re.compile(r"^\s*(BEGIN|COMMIT|ROLLBACK)\b", re.IGNORECASE)

@@ -16,7 +16,7 @@ second vote impossible even if two requests race.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cache
@@ -66,8 +66,9 @@ class Resource(Protocol):
         """The resource's approval policy, as its row (locked by the caller) holds it."""
         ...
 
-    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
-        """Ids of the agents who may vote on a proposal of `author_id`'s, the author aside."""
+    async def voters(self, session: AsyncSession, author_id: str) -> Mapping[str, str | None]:
+        """The agents who may vote on a proposal of `author_id`'s, the author aside: each id with the
+        principal recorded when it joined (None: the agent is its own), read in the same statement."""
         ...
 
 
@@ -288,7 +289,7 @@ async def _merges_at_once(session: AsyncSession, resource: Resource, proposal: P
     scores = await _scores(session, resource, proposal.section_id)
     if resource.approval.policy is ApprovalPolicy.AUTO:
         return not any(a in voters and s >= approval_policies.CRITICAL_SALIENCE for a, _n, s in scores)
-    return voters <= {a for a, _n, s in scores if s == 0}
+    return voters.keys() <= {a for a, _n, s in scores if s == 0}
 
 
 async def _critical(session: AsyncSession, resource: Resource, proposal: Proposal) -> list[tuple[str, str]]:
@@ -614,15 +615,7 @@ async def accept(
             correlation_id=rival_id,
             data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
-        await escalations.close_raised_for(
-            session,
-            ctx,
-            resource_type=resource.resource_type,
-            resource_id=resource.resource_id,
-            proposal_id=rival_id,
-            reason=f"proposal {rival_id} was superseded by {proposal.id}, merged on the same section: "
-            "there is nothing left to decide",
-        )
+
         await audit.record(
             session,
             ctx,
@@ -630,6 +623,16 @@ async def accept(
             "proposal",
             rival_id,
             after={"status": "superseded", "supersededBy": proposal.id},
+        )
+    if rivals:  # what a policy put before a person for them: nothing is left to decide
+        await escalations.close_raised_for(
+            session,
+            ctx,
+            resource_type=resource.resource_type,
+            resource_id=resource.resource_id,
+            proposal_ids=rivals,
+            reason=f"superseded by proposal {proposal.id}, merged on the same section: nothing is left to "
+            "decide",
         )
     await policy.on_accepted(session, ctx, proposal)
 

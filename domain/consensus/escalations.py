@@ -10,7 +10,7 @@ on the resource's stream."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -313,11 +313,13 @@ async def lock_raised_for(
     )
 
 
-def _raised_for(resource_type: str, resource_id: str, proposal_id: str) -> tuple[Any, ...]:
+def _raised_for(resource_type: str, resource_id: str, *proposal_ids: str) -> tuple[Any, ...]:
     return (
         Escalation.resource_type == resource_type,
         Escalation.resource_id == resource_id,
-        Escalation.proposal_id == proposal_id,
+        Escalation.proposal_id.in_(proposal_ids)
+        if len(proposal_ids) > 1
+        else Escalation.proposal_id == proposal_ids[0],
         Escalation.status == EscalationStatus.OPEN.value,
         Escalation.origin == EscalationOrigin.POLICY.value,
     )
@@ -329,12 +331,12 @@ async def close_raised_for(
     *,
     resource_type: str,
     resource_id: str,
-    proposal_id: str,
+    proposal_ids: Sequence[str],
     reason: str,
 ) -> list[str]:
-    """Close the open escalations a policy raised for a proposal that no longer needs a person (its author
-    withdrew it, or a merge on its section superseded it): one conditional UPDATE, so an answer that got in
-    first keeps its escalation answered.
+    """Close the open escalations a policy raised for proposals that no longer need a person (the author
+    withdrew one, or a merge on their section superseded them): one conditional UPDATE, so an answer that got
+    in first keeps its escalation answered.
     Each closure is an event on the resource's stream (`pact.escalation.closed`), an audit entry and a
     notice to the reviewers' webhook. The ids of the escalations closed."""
     actor = ctx.require_actor()
@@ -345,7 +347,7 @@ async def close_raised_for(
     # could deadlock with that answer: the answer then finds the proposal withdrawn and is refused.
     closable = (
         select(Escalation.id)
-        .where(*_raised_for(resource_type, resource_id, proposal_id))
+        .where(*_raised_for(resource_type, resource_id, *proposal_ids))
         .with_for_update(key_share=True, skip_locked=True)
     )
     closed = (
@@ -359,10 +361,10 @@ async def close_raised_for(
                 resolved_by_id=actor.id,
                 resolved_at=now,
             )
-            .returning(t.c.id, t.c.section_id)
+            .returning(t.c.id, t.c.section_id, t.c.proposal_id)
         )
     ).all()
-    for escalation_id, section_id in sorted(closed):
+    for escalation_id, section_id, proposal_id in sorted(closed):
         await events.append(
             session,
             events.stream_of(resource_type, resource_id),
@@ -383,7 +385,7 @@ async def close_raised_for(
             after={"status": EscalationStatus.CLOSED.value, "reason": reason, "proposalId": proposal_id},
         )
         outbox.enqueue(session, CLOSED_JOB, {"escalation_id": escalation_id})
-    return sorted(escalation_id for escalation_id, _section in closed)
+    return sorted(escalation_id for escalation_id, _section, _proposal in closed)
 
 
 def to_dict(esc: Escalation) -> dict[str, Any]:

@@ -16,7 +16,7 @@ discharged it (the proposal's id)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -25,9 +25,8 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import profiles
 from domain.consensus.session_models import PendingObligation
-from domain.kernel import events
+from domain.kernel import events, principals
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import SYSTEM
 from domain.kernel.event_record import ActorKind
@@ -71,6 +70,7 @@ class Obligation:
     discharged_at: datetime | None
     discharge_kind: DischargeKind | None
     discharge_event_ref: str | None
+    principal_id: str  # whom the owing member acts for (domain/kernel/principals.py)
 
     @property
     def status(self) -> ObligationStatus:
@@ -94,10 +94,11 @@ def of(row: PendingObligation) -> Obligation:
         discharged_at=row.discharged_at,
         discharge_kind=DischargeKind(row.discharge_kind) if row.discharge_kind else None,
         discharge_event_ref=row.discharge_event_ref,
+        principal_id=principals.of_agent(row.member_id, row.principal_id),
     )
 
 
-def payload(o: Obligation, principal: str) -> dict[str, Any]:
+def payload(o: Obligation) -> dict[str, Any]:
     """The obligation as its events carry it: PACT's pending-obligation shape, the principal, and the
     shape again under `obligation` (where the conformance vectors look for it)."""
     shape = {
@@ -112,6 +113,7 @@ def payload(o: Obligation, principal: str) -> dict[str, Any]:
         "discharge_kind": str(o.discharge_kind) if o.discharge_kind else None,
         "discharge_event_ref": o.discharge_event_ref,
     }
+    principal = o.principal_id
     return {**shape, "principal_id": principal, "principalId": principal, "obligation": dict(shape)}
 
 
@@ -121,7 +123,7 @@ async def _emit(session: AsyncSession, o: Obligation, type_: str, in_response_to
         events.stream_of(o.resource_type, o.resource_id),
         type_,
         SYSTEM,
-        data=payload(o, await profiles.principal_of(session, o.resource_type, o.resource_id, o.member_id)),
+        data=payload(o),
         actor_kind=ActorKind.SYSTEM,
         correlation_id=o.id,
         in_response_to=in_response_to,
@@ -134,10 +136,11 @@ async def open_votes(
     resource_id: str,
     *,
     proposal_id: str,
-    members: Collection[str],
+    members: Mapping[str, str | None],
     due_by: datetime | None,
 ) -> list[Obligation]:
-    """A `vote` obligation on the proposal for each member (the proposal is new: none exists yet)."""
+    """A `vote` obligation on the proposal for each member (the proposal is new: none exists yet); `members`
+    maps each to the principal it joined with (None: its own)."""
     now = utcnow()
     created: list[Obligation] = []
     for member_id in sorted(members):
@@ -151,6 +154,7 @@ async def open_votes(
             proposal_id=proposal_id,
             created_at=now,
             due_by=due_by,
+            principal_id=members[member_id],
         )
         session.add(row)
         obligation = of(row)
@@ -171,6 +175,7 @@ _RETURNED = (
     PendingObligation.proposal_id,
     PendingObligation.created_at,
     PendingObligation.due_by,
+    PendingObligation.principal_id,
 )
 
 
@@ -207,6 +212,7 @@ async def _discharge(
             discharged_at=now,
             discharge_kind=kind,
             discharge_event_ref=event_ref or r.proposal_id,
+            principal_id=principals.of_agent(r.member_id, r.principal_id),
         )
         for r in sorted(rows, key=lambda r: (r.proposal_id or "", r.member_id, r.id))
     ]

@@ -3,8 +3,11 @@ domain/consensus/sessions.py `enrol`; domain/kernel/principals.py)."""
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from typing import Any
+
+from sqlalchemy import and_, literal, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql.elements import ColumnElement
 
 from domain.consensus.session_models import SessionPresence
 from domain.kernel import principals
@@ -20,3 +23,14 @@ async def principal_of(session: AsyncSession, resource_type: str, resource_id: s
         )
     )
     return principals.of_agent(member_id, recorded)
+
+
+def joins_presence(
+    presence: type[SessionPresence], resource_type: str, resource_id: Any, member_id: Any
+) -> ColumnElement[bool]:
+    """The ON clause joining a member's row (its resource and member id columns) to its session profile."""
+    return and_(
+        presence.resource_type == literal(resource_type),
+        presence.resource_id == resource_id,
+        presence.member_id == member_id,
+    )

@@ -37,6 +37,9 @@ class PendingObligation(Base):
     discharged_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     discharge_kind: Mapped[str | None] = mapped_column(String(16))
     discharge_event_ref: Mapped[str | None] = mapped_column(String(80))
+    # The principal the owing member acts for, as it was when the obligation arose (migration 0036; NULL on
+    # older rows: the member's own urn).
+    principal_id: Mapped[str | None] = mapped_column(String(255))
 
 
 class SessionPresence(Base):

@@ -63,7 +63,7 @@ async def withdraw(
         ctx,
         resource_type=resource.resource_type,
         resource_id=resource.resource_id,
-        proposal_id=proposal.id,
+        proposal_ids=[proposal.id],
         reason=f"proposal {proposal.id} was withdrawn by its author: there is nothing left to decide",
     )
     await obligations.discharge_for_proposal(session, proposal.id, WITHDRAWN)

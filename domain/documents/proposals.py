@@ -13,8 +13,9 @@ from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
-from domain.consensus import locks, policies, withdrawal
+from domain.consensus import locks, policies, profiles, withdrawal
 from domain.consensus.models import Proposal
+from domain.consensus.session_models import SessionPresence
 from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
@@ -124,16 +125,20 @@ class DocumentResource:
     def approval(self) -> policies.Approval:
         return policies.of(self.doc)
 
-    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
-        rows = await session.scalars(
-            select(_DA.id).where(
+    async def voters(self, session: AsyncSession, author_id: str) -> dict[str, str | None]:
+        rows = await session.execute(
+            select(_DA.id, SessionPresence.principal_id)
+            .outerjoin(
+                SessionPresence, profiles.joins_presence(SessionPresence, "document", _DA.document_id, _DA.id)
+            )
+            .where(
                 _DA.document_id == self.doc.id,
                 _DA.status == "active",
                 _DA.role.in_(WRITER_ROLES),
                 _DA.id != author_id,
             )
         )
-        return set(rows.all())
+        return {agent_id: principal for agent_id, principal in rows.all()}
 
 
 POLICY = consensus.Policy(name="document", accepted_status="approved", objection_pauses=True)

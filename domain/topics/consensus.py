@@ -11,8 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import engine as consensus
-from domain.consensus import locks, policies, withdrawal
+from domain.consensus import locks, policies, profiles, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
+from domain.consensus.session_models import SessionPresence
 from domain.kernel import audit
 from domain.kernel.clock import canonical_id, canonical_ref, utcnow
 from domain.kernel.context import Context
@@ -148,13 +149,15 @@ class TopicResource:
     def approval(self) -> policies.Approval:
         return policies.of(self.topic)
 
-    async def voters(self, session: AsyncSession, author_id: str) -> set[str]:
-        rows = await session.scalars(
-            select(_TP.agent_id).where(
-                _TP.topic_id == self.topic.id, _TP.left_at.is_(None), _TP.agent_id != author_id
+    async def voters(self, session: AsyncSession, author_id: str) -> dict[str, str | None]:
+        rows = await session.execute(
+            select(_TP.agent_id, SessionPresence.principal_id)
+            .outerjoin(
+                SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id)
             )
+            .where(_TP.topic_id == self.topic.id, _TP.left_at.is_(None), _TP.agent_id != author_id)
         )
-        return set(rows.all())
+        return {agent_id: principal for agent_id, principal in rows.all()}
 
 
 async def _on_created(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:

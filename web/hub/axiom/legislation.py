@@ -165,7 +165,10 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     access=Staff(role=None),
     # The handler parses the body itself (domain rules beyond the model): the model documents it.
     documented_body=IngestDoc,
-    errors={401: "Missing or invalid staff key"},
+    errors={
+        401: "Missing or invalid staff key",
+        413: "The body is larger than the hub accepts (CONCORD_MAX_BODY_BYTES): send fewer instruments",
+    },
 )
 async def ingest(request: web.Request) -> web.Response:
     docs = legislation.parse_documents(await read_json(request))
