@@ -27,8 +27,8 @@ from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import bounty, dependencies, economy
-from domain.topics import sessions as topic_sessions
 from domain.topics import store as topics
+from domain.topics.fabric import fabric_of
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
 TIER_BASE = {"empirical": 3, "institutional": 3, "derived": 4, "contested": 5}
@@ -257,9 +257,7 @@ async def done(
         await economy.reward(session, actor.id, economy.ALIGNED_REWARD, "topic.aligned", topic.id)
     await session.flush()
     await recompute(session, ctx, topic.id)
-    signalled = await sessions.with_outcome(
-        session, await topic_sessions.fabric_of(session, topic), signalled
-    )
+    signalled = await sessions.with_outcome(session, await fabric_of(session, topic), signalled)
     return TopicDone(signalled, row.done_assumptions or [], topic.status)
 
 

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.agents.models import Agent
 from domain.consensus import records, sessions
 from domain.kernel import audit
 from domain.kernel.clock import new_id, utcnow
@@ -21,44 +19,12 @@ from domain.kernel.event_record import cursor_of
 from domain.kernel.settings import get_settings
 from domain.topics import store as topics
 from domain.topics.consensus import TopicResource
-from domain.topics.models import Topic, TopicParticipant
+from domain.topics.fabric import fabric_of
 from domain.topics.records import DEFAULT_CATEGORY, VOCABULARY
-from domain.topics.store import TopicStatus
-
-RESOURCE = "topic"
 
 
 def _timeout() -> int:
     return get_settings().pact_heartbeat_timeout_seconds
-
-
-async def fabric_of(session: AsyncSession, topic: Topic) -> sessions.Fabric:
-    rows = (
-        await session.execute(
-            select(TopicParticipant, Agent.name)
-            .join(Agent, Agent.id == TopicParticipant.agent_id)
-            .where(TopicParticipant.topic_id == topic.id, TopicParticipant.left_at.is_(None))
-            .order_by(TopicParticipant.joined_at, TopicParticipant.id)
-        )
-    ).all()
-    members = tuple(
-        sessions.Member(
-            id=p.agent_id,
-            name=name,
-            role=p.role,
-            trust_level=sessions.TrustLevel.COLLABORATOR,
-            org=p.agent_id,
-            joined_at=p.joined_at,
-        )
-        for p, name in rows
-    )
-    return sessions.Fabric(
-        RESOURCE,
-        topic.id,
-        members,
-        closed=topic.status == TopicStatus.REJECTED,
-        settled=topic.status in (TopicStatus.CONSENSUS, TopicStatus.STABLE),
-    )
 
 
 async def _loaded(session: AsyncSession, topic_id: str) -> sessions.Fabric:
