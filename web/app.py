@@ -8,8 +8,8 @@ from aiohttp import web
 from domain.axiom.citations import IndexHolder
 from runtime.process import Runtime
 from web.docs import api as docs_api
-from web.docs.challenge import bearer_challenge
 from web.docs.mcp import transport as mcp_server
+from web.docs.oauth.challenge import bearer_challenge
 from web.hub import api as hub_api
 from web.hub.axiom.keys import CITATION_INDEX
 from web.hub.pages import review as review_pages

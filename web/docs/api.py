@@ -4,26 +4,26 @@ from typing import Any
 
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents.library import MAX_TAGS
-from web.docs import (
-    agent_comments,
+from web.docs import auth
+from web.docs.agents import (
     agents,
-    auth,
-    comments,
     completions,
-    documents,
     human,
     intent_objections,
     invites,
-    oauth,
-    oauth_pages,
-    pact_sessions,
     proposals,
     session_reads,
-    sessions,
-    share_pages,
-    sharing,
     withdrawals,
 )
+from web.docs.agents import comments as agent_comments
+from web.docs.agents import sessions as pact_sessions
+from web.docs.documents import comments
+from web.docs.documents import library as documents
+from web.docs.oauth import endpoints as oauth
+from web.docs.oauth import pages as oauth_pages
+from web.docs.people import sessions
+from web.docs.sharing import links as sharing
+from web.docs.sharing import pages as share_pages
 from web.kernel import health, pact_profile
 from web.kernel.errors import Problem
 from web.kernel.routing import Api

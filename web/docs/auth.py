@@ -15,7 +15,7 @@ from domain.documents.access import Caller
 from domain.documents.models import ServiceKey
 from domain.kernel.errors import Forbidden
 from domain.people import user_sessions as sessions
-from web.docs import oauth_urls
+from web.docs.oauth import urls as oauth_urls
 from web.kernel.access import Access, Guard, Service, principal
 from web.kernel.request import context, guard_session, presented_key, runtime
 
@@ -30,10 +30,10 @@ class ServicePrincipal:
     person: sessions.Person | None = None
 
 
-# Where a document-scoped key may act (web/docs/paths.py).
+# Where a document-scoped key may act (web/docs/agents/paths.py).
 AGENT_PATHS = ("/api/tap/", "/api/pact/")
 SERVICE = web.RequestKey("service_principal", ServicePrincipal)
-# The scope a request was refused for (403), for the WWW-Authenticate challenge (web/docs/challenge.py).
+# The scope a request was refused for (403), for the WWW-Authenticate challenge (web/docs/oauth/challenge.py).
 MISSING_SCOPE = web.RequestKey("missing_scope", str)
 
 

@@ -30,7 +30,7 @@ from domain.kernel.settings import get_settings
 from domain.lab.fixtures import BY_ID, Lab
 from runtime.process import Runtime
 from web.app import create_docs_app
-from web.docs.pact_sessions import ONBOARD_POLICY
+from web.docs.agents.sessions import ONBOARD_POLICY
 from web.kernel.errors import render
 from web.kernel.routing import json_response
 from web.kernel.sessions_wire import StatusOut, sparse_response

@@ -28,8 +28,8 @@ from domain.documents.access import Caller
 from domain.kernel.errors import BadRequest
 from runtime.process import Runtime
 from web.docs import schemas
+from web.docs.agents.sessions import DocumentOnboarded
 from web.docs.mcp import tool_schemas
-from web.docs.pact_sessions import DocumentOnboarded
 from web.kernel import completions as completions_wire
 from web.kernel import events as events_wire
 from web.kernel import human as human_wire

@@ -16,12 +16,12 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from domain.documents import servicekeys
 from domain.kernel.tasks import cancel_and_wait
-from web.docs import oauth_urls
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
 from web.docs.mcp.prompts import PROMPTS
 from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build, listed_tools
 from web.docs.mcp.tools import TOOLS
+from web.docs.oauth import urls as oauth_urls
 from web.kernel.appkeys import REQUEST_ID, RUNTIME
 from web.kernel.request import runtime
 

@@ -26,8 +26,8 @@ from domain.kernel.errors import DomainError, RateLimited
 from domain.people import oauth_grants
 from domain.people import user_sessions as sessions
 from domain.people.oauth_grants import AuthorizationRequest, NotRedirectable, Redirectable
-from web.docs import oauth_html, oauth_urls
-from web.docs.oauth_schemas import AuthorizeForm, AuthorizeQuery
+from web.docs.oauth import html, urls
+from web.docs.oauth.schemas import AuthorizeForm, AuthorizeQuery
 from web.kernel.forms import posted
 from web.kernel.html import SECURITY_HEADERS
 from web.kernel.request import client_address, context, rate_limits, runtime
@@ -69,7 +69,7 @@ def _params(data: MultiMapping[Any]) -> tuple[dict[str, str], frozenset[str]]:
 
 def _back(request: web.Request, redirect_uri: str, params: dict[str, str | None]) -> web.HTTPSeeOther:
     """The redirect to the client, with the issuer (RFC 9207)."""
-    found = {**params, "iss": oauth_urls.issuer(request)}
+    found = {**params, "iss": urls.issuer(request)}
     return web.HTTPSeeOther(oauth_grants.with_query(redirect_uri, found))
 
 
@@ -80,13 +80,13 @@ async def _checked(request: web.Request, data: MultiMapping[Any]) -> Authorizati
     params, repeated = _params(data)
     async with runtime(request).db.read() as session:
         return await oauth_grants.check_request(
-            session, params, resource=oauth_urls.mcp_resource(request), repeated=repeated
+            session, params, resource=urls.mcp_resource(request), repeated=repeated
         )
 
 
 def _refused(exc: NotRedirectable) -> web.Response:
     """A refusal of the request: a page, never a redirect (RFC 9700 §4.11.2)."""
-    return oauth_html.refusal("This sign-in cannot go on", str(exc), 400, error=exc.error)
+    return html.refusal("This sign-in cannot go on", str(exc), 400, error=exc.error)
 
 
 @routes.route(
@@ -104,7 +104,7 @@ async def authorize_page(request: web.Request) -> web.StreamResponse:
     except NotRedirectable as exc:
         return _refused(exc)
     cookie = request.cookies.get(COOKIE) or secrets.token_urlsafe(24)
-    response = oauth_html.consent(req, _csrf(request, cookie), headers=_headers(req))
+    response = html.consent(req, _csrf(request, cookie), headers=_headers(req))
     if request.cookies.get(COOKIE) != cookie:
         secure = request.secure or (runtime(request).settings.public_url or "").startswith("https:")
         response.set_cookie(COOKIE, cookie, path="/oauth", httponly=True, samesite="Strict", secure=secure)
@@ -137,7 +137,7 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
     cookie = request.cookies.get(COOKIE)
     given = data.get("csrf")
     if not cookie or not isinstance(given, str) or not hmac.compare_digest(_csrf(request, cookie), given):
-        return oauth_html.refusal(
+        return html.refusal(
             "This form is stale",
             "The form did not come from this page, or the page is too old: go back to your application "
             "and start the sign-in again.",
@@ -157,7 +157,7 @@ async def authorize_form(request: web.Request) -> web.StreamResponse:
     organisation = fields.get("organisation", "")
 
     def again(error: str, status: int) -> web.Response:
-        return oauth_html.consent(
+        return html.consent(
             req,
             _csrf(request, cookie or ""),
             error=error[:1].upper() + error[1:],

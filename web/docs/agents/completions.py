@@ -5,8 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.documents import completions
+from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import doc_id, document_route
 from web.docs.schemas import DocumentDone, DoneBody
 from web.kernel.access import Service
 from web.kernel.completions import CompletionList

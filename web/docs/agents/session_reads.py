@@ -6,8 +6,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.documents import agents as tap
+from web.docs.agents.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.schemas import DocumentAgent, DocumentAgentList
 from web.kernel.access import Service
 from web.kernel.events import Transcript, TranscriptQuery

@@ -13,8 +13,8 @@ from pydantic import Field
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
 from domain.kernel.errors import Unprocessable
+from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import doc_id, document_route
 from web.docs.schemas import Capability, Joined, Role
 from web.kernel.access import Service
 from web.kernel.request import runtime

@@ -11,8 +11,8 @@ from aiohttp import web
 from domain.consensus.escalations import EscalationKind
 from domain.documents import human as people
 from domain.review import human
+from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import doc_id, document_route
 from web.kernel.access import Service
 from web.kernel.human import (
     AgentEscalationList,

@@ -9,8 +9,8 @@ from __future__ import annotations
 from aiohttp import web
 from aiohttp.typedefs import Handler
 
-from web.docs import oauth_urls
 from web.docs.auth import MISSING_SCOPE
+from web.docs.oauth import urls
 from web.kernel.access import ACCESS, Service
 
 
@@ -20,10 +20,10 @@ def _quoted(value: str) -> str:
 
 def challenge(request: web.Request, status: int) -> str | None:
     """The WWW-Authenticate value for a refused request, or None when it needs none."""
-    on_mcp = request.path == oauth_urls.MCP_PATH
+    on_mcp = request.path == urls.MCP_PATH
     if not on_mcp and not isinstance(request.get(ACCESS), Service):
         return None
-    parts = [f"resource_metadata={_quoted(oauth_urls.resource_metadata(request, for_mcp=on_mcp))}"]
+    parts = [f"resource_metadata={_quoted(urls.resource_metadata(request, for_mcp=on_mcp))}"]
     if status == 401:
         if request.headers.get("Authorization") or request.headers.get("X-Api-Key"):
             parts.insert(0, 'error="invalid_token"')

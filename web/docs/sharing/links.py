@@ -1,7 +1,8 @@
 """Share links of a document: the owner creates, lists and revokes them (service key); the token's holder
 reads the document and, as the link's permission allows, comments, resolves and decides through the
 token-scoped API below (anonymous at the key level: the token is checked inside, and for a closed link
-that is not public, the session cookie of a proven address). The HTML review page: web/docs/share_pages.py."""
+that is not public, the session cookie of a proven address). The HTML review page:
+web/docs/sharing/pages.py."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from domain.kernel import mail
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Forbidden, Unavailable
-from web.docs import share_limits
 from web.docs.auth import caller
 from web.docs.schemas import CommentOut, ShareLinkBody, ShareLinkLookup, ShareLinkOut
-from web.docs.share_schemas import (
+from web.docs.sharing import limits
+from web.docs.sharing.schemas import (
     ConfirmBody,
     ShareCommentBody,
     ShareDecision,
@@ -250,12 +251,12 @@ async def share_decide(request: web.Request, body: ShareDecisionBody) -> web.Res
 
 async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
     """Ask for a one-time code; mails it when the address may review (after the code is stored). The
-    limits (web/docs/share_limits.py) come first, the same for every address the link could admit."""
+    limits (web/docs/sharing/limits.py) come first, the same for every address the link could admit."""
     token = request.match_info["token"]
-    await share_limits.before_code_request(request)
+    await limits.before_code_request(request)
     async with runtime(request).db.read() as session:
         link, _ = await sharing.live_link(session, token)
-    await share_limits.code_request(request, link, sharing.code_address(link, email))
+    await limits.code_request(request, link, sharing.code_address(link, email))
     async with runtime(request).db.transaction() as session:
         link, doc = await sharing.live_link(session, token)
         asked = await sharing.request_code(session, link, email)
@@ -279,7 +280,7 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
     token = request.match_info["token"]
     async with runtime(request).db.read() as session:
         link, _ = await sharing.live_link(session, token)
-    await share_limits.before_confirm(request, link)
+    await limits.before_confirm(request, link)
     async with runtime(request).db.transaction() as session:
         link, _ = await sharing.live_link(session, token)
         found = await sharing.visit(session, token, session_cookie(request, link.id))
@@ -289,7 +290,7 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
             session, context(request, sharing.reviewer_actor(found)), found, email, code
         )
     if not checked.ok:
-        await share_limits.wrong_code(request, link)
+        await limits.wrong_code(request, link)
     return found, checked
 
 

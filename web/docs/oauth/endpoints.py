@@ -1,5 +1,5 @@
 """OAuth 2.1 for MCP clients (the MCP authorization spec): discovery, dynamic client registration and the
-token endpoint. The sign-in and consent page is web/docs/oauth_pages.py; the rules are in
+token endpoint. The sign-in and consent page is web/docs/oauth/pages.py; the rules are in
 domain/people/oauth_clients.py and oauth_grants.py.
 
 These endpoints answer OAuth's error body ({error, error_description}, RFC 6749 §5.2 / RFC 7591 §3.2.2)
@@ -22,8 +22,8 @@ from domain.kernel.errors import DomainError, RateLimited
 from domain.people import oauth_clients, oauth_grants
 from domain.people.models import OAuthClient
 from domain.people.oauth_clients import OAuthError
-from web.docs import oauth_urls
-from web.docs.oauth_schemas import (
+from web.docs.oauth import urls
+from web.docs.oauth.schemas import (
     AuthorizationServerMetadata,
     ClientInformation,
     ClientMetadata,
@@ -80,10 +80,10 @@ def speaks_oauth(fn: Handler) -> Handler:
 
 
 def _protected_resource(request: web.Request) -> web.Response:
-    base = oauth_urls.base_url(request)
+    base = urls.base_url(request)
     body = {
-        "resource": oauth_urls.mcp_resource(request),
-        "authorization_servers": [oauth_urls.issuer(request)],
+        "resource": urls.mcp_resource(request),
+        "authorization_servers": [urls.issuer(request)],
         "scopes_supported": list(SCOPES),
         "bearer_methods_supported": ["header"],
         "resource_name": "Concord documents (MCP)",
@@ -123,9 +123,9 @@ async def protected_resource(request: web.Request) -> web.Response:
     response=AuthorizationServerMetadata,
 )
 async def authorization_server(request: web.Request) -> web.Response:
-    base = oauth_urls.base_url(request)
+    base = urls.base_url(request)
     body = {
-        "issuer": oauth_urls.issuer(request),
+        "issuer": urls.issuer(request),
         "authorization_endpoint": f"{base}/oauth/authorize",
         "token_endpoint": f"{base}/oauth/token",
         "registration_endpoint": f"{base}/oauth/register",
@@ -293,7 +293,5 @@ async def revoke(request: web.Request) -> web.Response:
         raise OAuthError("invalid_request", "token: required")
     async with rt.db.transaction() as session:
         client = await _client(request, session, form)
-        await oauth_grants.revoke(
-            session, rt.settings, client, token, resource=oauth_urls.mcp_resource(request)
-        )
+        await oauth_grants.revoke(session, rt.settings, client, token, resource=urls.mcp_resource(request))
     return json_response({}, headers=NO_STORE)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from domain.documents import comments
+from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import doc_id, document_route
 from web.kernel.access import Service
 from web.kernel.comments import CommentBody, CommentsQuery, PactComment, PactCommentList
 from web.kernel.request import runtime

@@ -14,8 +14,8 @@ from aiohttp import web
 from domain.consensus import sections
 from domain.documents import offload, share_media, share_render, sharing
 from domain.kernel.errors import BadRequest, DomainError, Forbidden
-from web.docs import share_html
-from web.docs.sharing import check_code, send_code, session_cookie, set_session_cookie
+from web.docs.sharing import html as share_html
+from web.docs.sharing.links import check_code, send_code, session_cookie, set_session_cookie
 from web.kernel.forms import posted
 from web.kernel.request import context, runtime
 from web.kernel.routing import Routes

@@ -6,8 +6,8 @@ from aiohttp import web
 
 from domain.documents import agents as tap
 from domain.documents import locks, records
+from web.docs.agents.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.auth import caller
-from web.docs.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.schemas import (
     ConstraintBody,
     ConstraintList,

@@ -10,8 +10,8 @@ from pydantic import Field
 
 from domain.documents import invites
 from domain.kernel.invites import InviteView
+from web.docs.agents.paths import TAGS, doc_id, document_route, paths
 from web.docs.auth import caller
-from web.docs.paths import TAGS, doc_id, document_route, paths
 from web.docs.schemas import Joined, Out, Role
 from web.kernel.access import Service
 from web.kernel.invites import JOIN_TOKEN_ERRORS, TOKEN_TEXT, InviteCreate, InviteFields, JoinTokenBody

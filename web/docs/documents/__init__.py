@@ -1,0 +1,1 @@
+"""Documents and their comments: upload, list, metadata, approval policy, download."""

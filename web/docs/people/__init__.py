@@ -1,0 +1,1 @@
+"""People of an organisation in the browser: sign in, refresh, sign out."""

@@ -1,0 +1,1 @@
+"""Share links: the owner's API, the token holder's API and the review page."""
