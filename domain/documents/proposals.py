@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
-from domain.consensus import locks, policies, profiles, withdrawal
+from domain.consensus import locks, policies, profiles, sections, withdrawal
 from domain.consensus.models import Proposal
 from domain.consensus.session_models import SessionPresence
 from domain.documents import library
@@ -22,7 +22,7 @@ from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, m
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit
 from domain.kernel.clock import canonical_ref, iso, utcnow
-from domain.kernel.errors import BadRequest, Forbidden
+from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
@@ -188,6 +188,46 @@ async def propose(
         proposal_id=body.get("proposalId"),
     )
     return view(proposal)
+
+
+async def propose_named(
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    proposal_id: str,
+    section_id: str,
+    summary: str,
+    text: str | None,
+    ttl_seconds: int | None,
+) -> tuple[Proposal, bool]:
+    """A proposal the caller names (a correlation handle later steps use): made once, then answered again.
+
+    A repeat of the id on the same document is the same proposal (not made anew: `False`); an id taken by
+    another resource's proposal is a 409. Without `text` the proposal is a position to agree on, not an edit:
+    it carries the section's current text, so merging it leaves the section as it is."""
+    existing = await session.get(Proposal, proposal_id)
+    if existing is not None:
+        if existing.resource_type != "document" or existing.resource_id != document_id:
+            raise Conflict(f"proposal id {proposal_id} is taken", code="proposal.id_taken")
+        return existing, False
+    if text is None:
+        content = await library.ready_content(await library.get(session, caller, document_id))
+        found = sections.find(content, section_id)
+        text = content[found.body_from : found.body_to] if found is not None else ""
+    made = await propose(
+        session,
+        caller,
+        document_id,
+        {
+            "sectionId": section_id,
+            "content": text,
+            "summary": summary,
+            "ttlSeconds": ttl_seconds,
+            "proposalId": proposal_id,
+        },
+    )
+    return await session.get_one(Proposal, made["proposalId"]), True
 
 
 async def list_proposals(

@@ -9,10 +9,10 @@ schema and the document API ask for a status. A POST …/proposals that names it
 that dialect:
 
 - the caller is authenticated and scoped exactly as the document API's own route does (tap:write);
-- the proposal is created through the same domain operation (domain/documents/proposals.py), with the
-  section's current text when it carries none, so merging it leaves the text as it is;
-- a repeat of an id on the same document answers the proposal again (`created: false`); an id taken
-  elsewhere is a 409.
+- the proposal is made by `proposals.propose_named` (domain/documents/proposals.py), the documents' own
+  operation for a proposal its caller names: with the section's current text when it carries none, so
+  merging it leaves the text as it is; a repeat of an id on the same document answers the proposal again
+  (`created: false`); an id taken elsewhere is a 409.
 
 A POST …/done without a body is a done signal with status `aligned` (the vector's agent accepts the
 outcome). Any other request goes to the document API's route unchanged (docs/pact.md, "The conformance
@@ -28,14 +28,13 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from domain.consensus import profiles, sections
+from domain.consensus import profiles
 from domain.consensus.completions import CompletionStatus
 from domain.consensus.models import Proposal
-from domain.documents import completions, library, proposals
-from domain.documents.access import Caller
+from domain.documents import completions, proposals
 from domain.documents.agents import RESOURCE
 from domain.kernel.clock import iso_z
-from domain.kernel.errors import BadRequest, Conflict
+from domain.kernel.errors import BadRequest
 from web.docs.auth import caller, check_service
 from web.docs.schemas import DocumentDone
 from web.kernel.access import Service
@@ -93,32 +92,18 @@ async def _answer(session: Any, proposal: Proposal, *, created: bool) -> web.Res
 
 
 async def _create(request: web.Request, document_id: str, body: VectorProposal) -> web.Response:
-    who: Caller = caller(request)
     async with runtime(request).db.transaction() as session:
-        existing = await session.get(Proposal, body.proposalId)
-        if existing is not None:
-            if existing.resource_type != RESOURCE or existing.resource_id != document_id:
-                raise Conflict(f"proposal id {body.proposalId} is taken", code="proposal.id_taken")
-            return await _answer(session, existing, created=False)
-        text = body.newContent
-        if text is None:  # a position, not an edit: the section's text as it stands
-            content = await library.ready_content(await library.get(session, who, document_id))
-            found = sections.find(content, body.sectionId)
-            text = content[found.body_from : found.body_to] if found is not None else ""
-        made = await proposals.propose(
+        proposal, created = await proposals.propose_named(
             session,
-            who,
+            caller(request),
             document_id,
-            {
-                "sectionId": body.sectionId,
-                "content": text,
-                "summary": body.summary,
-                "ttlSeconds": body.ttlSeconds,
-                "proposalId": body.proposalId,
-            },
+            proposal_id=body.proposalId,
+            section_id=body.sectionId,
+            summary=body.summary,
+            text=body.newContent,
+            ttl_seconds=body.ttlSeconds,
         )
-        created = await session.get_one(Proposal, made["proposalId"])
-        return await _answer(session, created, created=True)
+        return await _answer(session, proposal, created=created)
 
 
 async def _done(request: web.Request, document_id: str) -> web.Response:
