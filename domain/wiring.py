@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from domain.axiom import seed as axiom_seed
 from domain.consensus import escalations, intents
+from domain.consensus import sessions as pact_sessions
 from domain.documents import blobs as document_blobs
 from domain.documents import library
 from domain.documents import locks as document_locks
@@ -65,6 +66,7 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("events.sign_log_roots", 3600, log_roots.sign_due),
     # Housekeeping: rows kept for CONCORD_RETENTION_DAYS after they stop mattering.
     Sweep("kernel.purge_history", 3600, sweeps.purge_history),
+    Sweep("pact.purge_heartbeats", 600, pact_sessions.purge_heartbeats),
     Sweep("people.purge_sessions", 3600, staff_sessions.purge),
     Sweep("people.purge_user_sessions", 3600, user_sessions.purge),
     Sweep("documents.purge_share_access", 3600, document_sharing.purge_access),

@@ -359,6 +359,30 @@ async def test_heartbeat_is_idempotent_and_liveness_goes_stale_without_eviction(
     await _get(hub, f"{base}/_status", agents[0]["headers"], 400, include="members,gossip")
 
 
+async def test_heartbeat_receipts_are_purged_after_their_window_and_the_id_starts_anew(
+    hub, register, runtime, clock
+):
+    topic_id, agents = await open_topic(hub, register, n_agents=2)
+    base = f"/api/pact/{topic_id}"
+    old, recent = str(uuid.uuid4()), str(uuid.uuid4())
+    await _post(hub, f"{base}/_heartbeat", agents[0]["headers"], {"client_heartbeat_id": old})
+    assert (
+        await run_sweep(runtime, "pact.purge_heartbeats") == 0
+    )  # within the window: it still answers repeats
+    clock.advance(timedelta(minutes=9))
+    await _post(hub, f"{base}/_heartbeat", agents[1]["headers"], {"client_heartbeat_id": recent})
+    clock.advance(timedelta(minutes=2))  # 11 minutes after the first: past twice the 5-minute window
+    assert await run_sweep(runtime, "pact.purge_heartbeats") == 1
+    assert await run_sweep(runtime, "pact.purge_heartbeats") == 0
+    count = len(await _events(hub, base))
+    # The purged id is a new heartbeat (a new event); the kept one still replays.
+    again = await _post(hub, f"{base}/_heartbeat", agents[0]["headers"], {"client_heartbeat_id": old})
+    assert again["replayed"] is False
+    kept = await _post(hub, f"{base}/_heartbeat", agents[1]["headers"], {"client_heartbeat_id": recent})
+    assert kept["replayed"] is True
+    assert _types(await _events(hub, base))[count:] == ["pact.agent.heartbeat-received"]
+
+
 async def test_racing_repeats_of_one_heartbeat_record_one_event(docs, runtime):
     keys, base = await _document(docs, runtime, ("editor",))
     await _join(docs, keys[0], base, "Beat", "editor")

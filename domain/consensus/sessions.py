@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -39,9 +39,9 @@ from domain.consensus.session_models import HeartbeatReceipt, SessionPresence
 from domain.kernel import events, principals
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
-from domain.kernel.errors import BadRequest, Forbidden, Unprocessable
+from domain.kernel.errors import BadRequest, Conflict, Forbidden, Unprocessable
 from domain.kernel.event_record import cursor_of
-from domain.kernel.sqlutil import for_update
+from domain.kernel.sqlutil import execute_counted, for_update
 
 SPEC_VERSION = "2.0.3"
 # A heartbeat's answer is replayed for a repeat of its client_heartbeat_id within this window (§4.4.3: at
@@ -574,6 +574,16 @@ async def enrol(
     return principals.of_agent(member_id, principal)
 
 
+async def purge_heartbeats(session: AsyncSession) -> int:
+    """Heartbeat receipts received before the idempotency window twice over: a repeat of their id is a new
+    heartbeat by then (heartbeat() makes its receipt anew), so they say nothing more. The sweep keeps the
+    table to the receipts that can still answer a repeat."""
+    cutoff = utcnow() - 2 * IDEMPOTENCY_WINDOW
+    return await execute_counted(
+        session, delete(HeartbeatReceipt).where(HeartbeatReceipt.received_at < cutoff)
+    )
+
+
 async def heartbeat(
     session: AsyncSession,
     ctx: Context,
@@ -602,7 +612,7 @@ async def heartbeat(
         HeartbeatReceipt.member_id == member_id,
         HeartbeatReceipt.client_heartbeat_id == client_heartbeat_id,
     )
-    inserted = await session.scalar(
+    receipt = (
         _insert(session)(HeartbeatReceipt)
         .values(
             resource_type=fabric.resource_type,
@@ -614,9 +624,20 @@ async def heartbeat(
         .on_conflict_do_nothing()
         .returning(HeartbeatReceipt.id)
     )
+    inserted = await session.scalar(receipt)
+    earlier = None
     if inserted is None:
         earlier = await session.scalar(for_update(select(HeartbeatReceipt).where(*key)))
-        assert earlier is not None
+        if earlier is None:  # purged (long past its window) between the two statements: a new heartbeat
+            inserted = await session.scalar(receipt)
+            if inserted is None:  # a racing repeat made it anew meanwhile: take that one
+                earlier = await session.scalar(for_update(select(HeartbeatReceipt).where(*key)))
+    if inserted is None:
+        if earlier is None:
+            raise Conflict(
+                "this heartbeat raced with another of the same client_heartbeat_id; send it again",
+                code="heartbeat.retry",
+            )
         if earlier.response is not None and now - earlier.received_at <= IDEMPOTENCY_WINDOW:
             return Heartbeat.replay(earlier.response)
         earlier.received_at = now  # past the window: a new heartbeat under the old id
