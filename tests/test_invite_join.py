@@ -196,3 +196,36 @@ async def test_join_token_is_rate_limited_per_client(docs, runtime, settings, mo
     assert statuses == [200, 200, 429]
     resp = await docs.get(f"/api/pact/{doc['id']}/invites", headers=owner["headers"])
     assert (await resp.json())["invites"][0]["uses"] == 2  # the refused one took nothing
+
+
+async def test_leaving_retires_the_key_an_invite_minted_and_no_other(docs, runtime):
+    owner, doc = await _owned(docs, runtime)
+    invite = await _invite(docs, owner, doc["id"], maxUses=2)
+    resp = await _join(docs, doc["id"], invite["token"])
+    assert resp.status == 200, await resp.text()
+    agent = {"X-Api-Key": (await resp.json())["apiKey"]}
+
+    resp = await docs.delete(f"/api/pact/{doc['id']}/leave", headers=agent)
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["keyRevoked"] is True
+    # The key cannot come back on its own: joining again takes the invite (which still has a use).
+    resp = await docs.post(f"/api/pact/{doc['id']}/join", headers=agent, json={"agentName": "test-bot"})
+    assert resp.status == 401
+    assert (await resp.json())["code"] == "revoked_api_key"
+    resp = await _join(docs, doc["id"], invite["token"], name="test-bot")
+    assert resp.status == 200, await resp.text()
+
+    # The organisation's own key leaves and stays a key: it may join again.
+    resp = await docs.post(
+        f"/api/pact/{doc['id']}/join", headers=owner["headers"], json={"agentName": "owner"}
+    )
+    assert resp.status == 201, await resp.text()
+    resp = await docs.delete(f"/api/pact/{doc['id']}/leave", headers=owner["headers"])
+    assert (await resp.json())["keyRevoked"] is False
+    resp = await docs.post(
+        f"/api/pact/{doc['id']}/join", headers=owner["headers"], json={"agentName": "owner"}
+    )
+    assert resp.status == 201, await resp.text()
+    resp = await docs.get(f"/api/pact/{doc['id']}/events?after=0&limit=50", headers=owner["headers"])
+    left = [e for e in (await resp.json())["events"] if e["type"] == "pact.agent.left"]
+    assert [e["data"]["keyRevoked"] for e in left] == [True, False]

@@ -9,6 +9,7 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -29,7 +30,7 @@ from domain.documents.membership import (
     record,
     section,
 )
-from domain.documents.models import Document, DocumentAgent
+from domain.documents.models import Document, DocumentAgent, ServiceKey
 from domain.kernel import event_views, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -146,15 +147,32 @@ async def leave(
     released = await locks.release_all(session, ctx, doc, agent.id, UnlockReason.LEFT)
     agent.status = "left"
     agent.left_at = utcnow()
+    key_revoked = await _retire_invite_key(session, caller, doc, agent.left_at)
     await record(
         session,
         ctx,
         doc,
         "pact.agent.left",
         "document.leave",
-        data={**agent_view(agent), "locksReleased": released},
+        data={**agent_view(agent), "locksReleased": released, "keyRevoked": key_revoked},
     )
-    return {"success": True, "agentId": agent.id, "leftAt": iso(agent.left_at), "locksReleased": released}
+    return {
+        "success": True,
+        "agentId": agent.id,
+        "leftAt": iso(agent.left_at),
+        "locksReleased": released,
+        "keyRevoked": key_revoked,
+    }
+
+
+async def _retire_invite_key(session: AsyncSession, caller: Caller, doc: Document, now: datetime) -> bool:
+    """A key an invite minted for this document exists only to be its agent there: when that agent leaves,
+    the key is revoked, so coming back takes a new invite (the owner's say over who joins holds)."""
+    key = await session.get(ServiceKey, caller.key_id)
+    if key is None or key.document_id != doc.id or key.revoked_at is not None:
+        return False
+    key.revoked_at = now
+    return True
 
 
 async def agents(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:

@@ -450,6 +450,10 @@ class Left(Out):
     agentId: str
     leftAt: Timestamp
     locksReleased: int
+    keyRevoked: bool = Field(
+        description="True when the key was minted by an invite for this document: it is revoked as its agent "
+        "leaves, so coming back takes a new invite"
+    )
 
 
 class DocumentAgents(Out):
