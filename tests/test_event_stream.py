@@ -282,6 +282,36 @@ async def test_a_process_serves_a_bounded_number_of_streams(hub, register, setti
     (await eventually(admitted)).close()
 
 
+async def test_one_client_holds_a_bounded_number_of_streams_and_others_still_get_theirs(
+    hub, register, settings, monkeypatch
+):
+    monkeypatch.setattr(settings, "sse_max_per_client", 2)
+    monkeypatch.setattr(settings, "sse_heartbeat_seconds", 0.1)
+    topic_id, agents = await open_topic(hub, register, n_agents=2)
+    path = f"/api/pact/{topic_id}/events/stream"
+    ada, bob = agents[0]["headers"], agents[1]["headers"]
+    held = [await open_stream(hub, path, headers=ada), await open_stream(hub, path, headers=ada)]
+    resp = await hub.get(path, headers=ada)
+    assert resp.status == 429
+    assert int(resp.headers["Retry-After"]) >= 1
+    assert "event streams" in (await resp.json())["detail"]
+    # Another key, and a client without one, are counted apart.
+    (await open_stream(hub, path, headers=bob)).close()
+    (await open_stream(hub, path)).close()
+    held.pop().close()  # its place is the client's again once the server notices
+
+    async def admitted() -> Any:
+        resp = await hub.get(path, headers=ada)
+        if resp.status == 200:
+            return resp
+        assert resp.status == 429
+        resp.release()
+        return None
+
+    (await eventually(admitted)).close()
+    held[0].close()
+
+
 async def test_a_topic_stream_is_refused_as_the_topic_event_list_is(hub):
     for missing in ("no-such-topic", "00000000-0000-4000-8000-000000000000"):
         listed_resp = await hub.get(f"/api/pact/{missing}/events")

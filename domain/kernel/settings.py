@@ -219,6 +219,13 @@ class Settings(BaseSettings):
         description="Event streams one web process serves at once; one more is refused with 503 and "
         "`Retry-After` (the client tries again, perhaps on another process).",
     )
+    sse_max_per_client: int = Field(
+        default=32,
+        ge=1,
+        le=100_000,
+        description="Event streams one client (its key, else its address) may hold open on one web process; "
+        "one more is refused with 429 and `Retry-After`, so one client cannot take a process's places.",
+    )
     sse_queue_events: int = Field(
         default=256,
         ge=1,

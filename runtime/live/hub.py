@@ -33,7 +33,7 @@ from typing import Any
 
 from domain.kernel import event_feed, events
 from domain.kernel.db import Database
-from domain.kernel.errors import Unavailable
+from domain.kernel.errors import RateLimited, Unavailable
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
 from runtime.live.transport import RedisSubscription
@@ -167,6 +167,7 @@ class LiveEvents:
         self.machine = machine if not settings.redis_url else None
         self._streams: dict[str, _Stream] = {}
         self._open = 0
+        self._by_client: dict[str, int] = {}  # open streams by client (credential or address)
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -232,10 +233,19 @@ class LiveEvents:
         return self._open
 
     @contextlib.contextmanager
-    def admitted(self) -> Iterator[None]:
-        """Hold one of the process's `sse_max_connections` places for the life of a connection."""
+    def admitted(self, client: str) -> Iterator[None]:
+        """Hold one of the process's `sse_max_connections` places, and one of the `sse_max_per_client` of
+        `client` (who asks: its credential, or its address), for the life of a connection."""
         if self._closing or self._loop is None:
             raise Unavailable("this process is stopping; reconnect", retry_after=1)
+        held = self._by_client.get(client, 0)
+        if held >= self.settings.sse_max_per_client:
+            raise RateLimited(
+                f"this client already holds {held} event streams on this process (at most "
+                f"{self.settings.sse_max_per_client}); close one, or follow several resources' events from "
+                "one place",
+                retry_after=2,
+            )
         if self._open >= self.settings.sse_max_connections:
             raise Unavailable(
                 f"this process already serves its {self.settings.sse_max_connections} event streams; try "
@@ -243,10 +253,16 @@ class LiveEvents:
                 retry_after=2,
             )
         self._open += 1
+        self._by_client[client] = held + 1
         try:
             yield
         finally:
             self._open -= 1
+            left = self._by_client[client] - 1
+            if left:
+                self._by_client[client] = left
+            else:
+                del self._by_client[client]
 
     async def listen(self, stream: str) -> Listener:
         """A listener of `stream` that gets every event after those the stream had when it arrived (and

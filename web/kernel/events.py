@@ -55,7 +55,10 @@ STREAM_SUMMARY = (
     "event's record exactly as the event list serves it; resumes after `Last-Event-ID` (or `after`), "
     "replaying what was missed, then follows new events; `: keep-alive` comments while idle"
 )
-STREAM_ERRORS = {503: "The process serves as many event streams as it may, or is stopping: retry"}
+STREAM_ERRORS = {
+    429: "This client (its key, else its address) holds as many event streams on this process as it may",
+    503: "The process serves as many event streams as it may, or is stopping: retry",
+}
 
 
 class PollQuery(_Query):

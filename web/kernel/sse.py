@@ -15,7 +15,8 @@ While no event comes a `: keep-alive` comment goes out every `CONCORD_SSE_HEARTB
 when its client reads too slowly (`CONCORD_SSE_QUEUE_EVENTS` waiting), when the process stops, and after
 `CONCORD_SSE_MAX_SECONDS` (so that a client's access is checked again); the first message's `retry:` tells
 the client how soon to reconnect, with `Last-Event-ID`, losing nothing. A process serves at most
-`CONCORD_SSE_MAX_CONNECTIONS` streams; one more is a 503 with `Retry-After`.
+`CONCORD_SSE_MAX_CONNECTIONS` streams; one more is a 503 with `Retry-After`; and one client (its key, else
+its address) at most `CONCORD_SSE_MAX_PER_CLIENT` of them; one more is a 429 with `Retry-After`.
 """
 
 from __future__ import annotations
@@ -30,13 +31,13 @@ from typing import Any
 from aiohttp import web
 from pydantic import BaseModel, Field
 
-from domain.kernel import events
+from domain.kernel import events, keys
 from domain.kernel.errors import Unavailable
 from domain.kernel.event_record import cursor_of
 from runtime.live.hub import Ended, LiveEvent
 from runtime.metrics import process_metrics
 from web.kernel.appkeys import APP_NAME, REQUEST_ID
-from web.kernel.request import public_url, runtime
+from web.kernel.request import client_address, presented_key, public_url, runtime
 
 log = logging.getLogger("concord.web")
 
@@ -122,11 +123,18 @@ async def _replay(request: web.Request, response: web.StreamResponse, stream: st
             return after
 
 
+def _client(request: web.Request) -> str:
+    """Who holds a stream, for the per-client limit: the credential it presented (as its digest), else the
+    address it comes from."""
+    key = presented_key(request)
+    return f"key:{keys.hash_key(key)}" if key else f"addr:{client_address(request)}"
+
+
 async def respond(request: web.Request, stream: str, after: int) -> web.StreamResponse:
     """Serve `stream` from after `after` until the client leaves or the stream ends (see the module)."""
     live = runtime(request).live
     app = request.app[APP_NAME]
-    with live.admitted():
+    with live.admitted(_client(request)):
         response = web.StreamResponse(
             headers={
                 "Content-Type": MEDIA_TYPE,
