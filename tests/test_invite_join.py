@@ -229,3 +229,57 @@ async def test_leaving_retires_the_key_an_invite_minted_and_no_other(docs, runti
     resp = await docs.get(f"/api/pact/{doc['id']}/events?after=0&limit=50", headers=owner["headers"])
     left = [e for e in (await resp.json())["events"] if e["type"] == "pact.agent.left"]
     assert [e["data"]["keyRevoked"] for e in left] == [True, False]
+
+
+async def test_the_organisation_removes_an_agent_its_locks_and_its_invite_key_go_with_it(docs, runtime):
+    owner, doc = await _owned(docs, runtime)
+    base = f"/api/pact/{doc['id']}"
+    invite = await _invite(docs, owner, doc["id"])
+    resp = await _join(docs, doc["id"], invite["token"], name="rogue-bot")
+    joined = await resp.json()
+    agent = {"X-Api-Key": joined["apiKey"]}
+    resp = await docs.post(f"{base}/sections/sec:plan:budget/lock", headers=agent)
+    assert resp.status in (200, 201), await resp.text()
+    # A key that may act on the document but not manage it cannot remove anyone.
+    helper = await make_key(runtime, org="Invite Org", name="helper", scopes="tap:read,tap:write")
+    resp = await docs.delete(f"{base}/agents/{joined['agentId']}", headers=helper["headers"])
+    assert resp.status == 403
+
+    resp = await docs.delete(
+        f"{base}/agents/{joined['agentId']}", headers=owner["headers"], json={"reason": "Off its brief"}
+    )
+    assert resp.status == 200, await resp.text()
+    removed = await resp.json()
+    assert removed["agentId"] == joined["agentId"]
+    assert (removed["locksReleased"], removed["keyRevoked"]) == (1, True)
+    assert (removed["removedBy"], removed["reason"]) == ("owner", "Off its brief")
+    # Gone from the agents, its lock free, its key dead; a second removal finds nobody.
+    resp = await docs.get(f"{base}/agents", headers=owner["headers"])
+    assert [a["agentName"] for a in await resp.json()] == []
+    resp = await docs.post(f"{base}/join", headers=helper["headers"], json={"agentName": "helper"})
+    assert resp.status == 201
+    resp = await docs.post(f"{base}/sections/sec:plan:budget/lock", headers=helper["headers"])
+    assert resp.status in (200, 201), await resp.text()
+    resp = await docs.get(f"{base}/agents", headers=agent)
+    assert (resp.status, (await resp.json())["code"]) == (401, "revoked_api_key")
+    for missing in (joined["agentId"], "no-such-agent"):
+        resp = await docs.delete(f"{base}/agents/{missing}", headers=owner["headers"])
+        assert (resp.status, (await resp.json())["code"]) == (404, "agent.not_found")
+    # Another organisation's key does not see the document at all.
+    stranger = await make_key(runtime, org="Elsewhere", name="stranger")
+    resp = await docs.delete(f"{base}/agents/{joined['agentId']}", headers=stranger["headers"])
+    assert resp.status == 404
+
+    resp = await docs.get(f"{base}/events?after=0&limit=50", headers=owner["headers"])
+    found = (await resp.json())["events"]
+    left = [e for e in found if e["type"] == "pact.agent.left"]
+    assert len(left) == 1
+    assert left[0]["agentName"] == "owner"  # the event is the organisation's act, not the agent's
+    assert {k: left[0]["data"][k] for k in ("agentName", "removedBy", "reason", "keyRevoked")} == {
+        "agentName": "rogue-bot",
+        "removedBy": "owner",
+        "reason": "Off its brief",
+        "keyRevoked": True,
+    }
+    unlocked = [e for e in found if e["type"] == "pact.section.unlocked"]
+    assert [e["data"].get("reason") for e in unlocked] == ["left"]

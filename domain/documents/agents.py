@@ -33,6 +33,7 @@ from domain.documents.membership import (
 from domain.documents.models import Document, DocumentAgent, ServiceKey
 from domain.kernel import event_views, events, keys
 from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 
 RESOURCE = "document"
@@ -143,32 +144,62 @@ async def leave(
     agent = await member(session, caller, doc)
     if agent_id and agent_id != agent.id:
         raise Forbidden("an agent can only remove itself", code="auth.forbidden")
-    ctx = agent_ctx(caller, agent)
+    departed = await _depart(session, agent_ctx(caller, agent), doc, agent, {})
+    await record(session, agent_ctx(caller, agent), doc, "pact.agent.left", "document.leave", data=departed)
+    return _departure(departed)
+
+
+async def remove(
+    session: AsyncSession, caller: Caller, document_id: str, agent_id: str, *, reason: str | None
+) -> dict[str, Any]:
+    """The organisation removes an agent from its document (PACT §9.2 "remove an agent": a forced leave):
+    its locks are released and a key an invite minted for it is revoked, as when it leaves; the event and the
+    audit entry name who removed it (the caller: a person or the organisation's key) and why."""
+    doc = await library.get(session, caller, document_id, for_update=True)
+    agent = await session.scalar(
+        select(DocumentAgent).where(
+            DocumentAgent.id == agent_id.strip(),
+            DocumentAgent.document_id == doc.id,
+            DocumentAgent.status == "active",
+        )
+    )
+    if agent is None:
+        raise NotFound(
+            f"no active agent {agent_id} on this document", code="agent.not_found", field="agentId"
+        )
+    removed_by = caller.name
+    departed = await _depart(session, caller.ctx, doc, agent, {"removedBy": removed_by, "reason": reason})
+    await record(session, caller.ctx, doc, "pact.agent.left", "document.agent.remove", data=departed)
+    return {**_departure(departed), "removedBy": removed_by, "reason": reason}
+
+
+async def _depart(
+    session: AsyncSession, ctx: Context, doc: Document, agent: DocumentAgent, extra: dict[str, Any]
+) -> dict[str, Any]:
+    """An agent's membership ends (by leaving or by removal): its locks released, an invite's key retired.
+    Answers the event's data."""
     released = await locks.release_all(session, ctx, doc, agent.id, UnlockReason.LEFT)
     agent.status = "left"
     agent.left_at = utcnow()
-    key_revoked = await _retire_invite_key(session, caller, doc, agent.left_at)
-    await record(
-        session,
-        ctx,
-        doc,
-        "pact.agent.left",
-        "document.leave",
-        data={**agent_view(agent), "locksReleased": released, "keyRevoked": key_revoked},
-    )
+    key_revoked = await _retire_invite_key(session, agent.key_id, doc, agent.left_at)
+    return {**agent_view(agent), "locksReleased": released, "keyRevoked": key_revoked, **extra}
+
+
+def _departure(data: dict[str, Any]) -> dict[str, Any]:
     return {
         "success": True,
-        "agentId": agent.id,
-        "leftAt": iso(agent.left_at),
-        "locksReleased": released,
-        "keyRevoked": key_revoked,
+        "agentId": data["agentId"],
+        "leftAt": data["leftAt"],
+        "locksReleased": data["locksReleased"],
+        "keyRevoked": data["keyRevoked"],
     }
 
 
-async def _retire_invite_key(session: AsyncSession, caller: Caller, doc: Document, now: datetime) -> bool:
-    """A key an invite minted for this document exists only to be its agent there: when that agent leaves,
-    the key is revoked, so coming back takes a new invite (the owner's say over who joins holds)."""
-    key = await session.get(ServiceKey, caller.key_id)
+async def _retire_invite_key(session: AsyncSession, key_id: str, doc: Document, now: datetime) -> bool:
+    """A key an invite minted for this document exists only to be its agent there: when that agent's
+    membership ends, the key is revoked, so coming back takes a new invite (the owner's say over who joins
+    holds)."""
+    key = await session.get(ServiceKey, key_id)
     if key is None or key.document_id != doc.id or key.revoked_at is not None:
         return False
     key.revoked_at = now

@@ -355,6 +355,14 @@ class LeaveBody(Model):
     agentId: str | None = Field(default=None, max_length=36)
 
 
+class RemoveAgentBody(Model):
+    reason: Text | None = Field(
+        default=None,
+        max_length=2_000,
+        description="Why the agent is removed (kept in the event and the audit)",
+    )
+
+
 class ProposalBody(Model):
     sectionId: Text = Field(min_length=1, max_length=256)
     content: str = Field(max_length=50_000)
@@ -454,6 +462,13 @@ class Left(Out):
         description="True when the key was minted by an invite for this document: it is revoked as its agent "
         "leaves, so coming back takes a new invite"
     )
+
+
+class Removed(Left):
+    removedBy: str = Field(
+        description="Who removed the agent: the person, or the organisation's key, by name"
+    )
+    reason: str | None
 
 
 class DocumentAgents(Out):

@@ -27,6 +27,8 @@ from web.docs.schemas import (
     LeaveBody,
     Left,
     LockBody,
+    RemoveAgentBody,
+    Removed,
     SalienceBody,
     SalienceMap,
     SalienceOut,
@@ -84,6 +86,26 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.leave(session, who, doc_id(request), body.agentId)
+    return json_response(result)
+
+
+@route(
+    "DELETE",
+    "/agents/{agentId}",
+    summary="Remove an agent from the document (the organisation: PACT's human override, a forced leave): "
+    "its locks are released and a key an invite minted for it is revoked; the body is optional",
+    body=RemoveAgentBody,
+    body_optional=True,
+    response=Removed,
+    errors={404: "No active agent with that id on the document (agent.not_found)"},
+    access=Service("documents:write"),
+)
+async def remove(request: web.Request, body: RemoveAgentBody) -> web.Response:
+    who = caller(request)
+    async with runtime(request).db.transaction() as session:
+        result = await tap.remove(
+            session, who, doc_id(request), request.match_info["agentId"], reason=body.reason
+        )
     return json_response(result)
 
 
