@@ -91,7 +91,12 @@ async def test_topic_comment_refusals(hub, register):
     assert resp.status == 404
     resp = await hub.get(f"{NO_TOPIC}/comments")
     assert resp.status == 404
-    assert await (await hub.get(f"{base}/comments")).json() == {"comments": []}
+    assert await (await hub.get(f"{base}/comments")).json() == {
+        "comments": [],
+        "total": 0,
+        "limit": 100,
+        "offset": 0,
+    }
     assert not [e for e in await _events(hub, base) if e["type"] == "pact.comment.added"]
 
 
@@ -193,7 +198,12 @@ async def test_document_comment_refusals(docs, runtime):
     elsewhere = await make_key(runtime, org="Other")
     resp = await docs.get(f"{base}/comments", headers=elsewhere["headers"])
     assert resp.status == 404
-    assert await (await docs.get(f"{base}/comments", headers=alice["headers"])).json() == {"comments": []}
+    assert await (await docs.get(f"{base}/comments", headers=alice["headers"])).json() == {
+        "comments": [],
+        "total": 0,
+        "limit": 100,
+        "offset": 0,
+    }
 
 
 async def test_comments_at_once_are_all_kept(docs, hub, runtime, register):
@@ -225,3 +235,37 @@ async def test_comments_at_once_are_all_kept(docs, hub, runtime, register):
     assert [r.status for r in answers] == [201] * 3
     listed = (await (await hub.get(f"/api/pact/{topic_id}/comments")).json())["comments"]
     assert sorted(x["agentId"] for x in listed) == sorted(a["agentId"] for a in agents)
+
+
+async def test_comment_lists_are_paged_on_both_apps(docs, hub, runtime, register):
+    topic_id, (a, b, _c) = await open_topic(hub, register)
+    key = await make_key(runtime, org="Paging Org")
+    doc = await upload_ready(docs, key, MD, "plan.md")
+    resp = await docs.post(f"/api/pact/{doc['id']}/join", headers=key["headers"], json={"agentName": "pager"})
+    assert resp.status == 201
+    targets = [(hub, f"/api/pact/{topic_id}", b["headers"]), (docs, f"/api/pact/{doc['id']}", key["headers"])]
+    for client, base, headers in targets:
+        made = []
+        for n in range(7):
+            resp = await client.post(f"{base}/comments", headers=headers, json={"content": f"Note {n}"})
+            assert resp.status == 201, await resp.text()
+            made.append((await resp.json())["commentId"])
+        seen: list[str] = []
+        offset = 0
+        while True:
+            resp = await client.get(
+                f"{base}/comments", headers=headers, params={"limit": "3", "offset": str(offset)}
+            )
+            assert resp.status == 200, await resp.text()
+            page = await resp.json()
+            assert (page["total"], page["limit"], page["offset"]) == (7, 3, offset)
+            seen += [c["commentId"] for c in page["comments"]]
+            offset += 3
+            if offset >= page["total"]:
+                break
+        assert seen == made  # every comment once, oldest first
+        whole = await (await client.get(f"{base}/comments", headers=headers)).json()
+        assert (len(whole["comments"]), whole["limit"]) == (7, 100)
+        for bad in ({"limit": "0"}, {"limit": "501"}, {"offset": "-1"}, {"limit": "x"}):
+            resp = await client.get(f"{base}/comments", headers=headers, params=bad)
+            assert resp.status == 400, (bad, await resp.text())

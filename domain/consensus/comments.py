@@ -13,10 +13,12 @@ nothing here resolves; documents keep `PUT /api/comments/{id}/resolve` and the r
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
+from sqlalchemy import ColumnExpressionArgument, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import sections
@@ -26,6 +28,7 @@ from domain.kernel.context import Actor, Context
 from domain.kernel.errors import NotFound
 
 ADDED = "pact.comment.added"
+_Row = TypeVar("_Row")
 CONTENT_MAX = 10_000
 
 
@@ -45,9 +48,20 @@ class Comment:
 
 @dataclass(frozen=True)
 class Comments:
+    """A page of a resource's comments, oldest first: `items` from `offset` on, of `total`."""
+
     resource_type: str
     resource_id: str
     items: list[Comment]
+    total: int
+    limit: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Comment]
+    total: int
 
 
 class Store(Protocol):
@@ -59,8 +73,8 @@ class Store(Protocol):
         """Write a comment by `actor`; the comment and the data of its event."""
         ...
 
-    async def listed(self, session: AsyncSession, *, section_id: str | None) -> list[Comment]:
-        """The resource's comments (of one section when given), oldest first."""
+    async def listed(self, session: AsyncSession, *, section_id: str | None, limit: int, offset: int) -> Page:
+        """A page of the resource's comments (of one section when given), oldest first, and their total."""
         ...
 
 
@@ -99,7 +113,23 @@ async def add(
     return comment
 
 
-async def listed(session: AsyncSession, scope: Scope, store: Store, *, section_id: str | None) -> Comments:
-    return Comments(
-        scope.resource_type, scope.resource_id, await store.listed(session, section_id=section_id)
-    )
+async def listed(
+    session: AsyncSession, scope: Scope, store: Store, *, section_id: str | None, limit: int, offset: int
+) -> Comments:
+    found = await store.listed(session, section_id=section_id, limit=limit, offset=offset)
+    return Comments(scope.resource_type, scope.resource_id, found.items, found.total, limit, offset)
+
+
+async def paged(
+    session: AsyncSession,
+    stmt: Select[_Row],
+    order: Sequence[ColumnExpressionArgument[Any]],
+    shown: Callable[[_Row], Comment],
+    *,
+    limit: int,
+    offset: int,
+) -> Page:
+    """One page of a store's filtered statement, in `order`, and the count of all it selects."""
+    total = await session.scalar(select(func.count()).select_from(stmt.order_by(None).subquery()))
+    rows = await session.scalars(stmt.order_by(*order).limit(limit).offset(offset))
+    return Page([shown(r) for r in rows.all()], int(total or 0))

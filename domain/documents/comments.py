@@ -111,12 +111,14 @@ class DocumentComments:
         )
         return _shared(row), to_dict(row)
 
-    async def listed(self, session: AsyncSession, *, section_id: str | None) -> list[shared.Comment]:
+    async def listed(
+        self, session: AsyncSession, *, section_id: str | None, limit: int, offset: int
+    ) -> shared.Page:
         stmt = select(Comment).where(Comment.document_id == self.doc.id)
         if section_id is not None:
             stmt = stmt.where(Comment.paragraph_id == section_id)
-        rows = await session.scalars(stmt.order_by(Comment.created_at, Comment.id))
-        return [_shared(r) for r in rows.all()]
+        order = (Comment.created_at, Comment.id)
+        return await shared.paged(session, stmt, order, _shared, limit=limit, offset=offset)
 
 
 def _shared(c: Comment) -> shared.Comment:
@@ -153,12 +155,23 @@ async def add_as_agent(
 
 
 async def list_on(
-    session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    section_id: str | None,
+    limit: int,
+    offset: int,
 ) -> shared.Comments:
-    """Every comment of the document (people's, keys' and agents'), oldest first, or of one section."""
+    """A page of the document's comments (people's, keys' and agents'), oldest first, or of one section's."""
     doc = await library.get(session, caller, document_id)
     return await shared.listed(
-        session, DocumentResource(doc), DocumentComments(doc, caller), section_id=section_id
+        session,
+        DocumentResource(doc),
+        DocumentComments(doc, caller),
+        section_id=section_id,
+        limit=limit,
+        offset=offset,
     )
 
 

@@ -47,12 +47,14 @@ class TopicComments:
         }
         return _shared(row), data
 
-    async def listed(self, session: AsyncSession, *, section_id: str | None) -> list[shared.Comment]:
+    async def listed(
+        self, session: AsyncSession, *, section_id: str | None, limit: int, offset: int
+    ) -> shared.Page:
         stmt = select(TopicComment).where(TopicComment.topic_id == self.topic.id)
         if section_id is not None:
             stmt = stmt.where(TopicComment.section_id == section_id)
-        rows = await session.scalars(stmt.order_by(TopicComment.created_at, TopicComment.id))
-        return [_shared(r) for r in rows.all()]
+        order = (TopicComment.created_at, TopicComment.id)
+        return await shared.paged(session, stmt, order, _shared, limit=limit, offset=offset)
 
 
 def _shared(row: TopicComment) -> shared.Comment:
@@ -88,6 +90,10 @@ async def add(
     )
 
 
-async def list_on(session: AsyncSession, topic_id: str, *, section_id: str | None) -> shared.Comments:
+async def list_on(
+    session: AsyncSession, topic_id: str, *, section_id: str | None, limit: int, offset: int
+) -> shared.Comments:
     topic = await topics.get(session, topic_id)
-    return await shared.listed(session, TopicResource(topic), TopicComments(topic), section_id=section_id)
+    return await shared.listed(
+        session, TopicResource(topic), TopicComments(topic), section_id=section_id, limit=limit, offset=offset
+    )

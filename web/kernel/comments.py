@@ -9,9 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from domain.consensus import comments as shared
 from domain.kernel.clock import iso
-from web.kernel.wire import Exact, Text, Timestamp, Trimmed
+from web.kernel.wire import MAX_INT, Exact, Text, Timestamp, Trimmed
 
 SectionRef = Annotated[Text, Field(min_length=1, max_length=256)]
+
+PAGE = 100  # comments a page holds unless the request says
+PAGE_MAX = 500
 
 
 class CommentBody(Trimmed):
@@ -26,6 +29,10 @@ class CommentBody(Trimmed):
 class CommentsQuery(BaseModel):
     model_config = ConfigDict(extra="ignore")
     sectionId: str | None = Field(default=None, max_length=256, description="Only this section's comments")
+    limit: int = Field(default=PAGE, ge=1, le=PAGE_MAX, description="Comments a page holds")
+    offset: int = Field(
+        default=0, ge=0, le=MAX_INT, description="Comments to skip (the next page: offset + limit)"
+    )
 
 
 class PactComment(Exact):
@@ -56,7 +63,15 @@ class PactComment(Exact):
 
 class PactCommentList(Exact):
     comments: list[PactComment] = Field(description="Oldest first")
+    total: int = Field(description="All the comments the request selects, on every page")
+    limit: int
+    offset: int
 
     @classmethod
     def of(cls, found: shared.Comments) -> PactCommentList:
-        return cls(comments=[PactComment.of(c) for c in found.items])
+        return cls(
+            comments=[PactComment.of(c) for c in found.items],
+            total=found.total,
+            limit=found.limit,
+            offset=found.offset,
+        )

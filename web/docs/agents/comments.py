@@ -52,5 +52,7 @@ async def add(request: web.Request, body: CommentBody) -> web.Response:
 async def list_comments(request: web.Request, query: CommentsQuery) -> web.Response:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        found = await comments.list_on(session, who, doc_id(request), section_id=query.sectionId)
+        found = await comments.list_on(
+            session, who, doc_id(request), section_id=query.sectionId, limit=query.limit, offset=query.offset
+        )
     return model_response(PactCommentList.of(found))

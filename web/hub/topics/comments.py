@@ -51,5 +51,11 @@ async def add(request: web.Request, body: CommentBody) -> web.Response:
 )
 async def list_comments(request: web.Request, query: CommentsQuery) -> web.Response:
     async with runtime(request).db.read() as session:
-        found = await comments.list_on(session, request.match_info["topicId"], section_id=query.sectionId)
+        found = await comments.list_on(
+            session,
+            request.match_info["topicId"],
+            section_id=query.sectionId,
+            limit=query.limit,
+            offset=query.offset,
+        )
     return model_response(PactCommentList.of(found))
