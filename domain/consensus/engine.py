@@ -19,8 +19,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
+from enum import StrEnum
 from functools import cache
-from typing import Any, Protocol
+from typing import Annotated, Any, Protocol
 
 from sqlalchemy import ColumnElement, Table, bindparam, case, exists, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
@@ -38,8 +39,18 @@ from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import table_of
 from domain.kernel.errors import Conflict, Forbidden, NotFound
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 
-VOTE_KINDS = ("approve", "reject", "object")
+
+class VoteKind(StrEnum):
+    """An agent's vote on a proposal."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    OBJECT = "object"
+
+
+VoteKindField = Annotated[VoteKind, SpeltOut(VoteKind)]
 _VOTES = table_of(ProposalVote)
 
 
@@ -334,7 +345,7 @@ class Ballot:
     may_vote: bool
 
 
-_COUNTERS = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}
+_COUNTERS: dict[str, str] = {kind: f"{kind}_count" for kind in VoteKind}
 
 
 def _vote_and_count(kind: str) -> Any:
@@ -364,7 +375,7 @@ def _vote_and_count(kind: str) -> Any:
     )
 
 
-_VOTE_AND_COUNT = {kind: _vote_and_count(kind) for kind in VOTE_KINDS}
+_VOTE_AND_COUNT: dict[str, Any] = {kind: _vote_and_count(kind) for kind in VoteKind}
 
 
 async def _add_vote(

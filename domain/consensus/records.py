@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -35,6 +35,7 @@ from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 
 SCORE_MIN, SCORE_MAX = 0, 10
 CONSTRAINT_WITHDRAWN_EVENT = "pact.constraint.withdrawn"
@@ -45,6 +46,19 @@ class ConstraintStatus(StrEnum):
 
     ACTIVE = "active"
     WITHDRAWN = "withdrawn"  # by its author; kept, with who and when
+
+
+class ConstraintType(StrEnum):
+    """How binding a constraint is."""
+
+    MUST = "must"
+    MUST_NOT = "must_not"
+    SHOULD = "should"
+    SHOULD_NOT = "should_not"
+    PREFER = "prefer"
+
+
+ConstraintTypeField = Annotated[ConstraintType, SpeltOut(ConstraintType)]
 
 
 class Scope(Protocol):

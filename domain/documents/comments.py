@@ -14,7 +14,7 @@ from domain.consensus import sections
 from domain.documents import library, offload
 from domain.documents.access import Caller
 from domain.documents.membership import agent_ctx, member
-from domain.documents.models import Comment, Document
+from domain.documents.models import Comment, Document, DocumentStatus
 from domain.documents.proposals import DocumentResource
 from domain.kernel import audit, events
 from domain.kernel.clock import iso, new_id, utcnow
@@ -38,7 +38,7 @@ def to_dict(c: Comment) -> dict[str, Any]:
 async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
-    if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
+    if paragraph and paragraph.startswith("sec:") and doc.status == DocumentStatus.READY:
         await offload.outline(doc.content or "")
         if sections.find(doc.content or "", paragraph) is None:
             raise Unprocessable(

@@ -31,8 +31,6 @@ DOCUMENT_ROLE = {PactRole.OBSERVER: "observer", PactRole.CONTRIBUTOR: "editor", 
 IMPLIED_PACT_ROLE = {"observer": PactRole.OBSERVER}
 
 RESOURCE = "document"
-CONSTRAINT_TYPES = ("must", "must_not", "should", "should_not", "prefer")
-DEFAULT_CONSTRAINT_TYPE = "must_not"
 TRUST = {"observer": sessions.TrustLevel.OBSERVER}
 
 

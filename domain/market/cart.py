@@ -25,7 +25,7 @@ from domain.market import cart_solver
 from domain.market.catalog import WORD, cents, is_stale, match_clause, uuid_key
 from domain.market.models import CartOptimisation, Product, Retailer
 
-MAX_ITEMS = 100
+MAX_ITEMS = 100  # items in one cart optimisation request (the web model's bound)
 
 
 async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -> CartOptimisation:

@@ -14,8 +14,7 @@ from domain.kernel.clock import canonical_id, iso
 from domain.kernel.errors import NotFound
 from domain.kernel.models import Event, Wallet
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
-
-REACHED = ("consensus", "stable")
+from domain.topics.store import REACHED
 
 
 async def stats(session: AsyncSession) -> dict[str, Any]:

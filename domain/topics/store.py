@@ -46,6 +46,10 @@ class TopicStatus(StrEnum):
     REJECTED = "rejected"
 
 
+# A topic that reached agreement: a fact (the legislation API's facts and citations read these statuses).
+REACHED = (TopicStatus.CONSENSUS, TopicStatus.STABLE)
+
+
 # ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75; written in any case (the seed's
 # topics took `au-nsw`), kept in capitals.
 JURISDICTION = re.compile(r"^[A-Za-z]{2}(-[A-Za-z0-9]{1,3})?$")

@@ -4,7 +4,8 @@ resolve defects. Every decision is audited and lands in the agent's work feed.""
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -14,14 +15,29 @@ from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 from domain.market.catalog import uuid_key
 from domain.market.models import Retailer
 from domain.work import feed, outcomes
 from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
 from domain.work.submissions import to_dict as submission_dict
 
-SUBMISSION_STATUSES = ("validating", "deferred", "accepted", "rejected")
-DEFECT_STATUSES = ("open", "accepted", "dismissed")
+
+class SubmissionStatus(StrEnum):
+    VALIDATING = "validating"
+    ACCEPTED = "accepted"
+    DEFERRED = "deferred"
+    REJECTED = "rejected"
+
+
+class DefectStatus(StrEnum):
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    DISMISSED = "dismissed"
+
+
+SubmissionStatusField = Annotated[SubmissionStatus, SpeltOut(SubmissionStatus)]
+DefectStatusField = Annotated[DefectStatus, SpeltOut(DefectStatus)]
 
 
 async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
