@@ -83,7 +83,7 @@ async def register(
     actor_ctx = Context(
         actor=Actor(agent.id, agent.name, agent.key_hash), request_id=ctx.request_id, country=ctx.country
     )
-    await audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
+    audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
     return {
         "agentId": agent.id,
         "agentName": agent.name,

@@ -128,7 +128,7 @@ async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dic
         request_id=ctx.request_id,
         country=ctx.country,
     )
-    await audit.record(
+    audit.record(
         session,
         actor_ctx,
         "axiom.key.create",
@@ -282,7 +282,5 @@ async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) 
     await session.flush()
     after = _row(key, period)
     if (before["tier"], before["monthlyCredits"]) != (after["tier"], after["monthlyCredits"]):
-        await audit.record(
-            session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after
-        )
+        audit.record(session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after)
     return {**after, "previousTier": before["tier"], "previousMonthlyCredits": before["monthlyCredits"]}

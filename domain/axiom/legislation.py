@@ -364,7 +364,7 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             await session.execute(
                 insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
             )
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "legislation.ingest",

@@ -223,7 +223,7 @@ async def propose(
     )
     session.add(proposal)  # inserted with the commit's flush, with whatever on_created sets (the stake)
     await policy.on_created(session, ctx, proposal)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.created",
@@ -232,14 +232,14 @@ async def propose(
         correlation_id=proposal.id,
         data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
     )
-    await audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
+    audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
     approval = resource.approval
     if approval.policy is ApprovalPolicy.HUMAN_ONLY:
         await _ask_a_person(session, ctx, resource, proposal)
     elif approval.policy in approval_policies.SILENT and await _merges_at_once(session, resource, proposal):
         await session.flush()  # the merge settles the proposal's row with one UPDATE
         await accept(session, SYSTEM, resource, policy, proposal, auto=True)
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "proposal.auto-merge",
@@ -458,7 +458,7 @@ async def vote(
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
     # vote decided one, follows as pact.proposal.merged, .rejected or .objected, so a reader never takes
     # one reject vote for the rejection.
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         f"pact.proposal.vote.{kind}",
@@ -481,7 +481,7 @@ async def vote(
         proposal.status = outcome
         if outcome == "rejected":
             proposal.resolved_at = utcnow()
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             f"pact.proposal.{outcome}",
@@ -493,7 +493,7 @@ async def vote(
         await obligations.discharge_for_proposal(session, proposal.id, outcome)
         if outcome == "objected" and not policy.objection_pauses:
             await _escalate_objection(session, ctx, resource, proposal, reason)
-    await audit.record(
+    audit.record(
         session, ctx, f"proposal.{kind}", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     default = approval.policy is ApprovalPolicy.CONCORD_DEFAULT
@@ -565,7 +565,7 @@ async def accept(
         # The section vanished in an earlier merge: nothing to apply to.
         proposal.status = "superseded"
         proposal.resolved_at = now
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
@@ -600,7 +600,7 @@ async def accept(
     # The rows have them already: nothing left for the flush to write.
     set_committed_value(proposal, "status", policy.accepted_status)
     set_committed_value(proposal, "resolved_at", now)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.auto-merged" if auto else "pact.proposal.merged",
@@ -617,7 +617,7 @@ async def accept(
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
             set_committed_value(loaded, "status", "superseded")
             set_committed_value(loaded, "resolved_at", now)
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
@@ -627,7 +627,7 @@ async def accept(
             data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
 
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "proposal.supersede",
@@ -696,7 +696,7 @@ async def expire_due(
             if critical and now < deadline:
                 was = proposal.expires_at
                 proposal.expires_at = deadline  # due again when the critical agents' time is up
-                await audit.record(
+                audit.record(
                     session,
                     SYSTEM,
                     "proposal.hold",
@@ -708,7 +708,7 @@ async def expire_due(
                 changed += 1
                 continue
             for agent_id, agent_name in critical:
-                await events.append(
+                events.append(
                     session,
                     stream_of(resource),
                     "pact.salience.auto-demoted",
@@ -728,7 +728,7 @@ async def expire_due(
         else:
             proposal.status = "expired"
             proposal.resolved_at = now
-            await events.append(
+            events.append(
                 session,
                 stream_of(resource),
                 "pact.proposal.expired",
@@ -738,7 +738,7 @@ async def expire_due(
                 data={"proposalId": proposal.id, **counts(proposal)},
             )
             await obligations.discharge_for_proposal(session, proposal.id, "expired")
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "proposal.expire",
@@ -847,7 +847,7 @@ async def decide_paused(
     else:
         proposal.status = "rejected"
         proposal.resolved_at = utcnow()
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.rejected",
@@ -857,7 +857,7 @@ async def decide_paused(
             data={"proposalId": proposal.id, "byHuman": True},
         )
         await obligations.discharge_for_proposal(session, proposal.id, "rejected")
-    await audit.record(
+    audit.record(
         session, ctx, "proposal.decide", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     return proposal
@@ -893,7 +893,7 @@ async def approval_changed(session: AsyncSession, ctx: Context, resource: Resour
                 await obligations.discharge_for_proposal(session, proposal.id, "escalated")
             else:
                 proposal.expires_at = now + timedelta(seconds=proposal.ttl_seconds)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.policy.changed",

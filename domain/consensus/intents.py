@@ -112,7 +112,7 @@ async def _accept(session: AsyncSession, where: tuple[Any, ...]) -> int:
     for intent_id, resource_type, resource_id, section_id, agent_id, agent_name, expires_at in sorted(
         accepted, key=lambda r: (r.expires_at, r.id)
     ):
-        await events.append(
+        events.append(
             session,
             events.stream_of(resource_type, resource_id),
             ACCEPTED_EVENT,
@@ -154,7 +154,7 @@ async def supersede(
     ).all()
     for intent_id in sorted(replaced):
         data = {"intentId": intent_id, "sectionId": newer.section_id, "supersededBy": newer.id}
-        await events.append(
+        events.append(
             session,
             events.stream_of(resource_type, resource_id),
             SUPERSEDED_EVENT,
@@ -163,7 +163,7 @@ async def supersede(
             correlation_id=intent_id,
             data=data,
         )
-        await audit.record(session, ctx, "intent.supersede", "intent", intent_id, after=data)
+        audit.record(session, ctx, "intent.supersede", "intent", intent_id, after=data)
     return list(replaced)
 
 

@@ -276,7 +276,7 @@ async def _record(
     section_id: str,
     data: dict[str, Any],
 ) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(scope.resource_type, scope.resource_id),
         event,
@@ -284,7 +284,7 @@ async def _record(
         section_id=section_id,
         data=data,
     )
-    await audit.record(session, ctx, op, scope.resource_type, scope.resource_id, after=data)
+    audit.record(session, ctx, op, scope.resource_type, scope.resource_id, after=data)
 
 
 def _lock(row: SectionLock) -> Lock:

@@ -118,7 +118,7 @@ def payload(o: Obligation) -> dict[str, Any]:
 
 
 async def _emit(session: AsyncSession, o: Obligation, type_: str, in_response_to: str | None) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(o.resource_type, o.resource_id),
         type_,

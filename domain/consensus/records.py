@@ -237,7 +237,7 @@ async def _record(
     before: dict[str, Any] | None = None,
     correlation_id: str | None = None,
 ) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         event,
@@ -246,7 +246,7 @@ async def _record(
         data=data,
         correlation_id=correlation_id,
     )
-    await audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
+    audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
 
 
 async def declare_intent(
@@ -291,7 +291,7 @@ async def declare_intent(
         "createdAt": iso(intent.created_at),
         "expiresAt": iso(intent.expires_at),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         vocabulary.intent_declared,
@@ -300,7 +300,7 @@ async def declare_intent(
         correlation_id=intent.id,
         data=data,
     )
-    await audit.record(session, ctx, "intent.declare", "intent", intent.id, after=data)
+    audit.record(session, ctx, "intent.declare", "intent", intent.id, after=data)
     await intents.supersede(session, ctx, target.resource_type, target.resource_id, row)
     return intent
 
@@ -347,7 +347,7 @@ async def object_to_intent(
         "intentAgentId": intent.agent_id,
         "objectionCount": len(intent.objections),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         intents.OBJECTED_EVENT,
@@ -356,7 +356,7 @@ async def object_to_intent(
         correlation_id=intent.id,
         data=data,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "intent.object",
@@ -458,7 +458,7 @@ async def withdraw_constraint(
         "agentName": constraint.agent_name,
         "withdrawnAt": iso(constraint.withdrawn_at),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         CONSTRAINT_WITHDRAWN_EVENT,
@@ -467,7 +467,7 @@ async def withdraw_constraint(
         correlation_id=constraint.id,
         data=data,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "constraint.withdraw",

@@ -49,7 +49,7 @@ async def withdraw(
     before = snapshot(proposal)
     proposal.status = WITHDRAWN
     proposal.resolved_at = utcnow()
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.withdrawn",
@@ -68,7 +68,7 @@ async def withdraw(
     )
     await obligations.discharge_for_proposal(session, proposal.id, WITHDRAWN)
     await policy.on_withdrawn(session, ctx, proposal)
-    await audit.record(
+    audit.record(
         session, ctx, "proposal.withdraw", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     return proposal

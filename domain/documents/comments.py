@@ -54,10 +54,10 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
         agent_id=None,
     )
     view = to_dict(comment)
-    await events.append(
+    events.append(
         session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=view
     )
-    await audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
+    audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
     return view
 
 
@@ -229,7 +229,7 @@ async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> d
         comment.resolved = True
         comment.resolved_at = utcnow()
         comment.resolved_by = caller.key_id
-        await events.append(
+        events.append(
             session,
             library.stream(comment.document_id),
             "pact.comment.resolved",
@@ -238,7 +238,5 @@ async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> d
             data={"commentId": comment.id},
         )
     view = to_dict(comment)
-    await audit.record(
-        session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view
-    )
+    audit.record(session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view)
     return view

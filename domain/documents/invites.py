@@ -89,8 +89,8 @@ async def _record(
     session: AsyncSession, ctx: Context, doc: Document, event: str, op: str, found: InviteView
 ) -> None:
     data = _invite_data(found)
-    await events.append(session, library.stream(doc.id), event, ctx, data=data, correlation_id=found.id)
-    await audit.record(session, ctx, op, "document", doc.id, after=data)
+    events.append(session, library.stream(doc.id), event, ctx, data=data, correlation_id=found.id)
+    audit.record(session, ctx, op, "document", doc.id, after=data)
 
 
 async def join_with_token(

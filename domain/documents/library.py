@@ -142,14 +142,14 @@ async def create(
     session.add(doc)
     await session.flush()
     session.add_all(tag_rows(doc))
-    await events.append(
+    events.append(
         session,
         stream(doc.id),
         "pact.document.uploaded",
         caller.ctx,
         data={"title": doc.title, "format": kind},
     )
-    await audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
+    audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
     outbox.enqueue(session, CONVERT_JOB, {"document_id": doc.id})
     return summary(doc)
 
@@ -215,8 +215,8 @@ async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None,
         doc.status = DocumentStatus.FAILED
         doc.error = error[:2000]
         event = "pact.document.failed"
-    await events.append(session, stream(doc.id), event, None, data={"status": doc.status, "error": doc.error})
-    await audit.record(
+    events.append(session, stream(doc.id), event, None, data={"status": doc.status, "error": doc.error})
+    audit.record(
         session, SYSTEM, "document.convert", "document", doc.id, before=before, after={"status": doc.status}
     )
 

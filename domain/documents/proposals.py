@@ -292,7 +292,7 @@ async def set_approval(
     if resource.approval != before:
         doc.updated_at = utcnow()
         await consensus.approval_changed(session, caller.ctx, resource, before)
-        await audit.record(
+        audit.record(
             session,
             caller.ctx,
             "document.approval_policy",

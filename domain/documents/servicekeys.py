@@ -77,7 +77,7 @@ async def create(
     )
     session.add(key)
     await session.flush()
-    await audit.record(session, ctx, "service_key.create", "service_key", key.id, after=public(key, org))
+    audit.record(session, ctx, "service_key.create", "service_key", key.id, after=public(key, org))
     return {**public(key, org), "apiKey": secret}
 
 
@@ -112,7 +112,7 @@ async def revoke(session: AsyncSession, ctx: Context, key_id: str) -> dict[str, 
     before = public(key, org)
     if key.revoked_at is None:
         key.revoked_at = utcnow()
-    await audit.record(session, ctx, "service_key.revoke", "service_key", key.id, before=before)
+    audit.record(session, ctx, "service_key.revoke", "service_key", key.id, before=before)
     return public(key, org)
 
 

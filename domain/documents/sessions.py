@@ -194,7 +194,7 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await audit.record(
+    audit.record(
         session, ctx, "document.onboard", "document", doc.id, after={**registration, "constraintIds": ids}
     )
     return sessions.Onboarded(doc.id, registration, declared_role or agent.role, published, seq, utcnow())

@@ -38,7 +38,7 @@ async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -
     session.add(cart)
     await session.flush()
     outbox.enqueue(session, CART_JOB, {"cart_id": cart.id})
-    await audit.record(session, ctx, "market.cart.optimise", "cart", cart.id, after=request)
+    audit.record(session, ctx, "market.cart.optimise", "cart", cart.id, after=request)
     return cart
 
 

@@ -106,7 +106,7 @@ async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -
             f"product {product_id} has no page to scrape (demo data or disabled)", code="not_scrapeable"
         )
     job_id = outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
-    await audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
+    audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
     return {"productId": product.id, "jobId": job_id, "status": "queued"}
 
 

@@ -242,7 +242,7 @@ async def issue_code(
     )
     session.add(row)
     person = Context(actor=user_sessions.actor_of(user), request_id=ctx.request_id, country=ctx.country)
-    await audit.record(
+    audit.record(
         session, person, "people.oauth.authorize", "oauth_client", req.client.id, after={"scopes": scopes}
     )
     return code

@@ -78,7 +78,7 @@ async def create(session: AsyncSession, *, name: str, roles: Iterable[str]) -> d
     )
     session.add(row)
     await session.flush()
-    await audit.record(
+    audit.record(
         session,
         SYSTEM,
         "staff.key.create",
@@ -102,7 +102,7 @@ async def revoke(session: AsyncSession, ctx: Context, key_id: str) -> dict[str, 
     before = public(row)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
-        await audit.record(session, ctx, "staff.key.revoke", "staff_key", row.id, before=before)
+        audit.record(session, ctx, "staff.key.revoke", "staff_key", row.id, before=before)
     return public(row)
 
 

@@ -50,7 +50,7 @@ async def start(
     )
     session.add(row)
     await session.flush()
-    await audit.record(
+    audit.record(
         session,
         Context(actor=member.actor, request_id=ctx.request_id, country=ctx.country),
         "staff.session.start",
@@ -90,7 +90,7 @@ async def end(session: AsyncSession, ctx: Context, session_id: str) -> None:
     if row is None or row.ended_at is not None:
         return
     row.ended_at = utcnow()
-    await audit.record(session, ctx, "staff.session.end", "staff_session", session_id)
+    audit.record(session, ctx, "staff.session.end", "staff_session", session_id)
 
 
 async def purge(session: AsyncSession) -> int:

@@ -328,7 +328,7 @@ async def open_session(
     person_ctx = Context(actor=actor_of(user), request_id=ctx.request_id, country=ctx.country)
     after = {"userId": user.id} if client_id is None else {"userId": user.id, "clientId": client_id}
     op = "people.session.login" if client_id is None else "people.session.oauth"
-    await audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
+    audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
     return pair
 
 
@@ -396,7 +396,7 @@ async def refresh(
         if successor is not None:
             return _replayed(settings, user, org, opened, successor, token)
         await _end(session, opened.id, "refresh_reused")
-        await audit.record(
+        audit.record(
             session,
             Context(actor=actor_of(user)),
             "people.session.reuse",
@@ -469,7 +469,7 @@ async def logout(
     ended_now = await _end(session, session_id, "logout")
     user = await session.get(User, user_id) if user_id else None
     if ended_now and user is not None:
-        await audit.record(
+        audit.record(
             session, Context(actor=actor_of(user)), "people.session.logout", "user_session", session_id
         )
     return {"loggedOut": True, "sessionId": session_id}

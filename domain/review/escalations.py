@@ -271,7 +271,7 @@ async def settle(
             in_response_to=esc.id,
         )
         op = "review.escalation.answer"
-    await audit.record(
+    audit.record(
         session,
         ctx,
         op,

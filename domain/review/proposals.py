@@ -128,7 +128,7 @@ async def decide(
         },
         correlation_id=decided_proposal.id,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         f"review.proposal.{decision}",

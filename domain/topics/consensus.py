@@ -339,7 +339,7 @@ async def set_approval(
     if resource.approval != before:
         topic.updated_at = utcnow()
         await consensus.approval_changed(session, ctx, resource, before)
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "topic.approval_policy",

@@ -141,7 +141,7 @@ async def link(
     )
     session.add(row)
     await session.flush()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic_id),
         "pact.dependency.declared",
@@ -172,7 +172,7 @@ async def add(
     if row is None:
         raise Conflict("this dependency already exists", code="dependency_exists")
     edge = _edge(row, target)
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "dependency.add",

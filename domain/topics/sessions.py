@@ -148,7 +148,7 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await audit.record(
+    audit.record(
         session, ctx, "topic.onboard", "topic", topic.id, after={"agentId": actor.id, "constraintIds": ids}
     )
     return sessions.Onboarded(topic.id, registration, pact_role or row.role, published, seq, utcnow())

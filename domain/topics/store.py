@@ -151,10 +151,10 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
             )
         )
     await session.flush()
-    await events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
+    events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
     await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
     body = await to_dict(session, topic)
-    await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
+    audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
     return body
 
 
@@ -462,8 +462,8 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
     topic = await get(session, topic_id)
     row, joined = await admit(session, ctx, topic)
     if joined:
-        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
-        await audit.record(
+        events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
+        audit.record(
             session, ctx, "topic.join", "topic", topic.id, after={"agentId": row.agent_id, "role": row.role}
         )
     return joined_view(topic, ctx, row, joined)

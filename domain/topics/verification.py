@@ -67,14 +67,14 @@ async def verify(
         amount = economy.VERIFY_CURRENT if outcome == "current" else economy.VERIFY_CHANGED
         await economy.reward(session, actor.id, amount, f"topic.verify.{outcome}", topic.id)
     await session.flush()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic.id),
         "pact.topic.re-verified",
         ctx,
         data={"status": outcome, "notes": notes},
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "topic.verify",

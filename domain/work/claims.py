@@ -175,7 +175,7 @@ async def claim(
 async def _claimed(
     session: AsyncSession, ctx: Context, row: WorkAssignment, *, reused: bool
 ) -> dict[str, Any]:
-    await audit.record(
+    audit.record(
         session, ctx, "work.claim", "work_assignment", row.id, after={"expiresAt": iso(row.expires_at)}
     )
     return {"assignment": to_dict(row), "reused": reused}

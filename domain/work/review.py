@@ -138,7 +138,7 @@ async def decide(
             defect_status="accepted",
             ctx=ctx,
         )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         f"work.review.{decision}",
@@ -224,7 +224,7 @@ async def resolve_defect(
     defect.resolved_at = utcnow()
     defect.resolved_by = staff.name
     defect.resolution_note = note
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "work.defect.resolve",

@@ -152,7 +152,7 @@ async def submit(
         await outcomes.accept(
             session, sub, row, by="spot-check", notes=f"accepted: {count} defect(s) recorded"
         )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "work.submit",
