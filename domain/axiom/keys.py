@@ -13,11 +13,10 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import case, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom.models import AxiomKey, AxiomUsageDay
-from domain.kernel import audit, keys
+from domain.kernel import audit, keys, sqlutil
 from domain.kernel.clock import iso, new_id, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, NotFound, PaymentRequired, Unauthorized
@@ -200,9 +199,7 @@ async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> dict[
 
 
 async def _count_day(session: AsyncSession, key_id: str, day: date) -> None:
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(AxiomUsageDay).values(key_id=key_id, day=day, queries=1)
+    stmt = sqlutil.insert(session, AxiomUsageDay).values(key_id=key_id, day=day, queries=1)
     stmt = stmt.on_conflict_do_update(
         index_elements=["key_id", "day"], set_={"queries": AxiomUsageDay.queries + 1}
     )

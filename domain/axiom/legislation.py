@@ -12,7 +12,6 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlalchemy import delete, func, insert, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation_queries
@@ -25,7 +24,7 @@ from domain.axiom.models import (
     LegislationVersion,
 )
 from domain.axiom.provenance import Register
-from domain.kernel import audit, jurisdictions
+from domain.kernel import audit, jurisdictions, sqlutil
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, NotFound
@@ -195,12 +194,8 @@ def default_id(doc: InstrumentIn) -> str:
     return f"{prefix}-{_slug(doc.title)}"[:120].rstrip("-")
 
 
-def _insert(session: AsyncSession) -> Any:
-    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-
-
 async def bump_generation(session: AsyncSession) -> None:
-    stmt = _insert(session)(LegislationState).values(id=1, generation=str(uuid.uuid4()))
+    stmt = sqlutil.insert(session, LegislationState).values(id=1, generation=str(uuid.uuid4()))
     stmt = stmt.on_conflict_do_update(index_elements=["id"], set_={"generation": stmt.excluded.generation})
     await session.execute(stmt)
 
@@ -349,7 +344,9 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
                         sec.section_id not in before or before[sec.section_id] != sec.content
                     ):
                         sec.amended_by = f"compilation of {new_date.isoformat()}"
-        stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, updated_at=now, **values)
+        stmt = sqlutil.insert(session, LegislationDoc).values(
+            id=doc_id, created_at=now, updated_at=now, **values
+        )
         values["updated_at"] = now
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
         await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))

@@ -27,11 +27,10 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import IntentObjection, SectionIntent
-from domain.kernel import audit, events
+from domain.kernel import audit, events, sqlutil
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import table_of
@@ -172,9 +171,8 @@ async def add_objection(
 ) -> bool:
     """Record one agent's objection (False if it objected to this intent already); the unique key refuses a
     second one even from a racing request."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     added = await session.scalar(
-        dialect.insert(IntentObjection)
+        sqlutil.insert(session, IntentObjection)
         .values(intent_id=intent.id, agent_id=agent_id, agent_name=agent_name, reason=reason, created_at=at)
         .on_conflict_do_nothing()
         .returning(IntentObjection.id)

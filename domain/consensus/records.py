@@ -23,13 +23,12 @@ from enum import StrEnum
 from typing import Annotated, Any, Protocol, TypeVar
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import intents, sections
 from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
-from domain.kernel import audit, events
+from domain.kernel import audit, events, sqlutil
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
@@ -500,9 +499,8 @@ async def set_salience(
         SectionSalience.section_id == section_id,
         SectionSalience.agent_id == actor.id,
     )
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = await session.scalar(
-        dialect.insert(SectionSalience)
+        sqlutil.insert(session, SectionSalience)
         .values(
             id=new_id(),
             resource_type=target.resource_type,

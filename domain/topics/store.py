@@ -8,7 +8,6 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,7 +16,7 @@ from domain.consensus import sections
 from domain.consensus.models import Proposal
 from domain.consensus.policies import DEFAULT as DEFAULT_POLICY
 from domain.consensus.policies import ApprovalPolicy
-from domain.kernel import audit, events
+from domain.kernel import audit, events, sqlutil
 from domain.kernel.clock import canonical_id, iso, new_id, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import table_of
@@ -490,9 +489,8 @@ async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[Topi
     `pact.fabric.onboarded` instead (PACT §4.4.5)."""
     actor = ctx.require_actor()
     mine = (TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id)
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = await session.scalar(
-        dialect.insert(TopicParticipant)
+        sqlutil.insert(session, TopicParticipant)
         .values(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
         .on_conflict_do_nothing()
         .returning(TopicParticipant.id)

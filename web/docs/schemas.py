@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
-from domain.consensus.engine import VoteKindField
+from domain.consensus.models import VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field, RootModel
 
 from domain.consensus.completions import CompletionStatus
-from domain.consensus.engine import VoteKindField
+from domain.consensus.models import VoteKindField
 from domain.kernel.clock import iso
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
