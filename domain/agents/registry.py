@@ -12,10 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.kernel import audit, keys, ledger
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.db import shared
 from domain.kernel.errors import BadRequest, Conflict
+from domain.kernel.ids import new_id
 
 AGENT_KEY_PREFIX = "pact_sk_"
 # Built once (every hub write runs it); the columns an actor is made of, no ORM instance to build.

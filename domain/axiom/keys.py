@@ -17,9 +17,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom.models import AxiomKey, AxiomUsageDay
 from domain.kernel import audit, keys, sqlutil
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, NotFound, PaymentRequired, Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import for_update
 
 AXIOM_KEY_PREFIX = "pact_ax_"

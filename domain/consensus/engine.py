@@ -31,9 +31,10 @@ from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_ref, iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_ref, new_id
 from domain.kernel.sqlutil import for_update
 
 

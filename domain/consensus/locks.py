@@ -37,9 +37,10 @@ from domain.consensus import sections
 from domain.consensus.models import SectionLock
 from domain.consensus.records import Scope, Target
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import for_update
 
 LOCKED = "pact.section.locked"

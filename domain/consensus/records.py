@@ -29,9 +29,10 @@ from domain.consensus import intents, sections
 from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
 from domain.kernel import audit, events, sqlutil
-from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.kernel.vocabulary import SpeltOut

@@ -20,9 +20,10 @@ from domain.consensus import escalations, obligations
 from domain.consensus.engine import Policy, Resource, counts, get_proposal, snapshot, stream_of
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_ref, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, Forbidden
+from domain.kernel.ids import canonical_ref
 
 WITHDRAWN = "withdrawn"
 

@@ -17,9 +17,10 @@ from domain.documents.membership import agent_ctx, member
 from domain.documents.models import Comment, Document, DocumentStatus
 from domain.documents.proposals import DocumentResource
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor
 from domain.kernel.errors import Forbidden, NotFound, Unprocessable
+from domain.kernel.ids import new_id
 
 
 def to_dict(c: Comment) -> dict[str, Any]:

@@ -18,10 +18,11 @@ from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentStatus, DocumentTag, ShareLink
 from domain.kernel import audit, events, outbox
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, Conflict, NotFound, Unprocessable
+from domain.kernel.ids import new_id
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 

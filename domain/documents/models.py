@@ -12,8 +12,9 @@ from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.consensus.models import SectionLock as SectionLock  # the shared table, still importable here
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 from domain.kernel.vocabulary import SpeltOut
 
 

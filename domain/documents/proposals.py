@@ -21,8 +21,9 @@ from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit
-from domain.kernel.clock import canonical_ref, iso, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, Forbidden
+from domain.kernel.ids import canonical_ref
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300

@@ -9,9 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation, ServiceKey
 from domain.kernel import audit, keys, principals
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from domain.kernel.ids import new_id
 
 PREFIX = "svc_sk_"
 # spec/document-api.md §5

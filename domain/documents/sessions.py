@@ -20,9 +20,10 @@ from domain.documents.models import Document, DocumentAgent
 from domain.documents.proposals import DocumentResource
 from domain.documents.records import VOCABULARY
 from domain.kernel import audit, principals
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
+from domain.kernel.ids import new_id
 from domain.kernel.settings import get_settings
 
 PactRole = sessions.PactRole

@@ -27,9 +27,10 @@ from domain.documents import comments, library, offload, proposals
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
-from domain.kernel.clock import iso, new_id, readable, utcnow
+from domain.kernel.clock import iso, readable, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, Gone, NotFound, RateLimited
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 

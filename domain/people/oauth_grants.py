@@ -32,9 +32,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.documents.models import Organisation
 from domain.documents.servicekeys import SCOPES
 from domain.kernel import audit, keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.settings import Settings
 from domain.people import user_sessions
 from domain.people.models import OAuthClient, OAuthCode, User, UserSession

@@ -14,9 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Actor, Context
 from domain.kernel.errors import BadRequest, NotFound, Unauthorized
+from domain.kernel.ids import new_id
 from domain.people.models import StaffKey
 
 STAFF_KEY_PREFIX = "staff_sk_"

@@ -12,9 +12,10 @@ from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 from domain.people import staff

@@ -30,9 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation
 from domain.kernel import audit, keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, DomainError, Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.settings import Settings
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff

@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.documents import servicekeys
 from domain.documents.models import Organisation
 from domain.kernel import audit
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.ids import new_id
 from domain.people.models import User, UserSession
 
 MIN_PASSWORD = 12

@@ -10,9 +10,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
 from domain.topics import queries
 from domain.topics import store as topics

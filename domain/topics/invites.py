@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents import registry
 from domain.kernel import audit, events, invites, keys
-from domain.kernel.clock import canonical_id
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.invites import InviteView, IssuedInvite, ResourceKind
 from domain.topics import store
 from domain.topics.models import Topic

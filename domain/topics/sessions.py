@@ -12,10 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import records, sessions
 from domain.kernel import audit
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
+from domain.kernel.ids import new_id
 from domain.kernel.settings import get_settings
 from domain.topics import store as topics
 from domain.topics.consensus import TopicResource

@@ -17,10 +17,11 @@ from domain.consensus.models import Proposal
 from domain.consensus.policies import DEFAULT as DEFAULT_POLICY
 from domain.consensus.policies import ApprovalPolicy
 from domain.kernel import audit, events, sqlutil
-from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import table_of
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import economy
