@@ -15,14 +15,14 @@ from domain.axiom import import_commands as legislation_import
 from domain.kernel import event_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
-from runtime import metrics_dir
-from runtime.machine import Supervised
+from infra import metrics_dir
+from infra.machine import Supervised
 
 log = logging.getLogger("concord")
 
 
 def _logging(settings: Settings) -> None:
-    from runtime import logs
+    from infra import logs
 
     logs.configure(settings)
 
@@ -56,7 +56,7 @@ async def _serve(
 ) -> None:
     from aiohttp import web
 
-    from runtime.metrics import process_metrics
+    from infra.metrics import process_metrics
     from runtime.process import Runtime
     from web.app import create_docs_app, create_hub_app, create_metrics_app
     from web.kernel.server import Runner
@@ -115,8 +115,8 @@ async def _serve(
 
 
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
-    """`serve` and `web`: one process, or a supervisor and its children (runtime/supervisor.py)."""
-    from runtime.supervisor import process_count, supervise
+    """`serve` and `web`: one process, or a supervisor and its children (infra/supervisor.py)."""
+    from infra.supervisor import process_count, supervise
 
     with_scheduler = args.command == "serve"
     if args.supervised:
@@ -207,7 +207,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
             "concord worker: CONCORD_REDIS_URL is not set; without Redis, `concord serve` runs the jobs in "
             "its own process"
         )
-    from runtime.supervisor import cores
+    from infra.supervisor import cores
     from workers.group import Options, run_group
 
     options = Options(

@@ -2,7 +2,7 @@
 
 Started once per process and handed to both web apps (which attach their own web-only parts, such as
 rate limits and the read cache), to the scheduler, and to the command line. Under the supervisor
-(runtime/supervisor.py) a process also counts its commits in the machine's shared generation and, with the
+(infra/supervisor.py) a process also counts its commits in the machine's shared generation and, with the
 in-process broker, only the background process relays and runs jobs: the web processes ring its doorbell."""
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.kernel import commits, outbox
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
-from runtime import machine
-from runtime.live.hub import LiveEvents
-from runtime.live.transport import RedisPublisher
-from runtime.machine import Generation, LocalGeneration, SharedGeneration, Supervised
-from runtime.metrics import process_metrics
+from infra import machine
+from infra.live.hub import LiveEvents
+from infra.live.transport import RedisPublisher
+from infra.machine import Generation, LocalGeneration, SharedGeneration, Supervised
+from infra.metrics import process_metrics
 from scheduler.runner import SchedulerService
 from workers import database as worker_database
 from workers.broker import is_embedded, setup_broker

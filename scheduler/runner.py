@@ -16,7 +16,7 @@ from domain.kernel import sweeps
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from runtime.metrics import process_metrics
+from infra.metrics import process_metrics
 from scheduler.leader import LeaderLock
 
 log = logging.getLogger("concord.scheduler")

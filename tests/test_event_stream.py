@@ -442,7 +442,7 @@ async def test_a_listeners_queue_holds_at_most_its_bound_and_nothing_once_ended(
     """The bound of a listener's memory (issue 35): its queue holds at most `sse_queue_events` events; the
     next one ends it (slow) and drops what it held, while a listener that reads gets every event in order."""
     from domain.topics import store as topics
-    from runtime.live.hub import Ended, Listener, LiveEvent
+    from infra.live.hub import Ended, Listener, LiveEvent
 
     monkeypatch.setattr(settings, "sse_queue_events", 4)
     monkeypatch.setattr(settings, "sse_heartbeat_seconds", 3600)  # no keep-alive takes a place meanwhile

@@ -1,5 +1,5 @@
 """The MCP server's `subscriptions/listen` hears of a followed document's change as soon as the process's
-live events bring one of its events (runtime/live), not at the watcher's next interval."""
+live events bring one of its events (infra/live), not at the watcher's next interval."""
 
 from __future__ import annotations
 

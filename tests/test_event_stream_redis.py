@@ -11,8 +11,8 @@ import pytest
 import redis.asyncio
 
 from domain.kernel.settings import get_settings
-from runtime.live import transport
-from runtime.live.transport import RedisPublisher, RedisSubscription
+from infra.live import transport
+from infra.live.transport import RedisPublisher, RedisSubscription
 from tests.conftest import REDIS_URL
 
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="needs Redis (CONCORD_TEST_REDIS_URL)")

@@ -10,7 +10,8 @@ from sqlalchemy import func, select
 
 from domain import wiring
 from domain.kernel import sweeps
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
+from domain.kernel.ids import new_id
 from domain.kernel.models import OutboxJob, SweepRun
 from tests.conftest import eventually
 

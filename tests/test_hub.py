@@ -65,7 +65,7 @@ async def test_stats_count_and_compute_the_consensus_rate(hub, register, runtime
         await _set_status(runtime, t["id"], status)
     await hub.post(f"/api/pact/{topics[0]['id']}/join", headers=bob["headers"])
     async with runtime.db.transaction() as session:  # a document's event is not the hub's
-        await events.append(session, events.stream_of("document", str(uuid.uuid4())), "pact.agent.joined")
+        events.append(session, events.stream_of("document", str(uuid.uuid4())), "pact.agent.joined")
     for status in ("pending", "pending", "merged", "rejected", "expired"):
         await _proposal(runtime, topics[2]["id"], bob, status)
 

@@ -123,6 +123,11 @@ async def test_history_over_days(hub, runtime):
         assert "days" in (await resp.json())["detail"]
     resp = await hub.get("/api/market/products/history?productId=nope")
     assert resp.status == 404
+    # One spelling of an id (domain/kernel/ids.py): in any case, with its hyphens, as every lookup reads it.
+    resp = await hub.get("/api/market/products/history", params={"productId": pid.upper()})
+    assert resp.status == 200, await resp.text()
+    resp = await hub.get("/api/market/products/history", params={"productId": pid.replace("-", "")})
+    assert resp.status == 404, await resp.text()
 
 
 @pytest.mark.usefixtures("seeded")

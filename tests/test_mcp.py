@@ -489,7 +489,7 @@ async def test_the_watcher_tells_a_section_apart_from_its_document(docs: Any, ru
                 summary="Change two",
             )
             await call(b, "pact_approve", documentId=doc["id"], proposalId=proposal["proposalId"])
-            # The merge's events may have woken the watcher already (runtime/live): told once either way.
+            # The merge's events may have woken the watcher already (infra/live): told once either way.
             await watcher.check()
 
             async def told() -> bool:

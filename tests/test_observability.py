@@ -35,8 +35,8 @@ from sqlalchemy import delete, select
 from domain.documents import library
 from domain.kernel import outbox
 from domain.kernel.models import OutboxJob
-from runtime import logs
-from runtime.metrics import FLUSH_SECONDS, Metrics, queue_depths
+from infra import logs
+from infra.metrics import FLUSH_SECONDS, Metrics, queue_depths
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready
 from tests.processes import command, free_port, start, stop
@@ -612,7 +612,7 @@ async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
 
 @pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
 async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
-    """Dramatiq's CLI run through runtime.logs.run_dramatiq under CONCORD_LOG_FORMAT=json: the lines of its
+    """Dramatiq's CLI run through infra.logs.run_dramatiq under CONCORD_LOG_FORMAT=json: the lines of its
     parent (booting up, signals), of its fork process (ready for action) and of its workers are all JSON, in
     the order Dramatiq writes them, with the pid of the process that logged each."""
     await runtime.relay.stop()
@@ -625,7 +625,7 @@ async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
         "CONCORD_METRICS_PORT": str(metrics_port),
     }
     group = ["workers.main", "-p", "2", "-t", "1", "--fork-function", "workers.exposition:serve"]
-    program = f"import sys; from runtime.logs import run_dramatiq; sys.exit(run_dramatiq({group!r}))"
+    program = f"import sys; from infra.logs import run_dramatiq; sys.exit(run_dramatiq({group!r}))"
     log = tmp_path / "group.log"
     proc = start([sys.executable, "-c", program], env, log)
     try:

@@ -293,7 +293,7 @@ def test_retention_is_truthful_no_code_deletes_an_event():
         re.IGNORECASE,
     )
     sources = [ROOT / "concord_cli.py"]
-    for package in ("domain", "runtime", "web", "workers", "scheduler"):
+    for package in ("domain", "infra", "runtime", "web", "workers", "scheduler"):
         sources += sorted((ROOT / package).rglob("*.py"))
     found = [
         f"{path.relative_to(ROOT)}: {match.group(0)}"

@@ -21,8 +21,9 @@ from sqlalchemy import select, text
 
 from domain.consensus.models import Escalation
 from domain.kernel import outbox
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
+from domain.kernel.ids import new_id
 from domain.kernel.models import OutboxJob
 from tests.conftest import PG_ADMIN_URL, REDIS_URL, RUN_ID, eventually
 from tests.processes import command, descendants, running, start, stop

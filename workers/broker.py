@@ -9,7 +9,7 @@ from dramatiq.brokers.stub import StubBroker
 from dramatiq.middleware import AsyncIO
 
 from domain.kernel.settings import Settings
-from runtime.metrics import process_metrics
+from infra.metrics import process_metrics
 from workers import actors
 from workers.metrics import JobMetrics
 

@@ -8,7 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.db import Database
 from domain.kernel.settings import get_settings
-from runtime.metrics import process_metrics
+from infra.metrics import process_metrics
 
 _db: Database | None = None
 _hooks: list[Callable[[AsyncSession], None]] = []

@@ -13,7 +13,7 @@ import logging
 from aiohttp import web
 
 from domain.kernel.settings import get_settings
-from runtime import logs, metrics_dir
+from infra import logs, metrics_dir
 
 log = logging.getLogger("concord.workers")
 
@@ -27,7 +27,7 @@ def serve() -> int:
             "workers.exposition:serve needs CONCORD_METRICS_DIR: the workers' samples are written there"
         )
         return 2
-    from runtime.metrics import CONTENT_TYPE, UNAUTHORIZED, authorized, process_metrics
+    from infra.metrics import CONTENT_TYPE, UNAUTHORIZED, authorized, process_metrics
 
     async def metrics(request: web.Request) -> web.Response:
         if not authorized(settings.metrics_token, request.headers.get("Authorization", "")):

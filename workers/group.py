@@ -3,7 +3,7 @@
 Dramatiq's own command (`dramatiq workers.main --processes N`) shuts its whole group down as soon as one of
 its processes dies (an out-of-memory kill, a `kill -9`), and the jobs wait until something starts a new group.
 This parent instead starts N worker processes (`concord worker --supervised …`, workers/process.py) and
-restarts one that exits, with runtime/supervisor.py's `keep` (a growing pause while a process keeps dying
+restarts one that exits, with infra/supervisor.py's `keep` (a growing pause while a process keeps dying
 young); with `--metrics`, one more process serves the group's samples on CONCORD_METRICS_PORT. The jobs a dead
 process had fetched go back on the queue once its Redis heartbeat is older than
 CONCORD_WORKER_HEARTBEAT_TIMEOUT_SECONDS (workers/broker.py), for its successor or any other worker.
@@ -32,7 +32,7 @@ from pathlib import Path
 
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from runtime.supervisor import Kept, concord_argv, keep
+from infra.supervisor import Kept, concord_argv, keep
 from workers.process import Member, beat_path
 
 log = logging.getLogger("concord.workers")

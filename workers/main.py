@@ -2,7 +2,7 @@
 (workers/group.py) instead, whose parent restarts a worker process that dies: Dramatiq's stops them all."""
 
 from domain.kernel.settings import get_settings
-from runtime import logs, metrics_dir
+from infra import logs, metrics_dir
 
 settings = get_settings()
 logs.configure(settings)

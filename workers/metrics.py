@@ -1,4 +1,4 @@
-"""Job outcomes and durations as Prometheus metrics (runtime/metrics.py), counted by a Dramatiq middleware in
+"""Job outcomes and durations as Prometheus metrics (infra/metrics.py), counted by a Dramatiq middleware in
 whichever process runs the jobs: the in-process worker, or each `dramatiq workers.main` process (which write
 to `CONCORD_METRICS_DIR`, so that /metrics on a web process of the machine shows them).
 
@@ -15,7 +15,7 @@ import dramatiq
 from dramatiq.broker import MessageProxy
 from dramatiq.middleware import Middleware
 
-from runtime.metrics import Metrics
+from infra.metrics import Metrics
 
 
 class JobMetrics(Middleware):

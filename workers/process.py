@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from domain.kernel.settings import Settings
-from runtime import metrics_dir
+from infra import metrics_dir
 
 log = logging.getLogger("concord.workers")
 
@@ -89,7 +89,7 @@ def _touching(member: Member) -> None:
 def _work(settings: Settings, member: Member) -> int:
     import dramatiq
 
-    from runtime.live.transport import RedisPublisher
+    from infra.live.transport import RedisPublisher
     from workers.broker import setup_broker
 
     stopping: list[int] = []  # the signals received; a flag, not an Event: the handler runs on this thread,
@@ -100,7 +100,7 @@ def _work(settings: Settings, member: Member) -> int:
 
     signal.signal(signal.SIGTERM, on_term)
     _touching(member)
-    # The events its jobs commit, for the event streams of every web process (runtime/live).
+    # The events its jobs commit, for the event streams of every web process (infra/live).
     publisher = RedisPublisher(settings)
     publisher.start()
     broker = setup_broker(settings)

@@ -7,8 +7,9 @@ from datetime import datetime
 from sqlalchemy import Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class Agent(Base):

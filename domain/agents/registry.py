@@ -12,10 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.kernel import audit, keys, ledger
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.db import shared
 from domain.kernel.errors import BadRequest, Conflict
+from domain.kernel.ids import new_id
 
 AGENT_KEY_PREFIX = "pact_sk_"
 # Built once (every hub write runs it); the columns an actor is made of, no ORM instance to build.
@@ -83,7 +84,7 @@ async def register(
     actor_ctx = Context(
         actor=Actor(agent.id, agent.name, agent.key_hash), request_id=ctx.request_id, country=ctx.country
     )
-    await audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
+    audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
     return {
         "agentId": agent.id,
         "agentName": agent.name,

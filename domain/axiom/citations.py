@@ -32,9 +32,9 @@ from domain.axiom.models import LegislationDoc, LegislationSection, LegislationS
 from domain.kernel import jurisdictions
 from domain.kernel.errors import BadRequest, NotFound
 from domain.topics.models import Topic
+from domain.topics.store import REACHED
 
 REFRESH_SECONDS = 1.0
-FACT_STATUSES = ("consensus", "stable")
 MAX_CITATION = 500
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -460,7 +460,7 @@ async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any]
     title = parsed.title if parsed.kind == "legislation" else parsed.citation.strip()
     key = " ".join(title.casefold().split())
     variants = {key, key.replace("&", "and"), key.replace(" and ", " & ")}
-    stmt = select(Topic).where(Topic.title_key.in_(variants), Topic.status.in_(FACT_STATUSES))
+    stmt = select(Topic).where(Topic.title_key.in_(variants), Topic.status.in_(REACHED))
     rows = list((await session.scalars(stmt)).all())
     if parsed.jurisdiction:
         rows = [t for t in rows if t.jurisdiction == parsed.jurisdiction]

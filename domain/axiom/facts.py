@@ -14,9 +14,7 @@ from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel.clock import iso
 from domain.kernel.errors import BadRequest, NotFound
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
-from domain.topics.store import Tier
-
-FACT_STATUSES = ("consensus", "stable")
+from domain.topics.store import REACHED, Tier
 
 
 def _date(d: Any) -> str | None:
@@ -100,7 +98,7 @@ async def list_facts(
     offset: int,
 ) -> dict[str, Any]:
     check_filters(tier=tier, q=q)
-    stmt = select(Topic).where(Topic.status.in_(FACT_STATUSES))
+    stmt = select(Topic).where(Topic.status.in_(REACHED))
     if tier:
         stmt = stmt.where(Topic.tier == tier)
     if jurisdiction:
@@ -128,7 +126,7 @@ async def list_facts(
 
 async def get_fact(session: AsyncSession, fact_id: str) -> dict[str, Any]:
     topic = await session.get(Topic, fact_id) if 0 < len(fact_id) <= 36 else None
-    if topic is None or topic.status not in FACT_STATUSES:
+    if topic is None or topic.status not in REACHED:
         raise NotFound(
             f"fact {fact_id} not found: no topic with this id has reached consensus",
             code="fact_not_found",

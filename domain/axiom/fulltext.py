@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnClause, Select, func, literal_column, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.kernel.sqlutil import on_postgresql
 from domain.topics.models import Topic
 
 _PG_DOCUMENT: ColumnClause[Any] = literal_column(
@@ -63,7 +64,7 @@ def topic_matches(session: AsyncSession, q: str) -> Select[str, float] | None:
     when the query has no searchable words (callers then match nothing)."""
     if fts5_query(q) is None:
         return None
-    if session.get_bind().dialect.name == "postgresql":
+    if on_postgresql(session):
         query = func.websearch_to_tsquery("english", q)
         return select(Topic.id.label("topic_id"), func.ts_rank(_PG_DOCUMENT, query).label("relevance")).where(
             _PG_DOCUMENT.op("@@")(query)

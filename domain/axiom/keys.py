@@ -13,14 +13,14 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import case, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom.models import AxiomKey, AxiomUsageDay
-from domain.kernel import audit, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel import audit, keys, sqlutil
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, NotFound, PaymentRequired, Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import for_update
 
 AXIOM_KEY_PREFIX = "pact_ax_"
@@ -128,7 +128,7 @@ async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dic
         request_id=ctx.request_id,
         country=ctx.country,
     )
-    await audit.record(
+    audit.record(
         session,
         actor_ctx,
         "axiom.key.create",
@@ -200,9 +200,7 @@ async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> dict[
 
 
 async def _count_day(session: AsyncSession, key_id: str, day: date) -> None:
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    stmt = insert(AxiomUsageDay).values(key_id=key_id, day=day, queries=1)
+    stmt = sqlutil.insert(session, AxiomUsageDay).values(key_id=key_id, day=day, queries=1)
     stmt = stmt.on_conflict_do_update(
         index_elements=["key_id", "day"], set_={"queries": AxiomUsageDay.queries + 1}
     )
@@ -282,7 +280,5 @@ async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) 
     await session.flush()
     after = _row(key, period)
     if (before["tier"], before["monthlyCredits"]) != (after["tier"], after["monthlyCredits"]):
-        await audit.record(
-            session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after
-        )
+        audit.record(session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after)
     return {**after, "previousTier": before["tier"], "previousMonthlyCredits": before["monthlyCredits"]}

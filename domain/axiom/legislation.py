@@ -7,11 +7,11 @@ import json
 import re
 import uuid
 from datetime import date
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlalchemy import delete, func, insert, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation_queries
@@ -24,14 +24,39 @@ from domain.axiom.models import (
     LegislationVersion,
 )
 from domain.axiom.provenance import Register
-from domain.kernel import audit, jurisdictions
+from domain.kernel import audit, jurisdictions, sqlutil
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.vocabulary import SpeltOut
 
-TYPES = ("act", "regulation", "standard", "guidance")
-DOC_STATUSES = ("in_force", "repealed", "not_yet_commenced", "superseded")
-SECTION_STATUSES = ("in_force", "repealed", "not_yet_commenced")
+
+class InstrumentType(StrEnum):
+    ACT = "act"
+    REGULATION = "regulation"
+    STANDARD = "standard"
+    GUIDANCE = "guidance"
+
+
+class SectionStatus(StrEnum):
+    IN_FORCE = "in_force"
+    REPEALED = "repealed"
+    NOT_YET_COMMENCED = "not_yet_commenced"
+
+
+class InstrumentStatus(StrEnum):
+    """A section's statuses, and an instrument's own: superseded by a later one."""
+
+    IN_FORCE = "in_force"
+    REPEALED = "repealed"
+    NOT_YET_COMMENCED = "not_yet_commenced"
+    SUPERSEDED = "superseded"
+
+
+# Request and response fields: each vocabulary's values written out in the field's schema.
+InstrumentTypeField = Annotated[InstrumentType, SpeltOut(InstrumentType)]
+SectionStatusField = Annotated[SectionStatus, SpeltOut(SectionStatus)]
+InstrumentStatusField = Annotated[InstrumentStatus, SpeltOut(InstrumentStatus)]
 INCLUDES = ("sections", "amendments")
 DOC_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{1,119}$")
 MAX_SEARCH_CANDIDATES = 5000
@@ -45,7 +70,7 @@ class SectionIn(BaseModel):
     depth: int = Field(default=1, ge=1, le=10)
     parentId: str | None = Field(default=None, max_length=60)
     order: int | None = Field(default=None, ge=0, le=2_147_483_647)  # an INTEGER column
-    status: Literal["in_force", "repealed", "not_yet_commenced"] = "in_force"
+    status: SectionStatusField = SectionStatus.IN_FORCE
     amendedBy: str | None = Field(default=None, max_length=300)
     notes: str | None = Field(default=None, max_length=10_000)
     crossReferences: list[str] = Field(default_factory=list, max_length=200)
@@ -84,7 +109,7 @@ class InstrumentIn(BaseModel):
         description="AU, AU-NSW … or an AGLC abbreviation (Cth, NSW …), as written",
         json_schema_extra={"enum": list(jurisdictions.SPELLINGS)},
     )
-    type: Literal["act", "regulation", "standard", "guidance"]
+    type: InstrumentTypeField
     title: str = Field(
         min_length=3, max_length=500, description="Title; for standards the name after the designation"
     )
@@ -95,7 +120,7 @@ class InstrumentIn(BaseModel):
     year: int | None = Field(default=None, ge=1800, le=2200)
     number: str | None = Field(default=None, max_length=40)
     registerId: str | None = Field(default=None, max_length=60)
-    status: Literal["in_force", "repealed", "not_yet_commenced", "superseded"] = "in_force"
+    status: InstrumentStatusField = InstrumentStatus.IN_FORCE
     inForceDate: date | None = None
     lastAmendedDate: date | None = None
     repealedDate: date | None = None
@@ -122,7 +147,7 @@ class InstrumentIn(BaseModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> InstrumentIn:
-        if self.type == "standard" and not self.designation:
+        if self.type == InstrumentType.STANDARD and not self.designation:
             raise ValueError("designation is required for a standard (e.g. 'AS/NZS 3000:2018')")
         if self.designation:
             if parse_designation(self.designation) is None:
@@ -132,8 +157,8 @@ class InstrumentIn(BaseModel):
             if s.sectionId in seen:
                 raise ValueError(f"section {s.sectionId!r} appears twice")
             seen.add(s.sectionId)
-        if self.repealedDate and self.status == "in_force":
-            self.status = "repealed"
+        if self.repealedDate and self.status == InstrumentStatus.IN_FORCE:
+            self.status = InstrumentStatus.REPEALED
         return self
 
 
@@ -169,12 +194,8 @@ def default_id(doc: InstrumentIn) -> str:
     return f"{prefix}-{_slug(doc.title)}"[:120].rstrip("-")
 
 
-def _insert(session: AsyncSession) -> Any:
-    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-
-
 async def bump_generation(session: AsyncSession) -> None:
-    stmt = _insert(session)(LegislationState).values(id=1, generation=str(uuid.uuid4()))
+    stmt = sqlutil.insert(session, LegislationState).values(id=1, generation=str(uuid.uuid4()))
     stmt = stmt.on_conflict_do_update(index_elements=["id"], set_={"generation": stmt.excluded.generation})
     await session.execute(stmt)
 
@@ -323,7 +344,9 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
                         sec.section_id not in before or before[sec.section_id] != sec.content
                     ):
                         sec.amended_by = f"compilation of {new_date.isoformat()}"
-        stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, updated_at=now, **values)
+        stmt = sqlutil.insert(session, LegislationDoc).values(
+            id=doc_id, created_at=now, updated_at=now, **values
+        )
         values["updated_at"] = now
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
         await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
@@ -338,7 +361,7 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             await session.execute(
                 insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
             )
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "legislation.ingest",

@@ -7,8 +7,9 @@ from datetime import date, datetime
 from sqlalchemy import Date, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class AxiomKey(Base):

@@ -101,7 +101,7 @@ async def add(
                 field="sectionId",
             )
     comment, data = await store.insert(session, actor, section_id=section_id, content=content)
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         ADDED,
@@ -109,7 +109,7 @@ async def add(
         section_id=section_id,
         data=data,
     )
-    await audit.record(session, ctx, "comment.create", "comment", comment.id, after=data)
+    audit.record(session, ctx, "comment.create", "comment", comment.id, after=data)
     return comment
 
 

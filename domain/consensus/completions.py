@@ -100,14 +100,14 @@ async def signal(
     member.done_status = str(status)
     member.done_summary = summary
     member.done_at = now
-    await events.append(
+    events.append(
         session,
         events.stream_of(resource_type, resource_id),
         DONE if previous is None else CHANGED,
         ctx,
         data={"status": str(status), "previousStatus": previous and str(previous), "summary": summary},
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         f"{resource_type}.done",

@@ -19,28 +19,23 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
-from functools import cache
 from typing import Any, Protocol
 
-from sqlalchemy import ColumnElement, Table, bindparam, case, exists, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import ColumnElement, bindparam, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import escalations, obligations, sections
+from domain.consensus import escalations, obligations, queries, sections
 from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_ref, iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
-from domain.kernel.db import table_of
 from domain.kernel.errors import Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_ref, new_id
 from domain.kernel.sqlutil import for_update
-
-VOTE_KINDS = ("approve", "reject", "object")
-_VOTES = table_of(ProposalVote)
 
 
 class Resource(Protocol):
@@ -107,50 +102,6 @@ class Policy:
         return self.accepted_status if p.approve_count - p.object_count >= needed else None
 
 
-def _dialect(session: AsyncSession) -> str:
-    return (
-        "postgresql" if session.bind is not None and session.bind.dialect.name == "postgresql" else "sqlite"
-    )
-
-
-# Built once, executed with parameters. SQLite: a vote is one statement, refused by the (proposal, agent)
-# unique key, and its counter moves with the commit's flush.
-_ADD_VOTE_SQLITE = sqlite.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
-_PROPOSALS = table_of(Proposal)
-# A merge settles its section in one statement: the merged proposal takes its accepted status and every
-# rival still open on the section is superseded, pending or objected (an objected one waits for a person, who
-# would otherwise decide on text the merge has replaced); the ids of the rivals come back.
-_IS_MERGED = _PROPOSALS.c.id == bindparam("merged")
-_SETTLE = (
-    update(_PROPOSALS)
-    .where(
-        _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
-        _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
-        _PROPOSALS.c.section_id == bindparam("p_section_id"),
-        or_(_IS_MERGED, _PROPOSALS.c.status.in_(("pending", "objected"))),
-    )
-    .values(
-        status=case((_IS_MERGED, bindparam("p_accepted")), else_="superseded"),
-        resolved_at=bindparam("p_now"),
-    )
-    .returning(_PROPOSALS.c.id)
-)
-
-
-@cache
-def _settle_writing(table: Table) -> Any:
-    """PostgreSQL: the settle statement with the resource's content, version and updated_at written by a
-    data-modifying CTE of the same statement (one round trip a merge fewer)."""
-    written = (
-        update(table)
-        .where(table.c.id == bindparam("w_id"))
-        .values(content=bindparam("w_content"), version=bindparam("w_version"), updated_at=bindparam("p_now"))
-        .returning(table.c.id)
-        .cte("written")
-    )
-    return _SETTLE.add_cte(written)
-
-
 _PROPOSAL = select(Proposal).where(
     Proposal.id == bindparam("p_id"),
     Proposal.resource_type == bindparam("p_type"),
@@ -212,7 +163,7 @@ async def propose(
     )
     session.add(proposal)  # inserted with the commit's flush, with whatever on_created sets (the stake)
     await policy.on_created(session, ctx, proposal)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.created",
@@ -221,14 +172,14 @@ async def propose(
         correlation_id=proposal.id,
         data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
     )
-    await audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
+    audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
     approval = resource.approval
     if approval.policy is ApprovalPolicy.HUMAN_ONLY:
         await _ask_a_person(session, ctx, resource, proposal)
     elif approval.policy in approval_policies.SILENT and await _merges_at_once(session, resource, proposal):
         await session.flush()  # the merge settles the proposal's row with one UPDATE
         await accept(session, SYSTEM, resource, policy, proposal, auto=True)
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "proposal.auto-merge",
@@ -334,68 +285,13 @@ class Ballot:
     may_vote: bool
 
 
-_COUNTERS = {"approve": "approve_count", "reject": "reject_count", "object": "object_count"}
-
-
-def _vote_and_count(kind: str) -> Any:
-    """PostgreSQL: the vote's INSERT and its counter's increment in one statement; the counter moves only
-    if the vote went in (the (proposal, agent) unique key refuses a second one, even a racing one)."""
-    added = (
-        postgresql.insert(_VOTES)
-        .values(
-            proposal_id=bindparam("v_proposal"),
-            agent_id=bindparam("v_agent"),
-            agent_name=bindparam("v_name"),
-            kind=kind,
-            reason=bindparam("v_reason"),
-            created_at=bindparam("v_at"),
-        )
-        .on_conflict_do_nothing()
-        .returning(_VOTES.c.id)
-        .cte("added")
-    )
-    counter = _PROPOSALS.c[_COUNTERS[kind]]
-    return (
-        update(_PROPOSALS)
-        .add_cte(added)
-        .where(_PROPOSALS.c.id == bindparam("v_proposal"), exists(select(added.c.id)))
-        .values({counter: counter + 1})
-        .returning(counter)
-    )
-
-
-_VOTE_AND_COUNT = {kind: _vote_and_count(kind) for kind in VOTE_KINDS}
-
-
 async def _add_vote(
     session: AsyncSession, proposal: Proposal, agent_id: str, agent_name: str, kind: str, reason: str | None
 ) -> None:
-    column = _COUNTERS[kind]
-    now = utcnow()
-    if _dialect(session) == "postgresql":
-        params = {
-            "v_proposal": proposal.id,
-            "v_agent": agent_id,
-            "v_name": agent_name,
-            "v_reason": reason,
-            "v_at": now,
-        }
-        count = await session.scalar(_VOTE_AND_COUNT[kind], params)
-        if count is not None:
-            set_committed_value(proposal, column, count)  # the row has it already: nothing to flush
-            return
-    else:
-        row = {
-            "proposal_id": proposal.id,
-            "agent_id": agent_id,
-            "agent_name": agent_name,
-            "kind": kind,
-            "reason": reason,
-            "created_at": now,
-        }
-        if await session.scalar(_ADD_VOTE_SQLITE, row) is not None:
-            setattr(proposal, column, getattr(proposal, column) + 1)
-            return
+    if await queries.add_vote(
+        session, proposal, agent_id=agent_id, agent_name=agent_name, kind=kind, reason=reason, at=utcnow()
+    ):
+        return
     existing = await session.scalar(
         select(ProposalVote.kind).where(
             ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == agent_id
@@ -447,7 +343,7 @@ async def vote(
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
     # vote decided one, follows as pact.proposal.merged, .rejected or .objected, so a reader never takes
     # one reject vote for the rejection.
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         f"pact.proposal.vote.{kind}",
@@ -470,7 +366,7 @@ async def vote(
         proposal.status = outcome
         if outcome == "rejected":
             proposal.resolved_at = utcnow()
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             f"pact.proposal.{outcome}",
@@ -482,7 +378,7 @@ async def vote(
         await obligations.discharge_for_proposal(session, proposal.id, outcome)
         if outcome == "objected" and not policy.objection_pauses:
             await _escalate_objection(session, ctx, resource, proposal, reason)
-    await audit.record(
+    audit.record(
         session, ctx, f"proposal.{kind}", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     default = approval.policy is ApprovalPolicy.CONCORD_DEFAULT
@@ -554,7 +450,7 @@ async def accept(
         # The section vanished in an earlier merge: nothing to apply to.
         proposal.status = "superseded"
         proposal.resolved_at = now
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
@@ -566,30 +462,19 @@ async def accept(
         await obligations.discharge_for_proposal(session, proposal.id, "superseded")
         return
     new_markdown = sections.replace_body(markdown, proposal.section_id, proposal.new_content)
-    row = resource.row
-    written = {"content": new_markdown, "version": version + 1, "updated_at": now}
-    params = {
-        "p_resource_type": proposal.resource_type,
-        "p_resource_id": proposal.resource_id,
-        "p_section_id": proposal.section_id,
-        "merged": proposal.id,
-        "p_accepted": policy.accepted_status,
-        "p_now": now,
-    }
-    if _dialect(session) == "postgresql":
-        # The resource's new content goes in the same statement (its row is locked already).
-        params.update({"w_id": row.id, "w_content": new_markdown, "w_version": version + 1})
-        settled = (await session.scalars(_settle_writing(row.__table__), params)).all()
-        for name, value in written.items():
-            set_committed_value(row, name, value)
-    else:
-        for name, value in written.items():
-            setattr(row, name, value)
-        settled = (await session.scalars(_SETTLE, params)).all()
+    settled = await queries.settle_section(
+        session,
+        proposal,
+        policy.accepted_status,
+        resource.row,
+        content=new_markdown,
+        version=version + 1,
+        at=now,
+    )
     # The rows have them already: nothing left for the flush to write.
     set_committed_value(proposal, "status", policy.accepted_status)
     set_committed_value(proposal, "resolved_at", now)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.auto-merged" if auto else "pact.proposal.merged",
@@ -606,7 +491,7 @@ async def accept(
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row
             set_committed_value(loaded, "status", "superseded")
             set_committed_value(loaded, "resolved_at", now)
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.superseded",
@@ -616,7 +501,7 @@ async def accept(
             data={"proposalId": rival_id, "supersededBy": proposal.id},
         )
 
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "proposal.supersede",
@@ -685,7 +570,7 @@ async def expire_due(
             if critical and now < deadline:
                 was = proposal.expires_at
                 proposal.expires_at = deadline  # due again when the critical agents' time is up
-                await audit.record(
+                audit.record(
                     session,
                     SYSTEM,
                     "proposal.hold",
@@ -697,7 +582,7 @@ async def expire_due(
                 changed += 1
                 continue
             for agent_id, agent_name in critical:
-                await events.append(
+                events.append(
                     session,
                     stream_of(resource),
                     "pact.salience.auto-demoted",
@@ -717,7 +602,7 @@ async def expire_due(
         else:
             proposal.status = "expired"
             proposal.resolved_at = now
-            await events.append(
+            events.append(
                 session,
                 stream_of(resource),
                 "pact.proposal.expired",
@@ -727,7 +612,7 @@ async def expire_due(
                 data={"proposalId": proposal.id, **counts(proposal)},
             )
             await obligations.discharge_for_proposal(session, proposal.id, "expired")
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "proposal.expire",
@@ -836,7 +721,7 @@ async def decide_paused(
     else:
         proposal.status = "rejected"
         proposal.resolved_at = utcnow()
-        await events.append(
+        events.append(
             session,
             stream_of(resource),
             "pact.proposal.rejected",
@@ -846,7 +731,7 @@ async def decide_paused(
             data={"proposalId": proposal.id, "byHuman": True},
         )
         await obligations.discharge_for_proposal(session, proposal.id, "rejected")
-    await audit.record(
+    audit.record(
         session, ctx, "proposal.decide", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     return proposal
@@ -882,7 +767,7 @@ async def approval_changed(session: AsyncSession, ctx: Context, resource: Resour
                 await obligations.discharge_for_proposal(session, proposal.id, "escalated")
             else:
                 proposal.expires_at = now + timedelta(seconds=proposal.ttl_seconds)
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.policy.changed",

@@ -261,7 +261,7 @@ async def _record(
     await session.flush()
     stream = events.stream_of(resource_type, resource_id)
     if question:
-        await events.append(
+        events.append(
             session,
             stream,
             ASKED_EVENT,
@@ -279,7 +279,7 @@ async def _record(
             correlation_id=esc.id,
         )
     else:
-        await events.append(
+        events.append(
             session,
             stream,
             "pact.escalation.created" if resource_type == "topic" else "pact.escalation.human",
@@ -295,7 +295,7 @@ async def _record(
             correlation_id=proposal_id or esc.id,
         )
     op = "human.ask" if question else "escalation.create"
-    await audit.record(session, ctx, op, "escalation", esc.id, after=to_dict(esc))
+    audit.record(session, ctx, op, "escalation", esc.id, after=to_dict(esc))
     outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})
     return esc
 
@@ -365,7 +365,7 @@ async def close_raised_for(
         )
     ).all()
     for escalation_id, section_id, proposal_id in sorted(closed):
-        await events.append(
+        events.append(
             session,
             events.stream_of(resource_type, resource_id),
             "pact.escalation.closed",
@@ -375,7 +375,7 @@ async def close_raised_for(
             correlation_id=proposal_id,
             in_response_to=escalation_id,
         )
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "escalation.close",
@@ -655,7 +655,7 @@ async def expire_questions(session: AsyncSession) -> int:
     ).all()
     for esc in due:
         esc.status = EscalationStatus.TIMED_OUT
-        await events.append(
+        events.append(
             session,
             events.stream_of(esc.resource_type, esc.resource_id),
             TIMED_OUT_EVENT,
@@ -670,7 +670,7 @@ async def expire_questions(session: AsyncSession) -> int:
             correlation_id=esc.id,
             in_response_to=esc.id,
         )
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "human.timeout",

@@ -27,11 +27,10 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import IntentObjection, SectionIntent
-from domain.kernel import audit, events
+from domain.kernel import audit, events, sqlutil
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import table_of
@@ -112,7 +111,7 @@ async def _accept(session: AsyncSession, where: tuple[Any, ...]) -> int:
     for intent_id, resource_type, resource_id, section_id, agent_id, agent_name, expires_at in sorted(
         accepted, key=lambda r: (r.expires_at, r.id)
     ):
-        await events.append(
+        events.append(
             session,
             events.stream_of(resource_type, resource_id),
             ACCEPTED_EVENT,
@@ -154,7 +153,7 @@ async def supersede(
     ).all()
     for intent_id in sorted(replaced):
         data = {"intentId": intent_id, "sectionId": newer.section_id, "supersededBy": newer.id}
-        await events.append(
+        events.append(
             session,
             events.stream_of(resource_type, resource_id),
             SUPERSEDED_EVENT,
@@ -163,7 +162,7 @@ async def supersede(
             correlation_id=intent_id,
             data=data,
         )
-        await audit.record(session, ctx, "intent.supersede", "intent", intent_id, after=data)
+        audit.record(session, ctx, "intent.supersede", "intent", intent_id, after=data)
     return list(replaced)
 
 
@@ -172,9 +171,8 @@ async def add_objection(
 ) -> bool:
     """Record one agent's objection (False if it objected to this intent already); the unique key refuses a
     second one even from a racing request."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     added = await session.scalar(
-        dialect.insert(IntentObjection)
+        sqlutil.insert(session, IntentObjection)
         .values(intent_id=intent.id, agent_id=agent_id, agent_name=agent_name, reason=reason, created_at=at)
         .on_conflict_do_nothing()
         .returning(IntentObjection.id)

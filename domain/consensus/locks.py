@@ -37,9 +37,10 @@ from domain.consensus import sections
 from domain.consensus.models import SectionLock
 from domain.consensus.records import Scope, Target
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import for_update
 
 LOCKED = "pact.section.locked"
@@ -276,7 +277,7 @@ async def _record(
     section_id: str,
     data: dict[str, Any],
 ) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(scope.resource_type, scope.resource_id),
         event,
@@ -284,7 +285,7 @@ async def _record(
         section_id=section_id,
         data=data,
     )
-    await audit.record(session, ctx, op, scope.resource_type, scope.resource_id, after=data)
+    audit.record(session, ctx, op, scope.resource_type, scope.resource_id, after=data)
 
 
 def _lock(row: SectionLock) -> Lock:

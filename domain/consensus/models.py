@@ -5,6 +5,8 @@ resource_type."""
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
 
 from sqlalchemy import (
     Boolean,
@@ -19,8 +21,21 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
+from domain.kernel.vocabulary import SpeltOut
+
+
+class VoteKind(StrEnum):
+    """An agent's vote on a proposal."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    OBJECT = "object"
+
+
+VoteKindField = Annotated[VoteKind, SpeltOut(VoteKind)]
 
 
 class Proposal(Base):
@@ -69,7 +84,7 @@ class ProposalVote(Base):
     proposal_id: Mapped[str] = mapped_column(ForeignKey("proposals.id"))
     agent_id: Mapped[str] = mapped_column(String(36), index=True)
     agent_name: Mapped[str] = mapped_column(String(200))
-    kind: Mapped[str] = mapped_column(String(10))  # approve | reject | object
+    kind: Mapped[str] = mapped_column(String(10))  # a VoteKind
     reason: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 

@@ -27,9 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.session_models import PendingObligation
 from domain.kernel import events, principals
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM
 from domain.kernel.event_record import ActorKind
+from domain.kernel.ids import new_id
 
 
 class ObligationKind(StrEnum):
@@ -118,7 +119,7 @@ def payload(o: Obligation) -> dict[str, Any]:
 
 
 async def _emit(session: AsyncSession, o: Obligation, type_: str, in_response_to: str | None) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(o.resource_type, o.resource_id),
         type_,

@@ -20,21 +20,22 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any, Protocol, TypeVar
+from typing import Annotated, Any, Protocol, TypeVar
 
 from sqlalchemy import select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import intents, sections
 from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
-from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel import audit, events, sqlutil
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 
 SCORE_MIN, SCORE_MAX = 0, 10
 CONSTRAINT_WITHDRAWN_EVENT = "pact.constraint.withdrawn"
@@ -45,6 +46,19 @@ class ConstraintStatus(StrEnum):
 
     ACTIVE = "active"
     WITHDRAWN = "withdrawn"  # by its author; kept, with who and when
+
+
+class ConstraintType(StrEnum):
+    """How binding a constraint is."""
+
+    MUST = "must"
+    MUST_NOT = "must_not"
+    SHOULD = "should"
+    SHOULD_NOT = "should_not"
+    PREFER = "prefer"
+
+
+ConstraintTypeField = Annotated[ConstraintType, SpeltOut(ConstraintType)]
 
 
 class Scope(Protocol):
@@ -223,7 +237,7 @@ async def _record(
     before: dict[str, Any] | None = None,
     correlation_id: str | None = None,
 ) -> None:
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         event,
@@ -232,7 +246,7 @@ async def _record(
         data=data,
         correlation_id=correlation_id,
     )
-    await audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
+    audit.record(session, ctx, op, entity[0], entity[1], before=before, after=data)
 
 
 async def declare_intent(
@@ -277,7 +291,7 @@ async def declare_intent(
         "createdAt": iso(intent.created_at),
         "expiresAt": iso(intent.expires_at),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         vocabulary.intent_declared,
@@ -286,7 +300,7 @@ async def declare_intent(
         correlation_id=intent.id,
         data=data,
     )
-    await audit.record(session, ctx, "intent.declare", "intent", intent.id, after=data)
+    audit.record(session, ctx, "intent.declare", "intent", intent.id, after=data)
     await intents.supersede(session, ctx, target.resource_type, target.resource_id, row)
     return intent
 
@@ -333,7 +347,7 @@ async def object_to_intent(
         "intentAgentId": intent.agent_id,
         "objectionCount": len(intent.objections),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         intents.OBJECTED_EVENT,
@@ -342,7 +356,7 @@ async def object_to_intent(
         correlation_id=intent.id,
         data=data,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "intent.object",
@@ -444,7 +458,7 @@ async def withdraw_constraint(
         "agentName": constraint.agent_name,
         "withdrawnAt": iso(constraint.withdrawn_at),
     }
-    await events.append(
+    events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
         CONSTRAINT_WITHDRAWN_EVENT,
@@ -453,7 +467,7 @@ async def withdraw_constraint(
         correlation_id=constraint.id,
         data=data,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "constraint.withdraw",
@@ -486,9 +500,8 @@ async def set_salience(
         SectionSalience.section_id == section_id,
         SectionSalience.agent_id == actor.id,
     )
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = await session.scalar(
-        dialect.insert(SectionSalience)
+        sqlutil.insert(session, SectionSalience)
         .values(
             id=new_id(),
             resource_type=target.resource_type,

@@ -10,8 +10,9 @@ from typing import Any
 from sqlalchemy import Boolean, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class PendingObligation(Base):

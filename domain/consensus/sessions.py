@@ -27,7 +27,6 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import delete, exists, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import obligations, profiles, records, sections
@@ -36,7 +35,7 @@ from domain.consensus.models import Escalation, Proposal, SectionConstraint, Sec
 from domain.consensus.obligations import Obligation
 from domain.consensus.phases import Phase
 from domain.consensus.session_models import HeartbeatReceipt, SessionPresence
-from domain.kernel import events, principals
+from domain.kernel import events, principals, sqlutil
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, Unprocessable
@@ -523,14 +522,10 @@ async def manifest(session: AsyncSession, fabric: Fabric, caller_id: str, timeou
 # ---- writing: presence, heartbeat, mark-read -----------------------------------------------------------
 
 
-def _insert(session: AsyncSession) -> Any:
-    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-
-
 async def _presence_row(session: AsyncSession, fabric: Fabric, member_id: str) -> SessionPresence:
     """The member's presence row, created if need be, locked for this transaction."""
     await session.execute(
-        _insert(session)(SessionPresence)
+        sqlutil.insert(session, SessionPresence)
         .values(
             resource_type=fabric.resource_type,
             resource_id=fabric.resource_id,
@@ -613,7 +608,7 @@ async def heartbeat(
         HeartbeatReceipt.client_heartbeat_id == client_heartbeat_id,
     )
     receipt = (
-        _insert(session)(HeartbeatReceipt)
+        sqlutil.insert(session, HeartbeatReceipt)
         .values(
             resource_type=fabric.resource_type,
             resource_id=fabric.resource_id,

@@ -20,9 +20,10 @@ from domain.consensus import escalations, obligations
 from domain.consensus.engine import Policy, Resource, counts, get_proposal, snapshot, stream_of
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_ref, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, Forbidden
+from domain.kernel.ids import canonical_ref
 
 WITHDRAWN = "withdrawn"
 
@@ -49,7 +50,7 @@ async def withdraw(
     before = snapshot(proposal)
     proposal.status = WITHDRAWN
     proposal.resolved_at = utcnow()
-    await events.append(
+    events.append(
         session,
         stream_of(resource),
         "pact.proposal.withdrawn",
@@ -68,7 +69,7 @@ async def withdraw(
     )
     await obligations.discharge_for_proposal(session, proposal.id, WITHDRAWN)
     await policy.on_withdrawn(session, ctx, proposal)
-    await audit.record(
+    audit.record(
         session, ctx, "proposal.withdraw", "proposal", proposal.id, before=before, after=snapshot(proposal)
     )
     return proposal

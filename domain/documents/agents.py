@@ -32,9 +32,10 @@ from domain.documents.membership import (
 )
 from domain.documents.models import Document, DocumentAgent, ServiceKey
 from domain.kernel import event_views, events, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import new_id
 
 RESOURCE = "document"
 

@@ -14,12 +14,13 @@ from domain.consensus import sections
 from domain.documents import library, offload
 from domain.documents.access import Caller
 from domain.documents.membership import agent_ctx, member
-from domain.documents.models import Comment, Document
+from domain.documents.models import Comment, Document, DocumentStatus
 from domain.documents.proposals import DocumentResource
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor
 from domain.kernel.errors import Forbidden, NotFound, Unprocessable
+from domain.kernel.ids import new_id
 
 
 def to_dict(c: Comment) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def to_dict(c: Comment) -> dict[str, Any]:
 async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
-    if paragraph and paragraph.startswith("sec:") and doc.status == "ready":
+    if paragraph and paragraph.startswith("sec:") and doc.status == DocumentStatus.READY:
         await offload.outline(doc.content or "")
         if sections.find(doc.content or "", paragraph) is None:
             raise Unprocessable(
@@ -54,10 +55,10 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
         agent_id=None,
     )
     view = to_dict(comment)
-    await events.append(
+    events.append(
         session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=view
     )
-    await audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
+    audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
     return view
 
 
@@ -242,7 +243,7 @@ async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> d
         comment.resolved = True
         comment.resolved_at = utcnow()
         comment.resolved_by = caller.key_id
-        await events.append(
+        events.append(
             session,
             library.stream(comment.document_id),
             "pact.comment.resolved",
@@ -251,7 +252,5 @@ async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> d
             data={"commentId": comment.id},
         )
     view = to_dict(comment)
-    await audit.record(
-        session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view
-    )
+    audit.record(session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view)
     return view

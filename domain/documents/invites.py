@@ -19,8 +19,9 @@ from domain.documents.access import Caller
 from domain.documents.models import Document, ServiceKey
 from domain.documents.servicekeys import PREFIX, actor_of
 from domain.kernel import audit, events, invites, keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
+from domain.kernel.ids import new_id
 from domain.kernel.invites import InviteView, IssuedInvite, ResourceKind
 
 # What a key minted by an invite may do: act as an agent on its one document.
@@ -89,8 +90,8 @@ async def _record(
     session: AsyncSession, ctx: Context, doc: Document, event: str, op: str, found: InviteView
 ) -> None:
     data = _invite_data(found)
-    await events.append(session, library.stream(doc.id), event, ctx, data=data, correlation_id=found.id)
-    await audit.record(session, ctx, op, "document", doc.id, after=data)
+    events.append(session, library.stream(doc.id), event, ctx, data=data, correlation_id=found.id)
+    audit.record(session, ctx, op, "document", doc.id, after=data)
 
 
 async def join_with_token(

@@ -16,12 +16,13 @@ from domain.consensus import policies
 from domain.documents import blobs, docx_merge, export_docx, offload, sandbox, xmltext
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
-from domain.documents.models import Comment, Document, DocumentAgent, DocumentTag, ShareLink
+from domain.documents.models import Comment, Document, DocumentAgent, DocumentStatus, DocumentTag, ShareLink
 from domain.kernel import audit, events, outbox
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, Conflict, NotFound, Unprocessable
+from domain.kernel.ids import new_id
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 
@@ -99,7 +100,7 @@ def summary(doc: Document) -> dict[str, Any]:
         "version": doc.version,
         **approval_view(policies.of(doc)),
     }
-    if doc.status == "failed":
+    if doc.status == DocumentStatus.FAILED:
         out["error"] = doc.error
     return out
 
@@ -132,7 +133,7 @@ async def create(
         sha256=sha256,
         blob_path=blob_path,
         tags=tags,
-        status="processing",
+        status=DocumentStatus.PROCESSING,
         version=0,
         approval_policy=approval.policy.value,
         allow_self_approval=approval.allow_self_approval,
@@ -142,14 +143,14 @@ async def create(
     session.add(doc)
     await session.flush()
     session.add_all(tag_rows(doc))
-    await events.append(
+    events.append(
         session,
         stream(doc.id),
         "pact.document.uploaded",
         caller.ctx,
         data={"title": doc.title, "format": kind},
     )
-    await audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
+    audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
     outbox.enqueue(session, CONVERT_JOB, {"document_id": doc.id})
     return summary(doc)
 
@@ -206,17 +207,17 @@ async def _finish(session: AsyncSession, doc: Document, *, markdown: str | None,
     before = {"status": doc.status}
     doc.updated_at = utcnow()
     if error is None:
-        doc.status = "ready"
+        doc.status = DocumentStatus.READY
         doc.content = markdown or ""
         doc.version = 1
         doc.error = None
         event = "pact.document.ready"
     else:
-        doc.status = "failed"
+        doc.status = DocumentStatus.FAILED
         doc.error = error[:2000]
         event = "pact.document.failed"
-    await events.append(session, stream(doc.id), event, None, data={"status": doc.status, "error": doc.error})
-    await audit.record(
+    events.append(session, stream(doc.id), event, None, data={"status": doc.status, "error": doc.error})
+    audit.record(
         session, SYSTEM, "document.convert", "document", doc.id, before=before, after={"status": doc.status}
     )
 
@@ -225,7 +226,7 @@ async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: st
     """Retries exhausted: the document fails with a sentence; the job's own error (an exception's text,
     perhaps a server path) stays on the job row and in the log for the operator."""
     doc = await session.get(Document, payload.get("document_id", ""))
-    if doc is not None and doc.status == "processing":
+    if doc is not None and doc.status == DocumentStatus.PROCESSING:
         log.warning("conversion of %s kept failing: %s", doc.id, reason)
         error = "conversion kept failing: the stored upload could not be read or the result stored"
         await _finish(session, doc, markdown=None, error=f"{error}; upload the file again")
@@ -243,7 +244,7 @@ async def prepare_conversion(db: Database, payload: dict[str, Any]) -> sandbox.O
                 )
             )
         ).first()
-    if row is None or row.status != "processing":
+    if row is None or row.status != DocumentStatus.PROCESSING:
         return None
     settings = get_settings()
     limits = sandbox.Limits(memory_mb=settings.convert_memory_mb, cpu_seconds=settings.convert_cpu_seconds)
@@ -262,7 +263,7 @@ async def convert_job(session: AsyncSession, payload: dict[str, Any]) -> None:
     if not isinstance(outcome, sandbox.Outcome):
         return
     doc = await session.get(Document, payload["document_id"])
-    if doc is None or doc.status != "processing":
+    if doc is None or doc.status != DocumentStatus.PROCESSING:
         return
     if outcome.error is not None:
         await _finish(session, doc, markdown=None, error=outcome.error)
@@ -378,9 +379,9 @@ def _docx_of(doc: Document, markdown: str) -> bytes:
 
 
 def require_ready(doc: Document) -> str:
-    if doc.status == "processing":
+    if doc.status == DocumentStatus.PROCESSING:
         raise Conflict("the document is still being converted; try again shortly", code="document_processing")
-    if doc.status != "ready" or doc.content is None:
+    if doc.status != DocumentStatus.READY or doc.content is None:
         raise Unprocessable(f"the document could not be converted: {doc.error}", code="document_failed")
     return doc.content
 

@@ -102,5 +102,5 @@ async def record(
     data: dict[str, Any] | None = None,
 ) -> None:
     """The document event and the audit entry of an agent operation."""
-    await events.append(session, library.stream(doc.id), event, ctx, section_id=section_id, data=data or {})
-    await audit.record(session, ctx, op, "document", doc.id, after=data)
+    events.append(session, library.stream(doc.id), event, ctx, section_id=section_id, data=data or {})
+    audit.record(session, ctx, op, "document", doc.id, after=data)

@@ -5,14 +5,28 @@ consensus tables, shared with topics)."""
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any
 
 from sqlalchemy import Boolean, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.consensus.models import SectionLock as SectionLock  # the shared table, still importable here
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
+from domain.kernel.vocabulary import SpeltOut
+
+
+class DocumentStatus(StrEnum):
+    """A document's conversion: under way, done, or failed (the document then holds no text)."""
+
+    PROCESSING = "processing"
+    READY = "ready"
+    FAILED = "failed"
+
+
+DocumentStatusField = Annotated[DocumentStatus, SpeltOut(DocumentStatus)]
 
 
 class Organisation(Base):
@@ -60,7 +74,7 @@ class Document(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     blob_path: Mapped[str] = mapped_column(String(500))
     tags: Mapped[list[str]] = mapped_column(JSONType, default=list)
-    status: Mapped[str] = mapped_column(String(16), default="processing")  # processing|ready|failed
+    status: Mapped[str] = mapped_column(String(16), default=DocumentStatus.PROCESSING)
     error: Mapped[str | None] = mapped_column(Text)
     content: Mapped[str | None] = mapped_column(Text)
     version: Mapped[int] = mapped_column(Integer, default=0)

@@ -21,8 +21,9 @@ from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit
-from domain.kernel.clock import canonical_ref, iso, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden
+from domain.kernel.ids import canonical_ref
 from domain.kernel.sqlutil import for_update
 
 DEFAULT_TTL = 300
@@ -332,7 +333,7 @@ async def set_approval(
     if resource.approval != before:
         doc.updated_at = utcnow()
         await consensus.approval_changed(session, caller.ctx, resource, before)
-        await audit.record(
+        audit.record(
             session,
             caller.ctx,
             "document.approval_policy",

@@ -9,9 +9,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation, ServiceKey
 from domain.kernel import audit, keys, principals
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, NotFound, Unauthorized
+from domain.kernel.ids import new_id
 
 PREFIX = "svc_sk_"
 # spec/document-api.md §5
@@ -77,7 +78,7 @@ async def create(
     )
     session.add(key)
     await session.flush()
-    await audit.record(session, ctx, "service_key.create", "service_key", key.id, after=public(key, org))
+    audit.record(session, ctx, "service_key.create", "service_key", key.id, after=public(key, org))
     return {**public(key, org), "apiKey": secret}
 
 
@@ -112,7 +113,7 @@ async def revoke(session: AsyncSession, ctx: Context, key_id: str) -> dict[str, 
     before = public(key, org)
     if key.revoked_at is None:
         key.revoked_at = utcnow()
-    await audit.record(session, ctx, "service_key.revoke", "service_key", key.id, before=before)
+    audit.record(session, ctx, "service_key.revoke", "service_key", key.id, before=before)
     return public(key, org)
 
 

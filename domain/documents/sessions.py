@@ -20,9 +20,10 @@ from domain.documents.models import Document, DocumentAgent
 from domain.documents.proposals import DocumentResource
 from domain.documents.records import VOCABULARY
 from domain.kernel import audit, principals
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
+from domain.kernel.ids import new_id
 from domain.kernel.settings import get_settings
 
 PactRole = sessions.PactRole
@@ -31,8 +32,6 @@ DOCUMENT_ROLE = {PactRole.OBSERVER: "observer", PactRole.CONTRIBUTOR: "editor", 
 IMPLIED_PACT_ROLE = {"observer": PactRole.OBSERVER}
 
 RESOURCE = "document"
-CONSTRAINT_TYPES = ("must", "must_not", "should", "should_not", "prefer")
-DEFAULT_CONSTRAINT_TYPE = "must_not"
 TRUST = {"observer": sessions.TrustLevel.OBSERVER}
 
 
@@ -196,7 +195,7 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await audit.record(
+    audit.record(
         session, ctx, "document.onboard", "document", doc.id, after={**registration, "constraintIds": ids}
     )
     return sessions.Onboarded(doc.id, registration, declared_role or agent.role, published, seq, utcnow())

@@ -27,9 +27,10 @@ from domain.documents import comments, library, offload, proposals
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
-from domain.kernel.clock import iso, new_id, readable, utcnow
+from domain.kernel.clock import iso, readable, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, Forbidden, Gone, NotFound, RateLimited
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 
@@ -105,8 +106,8 @@ async def create(
     session.add(link)
     await session.flush()
     view = public_view(link)
-    await events.append(session, library.stream(doc.id), "pact.share-link.created", caller.ctx, data=view)
-    await audit.record(session, caller.ctx, "share_link.create", "share_link", link.id, after=view)
+    events.append(session, library.stream(doc.id), "pact.share-link.created", caller.ctx, data=view)
+    audit.record(session, caller.ctx, "share_link.create", "share_link", link.id, after=view)
     return {
         "token": token,
         "url": f"{base_url}/share/{token}",
@@ -173,13 +174,11 @@ async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_i
         link.revoked_at = utcnow()
         link.revoked_by = caller.key_id
         await session.execute(delete(ShareLinkSession).where(ShareLinkSession.link_id == link.id))
-        await events.append(
+        events.append(
             session, library.stream(doc.id), "pact.share-link.revoked", caller.ctx, data={"linkId": link.id}
         )
     view = owner_view(link)
-    await audit.record(
-        session, caller.ctx, "share_link.revoke", "share_link", link.id, before=before, after=view
-    )
+    audit.record(session, caller.ctx, "share_link.revoke", "share_link", link.id, before=before, after=view)
     return view
 
 
@@ -444,7 +443,7 @@ async def confirm_code(
     cookie, row = await open_session(session, link)
     row.email = email
     row.verified_at = now
-    await audit.record(
+    audit.record(
         session, ctx, "share_link.verify", "share_link", link.id, after={"email": email, "sessionId": row.id}
     )
     return CodeCheck(True, "address proven", cookie=cookie, session=row)
@@ -638,7 +637,7 @@ async def decide(
         "reviewer": visit_.email,
         "shareLinkId": visit_.link.id,
     }
-    await events.append(
+    events.append(
         session,
         library.stream(visit_.doc.id),
         "pact.proposal.decided",
@@ -647,7 +646,7 @@ async def decide(
         data=data,
         correlation_id=proposal.id,
     )
-    await audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
+    audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
     return {**proposals.view(proposal), "decision": decision, "note": note}
 
 

@@ -29,7 +29,7 @@ def _dump(value: Any) -> str | None:
     return json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
 
 
-async def record(
+def record(
     session: AsyncSession,
     ctx: Context,
     op: str,

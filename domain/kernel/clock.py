@@ -1,4 +1,4 @@
-"""Time and identifiers in one place so that every timestamp is aware UTC.
+"""Time in one place so that every timestamp is aware UTC (identifiers: domain/kernel/ids.py).
 
 Every wall-clock read goes through `clock` (`utcnow()` is `clock.now()`), so that tests, and a whole
 suite run at another hour, can move it. `CONCORD_CLOCK_SHIFT_SECONDS` shifts it for a process and the
@@ -8,12 +8,9 @@ measure durations use time.monotonic() and stay as they are."""
 from __future__ import annotations
 
 import os
-import re
-import uuid
 from datetime import UTC, datetime, timedelta
 from typing import overload
 
-_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 SHIFT_ENV = "CONCORD_CLOCK_SHIFT_SECONDS"
 
 
@@ -43,27 +40,6 @@ clock = Clock(shift_from_env())
 
 def utcnow() -> datetime:
     return clock.now()
-
-
-def new_id() -> str:
-    return str(uuid.uuid4())
-
-
-def canonical_id(value: str) -> str | None:
-    """The id in the form new_id() makes (lower-case UUID), or None when `value` cannot be one.
-
-    Lookups check this first so that a malformed id is a plain 404, never a database error."""
-    value = value.strip().lower()
-    return value if _UUID.match(value) else None
-
-
-_NAMED = re.compile(r"^[A-Za-z0-9_.:-]{1,36}$")
-
-
-def canonical_ref(value: str) -> str | None:
-    """A proposal's id as its row holds it: new_id()'s lower-case UUID, or the name a client gave it (the PACT
-    conformance lab's `prop_xyz`: letters, digits and `_.:-`, at most 36), or None when it can be neither."""
-    return canonical_id(value) or (value.strip() if _NAMED.match(value.strip()) else None)
 
 
 @overload

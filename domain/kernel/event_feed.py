@@ -1,4 +1,4 @@
-"""Committed events, handed to whatever in this process follows them (the live event streams, runtime/live).
+"""Committed events, handed to whatever in this process follows them (the live event streams, infra/live).
 
 The journal (domain/kernel/journal.py) builds each event's served record as it writes the event, to chain
 it; once the unit of work has committed, it hands those records here, in the order they were numbered,

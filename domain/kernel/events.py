@@ -67,7 +67,7 @@ def _actor_kind(ctx: Context | None, given: ActorKind | None) -> ActorKind:
     return ActorKind.SYSTEM if actor is None or actor.kind == "system" else ActorKind.AI_AGENT
 
 
-async def append(
+def append(
     session: AsyncSession,
     stream: str,
     type_: str,
@@ -116,7 +116,7 @@ async def append_numbered(
     in_response_to: str | None = None,
 ) -> int:
     """Append an event and write it (with those queued before it) now; its sequence number."""
-    await append(
+    append(
         session,
         stream,
         type_,

@@ -19,8 +19,9 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import Forbidden, NotFound
+from domain.kernel.ids import new_id
 from domain.kernel.models import Invite
 
 PREFIX = "pact_inv_"

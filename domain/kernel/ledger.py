@@ -27,9 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from domain.kernel import journal
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.db import after_commit, shared, table_of, unit_state
 from domain.kernel.errors import BadRequest
+from domain.kernel.ids import new_id
 from domain.kernel.models import LedgerEntry, Wallet
 
 SYSTEM_OWNER = "hub-protocol"

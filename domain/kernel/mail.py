@@ -19,7 +19,8 @@ from typing import Any
 from urllib.parse import unquote, urlsplit
 
 from domain.kernel import outbound
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
+from domain.kernel.ids import new_id
 from domain.kernel.settings import Settings
 
 SCHEMES = {"smtp": 25, "smtp+starttls": 587, "smtps": 465}

@@ -9,8 +9,9 @@ from typing import Any
 from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class AuditEntry(Base):

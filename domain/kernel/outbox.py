@@ -19,8 +19,9 @@ from typing import Any
 from sqlalchemy import bindparam, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Database, table_of
+from domain.kernel.ids import new_id
 from domain.kernel.models import OutboxJob
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.tasks import cancel_and_wait

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import CursorResult, Delete, Select, Update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 
 async def execute_counted(session: AsyncSession, stmt: Update | Delete) -> int:
@@ -33,3 +35,15 @@ def for_update(stmt: Select[Any], *, skip_locked: bool = False) -> Select[Any]:
     return stmt.with_for_update(key_share=True, skip_locked=skip_locked).execution_options(
         populate_existing=True
     )
+
+
+def on_postgresql(session: AsyncSession | Session) -> bool:
+    """Whether the session speaks to PostgreSQL (else SQLite, the other supported dialect)."""
+    bind = session.get_bind()
+    return bool(bind.dialect.name == "postgresql")
+
+
+def insert(session: AsyncSession | Session, target: Any) -> Any:
+    """An INSERT in the session's dialect, which can say ON CONFLICT (`on_conflict_do_nothing`,
+    `on_conflict_do_update`: both dialects write them alike)."""
+    return (postgresql if on_postgresql(session) else sqlite).insert(target)

@@ -30,9 +30,10 @@ from domain.documents.access import Caller
 from domain.documents.models import DocumentAgent, Organisation, ServiceKey
 from domain.documents.servicekeys import PREFIX, SCOPES, actor_of
 from domain.kernel import invites, keys, outbox
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import Database
+from domain.kernel.ids import new_id
 from domain.kernel.invites import ResourceKind
 
 ORGANISATION = "PACT conformance lab"

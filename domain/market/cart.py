@@ -20,12 +20,13 @@ from domain.kernel import audit, outbox
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.outbox import Job
 from domain.market import cart_solver
-from domain.market.catalog import WORD, cents, is_stale, match_clause, uuid_key
+from domain.market.catalog import WORD, cents, is_stale, match_clause
 from domain.market.models import CartOptimisation, Product, Retailer
 
-MAX_ITEMS = 100
+MAX_ITEMS = 100  # items in one cart optimisation request (the web model's bound)
 
 
 async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -> CartOptimisation:
@@ -38,12 +39,12 @@ async def create(session: AsyncSession, ctx: Context, request: dict[str, Any]) -
     session.add(cart)
     await session.flush()
     outbox.enqueue(session, CART_JOB, {"cart_id": cart.id})
-    await audit.record(session, ctx, "market.cart.optimise", "cart", cart.id, after=request)
+    audit.record(session, ctx, "market.cart.optimise", "cart", cart.id, after=request)
     return cart
 
 
 async def get(session: AsyncSession, cart_id: str) -> CartOptimisation:
-    key = uuid_key(cart_id)
+    key = canonical_id(cart_id)
     cart = await session.get(CartOptimisation, key) if key else None
     if cart is None:
         raise NotFound(f"cart optimisation {cart_id!r} not found", code="cart_not_found")

@@ -4,7 +4,6 @@ price observation (the one write every price source goes through)."""
 from __future__ import annotations
 
 import re
-import uuid
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, NotFound
+from domain.kernel.ids import canonical_id
 from domain.market import units
 from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 
@@ -123,16 +123,8 @@ async def search(session: AsyncSession, *, query: str, category: str | None, lim
     }
 
 
-def uuid_key(value: str) -> str | None:
-    """The canonical form of a UUID id, or None when the value cannot be one (never reaches SQL)."""
-    try:
-        return str(uuid.UUID(value))
-    except (ValueError, TypeError, AttributeError):
-        return None
-
-
 async def _load(session: AsyncSession, product_id: str) -> tuple[Product, Retailer]:
-    key = uuid_key(product_id)
+    key = canonical_id(product_id)
     row = (
         (
             await session.execute(

@@ -10,9 +10,9 @@ from enum import StrEnum
 from typing import Any, TypedDict
 
 from sqlalchemy import ColumnElement, Select, func, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.kernel import sqlutil
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.errors import BadRequest, NotFound
 from domain.market.models import FuelCurrentPrice, FuelPrice, FuelStation
@@ -91,11 +91,6 @@ def fuel_type(value: str, *, field: str = "fuelType") -> FuelType:
         raise BadRequest(f"{field}: unknown fuel type {value!r}; one of {allowed}", field=field) from None
 
 
-def _insert(session: AsyncSession, model: type[Any]) -> Any:
-    dialect = session.bind.dialect.name if session.bind is not None else "sqlite"
-    return (postgresql if dialect == "postgresql" else sqlite).insert(model)
-
-
 async def store(
     session: AsyncSession, stations: list[StationRow], prices: list[PriceRow], *, demo: bool = False
 ) -> int:
@@ -103,7 +98,7 @@ async def store(
     forward only when the new one is newer: safe when two ingestions overlap."""
     now = utcnow()
     if stations:
-        stmt = _insert(session, FuelStation)
+        stmt = sqlutil.insert(session, FuelStation)
         stmt = stmt.on_conflict_do_update(
             index_elements=[FuelStation.id],
             set_={
@@ -128,7 +123,7 @@ async def store(
         }
         for p in prices
     ]
-    await session.execute(_insert(session, FuelPrice).on_conflict_do_nothing(), rows)
+    await session.execute(sqlutil.insert(session, FuelPrice).on_conflict_do_nothing(), rows)
     latest: dict[tuple[str, str], _PriceValues] = {}
     horizon = now + timedelta(minutes=5)
     for row in rows:
@@ -137,7 +132,7 @@ async def store(
         key = (row["station_id"], row["fuel_type"])
         if key not in latest or row["priced_at"] > latest[key]["priced_at"]:
             latest[key] = row
-    stmt = _insert(session, FuelCurrentPrice)
+    stmt = sqlutil.insert(session, FuelCurrentPrice)
     stmt = stmt.on_conflict_do_update(
         index_elements=[FuelCurrentPrice.station_id, FuelCurrentPrice.fuel_type],
         set_={

@@ -18,8 +18,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class Retailer(Base):

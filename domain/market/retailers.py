@@ -130,7 +130,7 @@ async def add_retailer(
     retailer = Retailer(slug=slug, name=name, domain=host, demo=False, created_at=utcnow())
     session.add(retailer)
     await session.flush()
-    await audit.record(session, ctx, "market.retailer.add", "retailer", slug, after=public(retailer))
+    audit.record(session, ctx, "market.retailer.add", "retailer", slug, after=public(retailer))
     return public(retailer)
 
 

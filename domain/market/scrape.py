@@ -18,10 +18,11 @@ from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import Database
 from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.models import OutboxJob
 from domain.kernel.outbox import Job
 from domain.market import outbound
-from domain.market.catalog import record_observation, uuid_key
+from domain.market.catalog import record_observation
 from domain.market.extract import NoPrice, Offer, extract_offer
 from domain.market.models import Product
 from domain.market.settings import get_market_settings
@@ -97,7 +98,7 @@ SCRAPE_JOB = Job("market.scrape_price", scrape_price, prepare=prepare_scrape)
 
 
 async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
-    key = uuid_key(product_id)
+    key = canonical_id(product_id)
     product = await session.get(Product, key) if key else None
     if product is None:
         raise NotFound(f"product {product_id!r} not found", code="product_not_found")
@@ -106,7 +107,7 @@ async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -
             f"product {product_id} has no page to scrape (demo data or disabled)", code="not_scrapeable"
         )
     job_id = outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
-    await audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
+    audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
     return {"productId": product.id, "jobId": job_id, "status": "queued"}
 
 

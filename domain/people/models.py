@@ -8,8 +8,9 @@ from datetime import datetime
 from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class StaffKey(Base):

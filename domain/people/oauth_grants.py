@@ -32,9 +32,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.documents.models import Organisation
 from domain.documents.servicekeys import SCOPES
 from domain.kernel import audit, keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.settings import Settings
 from domain.people import user_sessions
 from domain.people.models import OAuthClient, OAuthCode, User, UserSession
@@ -242,7 +243,7 @@ async def issue_code(
     )
     session.add(row)
     person = Context(actor=user_sessions.actor_of(user), request_id=ctx.request_id, country=ctx.country)
-    await audit.record(
+    audit.record(
         session, person, "people.oauth.authorize", "oauth_client", req.client.id, after={"scopes": scopes}
     )
     return code

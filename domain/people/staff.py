@@ -14,9 +14,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Actor, Context
 from domain.kernel.errors import BadRequest, NotFound, Unauthorized
+from domain.kernel.ids import new_id
 from domain.people.models import StaffKey
 
 STAFF_KEY_PREFIX = "staff_sk_"
@@ -78,7 +79,7 @@ async def create(session: AsyncSession, *, name: str, roles: Iterable[str]) -> d
     )
     session.add(row)
     await session.flush()
-    await audit.record(
+    audit.record(
         session,
         SYSTEM,
         "staff.key.create",
@@ -102,7 +103,7 @@ async def revoke(session: AsyncSession, ctx: Context, key_id: str) -> dict[str, 
     before = public(row)
     if row.revoked_at is None:
         row.revoked_at = utcnow()
-        await audit.record(session, ctx, "staff.key.revoke", "staff_key", row.id, before=before)
+        audit.record(session, ctx, "staff.key.revoke", "staff_key", row.id, before=before)
     return public(row)
 
 

@@ -12,9 +12,10 @@ from sqlalchemy import delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit, keys
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 from domain.people import staff
@@ -50,7 +51,7 @@ async def start(
     )
     session.add(row)
     await session.flush()
-    await audit.record(
+    audit.record(
         session,
         Context(actor=member.actor, request_id=ctx.request_id, country=ctx.country),
         "staff.session.start",
@@ -90,7 +91,7 @@ async def end(session: AsyncSession, ctx: Context, session_id: str) -> None:
     if row is None or row.ended_at is not None:
         return
     row.ended_at = utcnow()
-    await audit.record(session, ctx, "staff.session.end", "staff_session", session_id)
+    audit.record(session, ctx, "staff.session.end", "staff_session", session_id)
 
 
 async def purge(session: AsyncSession) -> int:

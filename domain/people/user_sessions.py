@@ -30,9 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.models import Organisation
 from domain.kernel import audit, keys
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import BadRequest, DomainError, Unauthorized
+from domain.kernel.ids import new_id
 from domain.kernel.settings import Settings
 from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
@@ -328,7 +329,7 @@ async def open_session(
     person_ctx = Context(actor=actor_of(user), request_id=ctx.request_id, country=ctx.country)
     after = {"userId": user.id} if client_id is None else {"userId": user.id, "clientId": client_id}
     op = "people.session.login" if client_id is None else "people.session.oauth"
-    await audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
+    audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
     return pair
 
 
@@ -396,7 +397,7 @@ async def refresh(
         if successor is not None:
             return _replayed(settings, user, org, opened, successor, token)
         await _end(session, opened.id, "refresh_reused")
-        await audit.record(
+        audit.record(
             session,
             Context(actor=actor_of(user)),
             "people.session.reuse",
@@ -469,7 +470,7 @@ async def logout(
     ended_now = await _end(session, session_id, "logout")
     user = await session.get(User, user_id) if user_id else None
     if ended_now and user is not None:
-        await audit.record(
+        audit.record(
             session, Context(actor=actor_of(user)), "people.session.logout", "user_session", session_id
         )
     return {"loggedOut": True, "sessionId": session_id}

@@ -20,9 +20,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.documents import servicekeys
 from domain.documents.models import Organisation
 from domain.kernel import audit
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.ids import new_id
 from domain.people.models import User, UserSession
 
 MIN_PASSWORD = 12
@@ -116,7 +117,7 @@ async def create(
     )
     session.add(user)
     await session.flush()
-    await audit.record(session, ctx, "people.user.create", "user", user.id, after=public(user, org))
+    audit.record(session, ctx, "people.user.create", "user", user.id, after=public(user, org))
     return public(user, org)
 
 
@@ -147,7 +148,7 @@ async def disable(session: AsyncSession, ctx: Context, *, org_name: str, email: 
             .where(UserSession.user_id == user.id, UserSession.ended_at.is_(None))
             .values(ended_at=now, end_reason="user_disabled")
         )
-        await audit.record(
+        audit.record(
             session, ctx, "people.user.disable", "user", user.id, before=before, after=public(user, org)
         )
     return public(user, org)
@@ -160,7 +161,7 @@ async def enable(session: AsyncSession, ctx: Context, *, org_name: str, email: s
     if user.disabled_at is not None:
         before = public(user, org)
         user.disabled_at = None
-        await audit.record(
+        audit.record(
             session, ctx, "people.user.enable", "user", user.id, before=before, after=public(user, org)
         )
     return public(user, org)

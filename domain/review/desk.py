@@ -21,7 +21,8 @@ from domain.consensus import escalations as raised
 from domain.consensus import sections
 from domain.consensus.escalations import EscalationStatus
 from domain.consensus.models import Escalation, Proposal, ProposalVote
-from domain.kernel.clock import canonical_id, utcnow
+from domain.kernel.clock import utcnow
+from domain.kernel.ids import canonical_id
 from domain.kernel.models import AuditEntry
 from domain.people.models import StaffKey
 from domain.review import resources

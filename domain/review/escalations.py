@@ -25,10 +25,11 @@ from domain.consensus import escalations as raised
 from domain.consensus.escalations import EscalationKind, EscalationStatus
 from domain.consensus.models import Escalation, Proposal
 from domain.kernel import audit, events, outbox, webhooks
-from domain.kernel.clock import canonical_id, iso, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import Database
 from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
@@ -271,7 +272,7 @@ async def settle(
             in_response_to=esc.id,
         )
         op = "review.escalation.answer"
-    await audit.record(
+    audit.record(
         session,
         ctx,
         op,

@@ -19,9 +19,9 @@ from domain.consensus.escalations import EscalationKind
 from domain.consensus.models import Escalation
 from domain.documents import human as document_people
 from domain.documents.access import Caller
-from domain.kernel.clock import canonical_id
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id
 from domain.review import escalations as review
 from domain.topics import store as topics
 

@@ -12,9 +12,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
-from domain.kernel.clock import canonical_ref, iso
+from domain.kernel.clock import iso
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.ids import canonical_ref
 from domain.review import resources
 
 STATUSES = ("objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all")
@@ -128,7 +129,7 @@ async def decide(
         },
         correlation_id=decided_proposal.id,
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         f"review.proposal.{decision}",

@@ -70,8 +70,8 @@ async def fund(session: AsyncSession, ctx: Context, topic_id: str, amount: Any) 
         "bounty.fund",
         topic_id=topic.id,
     )
-    await events.append(session, topics.stream(topic.id), "pact.bounty.posted", ctx, data={"amount": amount})
-    await audit.record(session, ctx, "bounty.fund", "topic", topic.id, after={"amount": amount})
+    events.append(session, topics.stream(topic.id), "pact.bounty.posted", ctx, data={"amount": amount})
+    audit.record(session, ctx, "bounty.fund", "topic", topic.id, after={"amount": amount})
     return await view(session, topic.id)
 
 
@@ -169,7 +169,7 @@ async def pay_out(session: AsyncSession, ctx: Context, topic: Topic) -> int:
     for wallet, amount, reason in plan:
         await ledger.transfer(session, escrow, wallet, amount, reason, topic_id=topic.id)
         paid += amount
-    await events.append(
+    events.append(
         session,
         topics.stream(topic.id),
         "pact.bounty.distributed",

@@ -9,9 +9,10 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import comments as shared
-from domain.kernel.clock import iso, new_id, utcnow
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden
+from domain.kernel.ids import new_id
 from domain.topics import store as topics
 from domain.topics.consensus import TopicResource
 from domain.topics.models import Topic, TopicComment

@@ -15,9 +15,10 @@ from domain.consensus import locks, policies, profiles, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
 from domain.consensus.session_models import SessionPresence
 from domain.kernel import audit
-from domain.kernel.clock import canonical_id, canonical_ref, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Forbidden, NotFound
+from domain.kernel.ids import canonical_id, canonical_ref
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import economy
@@ -339,7 +340,7 @@ async def set_approval(
     if resource.approval != before:
         topic.updated_at = utcnow()
         await consensus.approval_changed(session, ctx, resource, before)
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "topic.approval_policy",

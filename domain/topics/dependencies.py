@@ -5,20 +5,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
 from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
+from domain.topics import queries
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
 
 # Key of the PostgreSQL advisory lock that serialises changes to the dependency graph.
-_GRAPH_LOCK = 0x636F6E636F7264  # "concord"
 
 
 @dataclass(frozen=True)
@@ -72,8 +73,7 @@ async def lock_graph(session: AsyncSession) -> None:
     each sees no cycle. The graph is small and changes rarely, so one transaction-scoped lock is cheap.
     On SQLite the writer's BEGIN IMMEDIATE already serialises.
     """
-    if session.get_bind().dialect.name == "postgresql":
-        await session.execute(select(func.pg_advisory_xact_lock(_GRAPH_LOCK)))
+    await queries.lock_dependency_graph(session)
 
 
 async def refuse_cycle(session: AsyncSession, topic_id: str, depends_on: str) -> None:
@@ -141,7 +141,7 @@ async def link(
     )
     session.add(row)
     await session.flush()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic_id),
         "pact.dependency.declared",
@@ -172,7 +172,7 @@ async def add(
     if row is None:
         raise Conflict("this dependency already exists", code="dependency_exists")
     edge = _edge(row, target)
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "dependency.add",

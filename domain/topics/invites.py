@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents import registry
 from domain.kernel import audit, events, invites, keys
-from domain.kernel.clock import canonical_id
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.invites import InviteView, IssuedInvite, ResourceKind
 from domain.topics import store
 from domain.topics.models import Topic
@@ -48,8 +48,8 @@ async def _record(
     session: AsyncSession, ctx: Context, topic: Topic, event: str, op: str, found: InviteView
 ) -> None:
     data = {"inviteId": found.id, "maxUses": found.max_uses, "expiresAt": found.expires_at.isoformat()}
-    await events.append(session, store.stream(topic.id), event, ctx, data=data, correlation_id=found.id)
-    await audit.record(session, ctx, op, "topic", topic.id, after=data)
+    events.append(session, store.stream(topic.id), event, ctx, data=data, correlation_id=found.id)
+    audit.record(session, ctx, op, "topic", topic.id, after=data)
 
 
 async def issue(

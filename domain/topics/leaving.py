@@ -51,10 +51,8 @@ async def leave(session: AsyncSession, ctx: Context, topic_id: str) -> Left:
     )
     if role is None:
         raise Forbidden("this agent has not joined the topic (or has left it)", code="not_joined")
-    await events.append(session, topics.stream(topic.id), "pact.agent.left", ctx, data={"role": role})
+    events.append(session, topics.stream(topic.id), "pact.agent.left", ctx, data={"role": role})
     await locks.release_all(session, ctx, topic.id, actor.id, UnlockReason.LEFT)
-    await audit.record(
-        session, ctx, "topic.leave", "topic", topic.id, after={"agentId": actor.id, "role": role}
-    )
+    audit.record(session, ctx, "topic.leave", "topic", topic.id, after={"agentId": actor.id, "role": role})
     status = await lifecycle.recompute(session, ctx, topic.id)
     return Left(topic.id, actor.id, actor.name, role, now, status)

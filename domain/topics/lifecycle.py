@@ -85,7 +85,7 @@ async def cast_topic_vote(
     )
     await _ensure_participant(session, topic.id, actor.id)
     await session.flush()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic.id),
         f"pact.topic.vote.{kind}",
@@ -97,12 +97,12 @@ async def cast_topic_vote(
     before = topic.status
     if tally["approve"] >= threshold:
         topic.status = "open"
-        await events.append(session, topics.stream(topic.id), "pact.topic.approved", ctx, data=tally)
+        events.append(session, topics.stream(topic.id), "pact.topic.approved", ctx, data=tally)
     elif tally["reject"] >= threshold:
         topic.status = "rejected"
-        await events.append(session, topics.stream(topic.id), "pact.topic.rejected", ctx, data=tally)
+        events.append(session, topics.stream(topic.id), "pact.topic.rejected", ctx, data=tally)
     topic.updated_at = utcnow()
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "topic.vote",
@@ -355,7 +355,7 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
         topic.consensus_ratio = round(ratio, 4)
         topic.consensus_voters = aligned + dissenting
         topic.consensus_since = utcnow()
-        await events.append(
+        events.append(
             session,
             stream,
             "pact.topic.consensus-reached",
@@ -366,7 +366,7 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
     elif topic.status == "consensus" and not reached:
         topic.status = "open"
         topic.consensus_since = None
-        await events.append(
+        events.append(
             session,
             stream,
             "pact.consensus.broken",
@@ -376,14 +376,14 @@ async def recompute(session: AsyncSession, ctx: Context, topic_id: str) -> str:
     elif topic.status == "stable" and (ratio < STABLE_BREAK_RATIO or pending > 0):
         topic.status = "open"
         topic.consensus_since = None
-        await events.append(session, stream, "pact.stable.broken", ctx, data={"ratio": round(ratio, 4)})
+        events.append(session, stream, "pact.stable.broken", ctx, data={"ratio": round(ratio, 4)})
         await _warn_dependants(session, ctx, topic.id)
     if topic.status in ("consensus", "stable"):
         topic.consensus_ratio = round(ratio, 4)
         topic.consensus_voters = aligned + dissenting
     if topic.status != before:
         topic.updated_at = utcnow()
-        await audit.record(
+        audit.record(
             session,
             ctx,
             "topic.status",
@@ -405,7 +405,7 @@ async def challenge(
     topic.status = "challenged"
     topic.consensus_since = None
     topic.updated_at = utcnow()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic.id),
         "pact.consensus.challenged",
@@ -421,7 +421,7 @@ async def _warn_dependants(session: AsyncSession, ctx: Context, topic_id: str) -
             select(TopicDependency.topic_id).where(TopicDependency.depends_on_id == topic_id)
         )
     ).all():
-        await events.append(
+        events.append(
             session, topics.stream(dependant), "pact.dependency.unstable", ctx, data={"dependsOn": topic_id}
         )
 
@@ -444,14 +444,14 @@ async def stabilise(session: AsyncSession) -> int:
     for topic in due:
         topic.status = "stable"
         topic.updated_at = utcnow()
-        await events.append(
+        events.append(
             session,
             topics.stream(topic.id),
             "pact.topic.stable",
             SYSTEM,
             data={"consensusSince": iso(topic.consensus_since)},
         )
-        await audit.record(
+        audit.record(
             session,
             SYSTEM,
             "topic.status",

@@ -8,8 +8,9 @@ from datetime import date, datetime
 from sqlalchemy import Boolean, Date, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
+from domain.kernel.ids import new_id
 
 
 class Topic(Base):

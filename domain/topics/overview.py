@@ -10,12 +10,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.agents.models import Agent
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import events
-from domain.kernel.clock import canonical_id, iso
+from domain.kernel.clock import iso
 from domain.kernel.errors import NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.models import Event, Wallet
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
-
-REACHED = ("consensus", "stable")
+from domain.topics.store import REACHED
 
 
 async def stats(session: AsyncSession) -> dict[str, Any]:

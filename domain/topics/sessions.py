@@ -12,10 +12,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import records, sessions
 from domain.kernel import audit
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, Forbidden
 from domain.kernel.event_record import cursor_of
+from domain.kernel.ids import new_id
 from domain.kernel.settings import get_settings
 from domain.topics import store as topics
 from domain.topics.consensus import TopicResource
@@ -148,7 +149,7 @@ async def onboard(
         )
         for cid, draft in zip(ids, drafts, strict=True)
     ]
-    await audit.record(
+    audit.record(
         session, ctx, "topic.onboard", "topic", topic.id, after={"agentId": actor.id, "constraintIds": ids}
     )
     return sessions.Onboarded(topic.id, registration, pact_role or row.role, published, seq, utcnow())

@@ -8,7 +8,6 @@ from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import Row, bindparam, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -17,11 +16,12 @@ from domain.consensus import sections
 from domain.consensus.models import Proposal
 from domain.consensus.policies import DEFAULT as DEFAULT_POLICY
 from domain.consensus.policies import ApprovalPolicy
-from domain.kernel import audit, events
-from domain.kernel.clock import canonical_id, iso, new_id, utcnow
+from domain.kernel import audit, events, sqlutil
+from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.db import table_of
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import economy
@@ -44,6 +44,10 @@ class TopicStatus(StrEnum):
     STABLE = "stable"
     CHALLENGED = "challenged"
     REJECTED = "rejected"
+
+
+# A topic that reached agreement: a fact (the legislation API's facts and citations read these statuses).
+REACHED = (TopicStatus.CONSENSUS, TopicStatus.STABLE)
 
 
 # ISO 3166-1 country, optionally an ISO 3166-2 subdivision: AU, AU-NSW, FR-75; written in any case (the seed's
@@ -147,10 +151,10 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
             )
         )
     await session.flush()
-    await events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
+    events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
     await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
     body = await to_dict(session, topic)
-    await audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
+    audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
     return body
 
 
@@ -458,8 +462,8 @@ async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, 
     topic = await get(session, topic_id)
     row, joined = await admit(session, ctx, topic)
     if joined:
-        await events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
-        await audit.record(
+        events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
+        audit.record(
             session, ctx, "topic.join", "topic", topic.id, after={"agentId": row.agent_id, "role": row.role}
         )
     return joined_view(topic, ctx, row, joined)
@@ -486,9 +490,8 @@ async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[Topi
     `pact.fabric.onboarded` instead (PACT §4.4.5)."""
     actor = ctx.require_actor()
     mine = (TopicParticipant.topic_id == topic.id, TopicParticipant.agent_id == actor.id)
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     inserted = await session.scalar(
-        dialect.insert(TopicParticipant)
+        sqlutil.insert(session, TopicParticipant)
         .values(topic_id=topic.id, agent_id=actor.id, role="collaborator", joined_at=utcnow())
         .on_conflict_do_nothing()
         .returning(TopicParticipant.id)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,11 +15,21 @@ from domain.kernel import audit, events
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest
+from domain.kernel.vocabulary import SpeltOut
 from domain.topics import economy, lifecycle
 from domain.topics import store as topics
 from domain.topics.models import TopicVerification
 
-OUTCOMES = ("current", "amended", "repealed")
+
+class Outcome(StrEnum):
+    """What a verifier found of the law a topic rests on."""
+
+    CURRENT = "current"
+    AMENDED = "amended"
+    REPEALED = "repealed"
+
+
+OutcomeField = Annotated[Outcome, SpeltOut(Outcome)]
 
 
 @dataclass(frozen=True)
@@ -35,8 +47,8 @@ async def verify(
     session: AsyncSession, ctx: Context, topic_id: str, *, outcome: str, notes: str | None
 ) -> Verification:
     actor = ctx.require_actor()
-    if outcome not in OUTCOMES:
-        raise BadRequest(f"status must be one of {', '.join(OUTCOMES)}", field="status")
+    if outcome not in tuple(Outcome):
+        raise BadRequest(f"status must be one of {', '.join(Outcome)}", field="status")
     topic = await lifecycle.lock(session, (await topics.joined(session, ctx, topic_id)).id)
     first = not await session.scalar(
         select(TopicVerification.id).where(
@@ -55,14 +67,14 @@ async def verify(
         amount = economy.VERIFY_CURRENT if outcome == "current" else economy.VERIFY_CHANGED
         await economy.reward(session, actor.id, amount, f"topic.verify.{outcome}", topic.id)
     await session.flush()
-    await events.append(
+    events.append(
         session,
         topics.stream(topic.id),
         "pact.topic.re-verified",
         ctx,
         data={"status": outcome, "notes": notes},
     )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "topic.verify",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -19,6 +19,7 @@ from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict
 from domain.kernel.sqlutil import execute_counted, for_update
+from domain.kernel.vocabulary import SpeltOut
 from domain.market.models import Product, QuoteItem
 from domain.work.models import WorkAssignment
 from domain.work.settings import get_work_settings
@@ -31,12 +32,19 @@ class WorkType(StrEnum):
     APPLICABILITY_SPOTCHECK = "applicability_spotcheck"
 
 
+class AssignmentStatus(StrEnum):
+    OPEN = "open"
+    CLAIMED = "claimed"
+    SUBMITTED = "submitted"
+    RESOLVED = "resolved"
+
+
+AssignmentStatusField = Annotated[AssignmentStatus, SpeltOut(AssignmentStatus)]
 PRICE = WorkType.PRICE_OBSERVATION_MINING
 SPOTCHECK = WorkType.APPLICABILITY_SPOTCHECK
 SUPPORTED = tuple(WorkType)
 # Work types of the public hub that this server does not hand out.
 UNSUPPORTED = ("scrape", "qa_spot_check", "dependency_proposal")
-STATUSES = ("open", "claimed", "submitted", "resolved")
 LIST_LIMIT = 200
 
 
@@ -167,7 +175,7 @@ async def claim(
 async def _claimed(
     session: AsyncSession, ctx: Context, row: WorkAssignment, *, reused: bool
 ) -> dict[str, Any]:
-    await audit.record(
+    audit.record(
         session, ctx, "work.claim", "work_assignment", row.id, after={"expiresAt": iso(row.expires_at)}
     )
     return {"assignment": to_dict(row), "reused": reused}

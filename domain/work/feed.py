@@ -18,7 +18,7 @@ def stream(agent_id: str) -> str:
 async def notify(
     session: AsyncSession, agent_id: str, type_: str, data: dict[str, Any], ctx: Context = SYSTEM
 ) -> None:
-    await events.append(session, stream(agent_id), type_, ctx, data=data)
+    events.append(session, stream(agent_id), type_, ctx, data=data)
 
 
 async def page(session: AsyncSession, agent_id: str, *, after: str | None, limit: int) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import ledger
-from domain.kernel.clock import new_id, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
+from domain.kernel.ids import new_id
 from domain.kernel.models import LedgerEntry
 from domain.market.catalog import normalise, record_observation
 from domain.market.models import Product, QuoteItem

@@ -4,7 +4,8 @@ resolve defects. Every decision is audited and lands in the agent's work feed.""
 
 from __future__ import annotations
 
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -13,15 +14,30 @@ from domain.kernel import audit
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
-from domain.market.catalog import uuid_key
+from domain.kernel.vocabulary import SpeltOut
 from domain.market.models import Retailer
 from domain.work import feed, outcomes
 from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
 from domain.work.submissions import to_dict as submission_dict
 
-SUBMISSION_STATUSES = ("validating", "deferred", "accepted", "rejected")
-DEFECT_STATUSES = ("open", "accepted", "dismissed")
+
+class SubmissionStatus(StrEnum):
+    VALIDATING = "validating"
+    ACCEPTED = "accepted"
+    DEFERRED = "deferred"
+    REJECTED = "rejected"
+
+
+class DefectStatus(StrEnum):
+    OPEN = "open"
+    ACCEPTED = "accepted"
+    DISMISSED = "dismissed"
+
+
+SubmissionStatusField = Annotated[SubmissionStatus, SpeltOut(SubmissionStatus)]
+DefectStatusField = Annotated[DefectStatus, SpeltOut(DefectStatus)]
 
 
 async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
@@ -62,7 +78,7 @@ def _review_item(sub: WorkSubmission, retailer: Retailer | None) -> dict[str, An
 
 
 async def item(session: AsyncSession, submission_id: str) -> dict[str, Any]:
-    key = uuid_key(submission_id)
+    key = canonical_id(submission_id)
     sub = await session.get(WorkSubmission, key) if key else None
     if sub is None:
         raise NotFound(f"submission {submission_id!r} not found", code="submission_not_found")
@@ -71,7 +87,7 @@ async def item(session: AsyncSession, submission_id: str) -> dict[str, Any]:
 
 
 async def _locked(session: AsyncSession, submission_id: str) -> tuple[WorkSubmission, WorkAssignment]:
-    key = uuid_key(submission_id)
+    key = canonical_id(submission_id)
     sub = (
         await session.scalar(for_update(select(WorkSubmission).where(WorkSubmission.id == key)))
         if key
@@ -122,7 +138,7 @@ async def decide(
             defect_status="accepted",
             ctx=ctx,
         )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         f"work.review.{decision}",
@@ -194,7 +210,7 @@ async def resolve_defect(
     session: AsyncSession, ctx: Context, defect_id: str, *, status: str, note: str | None
 ) -> dict[str, Any]:
     staff = ctx.require_actor()
-    key = uuid_key(defect_id)
+    key = canonical_id(defect_id)
     defect = await session.scalar(for_update(select(WorkDefect).where(WorkDefect.id == key))) if key else None
     if defect is None:
         raise NotFound(f"defect {defect_id!r} not found", code="defect_not_found")
@@ -208,7 +224,7 @@ async def resolve_defect(
     defect.resolved_at = utcnow()
     defect.resolved_by = staff.name
     defect.resolution_note = note
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "work.defect.resolve",

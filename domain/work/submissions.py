@@ -16,8 +16,8 @@ from domain.kernel import audit, outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
+from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
-from domain.market.catalog import uuid_key
 from domain.work import observations, outcomes
 from domain.work.claims import PRICE, SPOTCHECK
 from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
@@ -37,7 +37,7 @@ def product_key(obs: observations.PriceObservationSubmission) -> str:
 
 
 async def _locked_assignment(session: AsyncSession, assignment_id: str) -> WorkAssignment:
-    key = uuid_key(assignment_id)
+    key = canonical_id(assignment_id)
     row: WorkAssignment | None = None
     if key:
         row = await session.scalar(for_update(select(WorkAssignment).where(WorkAssignment.id == key)))
@@ -152,7 +152,7 @@ async def submit(
         await outcomes.accept(
             session, sub, row, by="spot-check", notes=f"accepted: {count} defect(s) recorded"
         )
-    await audit.record(
+    audit.record(
         session,
         ctx,
         "work.submit",
@@ -191,7 +191,7 @@ async def _record_defects(
 async def get(session: AsyncSession, ctx: Context, submission_id: str) -> WorkSubmission:
     """The caller's own submission (another agent's is not found, not forbidden: ids are not probed)."""
     actor = ctx.require_actor()
-    key = uuid_key(submission_id)
+    key = canonical_id(submission_id)
     sub = await session.get(WorkSubmission, key) if key else None
     if sub is None or sub.agent_id != actor.id:
         raise NotFound(f"submission {submission_id!r} not found", code="submission_not_found")

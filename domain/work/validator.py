@@ -271,7 +271,7 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
         await outcomes.defer(session, sub, by=VALIDATOR, notes=notes)
     else:
         await outcomes.reject(session, sub, assignment, by=VALIDATOR, reason=reason, notes=notes)
-    await audit.record(
+    audit.record(
         session,
         SYSTEM,
         f"work.validate.{status}",

@@ -10,9 +10,11 @@ from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
+from domain.consensus.models import VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES
+from domain.documents.models import DocumentStatusField
 from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
@@ -105,7 +107,7 @@ class DocumentListQuery(Model):
 class DocumentSummary(Out):
     id: str
     title: str
-    status: Literal["processing", "ready", "failed"]
+    status: DocumentStatusField
     createdAt: Timestamp
     updatedAt: Timestamp
     tags: list[str]
@@ -250,7 +252,7 @@ class ShareLinkOut(ShareLink):
 
 class ShareLinkLookup(ShareLink):
     title: str
-    status: Literal["processing", "ready", "failed"]
+    status: DocumentStatusField
 
 
 class CommentBody(Model):
@@ -396,7 +398,7 @@ class IntentBody(Model):
 class ConstraintBody(Model):
     sectionId: Text = Field(min_length=1, max_length=256)
     boundary: Text = Field(min_length=1, max_length=2_000)
-    type: Literal["must", "must_not", "should", "should_not", "prefer"] = "must_not"
+    type: records.ConstraintTypeField = records.ConstraintType.MUST_NOT
 
 
 class SectionQuery(Model):
@@ -542,7 +544,7 @@ class DocumentSections(Out):
     )
 
 
-Vote = Literal["approve", "reject", "object"]
+Vote = VoteKindField
 
 
 class VoteCounts(Out):

@@ -1,7 +1,7 @@
 """A `limits` moving-window storage in an SQLite file, for the web processes of one machine without Redis.
 
 The supervisor's children would each count in memory and multiply every limit by their number; with this
-storage they count in one file (runtime/machine.py puts it in the supervisor's directory). Each hit is one
+storage they count in one file (infra/machine.py puts it in the supervisor's directory). Each hit is one
 short BEGIN IMMEDIATE transaction, which SQLite serialises across processes, so the count and the insert
 are atomic; it runs in a thread (sqlite3 blocks) and only rate-limited operations pay it.
 """

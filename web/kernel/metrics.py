@@ -1,4 +1,4 @@
-"""`GET /metrics` on both apps: Prometheus's text format (runtime/metrics.py).
+"""`GET /metrics` on both apps: Prometheus's text format (infra/metrics.py).
 
 Not an API operation (not in the OpenAPI documents, no rate limit, no agent key). Anyone who reaches the port
 may scrape unless `CONCORD_METRICS_TOKEN` is set, then only `Authorization: Bearer <token>`: operators keep
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from runtime.metrics import CONTENT_TYPE, UNAUTHORIZED, authorized, exposition, process_metrics
+from infra.metrics import CONTENT_TYPE, UNAUTHORIZED, authorized, exposition, process_metrics
 from web.kernel import errors
 from web.kernel.appkeys import APP_NAME, ERROR_STYLE, RATE_LIMITS
 from web.kernel.request import runtime

@@ -1,5 +1,5 @@
 """Middlewares shared by both apps: request ids, error rendering and the no-500-with-a-trace rule, and per
-request an access log line and the request metrics (runtime/metrics.py; scrapes of /metrics are not counted
+request an access log line and the request metrics (infra/metrics.py; scrapes of /metrics are not counted
 there, they are no use of the API).
 
 The hub's hot anonymous reads skip all of it but the bookkeeping (`serve_hot_reads`): a GET whose target
@@ -17,8 +17,8 @@ from aiohttp.typedefs import Handler
 
 from domain.kernel import db
 from domain.kernel.errors import DomainError, RateLimited, Unavailable
-from runtime.logs import REQUEST_ID as LOGGED_REQUEST_ID
-from runtime.metrics import UNMATCHED, process_metrics
+from infra.logs import REQUEST_ID as LOGGED_REQUEST_ID
+from infra.metrics import UNMATCHED, process_metrics
 from web.kernel import errors, requestid
 from web.kernel.appkeys import APP_NAME, BODY_LIMIT, ERROR_STYLE, REQUEST_ID, RUNTIME
 from web.kernel.metrics import PATH as METRICS_PATH

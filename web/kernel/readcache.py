@@ -1,7 +1,7 @@
 """A micro-cache for the hub's hottest anonymous reads (topic content, sections, lists, stats).
 
 Entries are invalidated by every write committed on this machine: the runtime's generation is bumped after
-each commit (runtime/machine.py; shared by the processes of one supervisor), and an entry is served only
+each commit (infra/machine.py; shared by the processes of one supervisor), and an entry is served only
 while the generation it was read under is still current. So a client reads its own writes whichever
 process of the machine answers; writes made on other machines become visible after at most
 `CONCORD_READ_CACHE_SECONDS` (default 1 s; 0 turns the cache off). Requests that miss together share one
@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.db import Database
-from runtime.machine import Generation
+from infra.machine import Generation
 
 MAX_ENTRIES = 4096
 # Request targets (path and query, as sent) known to be answered by an entry: as many as the entries.

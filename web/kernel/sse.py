@@ -7,7 +7,7 @@ a page). A stream starts after the cursor in `Last-Event-ID` (what a reconnectin
 after `?after=`, else at the stream's first event.
 
 On (re)connecting a stream first replays from the database what the client missed (keyset pages), then
-follows the live events of the process's hub (runtime/live/hub.py) without a gap or a repeat: it replays the
+follows the live events of the process's hub (infra/live/hub.py) without a gap or a repeat: it replays the
 bulk, then starts listening, then replays again what committed meanwhile, and drops every live event at or
 below the last one it sent. The live events are those of every process and machine (the hub's transports).
 
@@ -34,8 +34,8 @@ from pydantic import BaseModel, Field
 from domain.kernel import events, keys
 from domain.kernel.errors import Unavailable
 from domain.kernel.event_record import cursor_of
-from runtime.live.hub import Ended, LiveEvent
-from runtime.metrics import process_metrics
+from infra.live.hub import Ended, LiveEvent
+from infra.metrics import process_metrics
 from web.kernel.appkeys import APP_NAME, REQUEST_ID
 from web.kernel.request import client_address, presented_key, public_url, runtime
 

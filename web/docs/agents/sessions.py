@@ -5,11 +5,12 @@ service keys and the agents they joined as."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Literal
+from typing import Annotated
 
 from aiohttp import web
 from pydantic import Field
 
+from domain.consensus.records import ConstraintType, ConstraintTypeField
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
 from domain.kernel.errors import Unprocessable
@@ -44,14 +45,13 @@ route = document_route(routes)
 # only the PACT conformance lab sets it (web/lab/app.py); `concord serve` has no such policy.
 OnboardPolicy = Callable[[str], Mapping[str, int]]
 ONBOARD_POLICY: web.AppKey[OnboardPolicy] = web.AppKey("onboard_policy")
-CONSTRAINT_TYPE = Literal["must", "must_not", "should", "should_not", "prefer"]
 
 
 class OnboardConstraint(Request):
     sectionId: Text = Field(min_length=1, max_length=256)
     boundary: Text = Field(min_length=1, max_length=2_000)
-    type: CONSTRAINT_TYPE = Field(
-        default="must_not", description="The constraint's type, as POST …/constraints takes it."
+    type: ConstraintTypeField = Field(
+        default=ConstraintType.MUST_NOT, description="The constraint's type, as POST …/constraints takes it."
     )
     category: str | None = Field(
         default=None,

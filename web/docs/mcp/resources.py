@@ -1,7 +1,7 @@
 """Documents as MCP resources: the caller's documents (`resources/list`), the Markdown of a document or of
 one section (`resources/read`), the two URI templates, completion of document and section ids, and the
 watcher that tells `subscriptions/listen` streams when a followed document or section changes (woken by
-the process's live events, runtime/live)."""
+the process's live events, infra/live)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from domain.documents.access import Caller
 from domain.documents.models import Document
 from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, DomainError, NotFound
-from runtime.live.hub import LiveEvent, LiveEvents, Watcher
+from infra.live.hub import LiveEvent, LiveEvents, Watcher
 from runtime.process import Runtime
 
 log = logging.getLogger("concord.mcp")
@@ -175,7 +175,7 @@ class DocumentWatcher:
     """Follows the resources that open listen streams subscribed to, and publishes `ResourceUpdated` (with
     the URI as the client wrote it) on the bus when one changes. It looks at the database (so a change made
     by any process, a worker or the scheduler is seen, not only this one's) as soon as the process's live
-    events (runtime/live/hub.py) bring an event of a followed document, and every `interval` seconds besides
+    events (infra/live/hub.py) bring an event of a followed document, and every `interval` seconds besides
     (a change that wrote no event), only while something is followed."""
 
     def __init__(

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import escalations
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.policies import Approval, ApprovalPolicy
+from domain.consensus.records import ConstraintType, ConstraintTypeField
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import agents as tap
 from domain.documents import blobs, completions, library, locks, proposals, records
@@ -835,8 +836,8 @@ class OnboardConstraintArg(BaseModel):
         min_length=1, max_length=256, description="The section (as pact_sections gives it)."
     )
     boundary: str = Field(min_length=1, max_length=2000, description="The rule for the section, in words.")
-    type: Literal["must", "must_not", "should", "should_not", "prefer"] = Field(
-        default="must_not",
+    type: ConstraintTypeField = Field(
+        default=ConstraintType.MUST_NOT,
         description="How binding: must, must_not (the default), should, should_not, prefer.",
     )
 

@@ -12,6 +12,7 @@ from aiohttp.http_exceptions import HttpProcessingError
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import import_run, importers, legislation
+from domain.axiom.legislation import InstrumentTypeField, SectionStatusField
 from domain.axiom.provenance import Register
 from domain.documents.blobs import PayloadTooLarge, UnsupportedMediaType
 from domain.kernel import jurisdictions
@@ -46,7 +47,7 @@ class LegislationQuery(BaseModel):
     jurisdiction: Annotated[str, JURISDICTION_PREFIX] | None = Field(
         default=None, description="Prefix: AU (all), AU-NSW …; AGLC abbreviations accepted (as written)"
     )
-    type: Literal["act", "regulation", "standard", "guidance"] | None = None
+    type: InstrumentTypeField | None = None
     q: str | None = Field(default=None, max_length=300, description="Words in the title or designation")
     limit: int = Field(default=20, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
@@ -64,10 +65,8 @@ class SearchQuery(BaseModel):
     jurisdiction: Annotated[str, JURISDICTION_PREFIX] | None = Field(
         default=None, description="Jurisdiction prefix (as for the listing)"
     )
-    type: Literal["act", "regulation", "standard", "guidance"] | None = None
-    status: Literal["in_force", "repealed", "not_yet_commenced"] | None = Field(
-        default=None, description="Section status"
-    )
+    type: InstrumentTypeField | None = None
+    status: SectionStatusField | None = Field(default=None, description="Section status")
     limit: int = Field(default=20, ge=1, le=100)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 

@@ -4,14 +4,16 @@ citation resolution (they document /openapi.json; the tests check every real bod
 from __future__ import annotations
 
 from datetime import date
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.axiom import import_run, legislation
 from domain.axiom.importers import FileKind
+from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
-from domain.topics.store import Tier
+from domain.kernel.vocabulary import SpeltOut
+from domain.topics.store import Tier, TopicStatus
 from web.hub.topics.read_models import SectionNode
 from web.kernel.wire import Date, Timestamp
 
@@ -115,7 +117,7 @@ class PageLinks(BaseModel):
 
 # --- facts -------------------------------------------------------------------------------------------
 
-FactStatus = Literal["consensus", "stable"]
+FactStatus = Literal[TopicStatus.CONSENSUS, TopicStatus.STABLE]  # store.REACHED
 
 
 class Provenance(BaseModel):
@@ -192,8 +194,6 @@ class FactDetail(BaseModel):
 
 # --- legislation -------------------------------------------------------------------------------------
 
-InstrumentType = Literal["act", "regulation", "standard", "guidance"]
-
 
 class LegislationProvenance(BaseModel):
     """Where the instrument's text came from."""
@@ -234,7 +234,7 @@ class Instrument(BaseModel):
     id: str
     jurisdiction: str
     jurisdictionAbbreviation: str
-    type: InstrumentType
+    type: InstrumentTypeField
     title: str
     designation: str | None
     shortTitle: str | None
@@ -284,7 +284,7 @@ class SearchHit(BaseModel):
     docTitle: str
     designation: str | None
     jurisdiction: str
-    docType: InstrumentType
+    docType: InstrumentTypeField
     year: int | None
     sectionId: str
     sectionTitle: str
@@ -323,7 +323,7 @@ class Resolution(BaseModel):
     resolved: bool
     citation: str = Field(description="The citation as parsed")
     docId: str = Field(description="Legislation id, or topic: followed by a topic id")
-    docType: Literal["act", "regulation", "standard", "guidance", "topic"]
+    docType: Annotated[InstrumentType | Literal["topic"], SpeltOut(InstrumentType, ("topic",))]
     sectionRef: str | None = Field(
         description="The stored section id of the longest verified part of the pinpoint; null when not even "
         "its first provision could be verified"

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from domain.market import cart
 from domain.market.fuel import AustralianState, FuelType
 from web.hub.schemas import Model as HubModel
 from web.kernel.wire import HAS_ASCII_ALNUM, Text, Timestamp
@@ -48,7 +49,7 @@ class CartItem(Model):
 
 
 class CartBody(Model):
-    items: list[CartItem] = Field(min_length=1, max_length=100)
+    items: list[CartItem] = Field(min_length=1, max_length=cart.MAX_ITEMS)
     preferPickup: bool = False
 
 

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, RootModel
 
 from domain.consensus.completions import CompletionStatus
+from domain.consensus.models import VoteKindField
 from domain.kernel.clock import iso
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
@@ -204,7 +205,7 @@ class ProposalPage(Model):
 class ProposalVoteRecord(Model):
     agentId: str
     agentName: str
-    vote: Literal["approve", "reject", "object"]
+    vote: VoteKindField
     reason: str | None
     createdAt: Timestamp
 
@@ -215,7 +216,7 @@ class ProposalDetail(Proposal):
 
 class VoteOutcome(Model):
     proposalId: str
-    vote: Literal["approve", "reject", "object"]
+    vote: VoteKindField
     status: ProposalStatus = Field(description="The proposal's status after this vote")
     approveCount: int
     rejectCount: int

@@ -12,7 +12,7 @@ from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
-from domain.topics.verification import Verification
+from domain.topics.verification import Outcome, OutcomeField, Verification
 from web.hub.schemas import Model, PageQuery
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT
@@ -99,7 +99,7 @@ class BountyBody(Model):
 
 
 class VerifyBody(Model):
-    status: Literal["current", "amended", "repealed"]
+    status: OutcomeField
     notes: str | None = Field(default=None, max_length=2000)
 
 
@@ -319,7 +319,7 @@ class TopicAssumptions(Exact):
 class VerificationResult(Exact):
     topicId: str
     verificationId: str
-    verification: Literal["current", "amended", "repealed"]
+    verification: OutcomeField
     notes: str | None
     topicStatus: TopicStatus
     lastVerifiedAt: str
@@ -330,7 +330,7 @@ class VerificationResult(Exact):
         return cls(
             topicId=v.topic_id,
             verificationId=v.verification_id,
-            verification=cast(Literal["current", "amended", "repealed"], v.outcome),
+            verification=Outcome(v.outcome),
             notes=v.notes,
             topicStatus=cast(TopicStatus, v.topic_status),
             lastVerifiedAt=iso(v.last_verified_at),

@@ -7,7 +7,8 @@ from uuid import UUID
 
 from pydantic import Field
 
-from domain.work.claims import WorkType
+from domain.work.claims import AssignmentStatusField, WorkType
+from domain.work.review import DefectStatusField, SubmissionStatusField
 from web.hub.schemas import Model
 from web.kernel.events import Event
 from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
@@ -33,7 +34,7 @@ class Assignment(Exact):
     workType: str
     payload: dict[str, Any]
     rewardCredits: int
-    status: Literal["open", "claimed", "submitted", "resolved"]
+    status: AssignmentStatusField
     agentId: str | None
     claimedAt: Timestamp | None
     submittedAt: Timestamp | None
@@ -48,7 +49,7 @@ class Claimed(Exact):
 
 
 class AssignmentsQuery(Model):
-    status: Literal["open", "claimed", "submitted", "resolved"] | None = Field(
+    status: AssignmentStatusField | None = Field(
         default=None, description="open: work anyone may claim; other statuses: your own assignments"
     )
 
@@ -80,7 +81,7 @@ class WorkResult(Exact):
     submissionId: str
     assignmentId: str
     workType: str
-    status: Literal["validating", "accepted", "deferred", "rejected"]
+    status: SubmissionStatusField
     accepted: bool
     deferred: bool = Field(description="The validator passed it but a curator decides; credits are held")
     creditsAwarded: int = Field(ge=0)
@@ -112,7 +113,7 @@ class DefectsQuery(Model):
 class Defect(Exact):
     id: str
     kind: Literal["price", "applicability"]
-    status: Literal["open", "accepted", "dismissed"]
+    status: DefectStatusField
     reason: str
     detail: str
     scenario: str | None

@@ -1,6 +1,6 @@
 """What the processes of one `concord serve` / `concord web` share on their machine.
 
-The supervisor (runtime/supervisor.py) makes a directory before it starts its children and hands each child a
+The supervisor (infra/supervisor.py) makes a directory before it starts its children and hands each child a
 `Supervised` description of its place. In that directory:
 
 - `generation`: one 8-byte commit counter per child, in a memory-mapped file. A process bumps its own counter

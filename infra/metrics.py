@@ -5,7 +5,7 @@ Counted where they happen: HTTP requests (web/kernel/middleware.py; added to the
 Dramatiq middleware) and scheduler sweeps (scheduler/runner.py). One `Metrics` per process
 (`process_metrics()`), whatever number of apps and runtimes the process starts.
 
-Several processes, one scrape: when `PROMETHEUS_MULTIPROC_DIR` names a directory (runtime/metrics_dir.py
+Several processes, one scrape: when `PROMETHEUS_MULTIPROC_DIR` names a directory (infra/metrics_dir.py
 sets it from `CONCORD_METRICS_DIR`, or to the supervisor's shared directory under `--processes N`),
 prometheus-client writes every process's samples to files there and `/metrics` on any web process adds up
 all of them, dead processes' included (counters never go back). That mode is chosen when prometheus-client is
@@ -101,7 +101,7 @@ class Metrics:
         if directory and values.ValueClass is values.MutexValue:
             raise RuntimeError(
                 f"{MULTIPROCESS_ENV} must be set before prometheus_client is first imported "
-                "(runtime/metrics_dir.py)"
+                "(infra/metrics_dir.py)"
             )
         self.directory = directory
         self._pending: list[tuple[str, str, str, int, float]] = []

@@ -2,7 +2,7 @@
 
 It serves nothing itself. Before starting anything it checks that the ports are free (the children bind them
 with SO_REUSEPORT, which would otherwise let them join another server's port) and makes the machine's
-shared directory (runtime/machine.py). Then it starts:
+shared directory (infra/machine.py). Then it starts:
 
 - N web processes (`concord <command> --supervised …`), each binding both ports with SO_REUSEPORT, so the
   kernel spreads incoming connections over them;
@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from domain.kernel.settings import Settings
-from runtime import machine
-from runtime.machine import Role, Supervised
+from infra import machine
+from infra.machine import Role, Supervised
 
 log = logging.getLogger("concord.supervisor")
 

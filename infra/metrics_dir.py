@@ -1,4 +1,4 @@
-"""Where the processes of a machine write their Prometheus samples (runtime/metrics.py).
+"""Where the processes of a machine write their Prometheus samples (infra/metrics.py).
 
 prometheus-client chooses its multiprocess mode when it is imported, from `PROMETHEUS_MULTIPROC_DIR`: so
 this module imports nothing of it, and the entry points (concord_cli.py, workers/main.py) call `configure`

@@ -9,8 +9,8 @@ order (the counter's row lock is held to the commit), so once event n has commit
 has, and can be read.
 
 Events arrive three ways: this process's own commits directly (domain/kernel/event_feed.py, on the
-committing thread, handed to the loop); other processes' through Redis (runtime/live/transport.py) or,
-without Redis, as a change of the machine's commit counters (runtime/machine.py), on which the hub compares
+committing thread, handed to the loop); other processes' through Redis (infra/live/transport.py) or,
+without Redis, as a change of the machine's commit counters (infra/machine.py), on which the hub compares
 the counters of its streams with what it delivered; and every `sse_check_seconds` that same comparison
 catches what no notice announced (a `concord` command's events, a message lost while Redis was away).
 
@@ -36,8 +36,8 @@ from domain.kernel.db import Database
 from domain.kernel.errors import RateLimited, Unavailable
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from runtime.live.transport import RedisSubscription
-from runtime.machine import SharedGeneration
+from infra.live.transport import RedisSubscription
+from infra.machine import SharedGeneration
 
 log = logging.getLogger("concord.live")
 

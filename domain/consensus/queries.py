@@ -1,0 +1,159 @@
+"""The consensus engine's statements where the two dialects differ: a vote with its counter, and the settle
+of a section when a proposal merges. Built once, executed with parameters; the rules that call them are in
+domain/consensus/engine.py."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Table, bindparam, case, exists, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
+
+from domain.consensus.models import Proposal, ProposalVote, VoteKind
+from domain.kernel.db import table_of
+from domain.kernel.sqlutil import on_postgresql
+
+_VOTES = table_of(ProposalVote)
+_PROPOSALS = table_of(Proposal)
+_COUNTERS: dict[str, str] = {kind: f"{kind}_count" for kind in VoteKind}
+
+# SQLite: a vote is one statement, refused by the (proposal, agent) unique key, and its counter moves with the
+# commit's flush.
+_ADD_VOTE_SQLITE = sqlite.insert(_VOTES).on_conflict_do_nothing().returning(_VOTES.c.id)
+
+
+def _vote_and_count(kind: str) -> Any:
+    """PostgreSQL: the vote's INSERT and its counter's increment in one statement; the counter moves only
+    if the vote went in (the (proposal, agent) unique key refuses a second one, even a racing one)."""
+    added = (
+        postgresql.insert(_VOTES)
+        .values(
+            proposal_id=bindparam("v_proposal"),
+            agent_id=bindparam("v_agent"),
+            agent_name=bindparam("v_name"),
+            kind=kind,
+            reason=bindparam("v_reason"),
+            created_at=bindparam("v_at"),
+        )
+        .on_conflict_do_nothing()
+        .returning(_VOTES.c.id)
+        .cte("added")
+    )
+    counter = _PROPOSALS.c[_COUNTERS[kind]]
+    return (
+        update(_PROPOSALS)
+        .add_cte(added)
+        .where(_PROPOSALS.c.id == bindparam("v_proposal"), exists(select(added.c.id)))
+        .values({counter: counter + 1})
+        .returning(counter)
+    )
+
+
+_VOTE_AND_COUNT: dict[str, Any] = {kind: _vote_and_count(kind) for kind in VoteKind}
+
+
+async def add_vote(
+    session: AsyncSession,
+    proposal: Proposal,
+    *,
+    agent_id: str,
+    agent_name: str,
+    kind: str,
+    reason: str | None,
+    at: datetime,
+) -> bool:
+    """The agent's vote of `kind` on the proposal, and one more on the proposal's counter of that kind (the
+    loaded row's too); False, with nothing written, when the agent has voted on it already."""
+    column = _COUNTERS[kind]
+    if on_postgresql(session):
+        params = {"v_proposal": proposal.id, "v_agent": agent_id, "v_name": agent_name, "v_reason": reason}
+        count = await session.scalar(_VOTE_AND_COUNT[kind], {**params, "v_at": at})
+        if count is None:
+            return False
+        set_committed_value(proposal, column, count)  # the row has it already: nothing to flush
+        return True
+    row = {
+        "proposal_id": proposal.id,
+        "agent_id": agent_id,
+        "agent_name": agent_name,
+        "kind": kind,
+        "reason": reason,
+        "created_at": at,
+    }
+    if await session.scalar(_ADD_VOTE_SQLITE, row) is None:
+        return False
+    setattr(proposal, column, getattr(proposal, column) + 1)
+    return True
+
+
+# A merge settles its section in one statement: the merged proposal takes its accepted status and every
+# rival still open on the section is superseded, pending or objected (an objected one waits for a person, who
+# would otherwise decide on text the merge has replaced); the ids of the rivals come back.
+_IS_MERGED = _PROPOSALS.c.id == bindparam("merged")
+_SETTLE = (
+    update(_PROPOSALS)
+    .where(
+        _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
+        _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
+        _PROPOSALS.c.section_id == bindparam("p_section_id"),
+        or_(_IS_MERGED, _PROPOSALS.c.status.in_(("pending", "objected"))),
+    )
+    .values(
+        status=case((_IS_MERGED, bindparam("p_accepted")), else_="superseded"),
+        resolved_at=bindparam("p_now"),
+    )
+    .returning(_PROPOSALS.c.id)
+)
+
+
+@cache
+def _settle_writing(table: Table) -> Any:
+    """PostgreSQL: the settle statement with the resource's content, version and updated_at written by a
+    data-modifying CTE of the same statement (one round trip a merge fewer)."""
+    written = (
+        update(table)
+        .where(table.c.id == bindparam("w_id"))
+        .values(content=bindparam("w_content"), version=bindparam("w_version"), updated_at=bindparam("p_now"))
+        .returning(table.c.id)
+        .cte("written")
+    )
+    return _SETTLE.add_cte(written)
+
+
+async def settle_section(
+    session: AsyncSession,
+    proposal: Proposal,
+    accepted_status: str,
+    row: Any,
+    *,
+    content: str,
+    version: int,
+    at: datetime,
+) -> Sequence[str]:
+    """Merge the proposal on its section: it takes `accepted_status`, every rival still open there is
+    superseded, and the resource's `row` (locked by the caller) takes the new content and version; the ids
+    of the proposals settled, the merged one among them."""
+    written = {"content": content, "version": version, "updated_at": at}
+    params = {
+        "p_resource_type": proposal.resource_type,
+        "p_resource_id": proposal.resource_id,
+        "p_section_id": proposal.section_id,
+        "merged": proposal.id,
+        "p_accepted": accepted_status,
+        "p_now": at,
+    }
+    if on_postgresql(session):
+        # The resource's new content goes in the same statement.
+        params.update({"w_id": row.id, "w_content": content, "w_version": version})
+        settled = (await session.scalars(_settle_writing(row.__table__), params)).all()
+        for name, value in written.items():
+            set_committed_value(row, name, value)
+        return settled
+    for name, value in written.items():
+        setattr(row, name, value)
+    return (await session.scalars(_SETTLE, params)).all()
