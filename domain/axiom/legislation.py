@@ -15,7 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation_queries
-from domain.axiom.citations import normalise_section, parse_designation
+from domain.axiom.citations import normalise_section, parse_designation, section_map
 from domain.axiom.models import (
     LegislationAmendment,
     LegislationDoc,
@@ -560,11 +560,9 @@ async def list_docs(
 
 def _one_section(data: dict[str, Any], section: str, title: str) -> None:
     wanted = normalise_section(section)
-    matched = [
-        s
-        for s in data["sections"]
-        if normalise_section(s["sectionId"]) == wanted or s["sectionId"] == section
-    ]
+    ids = section_map([s["sectionId"] for s in data["sections"]])  # `r 5` finds a stored `reg 5`
+    sid = ids.get(wanted) if wanted is not None else None
+    matched = [s for s in data["sections"] if s["sectionId"] in (sid, section)]
     if not matched:
         raise NotFound(
             f"section {section!r} is not in {title}",
