@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from tests.axiom_helpers import act, axiom_key, ingest, staff_headers
+from tests.consensus_helpers import open_topic, propose
 
 
 def compilation(version_date: str, *sections: tuple[str, str]) -> dict[str, Any]:
@@ -118,3 +121,84 @@ async def test_reg_and_r_are_both_accepted_and_the_stored_one_is_answered(hub, r
     body = await resp.json()
     assert resp.status == 200, body
     assert [s["sectionId"] for s in body["legislation"]["sections"]] == ["reg 5"]
+
+
+# --- topics citing imported sections ------------------------------------------------------------------
+
+
+async def test_a_proposal_cites_an_imported_section_and_the_topic_shows_it(hub, runtime, register):
+    staff = await staff_headers(runtime)
+    await ingest(hub, staff, FIRST, REGULATION)
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    proposal = await propose(
+        hub,
+        topic_id,
+        author,
+        citations=[
+            "legislation:nsw-sprocket-keeping-act-2031 s 7(1)",
+            "legislation:Sprocket Keeping Regulation 2031 (NSW) r 5",
+            "https://example.org/commentary",
+        ],
+    )
+    # Stored in one form, pinned to the compilation verified against; other citations as sent.
+    assert proposal["citations"] == [
+        "legislation:nsw-sprocket-keeping-act-2031 s 7(1)@2031-01-01",
+        "legislation:nsw-sprocket-keeping-regulation-2031 reg 5",
+        "https://example.org/commentary",
+    ]
+    # A newer compilation repeals s 7: the topic still shows what was cited, from the kept version.
+    await ingest(hub, staff, SECOND)
+    resp = await hub.get(f"/api/pact/topics/{topic_id}")
+    topic = await resp.json()
+    assert resp.status == 200, topic
+    act_cite, reg_cite = topic["legislationCitations"]
+    assert act_cite["proposalId"] == proposal["id"]
+    assert (act_cite["proposalStatus"], act_cite["topicSectionId"]) == ("pending", "sec:answer")
+    assert (act_cite["docId"], act_cite["sectionRef"], act_cite["versionDate"]) == (
+        "nsw-sprocket-keeping-act-2031",
+        "s 7(1)",
+        "2031-01-01",
+    )
+    assert act_cite["verifiedRef"] == "Sprocket Keeping Act 2031 (NSW) s 7(1)"
+    assert (act_cite["sectionTitle"], act_cite["current"]) == ("Old duty (1)", False)
+    assert (reg_cite["sectionRef"], reg_cite["sectionTitle"], reg_cite["current"]) == ("reg 5", "Forms", True)
+    # A section of the current compilation, cited as at a date the old one was in force, is refused.
+    body = await propose(
+        hub,
+        topic_id,
+        author,
+        expect=400,
+        citations=["legislation:nsw-sprocket-keeping-act-2031 s 8 @2031-06-30"],
+    )
+    assert body["error"] == "invalid_citation"
+    assert "s 8" in body["detail"]
+    assert "2031-06-30" in body["detail"]
+    cited_then = await propose(
+        hub, topic_id, author, citations=["legislation:nsw-sprocket-keeping-act-2031 s 7 @2031-06-30"]
+    )
+    assert cited_then["citations"] == ["legislation:nsw-sprocket-keeping-act-2031 s 7@2031-01-01"]
+
+
+@pytest.mark.parametrize(
+    ("citation", "words"),
+    [
+        ("legislation:nsw-sprocket-keeping-act-2031 s 99", "has no s 99"),
+        ("legislation:nsw-sprocket-keeping-act-2031 s 7(1)(a)", "has no s 7(1)(a)"),
+        ("legislation:nsw-sprocket-keeping-act-2031", "name a section"),
+        ("legislation:nsw-sprocket-keeping-act-2031 ss 1-7", "not a range"),
+        ("legislation:nsw-no-such-act-2031 s 1", "no imported instrument"),
+        ("legislation:Sprocket Keeping Act 2031 (Vic) s 1", "no imported instrument"),
+        ("legislation:", "name an instrument"),
+        ("legislation:nsw-sprocket-keeping-act-2031 s 1 @soon", "not a date"),
+        ("legislation:nsw-sprocket-keeping-act-2031 s 1 @2020-01-01", "as at 2020-01-01"),
+    ],
+)
+async def test_a_citation_of_no_imported_section_is_a_clear_400(hub, runtime, register, citation, words):
+    await ingest(hub, await staff_headers(runtime), FIRST)
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    body = await propose(hub, topic_id, author, expect=400, citations=["a free citation", citation])
+    assert (body["error"], body["field"]) == ("invalid_citation", "citations")
+    assert body["detail"].startswith("citations[1]")
+    assert words in body["detail"], body["detail"]
+    listed = await (await hub.get(f"/api/pact/{topic_id}/proposals")).json()
+    assert listed["total"] == 0

@@ -293,26 +293,29 @@ def _answered(form: str, sid: str) -> str:
     return stored if stored is not None and pinpoint_alias(form) == stored else form
 
 
-async def load_entries(session: AsyncSession) -> list[Entry]:
+async def load_entries(session: AsyncSession, doc_id: str | None = None) -> list[Entry]:
+    """Every instrument's index entry (or only `doc_id`'s)."""
     sections: dict[str, list[str]] = {}
-    for doc_id, sid in await session.execute(
-        select(LegislationSection.doc_id, LegislationSection.section_id)
-    ):
-        sections.setdefault(doc_id, []).append(sid)
-    rows = await session.execute(
-        select(
-            LegislationDoc.id,
-            LegislationDoc.type,
-            LegislationDoc.title,
-            LegislationDoc.designation,
-            LegislationDoc.jurisdiction,
-            LegislationDoc.status,
-            LegislationDoc.in_force_date,
-            LegislationDoc.last_amended_date,
-            LegislationDoc.repealed_date,
-            LegislationDoc.version_date,
-        )
+    section_rows = select(LegislationSection.doc_id, LegislationSection.section_id)
+    if doc_id is not None:
+        section_rows = section_rows.where(LegislationSection.doc_id == doc_id)
+    for owner, sid in await session.execute(section_rows):
+        sections.setdefault(owner, []).append(sid)
+    docs = select(
+        LegislationDoc.id,
+        LegislationDoc.type,
+        LegislationDoc.title,
+        LegislationDoc.designation,
+        LegislationDoc.jurisdiction,
+        LegislationDoc.status,
+        LegislationDoc.in_force_date,
+        LegislationDoc.last_amended_date,
+        LegislationDoc.repealed_date,
+        LegislationDoc.version_date,
     )
+    if doc_id is not None:
+        docs = docs.where(LegislationDoc.id == doc_id)
+    rows = await session.execute(docs)
     return [Entry(*row[:10], sections=section_map(sections.get(row[0], []))) for row in rows]
 
 
