@@ -5,9 +5,11 @@ form checkboxes become `- [x]` / `- [ ]` task items. Every file is built here.""
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import docx
 from docx.oxml import parse_xml
+from lxml import etree
 
 from domain.documents import convert_docx
 
@@ -77,7 +79,8 @@ def docx_with_charts(charts: list[str]) -> bytes:
         rid = document.part.relate_to(part, f"{R}/chart")
         rids.append(rid)
         p = document.add_paragraph()
-        p._p.append(parse_xml(_drawing(rid)))
+        paragraph: Any = p._p  # python-docx types its children as paragraphs; a run goes in here
+        paragraph.append(etree.fromstring(_drawing(rid)))
         document.add_paragraph(f"After chart {n}.")
     out = io.BytesIO()
     document.save(out)
