@@ -128,28 +128,39 @@ async def import_corpus(
             pending.clear()
         _write_state(state, size, offset)
 
+    async def take(chunk: list[importers.CorpusRecord]) -> None:
+        nonlocal last_report
+        for record in chunk:
+            progress.records += 1
+            if record.instrument is None:
+                progress.skipped += 1
+                if len(progress.skip_reasons) < 20:
+                    progress.skip_reasons.append(f"line {record.line_number}: {record.skipped}")
+            else:
+                pending.append(record.instrument)
+            if len(pending) >= batch:
+                await flush(record.end_offset)
+                progress.bytes_done = record.end_offset
+            if report is not None and time.monotonic() - last_report >= report_every:
+                progress.bytes_done = record.end_offset
+                report(progress)
+                last_report = time.monotonic()
+
     with path.open("rb") as stream:
         records = importers.read_corpus(stream, facts, start=start)
 
         def read_batch() -> list[importers.CorpusRecord]:
             return list(itertools.islice(records, batch))
 
-        while chunk := await asyncio.to_thread(read_batch):
-            for record in chunk:
-                progress.records += 1
-                if record.instrument is None:
-                    progress.skipped += 1
-                    if len(progress.skip_reasons) < 20:
-                        progress.skip_reasons.append(f"line {record.line_number}: {record.skipped}")
-                else:
-                    pending.append(record.instrument)
-                if len(pending) >= batch:
-                    await flush(record.end_offset)
-                    progress.bytes_done = record.end_offset
-                if report is not None and time.monotonic() - last_report >= report_every:
-                    progress.bytes_done = record.end_offset
-                    report(progress)
-                    last_report = time.monotonic()
+        # The next batch is read while this one is written (the parse is most of an import's time).
+        ahead = asyncio.ensure_future(asyncio.to_thread(read_batch))
+        try:
+            while chunk := await ahead:
+                ahead = asyncio.ensure_future(asyncio.to_thread(read_batch))
+                await take(chunk)
+        finally:
+            if not ahead.done():  # an error while writing: let the reading thread finish before closing
+                await asyncio.gather(ahead, return_exceptions=True)
     await flush(size)
     progress.bytes_done = size
     state.unlink(missing_ok=True)
