@@ -377,10 +377,10 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
         stmt = _insert(session)(LegislationDoc).values(id=doc_id, created_at=now, updated_at=now, **values)
         values["updated_at"] = now
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
-        if current is not None:  # a new instrument has no sections or amendments to replace
-            await write_sections()
-            await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
-            await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
+        # Even for an instrument read as new: a concurrent ingest may have created it since (the upsert
+        # above then waited for it and updated), and its sections are replaced.
+        await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
+        await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
         # Core executemany inserts, the batch's sections together: a long instrument has thousands.
         section_rows.extend(new_sections)
         amendments = _amendments(doc_id, doc)
