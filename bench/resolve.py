@@ -95,6 +95,7 @@ def in_process(docs: list[Doc], sample: list[Doc], queries: list[str]) -> float:
             in_force_date=m.inForceDate,
             last_amended_date=m.lastAmendedDate,
             repealed_date=m.repealedDate,
+            version_date=None,
             sections=citations.section_map([s.sectionId for s in m.sections]),
         )
         for m in models + legislation.parse_documents(sample)

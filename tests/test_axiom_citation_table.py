@@ -158,7 +158,8 @@ TABLE: list[tuple[str, Hit | Miss | Ambiguous]] = [
     ),
     (
         "Migration Regulations 1994 (Cth) r 1.01",
-        Hit("AU", "r 1.01", None, "Migration Regulations 1994 (Cth)", "r 1.01"),
+        # `r` for a regulation's provision is accepted as `reg`; the stored spelling is answered
+        Hit("AU", "r 1.01", "reg 1.01", "Migration Regulations 1994 (Cth) reg 1.01", None),
     ),
     (
         "Work Health and Safety Regulation 2017 (NSW) cl 5",

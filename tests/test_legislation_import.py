@@ -5,6 +5,7 @@ legislation_files.py): invented instruments, never statutory text."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -314,3 +315,30 @@ async def test_a_small_corpus_uploads_through_the_api(hub, runtime, tmp_path: Pa
     assert result["skipReasons"] == ["line 13: jurisdiction None is not known"]
     again = await upload(hub, staff, "small.jsonl", corpus.read_bytes())
     assert (again["created"], again["unchanged"]) == (0, 12)
+
+
+async def test_other_requests_are_answered_while_an_upload_imports(hub, runtime, tmp_path: Path):
+    """The corpus is read and parsed in a worker thread, a batch at a time: while the upload imports, cheap
+    requests keep being answered, and they see the import's progress (batches committed one by one)."""
+    from sqlalchemy import func, select
+
+    from domain.axiom.models import LegislationDoc
+
+    staff = await staff_headers(runtime)
+    records = 400  # 4 batches
+    corpus = write_corpus(tmp_path / "busy.jsonl", records)
+    importing = asyncio.create_task(upload(hub, staff, "busy.jsonl", corpus.read_bytes()))
+    seen: list[int] = []  # instruments stored when each cheap request was answered during the import
+    while not importing.done():
+        resp = await hub.get("/api/axiom/keys")
+        assert resp.status == 200
+        if importing.done():
+            break
+        async with runtime.db.read() as session:
+            seen.append(await session.scalar(select(func.count()).select_from(LegislationDoc)) or 0)
+    result = await importing
+    assert (result["records"], result["created"]) == (records, records)
+    # Answered before the first batch was stored, and between batches: the import did not hold the loop.
+    assert seen[0] == 0
+    assert len({n for n in seen if 0 < n < records}) >= 2, seen
+    assert seen == sorted(seen)

@@ -20,7 +20,7 @@ import re
 import time
 import unicodedata
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any
 
@@ -28,7 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import pinpoints
-from domain.axiom.models import LegislationDoc, LegislationSection, LegislationState
+from domain.axiom.models import LegislationDoc, LegislationSection, LegislationState, LegislationVersion
 from domain.kernel import jurisdictions
 from domain.kernel.errors import BadRequest, NotFound
 from domain.topics.models import Topic
@@ -180,7 +180,8 @@ class Entry:
     in_force_date: date | None
     last_amended_date: date | None
     repealed_date: date | None
-    sections: dict[str, str]  # normalised pinpoint → section id as stored
+    version_date: date | None
+    sections: dict[str, str]  # normalised pinpoint → section id as stored (with its reg/r alias)
 
     @property
     def canonical_title(self) -> str:
@@ -262,33 +263,60 @@ def _number_key(d: Designation) -> str:
     return f"{d.international or ''} {d.number}".strip()
 
 
+# A regulation's provision is `reg 5` and a rule's `r 5` (AGLC4 3.4), but people write either: each is
+# accepted for the other, and the answer names the one stored (docs/decisions.md).
+_ALIASES = (("reg ", "r "), ("r ", "reg "))
+
+
+def pinpoint_alias(key: str) -> str | None:
+    """'reg 5(1)' → 'r 5(1)', 'r 5' → 'reg 5': the other spelling of a regulation's or rule's pinpoint."""
+    for written, other in _ALIASES:
+        if key.startswith(written):
+            return other + key[len(written) :]
+    return None
+
+
 def section_map(section_ids: list[str]) -> dict[str, str]:
     out: dict[str, str] = {}
     for sid in section_ids:
         out.setdefault(normalise_section(sid) or sid.strip().casefold(), sid)
+    for key, sid in list(out.items()):
+        alias = pinpoint_alias(key)
+        if alias is not None:
+            out.setdefault(alias, sid)  # a pinpoint stored under both spellings keeps its own
     return out
 
 
-async def load_entries(session: AsyncSession) -> list[Entry]:
+def _answered(form: str, sid: str) -> str:
+    """The verified pinpoint as answered: the stored spelling when the request used the other one."""
+    stored = normalise_section(sid)
+    return stored if stored is not None and pinpoint_alias(form) == stored else form
+
+
+async def load_entries(session: AsyncSession, doc_id: str | None = None) -> list[Entry]:
+    """Every instrument's index entry (or only `doc_id`'s)."""
     sections: dict[str, list[str]] = {}
-    for doc_id, sid in await session.execute(
-        select(LegislationSection.doc_id, LegislationSection.section_id)
-    ):
-        sections.setdefault(doc_id, []).append(sid)
-    rows = await session.execute(
-        select(
-            LegislationDoc.id,
-            LegislationDoc.type,
-            LegislationDoc.title,
-            LegislationDoc.designation,
-            LegislationDoc.jurisdiction,
-            LegislationDoc.status,
-            LegislationDoc.in_force_date,
-            LegislationDoc.last_amended_date,
-            LegislationDoc.repealed_date,
-        )
+    section_rows = select(LegislationSection.doc_id, LegislationSection.section_id)
+    if doc_id is not None:
+        section_rows = section_rows.where(LegislationSection.doc_id == doc_id)
+    for owner, sid in await session.execute(section_rows):
+        sections.setdefault(owner, []).append(sid)
+    docs = select(
+        LegislationDoc.id,
+        LegislationDoc.type,
+        LegislationDoc.title,
+        LegislationDoc.designation,
+        LegislationDoc.jurisdiction,
+        LegislationDoc.status,
+        LegislationDoc.in_force_date,
+        LegislationDoc.last_amended_date,
+        LegislationDoc.repealed_date,
+        LegislationDoc.version_date,
     )
-    return [Entry(*row, sections=section_map(sections.get(row[0], []))) for row in rows]
+    if doc_id is not None:
+        docs = docs.where(LegislationDoc.id == doc_id)
+    rows = await session.execute(docs)
+    return [Entry(*row[:10], sections=section_map(sections.get(row[0], []))) for row in rows]
 
 
 class IndexHolder:
@@ -367,11 +395,12 @@ def verify(entry: Entry, pin: pinpoints.Pinpoint | None) -> Verified:
             rest = pin.text[len(form) :].strip() if pin.text.startswith(form) else pin.text
             if pin.is_range_or_list:
                 rest = pin.text
-            return Verified(entry.sections[form], form, rest or None)
+            sid = entry.sections[form]
+            return Verified(sid, _answered(form, sid), rest or None)
     return Verified(None, None, pin.text)
 
 
-def _result(entry: Entry, parsed: Parsed, tier: str) -> dict[str, Any]:
+def _result(entry: Entry, parsed: Parsed, tier: str, as_at: date | None = None) -> dict[str, Any]:
     verified = verify(entry, parsed.pinpoint)
     return {
         "resolved": True,
@@ -391,6 +420,8 @@ def _result(entry: Entry, parsed: Parsed, tier: str) -> dict[str, Any]:
         "jurisdiction": entry.jurisdiction,
         "source": "legislation",
         "free": True,
+        "asAt": as_at.isoformat() if as_at else None,
+        "versionDate": entry.version_date.isoformat() if entry.version_date else None,
     }
 
 
@@ -413,6 +444,12 @@ def _standard_titles(title: str) -> set[str]:
 def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] | None:
     """The result for a legislation/standard match, None when the store has no such title; raises
     citation_ambiguous when several instruments share the title and the citation names no jurisdiction."""
+    found = find_legislation(index, parsed)
+    return None if found is None else _result(found[0], parsed, found[1])
+
+
+def find_legislation(index: CitationIndex, parsed: Parsed) -> tuple[Entry, str] | None:
+    """The instrument a legislation/standard citation names and its match tier (see resolve_legislation)."""
     if parsed.kind == "standard":
         assert parsed.designation is not None
         exact = [
@@ -453,7 +490,48 @@ def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] 
             candidates=[e.candidate() for e in cands],
             hint="add the jurisdiction in parentheses after the title, e.g. '… 2011 (NSW) s 19'",
         )
-    return _result(next(iter(unique.values())), parsed, tier)
+    return next(iter(unique.values())), tier
+
+
+def _on(value: Any) -> date | None:
+    return date.fromisoformat(value) if isinstance(value, str) else None
+
+
+async def compilation_at(session: AsyncSession, entry: Entry, as_at: date) -> Entry:
+    """The instrument as the compilation in force at `as_at` stood: the current one when its version date is
+    on or before it (or unknown), else the latest kept version on or before it (its sections and dates);
+    404 version_not_found when none is stored that early. A kept version is never rewritten, so a citation
+    verified at a date resolves to the same section whatever is imported later."""
+    if entry.version_date is None or entry.version_date <= as_at:
+        return entry
+    row = (
+        await session.execute(
+            select(LegislationVersion.version_date, LegislationVersion.snapshot)
+            .where(LegislationVersion.doc_id == entry.doc_id, LegislationVersion.version_date <= as_at)
+            .order_by(LegislationVersion.version_date.desc(), LegislationVersion.id.desc())
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        raise NotFound(
+            f"no compilation of {entry.canonical_title} as at {as_at.isoformat()} is stored "
+            f"(the earliest stored is later)",
+            code="version_not_found",
+            field="asAt",
+            docId=entry.doc_id,
+            hint=f"GET /api/axiom/legislation/{entry.doc_id} lists the compilation dates stored in versions",
+        )
+    version_date: date | None = row[0]
+    snap: dict[str, Any] = row[1]
+    return replace(
+        entry,
+        version_date=version_date,
+        status=str(snap.get("status") or entry.status),
+        in_force_date=_on(snap.get("inForceDate")),
+        last_amended_date=_on(snap.get("lastAmendedDate")),
+        repealed_date=_on(snap.get("repealedDate")),
+        sections=section_map([s["sectionId"] for s in snap.get("sections", [])]),
+    )
 
 
 async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any] | None:
@@ -503,6 +581,8 @@ async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any]
         "jurisdiction": topic.jurisdiction,
         "source": "topic",
         "free": True,
+        "asAt": None,
+        "versionDate": None,
     }
 
 
@@ -520,13 +600,21 @@ def parse_or_400(citation: str | None) -> Parsed:
     return parse(citation)
 
 
-async def resolve(session: AsyncSession, holder: IndexHolder, citation: str | None) -> dict[str, Any]:
+async def resolve(
+    session: AsyncSession, holder: IndexHolder, citation: str | None, *, as_at: date | None = None
+) -> dict[str, Any]:
+    """With `as_at`, a legislation pinpoint is verified against the compilation in force at that date."""
     parsed = parse_or_400(citation)
     index = await holder.current(session)
-    found = resolve_legislation(index, parsed)
-    if found is None:
-        found = await resolve_topic(session, parsed)
+    match = find_legislation(index, parsed)
+    if match is not None:
+        entry, tier = match
+        if as_at is not None:
+            entry = await compilation_at(session, entry, as_at)
+        return _result(entry, parsed, tier, as_at)
+    found = await resolve_topic(session, parsed)
     if found is not None:
+        found["asAt"] = as_at.isoformat() if as_at else None
         return found
     if parsed.jurisdiction and parsed.kind == "legislation":
         elsewhere = index.exact.get(parsed.title) or index.near.get(near_key(parsed.title)) or []

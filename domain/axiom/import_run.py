@@ -10,6 +10,7 @@ a commit and its checkpoint costs only the re-reading of one batch."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import time
@@ -110,7 +111,10 @@ async def import_corpus(
     report: Callable[[Progress], None] | None = None,
     report_every: float = 2.0,
 ) -> Progress:
-    """A corpus JSONL into the store, `batch` instruments a transaction, resuming from its checkpoint."""
+    """A corpus JSONL into the store, `batch` instruments a transaction, resuming from its checkpoint.
+
+    Reading and parsing (JSON, the numbering) run in a worker thread, `batch` lines at a time, so a web
+    process importing an upload keeps answering its other requests; only the writes run on the event loop."""
     size = _size(path)
     state = state or state_path_for(path)
     start = 0 if restart else _read_state(state, size)
@@ -124,9 +128,9 @@ async def import_corpus(
             pending.clear()
         _write_state(state, size, offset)
 
-    offset = start
-    with path.open("rb") as stream:
-        for record in importers.read_corpus(stream, facts, start=start):
+    async def take(chunk: list[importers.CorpusRecord]) -> None:
+        nonlocal last_report
+        for record in chunk:
             progress.records += 1
             if record.instrument is None:
                 progress.skipped += 1
@@ -134,14 +138,29 @@ async def import_corpus(
                     progress.skip_reasons.append(f"line {record.line_number}: {record.skipped}")
             else:
                 pending.append(record.instrument)
-            offset = record.end_offset
             if len(pending) >= batch:
-                await flush(offset)
-                progress.bytes_done = offset
+                await flush(record.end_offset)
+                progress.bytes_done = record.end_offset
             if report is not None and time.monotonic() - last_report >= report_every:
-                progress.bytes_done = offset
+                progress.bytes_done = record.end_offset
                 report(progress)
                 last_report = time.monotonic()
+
+    with path.open("rb") as stream:
+        records = importers.read_corpus(stream, facts, start=start)
+
+        def read_batch() -> list[importers.CorpusRecord]:
+            return list(itertools.islice(records, batch))
+
+        # The next batch is read while this one is written (the parse is most of an import's time).
+        ahead = asyncio.ensure_future(asyncio.to_thread(read_batch))
+        try:
+            while chunk := await ahead:
+                ahead = asyncio.ensure_future(asyncio.to_thread(read_batch))
+                await take(chunk)
+        finally:
+            if not ahead.done():  # an error while writing: let the reading thread finish before closing
+                await asyncio.gather(ahead, return_exceptions=True)
     await flush(size)
     progress.bytes_done = size
     state.unlink(missing_ok=True)

@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation_queries
-from domain.axiom.citations import normalise_section, parse_designation
+from domain.axiom.citations import normalise_section, parse_designation, section_map
 from domain.axiom.models import (
     LegislationAmendment,
     LegislationDoc,
@@ -27,6 +27,7 @@ from domain.axiom.provenance import Register
 from domain.kernel import audit, jurisdictions, sqlutil
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
+from domain.kernel.db import table_of
 from domain.kernel.errors import BadRequest, NotFound
 from domain.kernel.vocabulary import SpeltOut
 
@@ -249,6 +250,27 @@ def _sections(doc_id: str, doc: InstrumentIn) -> list[LegislationSection]:
     ]
 
 
+def _section_rows(doc_id: str, doc: InstrumentIn) -> list[dict[str, Any]]:
+    """The sections' rows as plain values, for one executemany insert (no ORM objects: a corpus batch
+    writes tens of thousands)."""
+    return [
+        {
+            "doc_id": doc_id,
+            "section_id": s.sectionId.strip(),
+            "title": s.title.strip(),
+            "content": s.content,
+            "depth": s.depth,
+            "parent_id": s.parentId,
+            "order": s.order if s.order is not None else i,
+            "status": s.status,
+            "amended_by": s.amendedBy,
+            "notes": s.notes,
+            "cross_references": s.crossReferences,
+        }
+        for i, s in enumerate(doc.sections)
+    ]
+
+
 def _row(obj: LegislationSection | LegislationAmendment, model: type[Any]) -> dict[str, Any]:
     """A transient row's column values (its id left to the database)."""
     return {c.key: getattr(obj, c.key) for c in model.__table__.columns if c.key != "id"}
@@ -299,12 +321,41 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
     updated: list[str] = []
     unchanged: list[str] = []
     versioned: list[str] = []
-    for doc in docs:
-        doc_id = doc.id or default_id(doc)
+    ids = [doc.id or default_id(doc) for doc in docs]
+    # One statement reads (and locks, in id order) every instrument of the batch; an id met again in the
+    # same batch is read afresh after the rows written for it so far.
+    stored = {
+        d.id: d
+        for d in await session.scalars(
+            select(LegislationDoc)
+            .where(LegislationDoc.id.in_(sorted(set(ids))))
+            .order_by(LegislationDoc.id)
+            .with_for_update()
+        )
+    }
+    seen: set[str] = set()
+    section_rows: list[dict[str, Any]] = []  # inserted together (executemany), after their documents
+
+    async def write_sections() -> None:
+        if section_rows:
+            await session.execute(insert(table_of(LegislationSection)), section_rows)
+            section_rows.clear()
+
+    for doc, doc_id in zip(docs, ids, strict=True):
         fingerprint = hashlib.sha256(doc.model_dump_json(exclude={"id"}).encode()).hexdigest()
-        current = (
-            await session.scalars(select(LegislationDoc).where(LegislationDoc.id == doc_id).with_for_update())
-        ).first()
+        if doc_id in seen:
+            await write_sections()
+            current = (
+                await session.scalars(
+                    select(LegislationDoc)
+                    .where(LegislationDoc.id == doc_id)
+                    .with_for_update()
+                    .execution_options(populate_existing=True)
+                )
+            ).first()
+        else:
+            current = stored.get(doc_id)
+        seen.add(doc_id)
         if current is not None and current.fingerprint == fingerprint:
             unchanged.append(doc_id)  # re-ingesting the same JSON writes nothing (seeding is idempotent)
             continue
@@ -324,7 +375,7 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             else:
                 unchanged.append(doc_id)
             continue
-        new_sections = _sections(doc_id, doc)
+        new_sections = _section_rows(doc_id, doc)
         if current is not None:
             old_sections = list(
                 await session.scalars(select(LegislationSection).where(LegislationSection.doc_id == doc_id))
@@ -340,22 +391,21 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             before = {s.section_id: s.content for s in old_sections}
             if any(before.values()) and new_date is not None:
                 for sec in new_sections:
-                    if sec.amended_by is None and (
-                        sec.section_id not in before or before[sec.section_id] != sec.content
+                    if sec["amended_by"] is None and (
+                        sec["section_id"] not in before or before[sec["section_id"]] != sec["content"]
                     ):
-                        sec.amended_by = f"compilation of {new_date.isoformat()}"
+                        sec["amended_by"] = f"compilation of {new_date.isoformat()}"
         stmt = sqlutil.insert(session, LegislationDoc).values(
             id=doc_id, created_at=now, updated_at=now, **values
         )
         values["updated_at"] = now
         await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
+        # Even for an instrument read as new: a concurrent ingest may have created it since (the upsert
+        # above then waited for it and updated), and its sections are replaced.
         await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
         await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
-        # Core executemany inserts: a long instrument has thousands of sections (and its subsections).
-        if new_sections:
-            await session.execute(
-                insert(LegislationSection), [_row(sec, LegislationSection) for sec in new_sections]
-            )
+        # Core executemany inserts, the batch's sections together: a long instrument has thousands.
+        section_rows.extend(new_sections)
         amendments = _amendments(doc_id, doc)
         if amendments:
             await session.execute(
@@ -378,6 +428,7 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
             },
         )
         (updated if current is not None else created).append(doc_id)
+    await write_sections()
     await session.flush()
     if created or updated or versioned:
         await bump_generation(session)
@@ -583,11 +634,9 @@ async def list_docs(
 
 def _one_section(data: dict[str, Any], section: str, title: str) -> None:
     wanted = normalise_section(section)
-    matched = [
-        s
-        for s in data["sections"]
-        if normalise_section(s["sectionId"]) == wanted or s["sectionId"] == section
-    ]
+    ids = section_map([s["sectionId"] for s in data["sections"]])  # `r 5` finds a stored `reg 5`
+    sid = ids.get(wanted) if wanted is not None else None
+    matched = [s for s in data["sections"] if s["sectionId"] in (sid, section)]
     if not matched:
         raise NotFound(
             f"section {section!r} is not in {title}",

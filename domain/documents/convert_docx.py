@@ -5,6 +5,9 @@ Before mammoth runs, the package is checked for zip bombs and lightly rewritten 
 - a heading's automatic (list) numbering becomes the start of its text, as Word shows it (`1.1 Scope`;
   docx_numbering.py);
 - Office Math becomes LaTeX (omml.py): inline `$…$`, a display equation `$$…$$` on lines of its own;
+- a chart becomes a Markdown table of the data its part caches (docx_charts.py), in the chart's place;
+- content-control and legacy form checkboxes (which mammoth reads as inputs) become `- [x]` / `- [ ]`
+  task items (htmlmd.py);
 - heading paragraphs are marked with their place in the body, so each Markdown section's source blocks
   are known (the source map, used by docx_merge.py to apply merged changes to the original file);
 - images are referenced by their name in the package (or their external http(s) link), never inlined,
@@ -28,7 +31,7 @@ import mammoth
 from lxml import etree
 
 from domain.consensus import sections
-from domain.documents import docx_numbering, htmlmd, omml
+from domain.documents import docx_charts, docx_numbering, htmlmd, omml
 from domain.documents.errors import ConversionError
 from domain.documents.safety import check_zip, read_member
 
@@ -37,7 +40,10 @@ _SPOOL_BYTES = 8 * 1024 * 1024
 _MATH = "CONCORDMATH"
 _MATH_RE = re.compile(r"CONCORDMATH(D?)(\d+)X")
 _HEAD = "CONCORDHEAD"
+_CHART = "CONCORDCHART"
 _HEAD_RE = re.compile(r"CONCORDHEAD(\d+)X")
+_CHART_RE = re.compile(r"CONCORDCHART(\d+)X")
+R_NS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 _ONE_LINE = re.compile(r"^\s*(?:\||[-*+] |\d+[.)] |#|>)")
 REL_NS = "http://schemas.openxmlformats.org/package/2006/relationships"
 # A DOCTYPE's internal entities are expanded (libxml2 bounds their expansion unless huge_tree is set);
@@ -131,6 +137,7 @@ class _Found:
 
     images: list[tuple[str, str]] = field(default_factory=list)
     maths: list[str] = field(default_factory=list)
+    charts: list[str] = field(default_factory=list)  # relationship ids of the chart parts, in order
 
 
 def blocks(body: etree._Element) -> list[etree._Element]:
@@ -203,6 +210,17 @@ def _rewrite_document(
         )
         _number_headings(root, q, outline, numbering)
     _mark_headings(root, q, outline)
+    # A chart (DrawingML, its data in a part of its own) becomes a placeholder, replaced by a table of its
+    # cached data once the Markdown is made (docx_charts.py); mammoth would drop it.
+    for chart in list(root.iter(f"{{{docx_charts.C}}}chart")):
+        drawing = next((a for a in chart.iterancestors() if _local(a.tag) == "drawing"), None)
+        parent = drawing.getparent() if drawing is not None else None
+        if drawing is None or parent is None:
+            continue
+        t = etree.Element(q("t"))
+        t.text = f"{_CHART}{len(found.charts)}X"
+        found.charts.append(chart.get(f"{{{R_NS}}}id") or "")
+        parent.replace(drawing, t)
     for blip in root.iter():
         if _local(blip.tag) == "blip":
             attrs = {_local(k): v for k, v in blip.attrib.items()}
@@ -252,7 +270,37 @@ def _rewrite_document(
     return etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True), found
 
 
-def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
+def _chart_tables(zf: zipfile.ZipFile, rels: dict[str, tuple[str, bool]], rids: list[str]) -> list[str]:
+    """Each chart's cached data as a Markdown table ('' for a chart whose part is missing or external)."""
+    names = set(zf.namelist())
+    out: list[str] = []
+    for rid in rids:
+        target, external = rels.get(rid, ("", True))
+        name = target.lstrip("/") if target.startswith("/") else f"word/{target}"
+        out.append(
+            docx_charts.to_markdown(_parse(name, read_member(zf, name)))
+            if not external and name in names
+            else ""
+        )
+    return out
+
+
+def _put_charts(markdown: str, tables: list[str]) -> str:
+    """Chart placeholders back as their tables, each a block of its own."""
+    if _CHART not in markdown:
+        return markdown
+
+    def sub(m: re.Match[str]) -> str:
+        n = int(m.group(1))
+        table = tables[n] if n < len(tables) else ""
+        return f"\n\n{table}\n\n" if table else ""
+
+    out = _CHART_RE.sub(sub, markdown)
+    out = "\n".join(line.rstrip(" \t") for line in out.split("\n"))
+    return re.sub(r"\n{3,}", "\n\n", out).strip("\n") + "\n"
+
+
+def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str], list[str]]:
     try:
         zf = zipfile.ZipFile(data if isinstance(data, Path) else io.BytesIO(data))
     except zipfile.BadZipFile as exc:
@@ -269,6 +317,7 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
             read_member(zf, "word/document.xml"), outline, numbering_xml, styles_xml
         )
         rels = _rels(zf)
+        charts = _chart_tables(zf, rels, found.charts)
         refs: list[str] = []
         for kind, rid in found.images:
             target, external = rels.get(rid, ("", False))
@@ -286,7 +335,7 @@ def _prepare(data: bytes | Path) -> tuple[IO[bytes], list[str], list[str]]:
                 body = doc_xml if name == "word/document.xml" else _plain_part(name, read_member(zf, name))
                 new.writestr(name, body)
     out.seek(0)
-    return out, refs, found.maths
+    return out, refs, found.maths, charts
 
 
 def convert(data: bytes | Path) -> str:
@@ -296,7 +345,7 @@ def convert(data: bytes | Path) -> str:
 
 def convert_with_map(data: bytes | Path) -> tuple[str, dict[str, Any] | None]:
     """A DOCX's Markdown and its source map (`_source_map`: which body blocks each section came from)."""
-    prepared, refs, maths = _prepare(data)
+    prepared, refs, maths, charts = _prepare(data)
     counter = iter(range(len(refs) + 10_000))
 
     def image(img: object) -> dict[str, str]:
@@ -318,6 +367,7 @@ def convert_with_map(data: bytes | Path) -> tuple[str, dict[str, Any] | None]:
             "corrupt DOCX: a part of the document is missing or not what Word writes"
         ) from None
     markdown = _put_maths(_tex_unescaped(_one_note_each(htmlmd.to_markdown(result.value))), maths)
+    markdown = _put_charts(markdown, charts)
     return _source_map(markdown)
 
 

@@ -161,15 +161,38 @@ def _footnotes(soup: Tag) -> list[str]:
     return [f"[^{label}]: {text}" for label, text in notes]
 
 
+_BOX = re.compile(r"CONCORDBOX([01])X")
+# A checkbox that starts a paragraph or list item makes it a task item (`- [x] Done`); elsewhere (in a
+# table cell, mid-sentence) it is written `[x]` / `[ ]` where it stands.
+_BOX_ITEM = re.compile(r"^(?P<indent>[ \t]*)(?P<marker>[-*+] |\d+[.)] )?CONCORDBOX(?P<on>[01])X[ \t]*", re.M)
+
+
+def _checkboxes(soup: Tag) -> None:
+    """Form checkboxes (a DOCX's content-control and legacy checkboxes, as mammoth gives them) as marks."""
+    for box in soup.find_all("input"):
+        if attr(box, "type").lower() == "checkbox":
+            box.replace_with(NavigableString(f"CONCORDBOX{1 if box.has_attr('checked') else 0}X"))
+
+
+def _task_items(md: str) -> str:
+    def item(found: re.Match[str]) -> str:
+        return f"{found['indent']}{found['marker'] or '- '}[{'x' if found['on'] == '1' else ' '}] "
+
+    md = _BOX_ITEM.sub(item, md)
+    return _BOX.sub(lambda found: "[x]" if found[1] == "1" else "[ ]", md)
+
+
 def to_markdown(html: str | Tag) -> str:
     soup = html if not isinstance(html, str) else parse(html)
     for el in soup.find_all(["script", "style", "noscript", "template"]):
         el.decompose()
+    _checkboxes(soup)
     notes = _footnotes(soup)
     _header_rows(soup)
     _flatten_cells(soup)
     md = _md(soup)
     md = re.sub(r"CONCORDFNREF(\w+?)X", r"[^\1]", md)
+    md = _task_items(md)
     # Trailing blanks off each line (a regex `[ \t]+\n` costs the square of a long run of blanks).
     md = "\n".join(line.rstrip(" \t") for line in md.split("\n"))
     md = re.sub(r"\n{3,}", "\n\n", md).strip()

@@ -10,6 +10,8 @@ from sqlalchemy import and_, bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.agents.models import Agent
+from domain.axiom import citations as legislation_index
+from domain.axiom import section_citations
 from domain.consensus import engine as consensus
 from domain.consensus import locks, policies, profiles, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
@@ -240,10 +242,22 @@ async def _check_can_vote(session: AsyncSession, agent_id: str) -> None:
             raise Forbidden(f"agents may vote once they are {min_age} s old", code="agent_too_new")
 
 
-async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]) -> dict[str, Any]:
+async def propose(
+    session: AsyncSession,
+    ctx: Context,
+    topic_id: str,
+    data: dict[str, Any],
+    *,
+    legislation: legislation_index.IndexHolder | None = None,
+) -> dict[str, Any]:
+    """`legislation` resolves the citations that name imported legislation (domain/axiom/section_citations);
+    the web process passes its shared index, others get one read for the call."""
     actor = ctx.require_actor()
     resource, joined = await TopicResource.locked_for_proposal(session, topic_id, actor.id)
     await _check_can_propose(session, resource.topic, actor.id, joined)
+    cited = await section_citations.check(
+        session, legislation or legislation_index.IndexHolder(), data.get("citations")
+    )
     # A statement of its own, after the topic's lock is granted: a lock committed while this request waited
     # for the topic is visible to it (a row read in the statement that waited would be the one of before).
     await locks.assert_unlocked_for(session, resource, LOCK_RULES, data["sectionId"], actor.id)
@@ -256,7 +270,7 @@ async def propose(session: AsyncSession, ctx: Context, topic_id: str, data: dict
         new_content=data["newContent"],
         summary=data["summary"],
         ttl_seconds=data["ttl"],
-        citations=data.get("citations"),
+        citations=cited,
         proposal_type=data.get("proposalType"),
     )
     # A pending proposal breaks consensus (the hub's rule: nothing may be pending in consensus); an open or
@@ -354,3 +368,24 @@ async def set_approval(
 
 def approval_view(approval: policies.Approval) -> dict[str, Any]:
     return {"approvalPolicy": approval.policy.value, "allowSelfApproval": approval.allow_self_approval}
+
+
+LEGISLATION_CITED_MAX = 200
+
+
+async def legislation_cited(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+    """The imported legislation sections the topic's proposals cite (oldest proposal first, at most
+    LEGISLATION_CITED_MAX), each with the proposal citing it and what it names in the compilation it was
+    verified against."""
+    rows = await session.execute(
+        select(Proposal.id, Proposal.status, Proposal.section_id, Proposal.citations)
+        .where(Proposal.resource_type == "topic", Proposal.resource_id == topic_id)
+        .order_by(Proposal.created_at, Proposal.id)
+    )
+    cited = [
+        ({"proposalId": pid, "proposalStatus": status, "topicSectionId": section}, c)
+        for pid, status, section, cites in rows
+        for c in cites or []
+        if section_citations.is_legislation(c)
+    ][:LEGISLATION_CITED_MAX]
+    return await section_citations.describe(session, cited)

@@ -175,6 +175,35 @@ class Topic(Model):
     updatedAt: Timestamp
 
 
+class LegislationCitation(Model):
+    """An imported legislation section a proposal of the topic cites (docs/hub.md, "Citing legislation")."""
+
+    proposalId: str
+    proposalStatus: str
+    topicSectionId: str = Field(description="The topic section the proposal changes")
+    citation: str = Field(description="As stored: legislation:<id> <section>@<compilation date>")
+    docId: str
+    sectionRef: str = Field(description="The section's id as stored (s 7(1), reg 5)")
+    versionDate: Date | None = Field(description="The compilation the citation was verified against")
+    title: str | None = Field(description="The instrument's title; null if it is no longer stored")
+    jurisdiction: str | None
+    jurisdictionAbbreviation: str | None
+    verifiedRef: str | None = Field(
+        description="The citation in AGLC form, e.g. Widget Act 2031 (NSW) s 7(1)"
+    )
+    sectionTitle: str | None = Field(description="The section's heading in that compilation")
+    current: bool = Field(
+        description="Whether that compilation is the instrument's current one (false: a later one was "
+        "imported; GET /api/axiom/legislation/{docId}?asAt=versionDate reads the cited text)"
+    )
+
+
+class TopicDetail(Topic):
+    legislationCitations: list[LegislationCitation] = Field(
+        description="Imported legislation sections the topic's proposals cite, oldest proposal first"
+    )
+
+
 class TopicApprovalBody(Model):
     """Either field, or both; one left out (or null) keeps its value."""
 

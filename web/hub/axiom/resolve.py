@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
 from aiohttp import web
@@ -29,6 +30,11 @@ class ResolveQuery(BaseModel):
         "(AS/NZS 3000:2018, AS 1170.4-2007, AS ISO 31000:2018)",
         json_schema_extra={"x-required": True},
     )
+    asAt: date | None = Field(
+        default=None,
+        description="YYYY-MM-DD: verify the pinpoint against the compilation in force at that date (a kept "
+        "version when a later one was imported since); 404 version_not_found when none is stored that early",
+    )
 
 
 @routes.route(
@@ -39,11 +45,11 @@ class ResolveQuery(BaseModel):
     query=ResolveQuery,
     response=Resolution,
     errors={
-        400: "citation missing",
-        404: "citation_not_resolved, or citation_ambiguous with candidates",
+        400: "citation missing, or asAt not a date",
+        404: "citation_not_resolved, citation_ambiguous with candidates, or version_not_found (asAt)",
     },
 )
 async def resolve(request: web.Request, query: ResolveQuery) -> web.Response:
     async with runtime(request).db.read() as session:
-        result = await citations.resolve(session, citation_index(request), query.citation)
+        result = await citations.resolve(session, citation_index(request), query.citation, as_at=query.asAt)
     return json_response(result, headers={"Access-Control-Allow-Origin": "*"})

@@ -345,6 +345,11 @@ class Resolution(BaseModel):
     jurisdiction: str | None
     source: Literal["legislation", "topic"]
     free: bool
+    asAt: Date | None = Field(description="The date asked for (asAt), null when none was")
+    versionDate: Date | None = Field(
+        description="The compilation date of the instrument's text the pinpoint was verified against (with "
+        "asAt, the compilation in force at that date); null when unknown, and for topics"
+    )
 
 
 # --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------

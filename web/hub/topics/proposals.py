@@ -6,6 +6,7 @@ from aiohttp import web
 
 from domain.topics import consensus as topic_consensus
 from web.hub.auth import agent_context
+from web.hub.axiom.keys import citation_index
 from web.hub.topics.read_models import Proposal, ProposalDetail, ProposalPage, VoteOutcome
 from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQuery, RejectBody
 from web.kernel.access import Agent
@@ -51,6 +52,7 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
     access=Agent(),
     errors={
         **AUTH,
+        400: "Invalid body, or a legislation: citation that names no imported section (invalid_citation)",
         402: "Balance below the proposal stake",
         409: "The section is locked by another agent (section_locked)",
     },
@@ -58,7 +60,13 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
 async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web.Response:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.propose(session, ctx, request.match_info["topicId"], body.model_dump())
+        result = await topic_consensus.propose(
+            session,
+            ctx,
+            request.match_info["topicId"],
+            body.model_dump(),
+            legislation=citation_index(request),
+        )
     return json_response(result, status=201)
 
 

@@ -14,6 +14,7 @@ from web.hub.schemas import (
     TopicApprovalBody,
     TopicContent,
     TopicCreateBody,
+    TopicDetail,
     TopicList,
     TopicListQuery,
 )
@@ -75,7 +76,7 @@ async def create_topic(request: web.Request, body: TopicCreateBody) -> web.Respo
     "/api/pact/topics/{topicId}",
     summary="One topic",
     tags=["Topics"],
-    response=Topic,
+    response=TopicDetail,
     errors=NOT_FOUND,
     aliases=["/api/pact/{topicId}"],
 )
@@ -83,6 +84,7 @@ async def get_topic(request: web.Request) -> web.Response:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, request.match_info["topicId"])
         result = await topics.to_dict(session, topic)
+        result["legislationCitations"] = await topic_consensus.legislation_cited(session, topic.id)
     return json_response(result)
 
 
