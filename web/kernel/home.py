@@ -4,6 +4,7 @@ their parameters, bodies, responses and security, then the schemas), with no scr
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,8 +28,7 @@ def add_routes(
 ) -> None:
     """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec`."""
     site = str(spec["info"]["title"])
-    home_page = _home(spec, links, guides)
-    reference = _reference(spec)
+    home_page, reference = _pages(json.dumps(spec), tuple(links), tuple(guides))
 
     async def home(_request: web.Request) -> web.Response:
         return page(site, home_page, site=site)
@@ -37,6 +37,14 @@ def add_routes(
     apiref.add_routes(app, spec, site=site, nav=_nav(), plain=reference)
     favicon.add_routes(app)
     app.router.add_get(STYLESHEET_PATH, stylesheet)
+
+
+@functools.lru_cache(maxsize=8)
+def _pages(spec_json: str, links: tuple[Link, ...], guides: tuple[Link, ...]) -> tuple[Markup, Markup]:
+    """The home page and the plain reference of a document, rendered once per process (rendering every
+    operation takes a tenth of a second, and every app built, each test's included, serves them)."""
+    spec = json.loads(spec_json)
+    return _home(spec, links, guides), _reference(spec)
 
 
 def _nav() -> Markup:

@@ -281,6 +281,11 @@ def parse_query(model: type[BaseModel], request: web.Request) -> BaseModel:
     return parse_model(model, query_parameters(request) if request.query_string else {}, "query")
 
 
+# Api.openapi's documents (as JSON text) by what they are built from: the operations, kept alive with
+# the text so that their ids in the key stay theirs.
+_DOCUMENTS: dict[tuple[Any, ...], tuple[tuple[Operation, ...], str]] = {}
+
+
 class Api:
     """The operations of one app, and the OpenAPI 3.1 document describing them."""
 
@@ -375,6 +380,24 @@ class Api:
         return op.body is not None or (op.documented_body is not None and op.body_media == JSON_MEDIA)
 
     def openapi(self) -> dict[str, Any]:
+        """The OpenAPI document, built once per process for each set of declarations (generating the JSON
+        schemas of every model takes the better part of a second, and every app built, each test's
+        included, asks for it); each caller gets a copy of its own to change."""
+        key = (
+            type(self),
+            self.title,
+            self.version,
+            self.description,
+            self.error_model,
+            self.error_content_type,
+            json.dumps(self.security_schemes, sort_keys=True),
+            tuple(id(op) for op in self.operations),
+        )
+        if (known := _DOCUMENTS.get(key)) is None:
+            known = _DOCUMENTS[key] = (tuple(self.operations), json.dumps(self._document()))
+        return json.loads(known[1])  # a copy: quicker than copy.deepcopy
+
+    def _document(self) -> dict[str, Any]:
         models: set[type[BaseModel]] = {self.error_model}
         for op in self.operations:
             for m in (op.body, op.documented_body, op.response, op.error_model, *op.refusals.values()):
