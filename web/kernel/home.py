@@ -4,7 +4,6 @@ their parameters, bodies, responses and security, then the schemas), with no scr
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,12 +22,21 @@ class Link:
     what: str
 
 
+# The home page and the plain reference of each shared document (Api.document), rendered once per process
+# (rendering every operation takes a tenth of a second, and every app built, each test's included, serves
+# them); the document is kept with its pages so that its id in the key stays its own.
+_PAGES: dict[tuple[int, tuple[Link, ...], tuple[Link, ...]], tuple[dict[str, Any], Markup, Markup]] = {}
+
+
 def add_routes(
     app: web.Application, spec: dict[str, Any], *, links: Sequence[Link], guides: Sequence[Link]
 ) -> None:
-    """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec`."""
+    """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec` (its Api's shared one)."""
     site = str(spec["info"]["title"])
-    home_page, reference = _pages(json.dumps(spec), tuple(links), tuple(guides))
+    key = (id(spec), tuple(links), tuple(guides))
+    if (known := _PAGES.get(key)) is None:
+        known = _PAGES[key] = (spec, _home(spec, links, guides), _reference(spec))
+    _, home_page, reference = known
 
     async def home(_request: web.Request) -> web.Response:
         return page(site, home_page, site=site)
@@ -37,14 +45,6 @@ def add_routes(
     apiref.add_routes(app, spec, site=site, nav=_nav(), plain=reference)
     favicon.add_routes(app)
     app.router.add_get(STYLESHEET_PATH, stylesheet)
-
-
-@functools.lru_cache(maxsize=8)
-def _pages(spec_json: str, links: tuple[Link, ...], guides: tuple[Link, ...]) -> tuple[Markup, Markup]:
-    """The home page and the plain reference of a document, rendered once per process (rendering every
-    operation takes a tenth of a second, and every app built, each test's included, serves them)."""
-    spec = json.loads(spec_json)
-    return _home(spec, links, guides), _reference(spec)
 
 
 def _nav() -> Markup:
