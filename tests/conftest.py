@@ -134,11 +134,21 @@ async def _wipe(db: Any) -> None:
     not TRUNCATE … RESTART IDENTITY: a TRUNCATE gives every table, index and sequence a new file, hundreds
     a test, and a suite's worth of them made each checkpoint fsync over 100,000 files (DROP DATABASE in the
     migration tests waited half a minute for one)."""
+    from sqlalchemy import exists, literal, select, union_all
+
     from domain.tables import metadata
 
+    tables = metadata.sorted_tables
     async with db.engine.begin() as conn:
-        for table in reversed(metadata.sorted_tables):
-            await conn.execute(table.delete())
+        # One statement names the tables holding rows (a test writes to a handful of the fifty-odd), so
+        # only those are emptied: one round trip instead of one per table.
+        written = union_all(
+            *(select(literal(i)).where(exists().select_from(table)) for i, table in enumerate(tables))
+        )
+        dirty = set((await conn.execute(written)).scalars())
+        for i in reversed(range(len(tables))):
+            if i in dirty:
+                await conn.execute(tables[i].delete())
         if not db.is_sqlite:
             await conn.exec_driver_sql(
                 "SELECT setval(c.oid, s.seqstart, false) FROM pg_class c"

@@ -77,7 +77,7 @@ def _base_app(
     app[ERROR_STYLE] = style
     app[BODY_LIMIT] = body_limit
     api.add_routes(app)
-    spec = api.openapi()
+    spec = api.document()
 
     async def openapi(_request: web.Request) -> web.Response:
         return json_response(spec)

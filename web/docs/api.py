@@ -38,8 +38,8 @@ UPLOAD_TYPES = ("text/markdown", "text/plain", "text/html", "application/pdf", D
 class DocsApi(Api):
     """Adds what pydantic bodies cannot say: the multipart upload and the binary download."""
 
-    def openapi(self) -> dict[str, Any]:
-        spec = super().openapi()
+    def _document(self) -> dict[str, Any]:
+        spec = super()._document()
         upload = {
             "required": True,
             "content": {

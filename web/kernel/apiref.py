@@ -136,10 +136,14 @@ def sidebar(spec: dict[str, Any]) -> Markup:
     )
 
 
-def add_routes(app: web.Application, spec: dict[str, Any], *, site: str, nav: Markup, plain: Markup) -> None:
-    """`/docs` (Swagger UI and the sidebar), `/docs/plain` (the reference without script) and the assets."""
+# The `/docs` page of each shared document (Api.document), rendered once per process; the document is
+# kept with its page so that its id in the key stays its own.
+_BODIES: dict[int, tuple[dict[str, Any], Markup]] = {}
+
+
+def _body(spec: dict[str, Any]) -> Markup:
     count = sum(1 for _ in _operations(spec))
-    body = h(
+    return h(
         """<style>{style}</style>
 <h1>{title}: API reference</h1>
 <p>{count} operations, from this server's <a href="/openapi.json">OpenAPI document</a>.
@@ -162,6 +166,13 @@ script</a>.</p></noscript></div>
         sidebar=sidebar(spec),
         assets=ASSETS,
     )
+
+
+def add_routes(app: web.Application, spec: dict[str, Any], *, site: str, nav: Markup, plain: Markup) -> None:
+    """`/docs` (Swagger UI and the sidebar), `/docs/plain` (the reference without script) and the assets."""
+    if (known := _BODIES.get(id(spec))) is None:
+        known = _BODIES[id(spec)] = (spec, _body(spec))
+    body = known[1]
     head = Markup(f'<link rel="stylesheet" href="{ASSETS}/swagger-ui.css">')
 
     async def docs(_request: web.Request) -> web.Response:

@@ -22,13 +22,21 @@ class Link:
     what: str
 
 
+# The home page and the plain reference of each shared document (Api.document), rendered once per process
+# (rendering every operation takes a tenth of a second, and every app built, each test's included, serves
+# them); the document is kept with its pages so that its id in the key stays its own.
+_PAGES: dict[tuple[int, tuple[Link, ...], tuple[Link, ...]], tuple[dict[str, Any], Markup, Markup]] = {}
+
+
 def add_routes(
     app: web.Application, spec: dict[str, Any], *, links: Sequence[Link], guides: Sequence[Link]
 ) -> None:
-    """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec`."""
+    """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec` (its Api's shared one)."""
     site = str(spec["info"]["title"])
-    home_page = _home(spec, links, guides)
-    reference = _reference(spec)
+    key = (id(spec), tuple(links), tuple(guides))
+    if (known := _PAGES.get(key)) is None:
+        known = _PAGES[key] = (spec, _home(spec, links, guides), _reference(spec))
+    _, home_page, reference = known
 
     async def home(_request: web.Request) -> web.Response:
         return page(site, home_page, site=site)

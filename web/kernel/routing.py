@@ -281,6 +281,11 @@ def parse_query(model: type[BaseModel], request: web.Request) -> BaseModel:
     return parse_model(model, query_parameters(request) if request.query_string else {}, "query")
 
 
+# Api.document's documents (and their JSON text) by what they are built from: the operations, kept
+# alive with them so that their ids in the key stay theirs.
+_DOCUMENTS: dict[tuple[Any, ...], tuple[tuple[Operation, ...], dict[str, Any], str]] = {}
+
+
 class Api:
     """The operations of one app, and the OpenAPI 3.1 document describing them."""
 
@@ -374,7 +379,35 @@ class Api:
     def _reads_json(op: Operation) -> bool:
         return op.body is not None or (op.documented_body is not None and op.body_media == JSON_MEDIA)
 
+    def document(self) -> dict[str, Any]:
+        """The OpenAPI document, built once per process for each set of declarations (generating the JSON
+        schemas of every model takes the better part of a second, and every app built, each test's
+        included, serves it) and shared: read it, never change it (`openapi()` gives a copy to change)."""
+        return self._known()[1]
+
     def openapi(self) -> dict[str, Any]:
+        """A copy of the OpenAPI document, the caller's to change."""
+        copy: dict[str, Any] = json.loads(self._known()[2])  # quicker than copy.deepcopy
+        return copy
+
+    def _known(self) -> tuple[tuple[Operation, ...], dict[str, Any], str]:
+        key = (
+            type(self),
+            self.title,
+            self.version,
+            self.description,
+            self.error_model,
+            self.error_content_type,
+            json.dumps(self.security_schemes, sort_keys=True),
+            tuple(id(op) for op in self.operations),
+        )
+        if (known := _DOCUMENTS.get(key)) is None:
+            document = self._document()
+            known = _DOCUMENTS[key] = (tuple(self.operations), document, json.dumps(document))
+        return known
+
+    def _document(self) -> dict[str, Any]:
+        """The OpenAPI 3.1 document built from the declarations (an app's Api adds what they cannot say)."""
         models: set[type[BaseModel]] = {self.error_model}
         for op in self.operations:
             for m in (op.body, op.documented_body, op.response, op.error_model, *op.refusals.values()):
