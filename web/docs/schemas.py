@@ -10,6 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
+from domain.consensus.models import EscalationPriority
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES
@@ -23,6 +24,7 @@ from web.kernel.wire import (
     HAS_LETTER_OR_DIGIT,
     ONE_OF_QUESTION_MESSAGE,
     SELF_APPROVAL_TEXT,
+    DocumentPriorityIn,
     Exact,
     Rule,
     Text,
@@ -423,7 +425,9 @@ class EscalateBody(Model):
     )
     sectionId: str | None = Field(default=None, max_length=256)
     proposalId: str | None = Field(default=None, max_length=36)
-    priority: Literal["low", "medium", "high"] = "medium"
+    priority: DocumentPriorityIn = Field(
+        default=EscalationPriority.MEDIUM, description="low, medium (also spelled normal) or high"
+    )
 
 
 # --- agents on a document ----------------------------------------------------------------------------
@@ -570,7 +574,7 @@ class Escalation(Out):
     message: str = Field(description="The question again (the hub's and the PACT CLI's name for it)")
     sectionId: str | None
     proposalId: str | None
-    priority: Literal["low", "medium", "high"]
+    priority: Literal[EscalationPriority.LOW, EscalationPriority.MEDIUM, EscalationPriority.HIGH]
     createdAt: Timestamp
 
 
