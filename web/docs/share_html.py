@@ -239,9 +239,9 @@ def review_page(
                 f'<label for="a-{pid}">Approve</label> '
                 f'<input type="radio" id="r-{pid}" name="decision" value="reject">'
                 f'<label for="r-{pid}">Reject</label>'
+                "</fieldset>"
                 f'<label for="n-{pid}">Note (why)</label>'
                 f'<textarea id="n-{pid}" name="note" rows="2" required maxlength="4000"></textarea>'
-                "</fieldset>"
                 '<button type="submit">Decide</button></form></article>'
             )
         parts.append("</section>")

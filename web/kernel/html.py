@@ -262,6 +262,7 @@ p.error { margin: 0 0 1rem; }
 .proposal fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; min-width: 0; }
 .compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .compare > * { min-width: 0; }
+.compare .scroll, .compare pre { margin: 0; }
 h4 { font-size: 1rem; margin: .75rem 0 .25rem; }
 @media (max-width: 40rem) { .compare { grid-template-columns: 1fr; } .sheet { padding: .75rem 1rem; } }
 @media (max-width: 40rem) {
