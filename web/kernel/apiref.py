@@ -170,7 +170,7 @@ script</a>.</p></noscript></div>
         )
 
     async def docs_plain(_request: web.Request) -> web.Response:
-        return page("API reference (no script)", plain, site=site, nav=nav)
+        return page("API reference (no script)", plain, site=site, nav=nav, script=False)
 
     async def asset(request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]

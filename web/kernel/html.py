@@ -69,8 +69,10 @@ def page(
     headers: dict[str, str] | None = None,
     no_store: bool = False,
     head: Markup | None = None,
+    script: bool = True,
 ) -> web.Response:
-    """A whole HTML page: banner (site name, navigation), the main content, a footer."""
+    """A whole HTML page: banner (site name, navigation), the main content, a footer; `script=False` leaves
+    out the date script (a page that promises to run none)."""
     document = h(
         """<!doctype html>
 <html lang="en">
@@ -97,7 +99,7 @@ def page(
         title=title,
         full_title=title if title == site else f"{title} · {site}",
         site=site,
-        assets=ASSETS,
+        assets=ASSETS if script else Markup(f'<link rel="stylesheet" href="{STYLESHEET_PATH}">'),
         home=home,
         nav=nav or Markup(""),
         head=head or Markup(""),
