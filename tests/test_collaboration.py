@@ -169,7 +169,7 @@ async def test_verify_rewards_once_and_escalate(hub: Any, register: Any):
         201,
     )
     assert esc["status"] == "open"
-    assert (esc["escalationId"], esc["sectionId"], esc["priority"]) == (esc["id"], "sec:answer", "normal")
+    assert (esc["escalationId"], esc["sectionId"], esc["priority"]) == (esc["id"], "sec:answer", "medium")
     assert "pact.escalation.created" in await event_types(hub, topic_id)
     # amended: the open topic is challenged (lifecycle moves the status), and the agent is not paid again
     changed = await _post(hub, f"/api/pact/{topic_id}/verify", b, {"status": "amended"}, 200)

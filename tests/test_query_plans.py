@@ -81,6 +81,8 @@ async def test_hub_lists_read_their_index_in_order(hub: Any, register: Any, runt
         ("/api/review/work?status=deferred&offset=1", "work_submissions"),
         ("/api/review/proposals?status=all&offset=1", "proposals"),
         ("/api/review/escalations?status=all&offset=1", "escalations"),
+        ("/api/review/escalations?status=answered&offset=1", "escalations"),
+        ("/api/review/escalations?status=decided&priority=urgent&offset=1", "escalations"),
         ("/api/review/work?status=all&offset=1", "work_submissions"),
         ("/api/work/defects?status=open", "work_defects"),
     ]:

@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus.models import Escalation
+from domain.consensus.models import Escalation, EscalationPriority, stored_priority
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM, Context
@@ -158,7 +158,7 @@ async def create(
     message: str,
     section_id: str | None = None,
     proposal_id: str | None = None,
-    priority: str = "normal",
+    priority: str = EscalationPriority.MEDIUM,
     origin: EscalationOrigin = EscalationOrigin.AGENT,
 ) -> Raised:
     """Record an escalation, tell the resource's stream and queue the reviewers' notification."""
@@ -200,7 +200,7 @@ async def ask(
     section_id: str | None,
     context: str | None,
     timeout_seconds: int | None,
-    priority: str = "normal",
+    priority: str = EscalationPriority.MEDIUM,
 ) -> View:
     """Record an agent's question for a person, waiting `timeout_seconds` (see timeout_of): it joins the
     reviewers' queue and notification as an escalation does; `pact.human.asked` on the resource's stream."""
@@ -247,7 +247,7 @@ async def _record(
         section_id=section_id,
         proposal_id=proposal_id,
         message=message,
-        priority=priority,
+        priority=EscalationPriority.parse(priority).value,  # either API's spelling, stored as one
         raised_by=actor.id,
         raised_by_name=actor.name,
         status=EscalationStatus.OPEN.value,
@@ -288,7 +288,7 @@ async def _record(
             data={
                 "escalationId": esc.id,
                 "message": message,
-                "priority": priority,
+                "priority": esc.priority,
                 "proposalId": proposal_id,
             },
             # Part of its proposal's story when it names one; the answer links to it by the escalation's id.
@@ -402,7 +402,7 @@ def to_dict(esc: Escalation) -> dict[str, Any]:
         "question": esc.message,
         "context": esc.context,
         "timeoutAt": iso(esc.timeout_at),
-        "priority": esc.priority,
+        "priority": stored_priority(esc.priority),
         "status": esc.status,
         "raisedBy": esc.raised_by_name,
         "delivery": {
@@ -531,7 +531,7 @@ class View:
     proposal_id: str | None
     question: str
     context: str | None
-    priority: str
+    priority: EscalationPriority
     raised_by: str | None
     raised_by_name: str | None
     state: EscalationStatus
@@ -557,7 +557,7 @@ def view(esc: Escalation, now: datetime | None = None) -> View:
         proposal_id=esc.proposal_id,
         question=esc.message,
         context=esc.context,
-        priority=esc.priority,
+        priority=stored_priority(esc.priority),
         raised_by=esc.raised_by,
         raised_by_name=esc.raised_by_name,
         state=state,

@@ -11,15 +11,18 @@ from typing import Annotated
 from sqlalchemy import (
     Boolean,
     CheckConstraint,
+    ColumnElement,
     ForeignKey,
     Index,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    case,
     false,
+    literal_column,
 )
-from sqlalchemy.orm import Mapped, mapped_column
+from sqlalchemy.orm import InstrumentedAttribute, Mapped, mapped_column
 
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, JSONType, UTCDateTime
@@ -89,6 +92,41 @@ class ProposalVote(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class EscalationPriority(StrEnum):
+    """How urgent a question for the reviewers is, most urgent first: one vocabulary for both APIs and the
+    desk. `normal` (the hub's former spelling) is read as MEDIUM (`parse`); `urgent` is the hub's only."""
+
+    URGENT = "urgent"
+    HIGH = "high"
+    MEDIUM = "medium"
+    LOW = "low"
+
+    @classmethod
+    def parse(cls, value: str) -> EscalationPriority:
+        """A priority in either API's spelling (`normal` is MEDIUM); ValueError for anything else."""
+        return cls.MEDIUM if value == "normal" else cls(value)
+
+
+def stored_priority(stored: str) -> EscalationPriority:
+    """A stored priority; anything outside the vocabulary reads (and ranks) as medium."""
+    try:
+        return EscalationPriority.parse(stored)
+    except ValueError:
+        return EscalationPriority.MEDIUM
+
+
+def priority_rank(priority: ColumnElement[str] | InstrumentedAttribute[str]) -> ColumnElement[int]:
+    """The rank of a stored priority, most urgent 0 (anything unknown ranks as medium): the reviewers' queue
+    order, and the expression of its index, so its constants are written into the SQL rather than bound
+    (PostgreSQL matches an expression index only against the same expression)."""
+    levels = list(EscalationPriority)
+    ranks: list[tuple[ColumnElement[str], ColumnElement[int]]] = [
+        (literal_column(f"'{p.value}'"), literal_column(str(n))) for n, p in enumerate(levels)
+    ]
+    medium = levels.index(EscalationPriority.MEDIUM)
+    return case(*ranks, value=priority, else_=literal_column(str(medium)))
+
+
 class Escalation(Base):
     """A question for human reviewers: an escalation (`POST .../escalate`) or a question an agent asks and
     waits on until its `timeout_at` (`POST .../ask-human`, kind `question`)."""
@@ -103,6 +141,8 @@ class Escalation(Base):
         Index(
             "ix_escalations_resource_kind_created", "resource_type", "resource_id", "kind", "created_at", "id"
         ),
+        # The history of answers, newest first (the desk's and the review API's answered and decided lists).
+        Index("ix_escalations_status_resolved", "status", "resolved_at", "id"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
@@ -111,7 +151,7 @@ class Escalation(Base):
     section_id: Mapped[str | None] = mapped_column(String(256))
     proposal_id: Mapped[str | None] = mapped_column(String(36))
     message: Mapped[str] = mapped_column(Text)
-    priority: Mapped[str] = mapped_column(String(16), default="normal")
+    priority: Mapped[str] = mapped_column(String(16), default=EscalationPriority.MEDIUM)  # EscalationPriority
     raised_by: Mapped[str | None] = mapped_column(String(36))
     raised_by_name: Mapped[str | None] = mapped_column(String(200))
     # escalation | question (domain/consensus/escalations.py EscalationKind)
@@ -136,6 +176,22 @@ class Escalation(Base):
     # what the answer decided on the proposal it names: approve | reject, or none
     decision: Mapped[str | None] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
+
+
+# The reviewers' queue: by priority, then oldest first (domain/review/queue.py); the open ones, and all.
+Index(
+    "ix_escalations_status_priority_created",
+    Escalation.status,
+    priority_rank(Escalation.priority),
+    Escalation.created_at,
+    Escalation.id,
+)
+Index(
+    "ix_escalations_priority_created",
+    priority_rank(Escalation.priority),
+    Escalation.created_at,
+    Escalation.id,
+)
 
 
 class SectionIntent(Base):

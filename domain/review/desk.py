@@ -11,90 +11,25 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
-from typing import Generic, TypeVar
 
-from sqlalchemy import ColumnElement, and_, case, func, select
+from sqlalchemy import ColumnElement, and_, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations as raised
 from domain.consensus import sections
 from domain.consensus.escalations import EscalationStatus
-from domain.consensus.models import Escalation, Proposal, ProposalVote
+from domain.consensus.models import Escalation, EscalationPriority, Proposal, ProposalVote, stored_priority
 from domain.kernel.clock import utcnow
 from domain.kernel.ids import canonical_id
 from domain.kernel.models import AuditEntry
 from domain.people.models import StaffKey
-from domain.review import resources
+from domain.review import queue, resources
 from domain.review.diff import SectionDiff, section_diff
 from domain.review.escalations import ReviewStatus, wire_status
+from domain.review.queue import PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work.models import WorkSubmission
 
-PAGE_SIZE = 25
-T = TypeVar("T")
-
-
-class DeskStatus(StrEnum):
-    """Which items a desk list shows: waiting for a person, answered (decisions included), decided (a
-    decision on a proposal or on work was taken), or all of them."""
-
-    OPEN = "open"
-    ANSWERED = "answered"
-    DECIDED = "decided"
-    ALL = "all"
-
-
-class DeskKind(StrEnum):
-    """What kind of item a desk list shows."""
-
-    ALL = "all"
-    ESCALATION = "escalation"
-    QUESTION = "question"
-    PROPOSAL = "proposal"
-    WORK = "work"
-
-
-class Priority(StrEnum):
-    """An escalation's priority as the desk ranks it (the document API's `medium` counts as normal)."""
-
-    URGENT = "urgent"
-    HIGH = "high"
-    NORMAL = "normal"
-    LOW = "low"
-
-
-class ResourceType(StrEnum):
-    """Where an item comes from."""
-
-    ALL = "all"
-    TOPIC = "topic"
-    DOCUMENT = "document"
-
-
-# Stored priorities by rank (lower first); anything unknown ranks as normal.
-_STORED_PRIORITY = {
-    Priority.URGENT: ("urgent",),
-    Priority.HIGH: ("high",),
-    Priority.NORMAL: ("normal", "medium"),
-    Priority.LOW: ("low",),
-}
-_RANK = {stored: rank for rank, p in enumerate(Priority) for stored in _STORED_PRIORITY[p]}
 PROPOSAL_DECISION_OPS = ("review.proposal.approve", "review.proposal.reject", "share_link.decide")
-
-
-def priority_of(stored: str) -> Priority:
-    for p, names in _STORED_PRIORITY.items():
-        if stored in names:
-            return p
-    return Priority.NORMAL
-
-
-@dataclass(frozen=True)
-class Filters:
-    kind: DeskKind = DeskKind.ALL
-    priority: Priority | None = None
-    resource: ResourceType = ResourceType.ALL
-    status: DeskStatus = DeskStatus.OPEN
 
 
 @dataclass(frozen=True)
@@ -102,7 +37,7 @@ class EscalationRow:
     escalation_id: str
     kind: str  # escalation | question
     status: ReviewStatus
-    priority: Priority
+    priority: EscalationPriority
     resource_type: str
     resource_id: str
     resource_title: str | None
@@ -136,41 +71,6 @@ class ProposalRow:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class Page(Generic[T]):
-    """One page of a list: its items, how many there are in all, and where this page starts."""
-
-    items: tuple[T, ...]
-    total: int
-    offset: int
-    limit: int
-
-    @property
-    def number(self) -> int:
-        return self.offset // self.limit + 1
-
-    @property
-    def pages(self) -> int:
-        return max(1, -(-self.total // self.limit))
-
-
-def _escalation_where(filters: Filters, now: datetime) -> ColumnElement[bool]:
-    conds: list[ColumnElement[bool]] = []
-    if filters.kind in (DeskKind.ESCALATION, DeskKind.QUESTION):
-        conds.append(Escalation.kind == filters.kind.value)
-    if filters.priority is not None:
-        conds.append(Escalation.priority.in_(_STORED_PRIORITY[filters.priority]))
-    if filters.resource is not ResourceType.ALL:
-        conds.append(Escalation.resource_type == filters.resource.value)
-    if filters.status is DeskStatus.OPEN:
-        conds.append(raised.state_filter(EscalationStatus.OPEN, now))
-    elif filters.status is DeskStatus.ANSWERED:
-        conds.append(Escalation.status == EscalationStatus.RESOLVED)
-    elif filters.status is DeskStatus.DECIDED:
-        conds.append(and_(Escalation.status == EscalationStatus.RESOLVED, Escalation.decision.is_not(None)))
-    return and_(*conds) if conds else Escalation.id.is_not(None)
-
-
 def shows_escalations(filters: Filters) -> bool:
     return filters.kind in (DeskKind.ALL, DeskKind.ESCALATION, DeskKind.QUESTION)
 
@@ -195,17 +95,10 @@ def shows_work(filters: Filters) -> bool:
 async def escalation_page(
     session: AsyncSession, filters: Filters, *, offset: int, limit: int = PAGE_SIZE
 ) -> Page[EscalationRow]:
-    """Escalations and questions: waiting ones by priority then age; answered ones newest answer first."""
+    """Escalations and questions (queue.escalations), with their resources' titles and proposals' states."""
+    found = await queue.escalations(session, filters, offset=offset, limit=limit)
+    rows = found.items
     now = utcnow()
-    where = _escalation_where(filters, now)
-    total = int(await session.scalar(select(func.count()).select_from(Escalation).where(where)) or 0)
-    stmt = select(Escalation).where(where)
-    if filters.status in (DeskStatus.ANSWERED, DeskStatus.DECIDED):
-        stmt = stmt.order_by(Escalation.resolved_at.desc(), Escalation.id)
-    else:
-        rank = case(_RANK, value=Escalation.priority, else_=_RANK["normal"])
-        stmt = stmt.order_by(rank, Escalation.created_at, Escalation.id)
-    rows = (await session.scalars(stmt.limit(limit).offset(offset))).all()
     titles = await resources.infos(session, {(e.resource_type, e.resource_id) for e in rows})
     proposal_ids = {e.proposal_id for e in rows if e.proposal_id}
     statuses = (
@@ -230,7 +123,7 @@ async def escalation_page(
                 escalation_id=e.id,
                 kind=e.kind,
                 status=wire_status(state),
-                priority=priority_of(e.priority),
+                priority=stored_priority(e.priority),
                 resource_type=e.resource_type,
                 resource_id=e.resource_id,
                 resource_title=info.title if info else None,
@@ -247,7 +140,7 @@ async def escalation_page(
                 decision=e.decision if answered else None,
             )
         )
-    return Page(tuple(items), total, offset, limit)
+    return Page(tuple(items), found.total, offset, limit)
 
 
 async def _objection_counts(session: AsyncSession, ids: Sequence[str]) -> dict[str, int]:

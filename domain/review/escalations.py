@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations as raised
 from domain.consensus.escalations import EscalationKind, EscalationStatus
-from domain.consensus.models import Escalation, Proposal
+from domain.consensus.models import Escalation, Proposal, stored_priority
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
@@ -33,6 +33,7 @@ from domain.kernel.ids import canonical_id
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
+from domain.review import queue as queue_
 from domain.review import resources
 
 log = logging.getLogger("concord.review")
@@ -60,27 +61,17 @@ _WIRE = {
     EscalationStatus.CLOSED: ReviewStatus.CLOSED,
     EscalationStatus.TIMED_OUT: ReviewStatus.TIMED_OUT,
 }
-_STORED = {wire: state for state, wire in _WIRE.items()}
 
 
 def wire_status(state: EscalationStatus) -> ReviewStatus:
     return _WIRE[state]
 
 
-async def queue(
-    session: AsyncSession, *, status: str, source: str | None, limit: int, offset: int
-) -> dict[str, Any]:
-    """Escalations by status (`all`, or a ReviewStatus) and source, oldest first, each with its context."""
-    now = utcnow()
-    stmt = select(Escalation)
-    if status != "all":
-        stmt = stmt.where(raised.state_filter(_STORED[ReviewStatus(status)], now))
-    if source is not None:
-        stmt = stmt.where(Escalation.resource_type == source)
-    total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
-    rows = (
-        await session.scalars(stmt.order_by(Escalation.created_at, Escalation.id).limit(limit).offset(offset))
-    ).all()
+async def queue(session: AsyncSession, filters: queue_.Filters, *, limit: int, offset: int) -> dict[str, Any]:
+    """A page of the reviewers' queue (domain/review/queue.py, the desk's own query), each item with its
+    context."""
+    page = await queue_.escalations(session, filters, offset=offset, limit=limit)
+    rows = page.items
     found = await resources.infos(session, {(e.resource_type, e.resource_id) for e in rows})
     proposal_ids = {e.proposal_id for e in rows if e.proposal_id}
     proposals = (
@@ -96,11 +87,14 @@ async def queue(
             _item(e, found.get((e.resource_type, e.resource_id)), proposals.get(e.proposal_id or ""))
             for e in rows
         ],
-        "total": total,
+        "total": page.total,
         "limit": limit,
         "offset": offset,
-        "status": status,
-        "source": source,
+        "status": filters.status,
+        "kind": filters.kind,
+        "priority": filters.priority,
+        "resource": filters.resource,
+        "source": None if filters.resource is queue_.ResourceType.ALL else filters.resource,
     }
 
 
@@ -121,7 +115,7 @@ def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | Non
         "question": esc.message,
         "context": esc.context,
         "timeoutAt": iso(esc.timeout_at),
-        "priority": esc.priority,
+        "priority": stored_priority(esc.priority),
         "raisedBy": esc.raised_by,
         "raisedByName": esc.raised_by_name,
         "createdAt": iso(esc.created_at),

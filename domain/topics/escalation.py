@@ -8,6 +8,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import engine as consensus
 from domain.consensus import escalations, sections
 from domain.consensus.escalations import EscalationKind, EscalationStatus
+from domain.consensus.models import EscalationPriority
 from domain.kernel.context import Context
 from domain.kernel.errors import NotFound
 from domain.topics import store as topics
@@ -48,7 +49,7 @@ async def escalate(
         message=text,
         section_id=section_id,
         proposal_id=proposal_id,
-        priority=priority or "normal",
+        priority=priority or EscalationPriority.MEDIUM,
     )
 
 

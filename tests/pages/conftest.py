@@ -24,6 +24,31 @@ async def live_hub(aiohttp_server: Any, runtime: Any) -> Any:
 
 
 @pytest.fixture
+async def live_docs(aiohttp_server: Any, runtime: Any) -> Any:
+    """The document API app on a real loopback port, for a browser."""
+    from web.app import create_docs_app
+
+    return await aiohttp_server(create_docs_app(runtime))
+
+
+@pytest.fixture
+async def chromium() -> AsyncIterator[Any]:
+    """A headless Chromium browser, for tests that open contexts of their own (a time zone, no script)."""
+    if CHROMIUM is None:
+        pytest.skip("no chromium binary (apt-get install chromium): the browser tests need one")
+    try:
+        from playwright.async_api import async_playwright
+    except ImportError:
+        pytest.skip("the playwright package is not installed (pip install -e '.[test]')")
+    async with async_playwright() as pw:
+        browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            await browser.close()
+
+
+@pytest.fixture
 async def browser() -> AsyncIterator[Any]:
     """A headless Chromium page (Debian's chromium, driven by playwright; never a downloaded browser)."""
     if CHROMIUM is None:

@@ -30,7 +30,11 @@ async def test_the_reference_is_served_from_the_app_itself(hub, docs):
         assert "script-src 'self'" in csp
         assert "connect-src 'self'" in csp
         scripts = re.findall(r'<script src="([^"]+)"', page)
-        assert scripts == ["/assets/swagger-ui/swagger-ui-bundle.js", "/assets/swagger-ui/start.js"]
+        assert scripts == [
+            "/assets/concord.js",  # every page's: dates in the reader's time zone
+            "/assets/swagger-ui/swagger-ui-bundle.js",
+            "/assets/swagger-ui/start.js",
+        ]
         assert "<script>" not in page  # no inline script
         assert not re.search(r'(src|href)="(https?:)?//', page)  # nothing from elsewhere
         assert 'href="/docs/plain"' in page  # the way without script

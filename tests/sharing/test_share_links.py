@@ -46,7 +46,9 @@ async def test_open_link_page_renders_markdown_sections_and_comments(docs, share
     assert "<main" in page
     assert "<nav" in page
     assert "<form" not in page  # ReadOnly: nothing to post
-    assert "script-src" not in resp.headers["Content-Security-Policy"]
+    # Only the app's own date script and stylesheet: nothing inline, nothing from elsewhere.
+    assert "script-src 'self';" in resp.headers["Content-Security-Policy"]
+    assert "unsafe-inline" not in resp.headers["Content-Security-Policy"]
     assert "HttpOnly" in resp.headers["Set-Cookie"]
     assert "SameSite=Lax" in resp.headers["Set-Cookie"]
 

@@ -154,3 +154,28 @@ async def test_every_share_page_answers_head_and_keeps_the_referrer(docs, owner)
     post = await docs.post(f"{base}/comments", data={"csrf": "stale", "text": "x"})
     assert post.status == 403
     assert post.headers["Referrer-Policy"] == "no-referrer"
+
+
+async def test_the_page_links_the_apps_stylesheet_and_date_script_and_inlines_neither(docs, owner):
+    doc = await upload_ready(docs, owner, MD, "plan.md")
+    link = await link_to(docs, owner, doc, permission="FullReview", accessMode="open")
+    resp = await docs.get(f"/share/{link['token']}")
+    page = await resp.text()
+    assert re.findall(r'<link rel="stylesheet" href="([^"]+)">', page) == ["/assets/concord.css"]
+    assert re.findall(r'<script src="([^"]+)" defer></script>', page) == ["/assets/concord.js"]
+    assert "<style" not in page
+    assert "style=" not in page
+    assert "<script>" not in page
+    csp = resp.headers["Content-Security-Policy"]
+    assert "style-src 'self';" in csp
+    assert "script-src 'self';" in csp
+    assert "unsafe-inline" not in csp
+    assert re.search(r'<time datetime="[^"]+">\d\d \w{3} \d{4} \d\d:\d\d UTC</time>', page)
+    for path, kind, rule in (
+        ("/assets/concord.css", "text/css", ".proposal {"),
+        ("/assets/concord.js", "text/javascript", "Intl.DateTimeFormat"),
+    ):
+        asset = await docs.get(path)
+        assert asset.status == 200
+        assert asset.headers["Content-Type"].startswith(kind)
+        assert rule in await asset.text()

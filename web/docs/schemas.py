@@ -10,7 +10,7 @@ from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
-from domain.consensus.models import VoteKindField
+from domain.consensus.models import EscalationPriority, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
 from domain.documents.membership import ROLE_CAPABILITIES
@@ -25,6 +25,7 @@ from web.kernel.wire import (
     HAS_LETTER_OR_DIGIT,
     ONE_OF_QUESTION_MESSAGE,
     SELF_APPROVAL_TEXT,
+    DocumentPriorityIn,
     Exact,
     Rule,
     Text,
@@ -433,7 +434,9 @@ class EscalateBody(Model):
     )
     sectionId: str | None = Field(default=None, max_length=256)
     proposalId: str | None = Field(default=None, max_length=36)
-    priority: Literal["low", "medium", "high"] = "medium"
+    priority: DocumentPriorityIn = Field(
+        default=EscalationPriority.MEDIUM, description="low, medium (also spelled normal) or high"
+    )
 
 
 # --- agents on a document ----------------------------------------------------------------------------
@@ -591,7 +594,7 @@ class Escalation(Out):
     message: str = Field(description="The question again (the hub's and the PACT CLI's name for it)")
     sectionId: str | None
     proposalId: str | None
-    priority: Literal["low", "medium", "high"]
+    priority: Literal[EscalationPriority.LOW, EscalationPriority.MEDIUM, EscalationPriority.HIGH]
     createdAt: Timestamp
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from domain.consensus.models import EscalationPriority
 from domain.consensus.policies import ApprovalPolicy
 from domain.topics.store import Tier, TopicStatus
 from web.kernel.wire import (
@@ -18,6 +19,7 @@ from web.kernel.wire import (
     TOPIC_JURISDICTION,
     AsWritten,
     Date,
+    PriorityIn,
     Text,
     Timestamp,
     Trimmed,
@@ -292,7 +294,9 @@ class EscalateBody(Model):
     )
     sectionId: str | None = Field(default=None, max_length=256)
     proposalId: str | None = Field(default=None, max_length=36)
-    priority: Literal["low", "normal", "high", "urgent"] = "normal"
+    priority: PriorityIn = Field(
+        default=EscalationPriority.MEDIUM, description="urgent, high, medium (also spelled normal) or low"
+    )
 
 
 class JoinBody(Model):

@@ -181,7 +181,7 @@ def add_routes(app: web.Application, spec: dict[str, Any], *, site: str, nav: Ma
         )
 
     async def docs_plain(_request: web.Request) -> web.Response:
-        return page("API reference (no script)", plain, site=site, nav=nav)
+        return page("API reference (no script)", plain, site=site, nav=nav, script=False)
 
     async def asset(request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]

@@ -12,7 +12,7 @@ from typing import Any
 from aiohttp import web
 
 from web.kernel import apiref, favicon
-from web.kernel.html import STYLESHEET_PATH, Markup, esc, h, join, page, stylesheet
+from web.kernel.html import SCRIPT_PATH, STYLESHEET_PATH, Markup, esc, h, join, page, script, stylesheet
 
 
 @dataclass(frozen=True)
@@ -45,6 +45,7 @@ def add_routes(
     apiref.add_routes(app, spec, site=site, nav=_nav(), plain=reference)
     favicon.add_routes(app)
     app.router.add_get(STYLESHEET_PATH, stylesheet)
+    app.router.add_get(SCRIPT_PATH, script)
 
 
 def _nav() -> Markup:

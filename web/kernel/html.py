@@ -1,22 +1,27 @@
-"""Server-rendered HTML for people (the apps' home and reference pages, the hub's review pages): a tiny
-template helper that escapes every value it is given, the page layout with its landmarks, and the one
-stylesheet, served by the app itself (`/assets/concord.css`). No script, no external asset."""
+"""Server-rendered HTML for people (the apps' home and reference pages, the hub's review pages, the document
+API's share and sign-in pages): a tiny template helper that escapes every value it is given, the page layout
+with its landmarks, the one stylesheet (`/assets/concord.css`) and one small script (`/assets/concord.js`),
+both served by the app itself. The script only shows dates in the reader's time zone: every page works
+without it, dates then read in UTC. No inline script or style, no external asset."""
 
 from __future__ import annotations
 
 import html
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from aiohttp import web
 
 STYLESHEET_PATH = "/assets/concord.css"
-
-# What a page may load: its own stylesheet and nothing else; forms post to the page's own origin.
+SCRIPT_PATH = "/assets/concord.js"
+# What a page may load: its own stylesheet, script and images, nothing else; forms post to its own origin.
+CSP = (
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
 SECURITY_HEADERS = {
-    "Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; "
-    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
     "Referrer-Policy": "same-origin",
@@ -27,6 +32,12 @@ class Markup(str):
     """Text that is already HTML: `h` and `join` keep it as it is and escape everything else."""
 
     __slots__ = ()
+
+
+# The stylesheet and the script, as every page's <head> links them.
+ASSETS = Markup(
+    f'<link rel="stylesheet" href="{STYLESHEET_PATH}">\n<script src="{SCRIPT_PATH}" defer></script>'
+)
 
 
 def esc(value: Any) -> Markup:
@@ -58,8 +69,10 @@ def page(
     headers: dict[str, str] | None = None,
     no_store: bool = False,
     head: Markup | None = None,
+    script: bool = True,
 ) -> web.Response:
-    """A whole HTML page: banner (site name, navigation), the main content, a footer."""
+    """A whole HTML page: banner (site name, navigation), the main content, a footer; `script=False` leaves
+    out the date script (a page that promises to run none)."""
     document = h(
         """<!doctype html>
 <html lang="en">
@@ -67,7 +80,7 @@ def page(
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>{full_title}</title>
-<link rel="stylesheet" href="{css}">
+{assets}
 {head}
 </head>
 <body>
@@ -86,7 +99,7 @@ def page(
         title=title,
         full_title=title if title == site else f"{title} · {site}",
         site=site,
-        css=STYLESHEET_PATH,
+        assets=ASSETS if script else Markup(f'<link rel="stylesheet" href="{STYLESHEET_PATH}">'),
         home=home,
         nav=nav or Markup(""),
         head=head or Markup(""),
@@ -226,6 +239,34 @@ select { font: inherit; padding: .4rem .5rem; border: 1px solid #8c959f; border-
 .count { display: inline-block; min-width: 1.5rem; text-align: center; border-radius: 999px;
   padding: 0 .45rem; background: var(--accent); color: #fff; font-size: .85rem; font-weight: 700; }
 ul.plain { list-style: none; padding: 0; margin: 0; }
+/* The share pages (web/docs/sharing/html.py): one column, the document between rules, comments and proposals
+   as blocks; the comparison of a proposal is the desk's (.change, ol.diff) beside .compare's two texts. */
+.sheet { max-width: 52rem; margin: 0 auto; padding: 1rem 1.5rem; }
+.sheet main { max-width: none; padding: 0; }
+.sheet h1 { margin-top: .5rem; }
+.sheet form { margin: 0 0 1rem; }
+.sheet form button { margin-top: .75rem; }
+.sheet input[type=email] { width: 100%; max-width: 36rem; font: inherit; padding: .5rem .6rem;
+  border: 1px solid #8c959f; border-radius: 6px; }
+.sheet label { margin-top: .75rem; }
+.sheet fieldset label { margin-top: 0; }
+img { max-width: 100%; height: auto; }
+.doc { border-top: 1px solid var(--line); border-bottom: 1px solid var(--line); padding: .5rem 0;
+  margin: 0 0 1rem; overflow-wrap: anywhere; }
+.doc table { display: block; overflow-x: auto; max-width: 100%; width: auto; }
+.note { background: var(--ok-bg); color: var(--ok); border: 1px solid #4ac26b; border-radius: 6px;
+  padding: .75rem 1rem; }
+p.error { margin: 0 0 1rem; }
+.comment { border-left: 3px solid var(--line); padding-left: .75rem; margin: .75rem 0; }
+.footnotes { font-size: .9rem; border-top: 1px solid var(--line); margin-top: 1rem; }
+.footnotes-sep { display: none; }
+.proposal { border: 1px solid var(--line); border-radius: 6px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
+.proposal fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .5rem .75rem; min-width: 0; }
+.compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
+.compare > * { min-width: 0; }
+.compare .scroll, .compare pre { margin: 0; }
+h4 { font-size: 1rem; margin: .75rem 0 .25rem; }
+@media (max-width: 40rem) { .compare { grid-template-columns: 1fr; } .sheet { padding: .75rem 1rem; } }
 @media (max-width: 40rem) {
   table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
   table.stack, table.stack caption, table.stack tbody, table.stack tr, table.stack td, table.stack th {
@@ -242,19 +283,59 @@ ul.plain { list-style: none; padding: 0; margin: 0; }
 """
 
 
-async def stylesheet(_request: web.Request) -> web.Response:
-    response = web.Response(text=STYLESHEET, content_type="text/css", charset="utf-8")
+# Shows every <time datetime> of the page in the reader's time zone and language (the server wrote it in UTC,
+# which stays in the title, and on the page when the browser runs no script).
+SCRIPT = """"use strict";
+(function () {
+  function local() {
+    var format;
+    try {
+      format = new Intl.DateTimeFormat(document.documentElement.lang || undefined, {
+        year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit",
+        hourCycle: "h23", timeZoneName: "short"
+      });
+    } catch (e) {
+      return;
+    }
+    var times = document.querySelectorAll("time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var t = times[i];
+      var moment = new Date(t.getAttribute("datetime"));
+      if (isNaN(moment.getTime()) || t.getAttribute("datetime").length < 11) continue;
+      if (!t.title) t.title = t.textContent;
+      t.textContent = format.format(moment);
+    }
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", local);
+  else local();
+})();
+"""
+
+
+def _asset(text: str, content_type: str) -> web.Response:
+    response = web.Response(text=text, content_type=content_type, charset="utf-8")
     response.headers["Cache-Control"] = "public, max-age=3600"
     response.headers["X-Content-Type-Options"] = "nosniff"
     return response
 
 
+async def stylesheet(_request: web.Request) -> web.Response:
+    return _asset(STYLESHEET, "text/css")
+
+
+async def script(_request: web.Request) -> web.Response:
+    return _asset(SCRIPT, "text/javascript")
+
+
 def when(value: str | None) -> Markup:
-    """An ISO timestamp as a readable UTC time in a <time> element."""
+    """An ISO timestamp as a readable UTC time in a <time> element (the script shows it in the reader's time
+    zone)."""
     if not value:
         return Markup("")
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
         return esc(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
     return h('<time datetime="{iso}">{text}</time>', iso=value, text=moment.strftime("%d %b %Y %H:%M UTC"))

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 
 from domain.consensus import escalations as raised
 from domain.consensus.escalations import AgentEscalationStatus, EscalationStatus, HumanQueryStatus
+from domain.consensus.models import EscalationPriority
 from domain.kernel.clock import iso
 from domain.review.escalations import Decision
 from domain.review.human import Resolution, ResolveRequest
@@ -259,7 +260,7 @@ class AgentEscalation(Exact):
     sectionId: str | None
     proposalId: str | None
     question: str
-    priority: str
+    priority: EscalationPriority
     agentId: str | None = Field(description="The agent that escalated")
     agentName: str | None
     raisedAt: Timestamp

@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     GetCoreSchemaHandler,
     GetJsonSchemaHandler,
@@ -20,10 +21,44 @@ from pydantic import (
 )
 from pydantic_core import CoreSchema, PydanticCustomError, core_schema
 
+from domain.consensus.models import EscalationPriority
 from domain.kernel import jurisdictions
 
 Timestamp = Annotated[str, WithJsonSchema({"type": "string", "format": "date-time"})]
 Date = Annotated[str, WithJsonSchema({"type": "string", "format": "date"})]
+
+
+def _priorities(levels: Iterable[EscalationPriority]) -> tuple[str, ...]:
+    """How the levels may be spelled on input: `normal` (the hub's former word) is also medium."""
+    words = [p.value for p in levels]
+    return (*words, "normal") if EscalationPriority.MEDIUM.value in words else tuple(words)
+
+
+def _priority_reader(levels: Iterable[EscalationPriority]) -> Callable[[object], object]:
+    spellings = _priorities(levels)
+
+    def read(value: object) -> object:
+        if isinstance(value, str) and value in spellings:
+            return EscalationPriority.parse(value)
+        raise PydanticCustomError("priority", "must be one of {words}", {"words": ", ".join(spellings)})
+
+    return read
+
+
+_HUB_LEVELS = tuple(EscalationPriority)
+_DOCUMENT_LEVELS = (EscalationPriority.LOW, EscalationPriority.MEDIUM, EscalationPriority.HIGH)
+# An escalation's priority on input, in the one vocabulary (EscalationPriority) or the hub's former `normal`
+# (read as medium): the hub takes every level; the document API those its spec names (low, medium, high).
+PriorityIn = Annotated[
+    EscalationPriority,
+    BeforeValidator(_priority_reader(_HUB_LEVELS)),
+    WithJsonSchema({"type": "string", "enum": list(_priorities(_HUB_LEVELS))}),
+]
+DocumentPriorityIn = Annotated[
+    EscalationPriority,
+    BeforeValidator(_priority_reader(_DOCUMENT_LEVELS)),
+    WithJsonSchema({"type": "string", "enum": list(_priorities(_DOCUMENT_LEVELS))}),
+]
 # Offsets and cursors are bound by what both databases take as an integer parameter (PostgreSQL's INTEGER);
 # a larger number is a 400 naming the field, never an overflow inside the driver.
 MAX_INT = 2_147_483_647

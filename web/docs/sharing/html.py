@@ -1,5 +1,6 @@
-"""HTML of the share-link review page: plain server-rendered markup, one inline style sheet, no scripts,
-no external assets. Every piece of text from the database is escaped; the document's Markdown is
+"""HTML of the share-link review page: plain server-rendered markup with the apps' one stylesheet and date
+script (web/kernel/html.py, served by the document API itself), no inline style or script, no external
+assets. Every piece of text from the database is escaped; the document's Markdown is
 rendered by markdown-it with raw HTML off (it escapes any HTML the Markdown holds). Characters XML and
 HTML have no place for (control characters, U+FFFE/U+FFFF) are shown as visible ones (xmltext.safe)."""
 
@@ -12,46 +13,10 @@ from typing import Any
 from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
 from domain.documents.sharing import Pending
-from domain.kernel.clock import readable
+from domain.kernel.clock import iso
 from domain.review.diff import section_diff
 from web.kernel.diff_html import diff_list
-from web.kernel.html import when
-
-STYLE = """
-body{font:16px/1.5 system-ui,sans-serif;max-width:52rem;margin:0 auto;padding:1rem;color:#1a1a1a}
-a{color:#0645ad}
-a:focus,button:focus,input:focus,textarea:focus,select:focus{outline:3px solid #f0b400;outline-offset:2px}
-.skip{position:absolute;left:-999px}.skip:focus{left:1rem;top:1rem;background:#fff;padding:.5rem}
-table{border-collapse:collapse}th,td{border:1px solid #888;padding:.25rem .5rem}
-.doc{border-top:1px solid #ccc;border-bottom:1px solid #ccc;padding:.5rem 0}
-.note{background:#eef6ee;border-left:4px solid #2a7a2a;padding:.5rem}
-.error{background:#fbeaea;border-left:4px solid #a00;padding:.5rem}
-.comment{border-left:3px solid #ccc;padding-left:.75rem;margin:.75rem 0}
-label{display:block;font-weight:600;margin-top:.5rem}textarea,input[type=text],input[type=email]{width:100%;max-width:36rem}
-button{display:block;margin-top:.75rem;padding:.4rem 1rem;font:inherit}
-select{font:inherit;max-width:100%}
-img{max-width:100%;height:auto}
-pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f8fa;border:1px solid #ddd;padding:.5rem}
-.doc table,.scroll{display:block;overflow-x:auto;max-width:100%}.doc{overflow-wrap:anywhere}
-.footnotes{font-size:.9rem;border-top:1px solid #ddd;margin-top:1rem}.footnotes-sep{display:none}
-.proposal{border:1px solid #ccc;border-radius:6px;padding:.25rem 1rem 1rem;margin:1rem 0}
-.compare{display:grid;grid-template-columns:1fr 1fr;gap:1rem}
-@media (max-width:40rem){.compare{grid-template-columns:1fr}body{padding:.75rem}}
-h4{margin:.75rem 0 .25rem}
-fieldset{border:1px solid #ccc;min-width:0}
-.change ins{text-decoration:underline;text-decoration-thickness:2px;background:#e6f4ea;color:#14532d}
-.change del{text-decoration:line-through;text-decoration-thickness:2px;background:#fbeaea;color:#7f1d1d}
-ol.diff{list-style:none;padding:0;margin:0 0 1rem;border:1px solid #ccc;border-radius:6px}
-ol.diff{font-family:ui-monospace,monospace;font-size:.92em}
-ol.diff li{padding:.2rem .6rem;border-bottom:1px solid #ddd;white-space:pre-wrap;overflow-wrap:anywhere}
-ol.diff li:last-child{border-bottom:0}ol.diff li.same{color:#555}
-ol.diff li.deleted{background:#fbeaea;border-left:4px double #a00}
-ol.diff li.inserted{background:#e6f4ea;border-left:4px solid #2a7a2a}
-ol.diff li.changed{border-left:4px dashed #0645ad}
-ol.diff .tag{display:inline-block;font-family:system-ui,sans-serif;font-size:.8rem;font-weight:700}
-ol.diff .tag{margin-right:.6rem}
-"""
-
+from web.kernel.html import ASSETS, when
 
 # What each permission lets the reader do, as the page says it (the enum names are the API's).
 PERMISSION_WORDS = {
@@ -71,7 +36,8 @@ def page(title: str, body: str, *, lang: str = "en") -> str:
         f'<!doctype html>\n<html lang="{lang}"><head><meta charset="utf-8">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         '<meta name="referrer" content="no-referrer">'
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head>\n<body>\n{body}\n</body></html>\n"
+        f"<title>{esc(title)}</title>{ASSETS}</head>\n"
+        f'<body>\n<div class="sheet">{body}</div>\n</body></html>\n'
     )
 
 
@@ -270,12 +236,12 @@ def review_page(
                 f'<form method="post" action="{esc(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
                 f"<fieldset><legend>Your decision</legend>"
                 f'<input type="radio" id="a-{pid}" name="decision" value="approve" required>'
-                f'<label for="a-{pid}" style="display:inline">Approve</label> '
+                f'<label for="a-{pid}">Approve</label> '
                 f'<input type="radio" id="r-{pid}" name="decision" value="reject">'
-                f'<label for="r-{pid}" style="display:inline">Reject</label>'
+                f'<label for="r-{pid}">Reject</label>'
+                "</fieldset>"
                 f'<label for="n-{pid}">Note (why)</label>'
                 f'<textarea id="n-{pid}" name="note" rows="2" required maxlength="4000"></textarea>'
-                "</fieldset>"
                 '<button type="submit">Decide</button></form></article>'
             )
         parts.append("</section>")
@@ -323,7 +289,7 @@ def _objections(ctx: Pending | None) -> str:
     if ctx is None or not ctx.objections:
         return ""
     items = "".join(
-        f"<li><strong>{esc(o.agent_name)}</strong> objected on {esc(readable(o.created_at))}: "
+        f"<li><strong>{esc(o.agent_name)}</strong> objected on {when(iso(o.created_at))}: "
         f"{esc(o.reason or 'no reason given')}</li>"
         for o in ctx.objections
     )

@@ -17,6 +17,7 @@ from domain.kernel.errors import BadRequest, DomainError, Forbidden
 from web.docs.sharing import html as share_html
 from web.docs.sharing.links import check_code, send_code, session_cookie, set_session_cookie
 from web.kernel.forms import posted
+from web.kernel.html import CSP
 from web.kernel.request import context, runtime
 from web.kernel.routing import Routes
 
@@ -42,10 +43,7 @@ Page = Callable[..., Awaitable[web.StreamResponse]]
 
 def html(text: str, status: int = 200) -> web.Response:
     response = web.Response(text=text, status=status, content_type=HTML)
-    response.headers["Content-Security-Policy"] = (
-        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; form-action 'self'; "
-        "frame-ancestors 'none'; base-uri 'none'"
-    )
+    response.headers["Content-Security-Policy"] = CSP
     return _private(response)
 
 

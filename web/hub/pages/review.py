@@ -11,13 +11,15 @@ from typing import Any
 
 from aiohttp import web
 
+from domain.consensus.models import EscalationPriority
 from domain.kernel.context import Context
 from domain.kernel.errors import DomainError, NotFound, Unauthorized
 from domain.people import staff_sessions as sessions
 from domain.people.staff_sessions import SignedIn
 from domain.review import desk as queues
 from domain.review import escalations, proposals, resources
-from domain.review.desk import DeskKind, DeskStatus, Filters, Page, Priority, ProposedChange, ResourceType
+from domain.review.desk import ProposedChange
+from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import views
 from web.hub.pages.session import (
@@ -202,12 +204,12 @@ def _page_number(query: Mapping[str, str], field: str) -> int:
 
 def parse_filters(query: Mapping[str, str], default_status: DeskStatus) -> tuple[Filters, dict[str, int]]:
     """The desk's filters from the query string; a value outside its vocabulary is a BadFilter naming it."""
-    priority = _pick(query, "priority", ["all", *Priority, "medium"], "all")
+    priority = _pick(query, "priority", ["all", *EscalationPriority, "normal"], "all")
     filters = Filters(
         kind=DeskKind(_pick(query, "kind", list(DeskKind), DeskKind.ALL)),
-        priority=None if priority == "all" else queues.priority_of(priority),
+        priority=None if priority == "all" else EscalationPriority.parse(priority),
         resource=ResourceType(_pick(query, "resource", list(ResourceType), ResourceType.ALL)),
-        status=DeskStatus(_pick(query, "status", list(DeskStatus), default_status)),
+        status=DeskStatus(_pick(query, "status", list(DESK_STATUSES), default_status)),
     )
     pages = {which: _page_number(query, param) for which, param in views.PAGE_PARAMS.items()}
     return filters, pages
@@ -221,7 +223,7 @@ async def _lists(
     except BadFilter as exc:
         return await refusal(request, 400, "Filter refused", f"{exc.detail}.", signed_in)
     roles = signed_in.member.roles
-    size = queues.PAGE_SIZE
+    size = PAGE_SIZE
 
     def offset(which: str) -> int:
         return (pages[which] - 1) * size

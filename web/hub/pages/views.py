@@ -8,20 +8,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
+from domain.consensus.models import EscalationPriority
 from domain.people.staff_sessions import SignedIn
-from domain.review.desk import (
-    Counts,
-    DeskKind,
-    DeskStatus,
-    EscalationRow,
-    Filters,
-    Page,
-    Priority,
-    ProposalRow,
-    ProposedChange,
-    ResourceType,
-    WorkRow,
-)
+from domain.review.desk import Counts, EscalationRow, ProposalRow, ProposedChange, WorkRow
+from domain.review.queue import DESK_STATUSES, DeskKind, DeskStatus, Filters, Page, ResourceType
 from web.hub.pages import changes
 from web.hub.pages.session import Flash
 from web.kernel.html import Markup, esc, h, join, when
@@ -210,14 +200,14 @@ def filters_form(action: str, filters: Filters) -> Markup:
         priority=_select(
             "priority",
             "Priority",
-            [("all", "all"), *[(p.value, p.value) for p in Priority]],
+            [("all", "all"), *[(p.value, p.value) for p in EscalationPriority]],
             filters.priority.value if filters.priority else "all",
         ),
         resource=_select(
             "resource", "From", [(r.value, r.value) for r in ResourceType], filters.resource.value
         ),
         status=_select(
-            "status", "Status", [(s.value, _STATUS_LABEL[s]) for s in DeskStatus], filters.status.value
+            "status", "Status", [(s.value, _STATUS_LABEL[s]) for s in DESK_STATUSES], filters.status.value
         ),
     )
 
@@ -264,7 +254,7 @@ def _count(page: Page[Any], noun: str, waiting: bool) -> Markup:
     )
 
 
-def priority_badge(priority: Priority) -> Markup:
+def priority_badge(priority: EscalationPriority) -> Markup:
     return h('<span class="priority priority-{p}">{p}</span>', p=priority.value)
 
 

@@ -27,7 +27,8 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
 @routes.route(
     "GET",
     "/api/review/escalations",
-    summary="Escalations from topics and documents (open by default), oldest first, with their context",
+    summary="Escalations from topics and documents (open by default), by priority then oldest first, with "
+    "their context; filtered by status, kind, priority and resource, paged",
     tags=TAGS,
     query=EscalationsQuery,
     response=EscalationQueue,
@@ -35,9 +36,7 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
 )
 async def queue(request: web.Request, query: EscalationsQuery) -> web.Response:
     async with runtime(request).db.read() as session:
-        result = await escalations.queue(
-            session, status=query.status, source=query.source, limit=query.limit, offset=query.offset
-        )
+        result = await escalations.queue(session, query.filters(), limit=query.limit, offset=query.offset)
     result["escalations"] = [_with_url(request, item) for item in result["escalations"]]
     return json_response(result)
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 
 from domain.consensus.escalations import EscalationKind
+from domain.consensus.models import EscalationPriority
 from domain.review.escalations import ReviewStatus
+from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
 from web.hub.schemas import Model
-from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
+from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
 
 
 class Votes(Exact):
@@ -19,16 +22,44 @@ class Votes(Exact):
 
 
 class EscalationsQuery(Model):
-    status: Literal["open", "answered", "closed", "timed-out", "all"] = Field(
-        default="open",
-        description="open: waiting for an answer; answered; closed: the proposal it was raised for was "
-        "withdrawn; timed-out: questions nobody answered in time; all",
+    status: DeskStatus = Field(
+        default=DeskStatus.OPEN,
+        description="open: waiting for an answer; answered (decisions included); decided: answered with a "
+        "decision on the proposal it names; closed: the proposal it was raised for was withdrawn; timed-out: "
+        "questions nobody answered in time; all",
     )
-    source: Literal["topic", "document"] | None = Field(
-        default=None, description="Only escalations raised on topics, or on documents"
+    kind: Literal[DeskKind.ALL, DeskKind.ESCALATION, DeskKind.QUESTION] = Field(
+        default=DeskKind.ALL,
+        description="escalation (raised with .../escalate or by a policy), question "
+        "(asked with .../ask-human), or all",
+    )
+    priority: PriorityIn | None = Field(
+        default=None, description="Only this priority: urgent, high, medium (also spelled normal) or low"
+    )
+    resource: ResourceType = Field(
+        default=ResourceType.ALL, description="Only escalations raised on topics, or on documents"
+    )
+    source: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT] | None = Field(
+        default=None, description="The former name of resource (kept): topic or document"
     )
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
+
+    @model_validator(mode="after")
+    def _one_resource(self) -> EscalationsQuery:
+        if self.source is not None and self.resource not in (ResourceType.ALL, self.source):
+            raise PydanticCustomError(
+                "resource", "resource and source (its former name) differ: give one of them", {}
+            )
+        return self
+
+    def filters(self) -> Filters:
+        return Filters(
+            kind=DeskKind(self.kind),
+            priority=self.priority,
+            resource=self.source or self.resource,
+            status=self.status,
+        )
 
 
 class EscalatedProposal(Exact):
@@ -72,7 +103,7 @@ class EscalationItem(Exact):
     timeoutAt: Timestamp | None = Field(
         description="A question's deadline: unanswered then, it times out (escalations have none)"
     )
-    priority: str
+    priority: EscalationPriority
     raisedBy: str | None = Field(description="Id of the agent that asked")
     raisedByName: str | None
     createdAt: Timestamp
@@ -82,12 +113,20 @@ class EscalationItem(Exact):
 
 
 class EscalationQueue(Exact):
+    """A page of the queue: by priority (urgent, high, medium, low) then oldest first; answered, decided and
+    closed ones newest answer first. The filters it applied are echoed."""
+
     escalations: list[EscalationItem]
-    total: int
+    total: int = Field(description="How many escalations match the filters, on every page")
     limit: int
     offset: int
-    status: str
-    source: str | None
+    status: DeskStatus
+    kind: Literal[DeskKind.ALL, DeskKind.ESCALATION, DeskKind.QUESTION]
+    priority: EscalationPriority | None
+    resource: ResourceType
+    source: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT] | None = Field(
+        description="The former name of resource: null when it is all"
+    )
 
 
 class AnswerBody(Model):

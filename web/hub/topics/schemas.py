@@ -9,6 +9,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, StrictInt, model_seri
 
 from domain.consensus import escalations, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
+from domain.consensus.models import EscalationPriority
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
@@ -385,7 +386,7 @@ class EscalationRaised(Exact):
     proposalId: str | None
     message: str
     question: str = Field(description="The message again (the document API's name for it)")
-    priority: Literal["low", "normal", "high", "urgent"]
+    priority: EscalationPriority
     status: Literal["open"]
     raisedBy: str | None
     delivery: Delivery = Field(description="Notification of the reviewers: pending until a worker sends it")
