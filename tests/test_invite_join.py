@@ -105,7 +105,7 @@ async def test_owner_issues_an_invite_and_an_agent_joins_with_it(docs, runtime):
         key = await session.scalar(select(ServiceKey).where(ServiceKey.id == member.key_id))
         assert key is not None
         assert key.document_id == doc["id"]
-        assert sorted(key.scopes) == ["tap:read", "tap:write"]
+        assert sorted(key.scopes) == ["comments:read", "comments:write", "tap:read", "tap:write"]
         for table in ("invites", "service_keys", "document_agents"):
             dumped = (await session.execute(sa.text(f"SELECT * FROM {table}"))).all()
             assert not any(invite["token"] in str(v) for r in dumped for v in r)
@@ -283,3 +283,20 @@ async def test_the_organisation_removes_an_agent_its_locks_and_its_invite_key_go
     }
     unlocked = [e for e in found if e["type"] == "pact.section.unlocked"]
     assert [e["data"].get("reason") for e in unlocked] == ["left"]
+
+
+async def test_an_invited_agent_comments_on_its_document_and_nowhere_else(docs, runtime):
+    owner, doc = await _owned(docs, runtime)
+    invite = await _invite(docs, owner, doc["id"])
+    resp = await _join(docs, doc["id"], invite["token"], name="commenter")
+    agent = {"X-Api-Key": (await resp.json())["apiKey"]}
+    resp = await docs.post(
+        f"/api/pact/{doc['id']}/comments", headers=agent, json={"content": "Budget is tight."}
+    )
+    assert resp.status == 201, await resp.text()
+    assert (await resp.json())["author"] == "commenter"
+    listed = await (await docs.get(f"/api/pact/{doc['id']}/comments", headers=agent)).json()
+    assert [c["content"] for c in listed["comments"]] == ["Budget is tight."]
+    # The document API's own comment paths stay closed to it.
+    resp = await docs.get("/api/comments/search", headers=agent)
+    assert (resp.status, (await resp.json())["code"]) == (403, "key.scoped")

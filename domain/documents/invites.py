@@ -4,8 +4,9 @@ joins with one.
 
 Joining with a token mints a service key of the document's organisation limited to that one document
 (`ServiceKey.document_id`; web/docs/auth.py refuses it anywhere else) with the agent scopes tap:read and
-tap:write, and joins it as an agent exactly as `POST …/join` does (domain/documents/agents.py), in the same
-transaction as the invite's use: any refusal (a taken name) leaves no key, no agent and the use unspent."""
+tap:write and the comment scopes, and joins it as an agent exactly as `POST …/join` does
+(domain/documents/agents.py), in the same transaction as the invite's use: any refusal (a taken name) leaves
+no key, no agent and the use unspent."""
 
 from __future__ import annotations
 
@@ -24,8 +25,9 @@ from domain.kernel.context import Context
 from domain.kernel.ids import new_id
 from domain.kernel.invites import InviteView, IssuedInvite, ResourceKind
 
-# What a key minted by an invite may do: act as an agent on its one document.
-SCOPED_KEY_SCOPES = ["tap:read", "tap:write"]
+# What a key minted by an invite may do: act as an agent on its one document, comments on its PACT path
+# included (PACT's comment.add is a Core operation); the confinement keeps it off /api/comments.
+SCOPED_KEY_SCOPES = ["comments:read", "comments:write", "tap:read", "tap:write"]
 DEFAULT_ROLE = "editor"
 
 
