@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import re
 import zipfile
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,10 +52,13 @@ def _read(path: Path, name: str) -> bytes | None:
         return None
 
 
-async def image(doc: Document, name: str) -> Image:
-    """The image `name` (as `media/NAME` in the Markdown) of the document's uploaded DOCX; 404 otherwise."""
+async def image(doc: Document, name: str, shown: Collection[str]) -> Image:
+    """The image `name` of the document's uploaded DOCX, if the document's text shows it (`shown`: the names
+    of its `media/NAME` references); 404 otherwise."""
     ext = name.rsplit(".", 1)[-1].lower() if "." in name else ""
     if doc.kind != "docx" or not _NAME.match(name) or ".." in name or ext not in MEDIA_TYPES:
+        raise _missing(name[:100])
+    if name not in shown:
         raise _missing(name[:100])
     try:
         path = blobs.path_of(get_settings().blob_dir, doc.blob_path)

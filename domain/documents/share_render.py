@@ -16,6 +16,7 @@ reading the text), least recently used first out, within
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -167,6 +168,22 @@ async def page(
         html = await _html(key, text if text is not None else await _text_of(key, markdown), pages, number)
         _cache.put((key, number), html, len(html))
     return Rendered(html, number, len(pages), page_of, key)
+
+
+_MEDIA = re.compile(r"\]\(media/([^)\s]+)\)")
+
+
+async def media_names(
+    document_id: str, version: int, markdown: Callable[[], Awaitable[str]]
+) -> frozenset[str]:
+    """The pictures the version's text shows (`![…](media/NAME)`): what a share link may serve of the
+    uploaded package. A picture an edit took out stays in the package but is not shown, so not served."""
+    key = ((document_id, version), "media")
+    names = _cache.get(key)
+    if names is None:
+        names = frozenset(_MEDIA.findall(await markdown()))
+        _cache.put(key, names, 64 * len(names) + 64)
+    return frozenset(names)
 
 
 def memoized(key: Any, *names: str) -> bool:

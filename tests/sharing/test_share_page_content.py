@@ -179,3 +179,28 @@ async def test_the_page_links_the_apps_stylesheet_and_date_script_and_inlines_ne
         assert asset.status == 200
         assert asset.headers["Content-Type"].startswith(kind)
         assert rule in await asset.text()
+
+
+async def test_a_picture_an_edit_took_out_is_no_longer_served(docs, owner):
+    doc = await upload_ready(docs, owner, docx_bytes(), "budget.docx", approvalPolicy="auto")
+    link = await link_to(docs, owner, doc, permission="ReadOnly", accessMode="open")
+    picture = f"/share/{link['token']}/media/image1.png"
+    assert (await docs.get(picture)).status == 200
+    base = f"/api/tap/{doc['id']}"
+    resp = await docs.post(f"{base}/join", headers=owner["headers"], json={"agentName": "editor"})
+    assert resp.status == 201, await resp.text()
+    resp = await docs.post(
+        f"{base}/proposals",
+        headers=owner["headers"],
+        json={
+            "sectionId": "sec:budget-summary:site-plan",
+            "content": "The plan is with the council.\n",
+            "summary": "Drop the picture",
+        },
+    )
+    assert resp.status == 201, await resp.text()
+    assert (await resp.json())["status"] == "approved"  # the auto policy merges at once (approved: applied)
+    resp = await docs.get(picture)
+    assert resp.status == 404  # still in the uploaded package, but the document no longer shows it
+    assert (await resp.json())["code"] == "share_media_not_found"
+    assert "<img" not in await (await docs.get(f"/share/{link['token']}")).text()

@@ -359,7 +359,14 @@ async def media(request: web.Request) -> web.StreamResponse:
         link, _ = await sharing.live_link(session, token, content=False)
         found = await sharing.visit(session, token, session_cookie(request, link.id), content=False)
     sharing.require_admitted(found)
-    image = await share_media.image(found.doc, request.match_info["name"])
+    doc = found.doc
+
+    async def markdown() -> str:
+        async with runtime(request).db.read() as session:
+            return await sharing.content_of(session, doc.id)
+
+    shown = await share_render.media_names(doc.id, doc.version, markdown)
+    image = await share_media.image(doc, request.match_info["name"], shown)
     response = web.Response(body=image.data, content_type=image.media_type)
     response.headers["Content-Security-Policy"] = "default-src 'none'; sandbox"
     response.headers["Content-Disposition"] = "inline"
