@@ -7,7 +7,6 @@ from aiohttp import web
 
 from domain.topics import bounty, dependencies, escalation, records, verification
 from web.hub.auth import agent_context
-from web.hub.schemas import EscalateBody
 from web.hub.topics.schemas import (
     BountyBody,
     BountyPool,
@@ -18,6 +17,7 @@ from web.hub.topics.schemas import (
     DependencyBody,
     DependencyRecord,
     DependencyRecords,
+    EscalateBody,
     EscalationRaised,
     IntentBody,
     IntentRecord,

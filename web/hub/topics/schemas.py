@@ -1,15 +1,24 @@
-"""Request models of proposals, voting, collaboration records, bounty and wallet, and the response models
-of the collaboration records."""
+"""A topic's models: creating, reading and listing topics, their content, approval policy, joining and
+escalating; proposals, voting, collaboration records and bounty (requests and the records' responses). The
+reads of sections, agents, proposals and votes are in read_models.py."""
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any, Literal, cast
 
-from pydantic import Field, SerializerFunctionWrapHandler, StrictInt, model_serializer
+from pydantic import (
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    model_serializer,
+)
 
 from domain.consensus import escalations, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority
+from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
 from domain.topics.store import Tier, TopicStatus
@@ -17,7 +26,19 @@ from domain.topics.verification import Outcome, OutcomeField, Verification
 from web.hub.schemas import Model, PageQuery
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT
-from web.kernel.wire import Exact, Text
+from web.kernel.wire import (
+    APPROVAL_POLICY_TEXT,
+    ONE_OF_QUESTION_MESSAGE,
+    SELF_APPROVAL_TEXT,
+    TOPIC_JURISDICTION,
+    AsWritten,
+    Date,
+    Exact,
+    PriorityIn,
+    Text,
+    Timestamp,
+    at_least,
+)
 
 SectionId = Annotated[
     Text, Field(min_length=1, max_length=256, description="A section id such as sec:answer")
@@ -416,3 +437,163 @@ class EscalationRaised(Exact):
                 "createdAt": iso(e.created_at),
             }
         )
+
+
+# ---- topics: create, read, list, approval policy, content, join, escalate ----
+
+
+class TopicCreateBody(Model):
+    title: Annotated[str, at_least(3)] = Field(min_length=3, max_length=500)
+    # Kept as written: leading indentation and trailing spaces are Markdown (code blocks, hard breaks).
+    content: Annotated[str, AsWritten(), at_least(10)] = Field(
+        min_length=10, max_length=50_000, description="Markdown body; headings are sections."
+    )
+    tier: Tier
+    dependsOn: list[Annotated[Text, Field(min_length=1, max_length=36)]] = Field(
+        default_factory=list, max_length=50
+    )
+    assumptions: list[Annotated[Text, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=20
+    )
+    canonicalClaim: str | None = Field(default=None, max_length=2000)
+    jurisdiction: Annotated[str, TOPIC_JURISDICTION] | None = Field(
+        default=None, max_length=16, description="AU, AU-NSW, … (ISO 3166, in capitals)"
+    )
+    authority: str | None = Field(default=None, max_length=500)
+    sourceRef: str | None = Field(default=None, max_length=1000)
+    effectiveDate: date | None = None
+    expiryDate: date | None = None
+    approvalPolicy: ApprovalPolicy = Field(
+        default=ApprovalPolicy.CONCORD_DEFAULT, description=APPROVAL_POLICY_TEXT
+    )
+    allowSelfApproval: bool = Field(default=False, description=SELF_APPROVAL_TEXT)
+
+
+class Topic(Model):
+    id: str
+    title: str
+    tier: Tier
+    status: TopicStatus
+    version: int
+    canonicalClaim: str | None
+    jurisdiction: str | None
+    authority: str | None
+    sourceRef: str | None
+    effectiveDate: Date | None
+    expiryDate: Date | None
+    assumptions: list[str]
+    dependsOn: list[str]
+    creatorId: str
+    approvalPolicy: ApprovalPolicy
+    allowSelfApproval: bool
+    consensusRatio: float | None
+    consensusSince: Timestamp | None
+    lastVerifiedAt: Timestamp | None
+    participantCount: int
+    proposalCount: int
+    createdAt: Timestamp
+    updatedAt: Timestamp
+
+
+class LegislationCitation(Model):
+    """An imported legislation section a proposal of the topic cites (docs/hub.md, "Citing legislation")."""
+
+    proposalId: str
+    proposalStatus: str
+    topicSectionId: str = Field(description="The topic section the proposal changes")
+    citation: str = Field(description="As stored: legislation:<id> <section>@<compilation date>")
+    docId: str
+    sectionRef: str = Field(description="The section's id as stored (s 7(1), reg 5)")
+    versionDate: Date | None = Field(description="The compilation the citation was verified against")
+    title: str | None = Field(description="The instrument's title; null if it is no longer stored")
+    jurisdiction: str | None
+    jurisdictionAbbreviation: str | None
+    verifiedRef: str | None = Field(
+        description="The citation in AGLC form, e.g. Widget Act 2031 (NSW) s 7(1)"
+    )
+    sectionTitle: str | None = Field(description="The section's heading in that compilation")
+    current: bool = Field(
+        description="Whether that compilation is the instrument's current one (false: a later one was "
+        "imported; GET /api/axiom/legislation/{docId}?asAt=versionDate reads the cited text)"
+    )
+
+
+class TopicDetail(Topic):
+    legislationCitations: list[LegislationCitation] = Field(
+        description="Imported legislation sections the topic's proposals cite, oldest proposal first"
+    )
+
+
+class TopicApprovalBody(Model):
+    """Either field, or both; one left out (or null) keeps its value."""
+
+    approvalPolicy: ApprovalPolicy | None = Field(default=None, description=APPROVAL_POLICY_TEXT)
+    allowSelfApproval: bool | None = Field(default=None, description=SELF_APPROVAL_TEXT)
+
+
+class TopicList(Model):
+    topics: list[Topic]
+    total: int
+    limit: int
+    offset: int
+
+
+class TopicListQuery(PageQuery):
+    # Frozen: parsed once per query string and shared (web/kernel/routing.py).
+    model_config = ConfigDict(frozen=True)
+
+    tier: Tier | None = None
+    status: TopicStatus | None = None
+    jurisdiction: Annotated[str, TOPIC_JURISDICTION] | None = Field(
+        default=None, max_length=16, description="Prefix match: AU matches AU-NSW."
+    )
+
+
+class ContentQuery(Model):
+    # Frozen: parsed once per query string and shared (web/kernel/routing.py).
+    model_config = ConfigDict(frozen=True)
+
+    resolve: bool = Field(default=False, description="Inline the content of the topics this one depends on.")
+
+
+class ResolvedDependency(Model):
+    id: str
+    title: str
+    tier: Tier
+    status: TopicStatus
+    relationship: str
+    depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
+    version: int
+
+
+class TopicContent(Model):
+    topicId: str
+    title: str
+    status: TopicStatus
+    version: int
+    content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
+    updatedAt: Timestamp
+    resolvedDependencies: list[ResolvedDependency] | None = Field(
+        default=None, description="Only with resolve=true: every topic depended on, transitively, once"
+    )
+
+
+class EscalateBody(Model):
+    """The text for the reviewers is `question` or `message` (one is required; both only if equal)."""
+
+    model_config = ConfigDict(json_schema_extra=ONE_OF_QUESTION_MESSAGE)
+    question: Text | None = Field(
+        default=None, min_length=1, max_length=5000, description="The question for human reviewers."
+    )
+    message: Text | None = Field(
+        default=None, min_length=1, max_length=5000, description="The same as question (the PACT CLI's name)."
+    )
+    sectionId: str | None = Field(default=None, max_length=256)
+    proposalId: str | None = Field(default=None, max_length=36)
+    priority: PriorityIn = Field(
+        default=EscalationPriority.MEDIUM, description="urgent, high, medium (also spelled normal) or low"
+    )
+
+
+class JoinBody(Model):
+    pass

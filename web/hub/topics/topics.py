@@ -7,7 +7,8 @@ from aiohttp import web
 from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
 from web.hub.auth import agent_context
-from web.hub.schemas import (
+from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
+from web.hub.topics.schemas import (
     ContentQuery,
     JoinBody,
     Topic,
@@ -18,7 +19,6 @@ from web.hub.schemas import (
     TopicList,
     TopicListQuery,
 )
-from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
 from web.kernel import sse
 from web.kernel.access import Agent
 from web.kernel.events import STREAM_ERRORS, STREAM_SUMMARY, EventsQuery, StreamQuery
