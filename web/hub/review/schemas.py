@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field, model_validator
-from pydantic_core import PydanticCustomError
+from pydantic import Field
 
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.models import EscalationPriority
@@ -40,24 +39,18 @@ class EscalationsQuery(Model):
         default=ResourceType.ALL, description="Only escalations raised on topics, or on documents"
     )
     source: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT] | None = Field(
-        default=None, description="The former name of resource (kept): topic or document"
+        default=None,
+        description="The former name of resource (kept): topic or document; read only when resource is not "
+        "given (resource, the current name, wins)",
     )
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
-
-    @model_validator(mode="after")
-    def _one_resource(self) -> EscalationsQuery:
-        if self.source is not None and self.resource not in (ResourceType.ALL, self.source):
-            raise PydanticCustomError(
-                "resource", "resource and source (its former name) differ: give one of them", {}
-            )
-        return self
 
     def filters(self) -> Filters:
         return Filters(
             kind=DeskKind(self.kind),
             priority=self.priority,
-            resource=self.source or self.resource,
+            resource=self.resource if self.resource is not ResourceType.ALL else self.source or self.resource,
             status=self.status,
         )
 
