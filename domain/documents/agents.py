@@ -9,6 +9,7 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -138,21 +139,32 @@ def _capabilities(role: str, asked: list[str] | None) -> list[str]:
     return [c for c in CAPABILITIES if c in wanted]
 
 
-async def leave(
-    session: AsyncSession, caller: Caller, document_id: str, agent_id: str | None
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Departure:
+    """An agent's membership ended: by leaving, or removed by the organisation (`removed_by`, `reason`)."""
+
+    agent_id: str
+    left_at: datetime
+    locks_released: int
+    key_revoked: bool  # the key an invite minted for it, revoked with it
+    removed_by: str | None = None
+    reason: str | None = None
+
+
+async def leave(session: AsyncSession, caller: Caller, document_id: str, agent_id: str | None) -> Departure:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     if agent_id and agent_id != agent.id:
         raise Forbidden("an agent can only remove itself", code="auth.forbidden")
-    departed = await _depart(session, agent_ctx(caller, agent), doc, agent, {})
-    await record(session, agent_ctx(caller, agent), doc, "pact.agent.left", "document.leave", data=departed)
-    return _departure(departed)
+    ctx = agent_ctx(caller, agent)
+    departed = await _depart(session, ctx, doc, agent)
+    await record(session, ctx, doc, "pact.agent.left", "document.leave", data=_left_data(agent, departed))
+    return departed
 
 
 async def remove(
     session: AsyncSession, caller: Caller, document_id: str, agent_id: str, *, reason: str | None
-) -> dict[str, Any]:
+) -> Departure:
     """The organisation removes an agent from its document (PACT §9.2 "remove an agent": a forced leave):
     its locks are released and a key an invite minted for it is revoked, as when it leaves; the event and the
     audit entry name who removed it (the caller: a person or the organisation's key) and why."""
@@ -168,32 +180,27 @@ async def remove(
         raise NotFound(
             f"no active agent {agent_id} on this document", code="agent.not_found", field="agentId"
         )
-    removed_by = caller.name
-    departed = await _depart(session, caller.ctx, doc, agent, {"removedBy": removed_by, "reason": reason})
-    await record(session, caller.ctx, doc, "pact.agent.left", "document.agent.remove", data=departed)
-    return {**_departure(departed), "removedBy": removed_by, "reason": reason}
+    departed = replace(await _depart(session, caller.ctx, doc, agent), removed_by=caller.name, reason=reason)
+    data = _left_data(agent, departed)
+    await record(session, caller.ctx, doc, "pact.agent.left", "document.agent.remove", data=data)
+    return departed
 
 
-async def _depart(
-    session: AsyncSession, ctx: Context, doc: Document, agent: DocumentAgent, extra: dict[str, Any]
-) -> dict[str, Any]:
-    """An agent's membership ends (by leaving or by removal): its locks released, an invite's key retired.
-    Answers the event's data."""
+async def _depart(session: AsyncSession, ctx: Context, doc: Document, agent: DocumentAgent) -> Departure:
+    """An agent's membership ends (by leaving or by removal): its locks released, an invite's key retired."""
     released = await locks.release_all(session, ctx, doc, agent.id, UnlockReason.LEFT)
     agent.status = "left"
-    agent.left_at = utcnow()
-    key_revoked = await _retire_invite_key(session, agent.key_id, doc, agent.left_at)
-    return {**agent_view(agent), "locksReleased": released, "keyRevoked": key_revoked, **extra}
+    agent.left_at = left_at = utcnow()
+    key_revoked = await _retire_invite_key(session, agent.key_id, doc, left_at)
+    return Departure(agent.id, left_at, released, key_revoked)
 
 
-def _departure(data: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "success": True,
-        "agentId": data["agentId"],
-        "leftAt": data["leftAt"],
-        "locksReleased": data["locksReleased"],
-        "keyRevoked": data["keyRevoked"],
-    }
+def _left_data(agent: DocumentAgent, departed: Departure) -> dict[str, Any]:
+    """The stored data of `pact.agent.left` (an event format, kept as the events have always carried it)."""
+    data = {**agent_view(agent), "locksReleased": departed.locks_released, "keyRevoked": departed.key_revoked}
+    if departed.removed_by is not None:
+        data |= {"removedBy": departed.removed_by, "reason": departed.reason}
+    return data
 
 
 async def _retire_invite_key(session: AsyncSession, key_id: str, doc: Document, now: datetime) -> bool:

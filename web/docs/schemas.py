@@ -13,6 +13,7 @@ from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import sharing
+from domain.documents.agents import Departure
 from domain.documents.membership import ROLE_CAPABILITIES
 from domain.documents.models import DocumentStatusField
 from domain.documents.proposals import ProposalStatus
@@ -468,12 +469,26 @@ class Left(Out):
         "leaves, so coming back takes a new invite"
     )
 
+    @classmethod
+    def of(cls, d: Departure) -> Left:
+        return cls(
+            success=True,
+            agentId=d.agent_id,
+            leftAt=iso(d.left_at),
+            locksReleased=d.locks_released,
+            keyRevoked=d.key_revoked,
+        )
+
 
 class Removed(Left):
     removedBy: str = Field(
         description="Who removed the agent: the person, or the organisation's key, by name"
     )
     reason: str | None
+
+    @classmethod
+    def of(cls, d: Departure) -> Removed:
+        return cls(**Left.of(d).model_dump(), removedBy=d.removed_by or "", reason=d.reason)
 
 
 class DocumentAgents(Out):

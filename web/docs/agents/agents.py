@@ -85,8 +85,8 @@ async def join(request: web.Request, body: JoinBody) -> web.Response:
 async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.leave(session, who, doc_id(request), body.agentId)
-    return json_response(result)
+        departed = await tap.leave(session, who, doc_id(request), body.agentId)
+    return model_response(Left.of(departed))
 
 
 @route(
@@ -103,10 +103,10 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
 async def remove(request: web.Request, body: RemoveAgentBody) -> web.Response:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.remove(
+        departed = await tap.remove(
             session, who, doc_id(request), request.match_info["agentId"], reason=body.reason
         )
-    return json_response(result)
+    return model_response(Removed.of(departed))
 
 
 @routes.route(

@@ -266,7 +266,7 @@ async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any
     Effect.REPLACES,
 )
 async def leave(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.leave(session, who, a.documentId, None)
+    return schemas.Left.of(await tap.leave(session, who, a.documentId, None)).model_dump(mode="json")
 
 
 @tool(
