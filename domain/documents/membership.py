@@ -4,6 +4,7 @@ operation shares: finding the section it names, and recording its event and audi
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import select
@@ -18,15 +19,31 @@ from domain.kernel.clock import iso
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
 
-WRITER_ROLES = ("editor", "reviewer")
+
+class DocumentRole(StrEnum):
+    """An agent's role on a document (beside PACT's roles, which map onto these: sessions.DOCUMENT_ROLE)."""
+
+    EDITOR = "editor"  # proposes and votes (the default)
+    REVIEWER = "reviewer"  # votes
+    OBSERVER = "observer"  # reads only
+
+
+class Capability(StrEnum):
+    """A consensus act an agent may take on a document."""
+
+    PROPOSE = "propose"
+    VOTE = "vote"
+
+
+WRITER_ROLES = (DocumentRole.EDITOR.value, DocumentRole.REVIEWER.value)
 # The consensus acts an agent may take on a document, and the most each role may have; a join may ask for
 # fewer. Everything else a role may do (intents, constraints, locks, salience, escalation) follows from the
 # role alone (docs/documents.md "Agents on a document").
-CAPABILITIES = ("propose", "vote")
+CAPABILITIES = tuple(c.value for c in Capability)
 ROLE_CAPABILITIES: dict[str, tuple[str, ...]] = {
-    "editor": CAPABILITIES,
-    "reviewer": CAPABILITIES,
-    "observer": (),
+    DocumentRole.EDITOR: CAPABILITIES,
+    DocumentRole.REVIEWER: CAPABILITIES,
+    DocumentRole.OBSERVER: (),
 }
 
 

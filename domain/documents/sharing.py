@@ -14,6 +14,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import delete, func, select
@@ -35,7 +36,25 @@ from domain.kernel.sqlutil import execute_counted
 from domain.kernel.sweeps import retention_cutoff
 
 TOKEN_PREFIX = "shr_"
-PERMISSIONS = ("ReadOnly", "CommentOnly", "FullReview")
+
+
+class Permission(StrEnum):
+    """What a share link lets its holder do, each including the ones before it."""
+
+    READ_ONLY = "ReadOnly"
+    COMMENT_ONLY = "CommentOnly"
+    FULL_REVIEW = "FullReview"
+
+
+class AccessMode(StrEnum):
+    """Who may open a share link: anyone holding it, the addresses it names, or an organisation's domain."""
+
+    OPEN = "open"
+    CLOSED_INDIVIDUAL = "closed-individual"
+    CLOSED_ORG = "closed-org"
+
+
+PERMISSIONS = tuple(p.value for p in Permission)
 CODE_TTL = timedelta(minutes=10)
 CODE_ATTEMPTS = 5
 CODES_PER_HOUR = 5  # one-time codes mailed per link and address in an hour
@@ -79,7 +98,7 @@ async def create(
     domain = _domain(body["allowedDomain"]) if body.get("allowedDomain") else None
     if mode == "closed-individual" and not emails:
         raise BadRequest("accessMode closed-individual needs reviewerEmails", field="reviewerEmails")
-    if mode == "closed-org":
+    if mode == AccessMode.CLOSED_ORG:
         if domain is None:
             raise BadRequest("accessMode closed-org needs allowedDomain", field="allowedDomain")
         outside = [e for e in emails if not e.endswith("@" + domain)]
@@ -325,7 +344,7 @@ def code_address(link: ShareLink, raw_email: str) -> str:
     email = _email(raw_email)
     if not needs_proof(link):
         raise BadRequest(f"this share link is {link.access_mode} and needs no address", field="email")
-    if link.access_mode == "closed-org":
+    if link.access_mode == AccessMode.CLOSED_ORG:
         domain = link.allowed_domain or ""
         if not email.endswith("@" + domain):
             raise BadRequest(f"email: this link is for addresses at {domain} only", field="email")
@@ -338,7 +357,7 @@ async def request_code(session: AsyncSession, link: ShareLink, raw_email: str) -
     so that the reviewer list cannot be probed."""
     email = code_address(link, raw_email)
     now = utcnow()
-    if link.access_mode == "closed-org":
+    if link.access_mode == AccessMode.CLOSED_ORG:
         allowed = not link.reviewer_emails or email in {e.lower() for e in link.reviewer_emails}
     else:
         allowed = email in {e.lower() for e in link.reviewer_emails or []}
@@ -586,7 +605,7 @@ async def document_view(
         },
         "sections": sections.tree(content) if content and with_sections else [],
         "comments": [comments.to_dict(c) for c in rows],
-        "proposals": await objected(session, doc) if link.permission == "FullReview" else [],
+        "proposals": await objected(session, doc) if link.permission == Permission.FULL_REVIEW else [],
     }
 
 
@@ -607,7 +626,7 @@ async def resolve_comment(
     session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str
 ) -> dict[str, Any]:
     require_admitted(visit_)
-    require_permission(visit_.link, "FullReview", "resolving comments")
+    require_permission(visit_.link, Permission.FULL_REVIEW, "resolving comments")
     return await comments.resolve_on(session, reviewer_caller(ctx, visit_), visit_.doc.id, comment_id)
 
 
@@ -615,7 +634,7 @@ async def decide(
     session: AsyncSession, ctx: Context, visit_: Visit, proposal_id: str, *, decision: str, note: str
 ) -> dict[str, Any]:
     require_admitted(visit_)
-    require_permission(visit_.link, "FullReview", "deciding proposals")
+    require_permission(visit_.link, Permission.FULL_REVIEW, "deciding proposals")
     note = (note or "").strip()
     if not note:
         raise BadRequest("note is required: say why", field="note")

@@ -4,6 +4,7 @@ fuel stations with their prices."""
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -38,15 +39,34 @@ class Retailer(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)
 
 
+class QuoteCategory(StrEnum):
+    """The trade a quote-rate item belongs to."""
+
+    TILING = "tiling"
+    PAINT = "paint"
+    TIMBER = "timber"
+    ROOFING = "roofing"
+    PLASTER = "plaster"
+    FINISHING = "finishing"
+
+
+class ProductTier(StrEnum):
+    """A product's price tier among those that fill the same quote item."""
+
+    BUDGET = "budget"
+    STANDARD = "standard"
+    PREMIUM = "premium"
+
+
 class QuoteItem(Base):
     """A stable quote-rate item key: what a consumer asks a rate for, in one canonical unit."""
 
     __tablename__ = "market_quote_items"
 
     key: Mapped[str] = mapped_column(String(80), primary_key=True)
-    unit: Mapped[str] = mapped_column(String(8))  # m², lm, L, item, kg
+    unit: Mapped[str] = mapped_column(String(8))  # units.QuoteUnit
     description: Mapped[str] = mapped_column(String(300))
-    category: Mapped[str] = mapped_column(String(20))  # tiling, paint, timber, roofing, plaster, finishing
+    category: Mapped[str] = mapped_column(String(20))  # QuoteCategory
 
 
 class Product(Base):
@@ -70,7 +90,7 @@ class Product(Base):
     pack_size: Mapped[float] = mapped_column(Float, default=1.0)
     pack_unit: Mapped[str] = mapped_column(String(16), default="item")
     item_key: Mapped[str | None] = mapped_column(ForeignKey("market_quote_items.key", ondelete="SET NULL"))
-    tier: Mapped[str] = mapped_column(String(10), default="standard")  # budget, standard, premium
+    tier: Mapped[str] = mapped_column(String(10), default=ProductTier.STANDARD.value)
     pickup_available: Mapped[bool] = mapped_column(Boolean, default=True)
     demo: Mapped[bool] = mapped_column(Boolean, default=False)
     # Latest observation, denormalised so search and optimisation read one row per product.

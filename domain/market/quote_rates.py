@@ -19,7 +19,7 @@ from domain.kernel.errors import BadRequest
 from domain.kernel.sqlutil import execute_counted
 from domain.market import units
 from domain.market.catalog import STALE_AFTER, is_stale
-from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
+from domain.market.models import PriceObservation, Product, ProductTier, QuoteItem, Retailer
 
 MAX_KEYS = 64
 
@@ -83,7 +83,7 @@ async def quote_rates(session: AsyncSession, keys: list[str]) -> dict[str, Any]:
             "product_url": product.url,
             "observed_at": iso(product.observed_at),
             "stale": stale,
-            "tier": product.tier if product.tier in ("budget", "standard", "premium") else "standard",
+            "tier": product.tier if product.tier in set(ProductTier) else ProductTier.STANDARD.value,
             # Where the price came from: "crowd" for a price an agent submitted, else scrape, demo, …
             "source": product.price_source,
         }

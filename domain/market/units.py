@@ -9,8 +9,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 
-CANONICAL = ("m²", "lm", "L", "item", "kg")
+
+class QuoteUnit(StrEnum):
+    """The canonical units a quote rate is given in."""
+
+    SQUARE_METRE = "m²"
+    LINEAL_METRE = "lm"
+    LITRE = "L"
+    ITEM = "item"
+    KILOGRAM = "kg"
+
+
+CANONICAL = tuple(QuoteUnit)
 
 # Factor to the canonical unit of each dimension.
 _FACTORS: dict[str, tuple[str, float]] = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -33,6 +33,7 @@ from domain.kernel.ids import canonical_id
 from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 from domain.review import queue as queue_
 from domain.review import resources
 
@@ -53,6 +54,9 @@ class Decision(StrEnum):
 
     APPROVE = "approve"  # merges it
     REJECT = "reject"
+
+
+DecisionField = Annotated[Decision, SpeltOut(Decision)]
 
 
 _WIRE = {

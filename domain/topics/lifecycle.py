@@ -30,6 +30,7 @@ from domain.topics import bounty, dependencies, economy
 from domain.topics import store as topics
 from domain.topics.fabric import fabric_of
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
+from domain.topics.store import TopicVoteKind
 
 TIER_BASE = {"empirical": 3, "institutional": 3, "derived": 4, "contested": 5}
 CONSENSUS_RATIO = 0.90
@@ -57,7 +58,7 @@ async def cast_topic_vote(
     ):
         raise Conflict("already voted on this topic", code="already_voted")
     dependency_id = None
-    if kind == "need_info":
+    if kind == TopicVoteKind.NEED_INFO:
         reason = (data.get("reason") or "").strip()
         dep_title = (data.get("dependencyTitle") or "").strip()
         if len(reason) < 10:
@@ -179,7 +180,7 @@ async def _tally(session: AsyncSession, topic_id: str) -> dict[str, int]:
         .tuples()
         .all()
     )
-    return {k: int(rows.get(k, 0)) for k in ("approve", "reject", "need_info")}
+    return {k.value: int(rows.get(k, 0)) for k in TopicVoteKind}
 
 
 async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:

@@ -85,7 +85,7 @@ class TopicVote(Base):
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
     topic_id: Mapped[str] = mapped_column(ForeignKey("topics.id"), index=True)
     agent_id: Mapped[str] = mapped_column(ForeignKey("agents.id"))
-    vote: Mapped[str] = mapped_column(String(12))  # approve | reject | need_info
+    vote: Mapped[str] = mapped_column(String(12))  # store.TopicVoteKind
     reason: Mapped[str | None] = mapped_column(Text)
     dependency_topic_id: Mapped[str | None] = mapped_column(String(36))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime, default=utcnow)

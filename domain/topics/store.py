@@ -46,6 +46,14 @@ class TopicStatus(StrEnum):
     REJECTED = "rejected"
 
 
+class TopicVoteKind(StrEnum):
+    """An agent's vote on a proposed topic: need_info names a prerequisite topic it must wait for."""
+
+    APPROVE = "approve"
+    REJECT = "reject"
+    NEED_INFO = "need_info"
+
+
 # A topic that reached agreement: a fact (the legislation API's facts and citations read these statuses).
 REACHED = (TopicStatus.CONSENSUS, TopicStatus.STABLE)
 

@@ -24,7 +24,8 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from enum import StrEnum
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 from sqlalchemy import and_, or_, select
@@ -36,6 +37,7 @@ from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.outbox import Job
 from domain.kernel.sqlutil import for_update
+from domain.kernel.vocabulary import SpeltOut
 from domain.market import outbound
 from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 from domain.market.retailers import host_belongs
@@ -47,10 +49,21 @@ VALIDATOR = "validator"
 PACK_RANGE = (0.001, 100_000.0)  # canonical units per pack: 1 g of something to 100 t
 
 
+class Verdict(StrEnum):
+    """What one check of a submission found."""
+
+    PASS = "pass"
+    DEFER = "defer"  # inconclusive: a curator decides
+    REJECT = "reject"
+
+
+VerdictField = Annotated[Verdict, SpeltOut(Verdict)]
+
+
 @dataclass(frozen=True)
 class Finding:
     check: str
-    result: str  # pass, defer, reject
+    result: Verdict
     detail: str
     code: str = ""
 
@@ -61,10 +74,10 @@ class Finding:
 def check_domain(url: str, retailer: Retailer) -> Finding:
     host = urlsplit(url).hostname or ""
     if host_belongs(host, retailer.domain):
-        return Finding("domain", "pass", f"{host} belongs to {retailer.name} ({retailer.domain})")
+        return Finding("domain", Verdict.PASS, f"{host} belongs to {retailer.name} ({retailer.domain})")
     return Finding(
         "domain",
-        "reject",
+        Verdict.REJECT,
         f"{host} is not on {retailer.name}'s domain {retailer.domain}; the URL was not contacted",
         "domain_mismatch",
     )
@@ -75,22 +88,25 @@ async def check_url(url: str, retailer: Retailer) -> Finding:
         page = await outbound.probe(url)
     except outbound.FetchError as exc:
         if exc.kind in ("blocked_address", "invalid_url"):
-            return Finding("url", "reject", exc.detail, "url_refused")
-        return Finding("url", "defer", f"inconclusive ({exc.kind}): {exc.detail}", f"url_{exc.kind}")
+            return Finding("url", Verdict.REJECT, exc.detail, "url_refused")
+        return Finding("url", Verdict.DEFER, f"inconclusive ({exc.kind}): {exc.detail}", f"url_{exc.kind}")
     how = f"{page.method} {page.status}" + (
         f" after {page.redirects} redirect(s) to {page.url}" if page.redirects else ""
     )
     final_host = urlsplit(page.url).hostname or ""
     if not host_belongs(final_host, retailer.domain):
         return Finding(
-            "url", "defer", f"{how}: the page moved off the retailer's domain", "redirect_off_domain"
+            "url", Verdict.DEFER, f"{how}: the page moved off the retailer's domain", "redirect_off_domain"
         )
     if 200 <= page.status < 300:
-        return Finding("url", "pass", how)
+        return Finding("url", Verdict.PASS, how)
     if page.status in (404, 410):
-        return Finding("url", "reject", f"{how}: the product page does not exist", "url_not_found")
+        return Finding("url", Verdict.REJECT, f"{how}: the product page does not exist", "url_not_found")
     return Finding(
-        "url", "defer", f"{how}: inconclusive (bot protection or a server error)", f"url_http_{page.status}"
+        "url",
+        Verdict.DEFER,
+        f"{how}: inconclusive (bot protection or a server error)",
+        f"url_http_{page.status}",
     )
 
 
@@ -100,12 +116,12 @@ def check_sanity(obs: dict[str, Any], unit: str) -> Finding:
     if not lo <= pack <= hi:
         return Finding(
             "sanity",
-            "reject",
+            Verdict.REJECT,
             f"priceCents {obs['priceCents']} at unitPriceCents {obs['unitPriceCents']} per {unit} means "
             f"a pack of {pack:g} {unit}, outside {lo:g} to {hi:g}",
             "price_inconsistent",
         )
-    return Finding("sanity", "pass", f"a pack of {pack:g} {unit}")
+    return Finding("sanity", Verdict.PASS, f"a pack of {pack:g} {unit}")
 
 
 async def check_duplicate(session: AsyncSession, sub: WorkSubmission) -> Finding:
@@ -128,7 +144,7 @@ async def check_duplicate(session: AsyncSession, sub: WorkSubmission) -> Finding
     if earlier is not None:
         return Finding(
             "duplicate",
-            "reject",
+            Verdict.REJECT,
             f"this product at {sub.retailer_slug} was already submitted within "
             f"{get_work_settings().duplicate_hours:g} h (submission {earlier})",
             "duplicate",
@@ -146,9 +162,12 @@ async def check_duplicate(session: AsyncSession, sub: WorkSubmission) -> Finding
         )
         if other is not None:
             return Finding(
-                "duplicate", "defer", f"GTIN {ean} is catalogued under item key {other}", "ean_other_item"
+                "duplicate",
+                Verdict.DEFER,
+                f"GTIN {ean} is catalogued under item key {other}",
+                "ean_other_item",
             )
-    return Finding("duplicate", "pass", "not seen before")
+    return Finding("duplicate", Verdict.PASS, "not seen before")
 
 
 async def check_retailer(session: AsyncSession, retailer: Retailer) -> Finding:
@@ -160,9 +179,9 @@ async def check_retailer(session: AsyncSession, retailer: Retailer) -> Finding:
     )
     if seen is None:
         return Finding(
-            "retailer", "defer", f"the first observation from {retailer.name}", "first_from_retailer"
+            "retailer", Verdict.DEFER, f"the first observation from {retailer.name}", "first_from_retailer"
         )
-    return Finding("retailer", "pass", f"{retailer.name} has observations")
+    return Finding("retailer", Verdict.PASS, f"{retailer.name} has observations")
 
 
 async def check_median(session: AsyncSession, obs: dict[str, Any], item: QuoteItem) -> Finding:
@@ -187,7 +206,7 @@ async def check_median(session: AsyncSession, obs: dict[str, Any], item: QuoteIt
     if len(values) < cfg.median_min_observations:
         return Finding(
             "median",
-            "defer",
+            Verdict.DEFER,
             f"{len(values)} observation(s) of {item.key} in {cfg.median_days} days: too few for a median",
             "no_median",
         )
@@ -198,14 +217,16 @@ async def check_median(session: AsyncSession, obs: dict[str, Any], item: QuoteIt
         f"({len(values)} observations): {distance:.0%} away"
     )
     if distance > cfg.median_tolerance:
-        return Finding("median", "defer", f"{detail}, beyond ±{cfg.median_tolerance:.0%}", "far_from_median")
-    return Finding("median", "pass", detail)
+        return Finding(
+            "median", Verdict.DEFER, f"{detail}, beyond ±{cfg.median_tolerance:.0%}", "far_from_median"
+        )
+    return Finding("median", Verdict.PASS, detail)
 
 
 def decide(findings: list[Finding]) -> tuple[str, str, str]:
     """(status, defect reason, notes) from the findings."""
-    rejects = [f for f in findings if f.result == "reject"]
-    defers = [f for f in findings if f.result == "defer"]
+    rejects = [f for f in findings if f.result == Verdict.REJECT]
+    defers = [f for f in findings if f.result == Verdict.DEFER]
     if rejects:
         return "rejected", rejects[0].code, "rejected: " + "; ".join(f.detail for f in rejects)
     if defers:
@@ -222,7 +243,7 @@ async def prepare_validation(db: Database, payload: dict[str, Any]) -> Finding |
             return None
         url = str(sub.submission.get("productUrl", ""))
         retailer = await session.get(Retailer, sub.retailer_slug)
-    if retailer is None or check_domain(url, retailer).result != "pass":
+    if retailer is None or check_domain(url, retailer).result != Verdict.PASS:
         return None
     return await check_url(url, retailer)
 
@@ -245,7 +266,7 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
     item = await session.get(QuoteItem, sub.item_key)
     if retailer is None or item is None:  # removed since the submission was checked
         findings = [
-            Finding("reference", "defer", "the retailer or item key no longer exists", "reference_gone")
+            Finding("reference", Verdict.DEFER, "the retailer or item key no longer exists", "reference_gone")
         ]
     else:
         domain = check_domain(obs["productUrl"], retailer)
@@ -256,11 +277,11 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
             await check_retailer(session, retailer),
             await check_median(session, obs, item),
         ]
-        if domain.result == "pass":
+        if domain.result == Verdict.PASS:
             url = payload.get(outbox.PREPARED)
             if not isinstance(url, Finding):  # the retailer's domain changed since the URL was checked
                 url = Finding(
-                    "url", "defer", "the URL was not checked: the retailer changed", "url_unchecked"
+                    "url", Verdict.DEFER, "the URL was not checked: the retailer changed", "url_unchecked"
                 )
             findings.insert(1, url)
     sub.checks = [f.as_dict() for f in findings]
@@ -288,7 +309,9 @@ async def validator_failed(session: AsyncSession, payload: dict[str, Any], reaso
     )
     if sub is not None and sub.status == "validating":
         sub.checks = [
-            Finding("validator", "defer", f"the validator failed: {reason}", "validator_failed").as_dict()
+            Finding(
+                "validator", Verdict.DEFER, f"the validator failed: {reason}", "validator_failed"
+            ).as_dict()
         ]
         await outcomes.defer(
             session, sub, by=VALIDATOR, notes=f"deferred for a curator: the validator failed ({reason})"

@@ -12,12 +12,13 @@ from domain.consensus import completions, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
-from domain.documents import sharing
+from domain.documents import membership, sharing
 from domain.documents.agents import Departure
-from domain.documents.membership import ROLE_CAPABILITIES
+from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
 from domain.documents.models import DocumentStatusField
 from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
+from domain.kernel.vocabulary import SpeltOut
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT, DoneOut
 from web.kernel.sessions_wire import ContactIn
@@ -155,8 +156,8 @@ class DocumentMetadata(DocumentSummary):
     comments: CommentCounts
 
 
-Permission = Literal["ReadOnly", "CommentOnly", "FullReview"]
-AccessMode = Literal["open", "closed-individual", "closed-org"]
+Permission = Annotated[sharing.Permission, SpeltOut(sharing.Permission)]
+AccessMode = Annotated[sharing.AccessMode, SpeltOut(sharing.AccessMode)]
 
 
 # What each access mode needs and refuses of reviewerEmails and allowedDomain (the model checks it, the
@@ -190,8 +191,8 @@ class ShareLinkBody(Model):
     model_config = ConfigDict(
         json_schema_extra={"anyOf": [_mode_branch(m, *rules) for m, rules in SHARE_MODES.items()]}
     )
-    permission: Permission = "ReadOnly"
-    accessMode: AccessMode = "open"
+    permission: Permission = sharing.Permission.READ_ONLY
+    accessMode: AccessMode = sharing.AccessMode.OPEN
     public: bool = False
     reviewerEmails: list[Annotated[str, EMAIL, Field(max_length=254)]] = Field(
         default_factory=list,
@@ -290,15 +291,15 @@ class CommentList(Out):
     pageSize: int
 
 
-Role = Literal["editor", "reviewer", "observer"]
-Capability = Literal["propose", "vote"]
+Role = Annotated[DocumentRole, SpeltOut(DocumentRole)]
+Capability = Annotated[membership.Capability, SpeltOut(membership.Capability)]
 
 
 class JoinBody(Model):
     agentName: Annotated[str, HAS_LETTER_OR_DIGIT] = Field(
         min_length=1, max_length=128, description="Display name on this document; a letter or digit."
     )
-    role: Role = "editor"
+    role: Role = DocumentRole.EDITOR
     capabilities: list[Capability] | None = Field(
         default=None,
         max_length=20,

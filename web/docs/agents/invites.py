@@ -9,6 +9,7 @@ from aiohttp import web
 from pydantic import Field
 
 from domain.documents import invites
+from domain.documents.membership import DocumentRole
 from domain.kernel.invites import InviteView
 from web.docs.agents.paths import TAGS, doc_id, document_route, paths
 from web.docs.auth import caller
@@ -23,7 +24,9 @@ route = document_route(routes)
 
 
 class InviteBody(InviteCreate):
-    role: Role = Field(default="editor", description="The role an agent joining with the invite gets.")
+    role: Role = Field(
+        default=DocumentRole.EDITOR, description="The role an agent joining with the invite gets."
+    )
 
 
 class Invite(InviteFields, Out):

@@ -13,6 +13,7 @@ from pydantic import Field
 from domain.consensus.records import ConstraintType, ConstraintTypeField
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
+from domain.documents.membership import DocumentRole
 from domain.kernel.errors import Unprocessable
 from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
@@ -66,7 +67,7 @@ class OnboardBody(Request):
 
     agentName: Annotated[str, HAS_LETTER_OR_DIGIT] | None = Field(default=None, min_length=1, max_length=128)
     role: Role | sessions.PactRole = Field(
-        default="editor",
+        default=DocumentRole.EDITOR,
         description="A document role, or PACT's role descriptor (contributor and proposer join as editor, "
         "observer as observer); the answer and the event carry it as given.",
     )

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from domain.review.escalations import DecisionField
 from web.docs.schemas import EMAIL, CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
 from web.kernel.wire import Rule, Text, Timestamp
 
@@ -50,12 +51,12 @@ class ShareCommentBody(Model):
 
 
 class ShareDecisionBody(Model):
-    decision: Literal["approve", "reject"]
+    decision: DecisionField
     note: Text = Field(min_length=1, max_length=4000)
 
 
 class ShareDecision(Proposal):
-    decision: Literal["approve", "reject"]
+    decision: DecisionField
     note: str
 
 

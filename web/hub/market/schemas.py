@@ -7,8 +7,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from domain.kernel.vocabulary import SpeltOut
 from domain.market import cart
 from domain.market.fuel import AustralianState, FuelType
+from domain.market.models import ProductTier, QuoteCategory
+from domain.market.units import QuoteUnit
 from web.hub.schemas import Model as HubModel
 from web.kernel.wire import HAS_ASCII_ALNUM, Text, Timestamp
 
@@ -378,7 +381,7 @@ class QuoteRateObservation(BaseModel):
     product_url: str = Field(json_schema_extra={"format": "uri"})
     observed_at: str = Field(json_schema_extra={"format": "date-time"})
     stale: bool = Field(description="True when the observation is older than 7 days.")
-    tier: Literal["budget", "standard", "premium"]
+    tier: Annotated[ProductTier, SpeltOut(ProductTier)]
     source: str | None = Field(
         description='Where the price came from: "crowd" for a price an agent submitted through the work '
         'economy, else the source as recorded ("scrape", "demo", "import", …). An addition to the spec\'s '
@@ -388,9 +391,9 @@ class QuoteRateObservation(BaseModel):
 
 class QuoteRateEntry(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    unit: Literal["m²", "lm", "L", "item", "kg"]
+    unit: Annotated[QuoteUnit, SpeltOut(QuoteUnit)]
     description: str
-    category: Literal["tiling", "paint", "timber", "roofing", "plaster", "finishing"]
+    category: Annotated[QuoteCategory, SpeltOut(QuoteCategory)]
     cheapest: QuoteRateObservation | None
     observations: list[QuoteRateObservation]
 
@@ -404,9 +407,9 @@ class QuoteRatesResponse(BaseModel):
 
 class QuoteItem(BaseModel):
     key: str
-    unit: Literal["m²", "lm", "L", "item", "kg"]
+    unit: Annotated[QuoteUnit, SpeltOut(QuoteUnit)]
     description: str
-    category: Literal["tiling", "paint", "timber", "roofing", "plaster", "finishing"]
+    category: Annotated[QuoteCategory, SpeltOut(QuoteCategory)]
 
 
 class QuoteItems(BaseModel):

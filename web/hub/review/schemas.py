@@ -8,7 +8,7 @@ from pydantic import Field
 
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.models import EscalationPriority
-from domain.review.escalations import ReviewStatus
+from domain.review.escalations import DecisionField, ReviewStatus
 from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
@@ -72,7 +72,7 @@ class Answer(Exact):
     text: str
     answeredBy: str | None
     answeredAt: Timestamp | None
-    decision: Literal["approve", "reject"] | None = Field(
+    decision: DecisionField | None = Field(
         description="what the answer decided on the proposal the escalation names, if anything"
     )
 
@@ -84,8 +84,8 @@ class EscalationItem(Exact):
         ".../ask-human: the agent waits for the answer until timeoutAt)"
     )
     status: ReviewStatus
-    source: Literal["topic", "document"]
-    resourceType: Literal["topic", "document"]
+    source: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT]
+    resourceType: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT]
     resourceId: str
     resourceTitle: str | None = Field(description="The topic's title or the document's name")
     resourceVersion: int | None
@@ -124,14 +124,14 @@ class EscalationQueue(Exact):
 
 class AnswerBody(Model):
     answer: Text = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
-    decision: Literal["approve", "reject"] | None = Field(
+    decision: DecisionField | None = Field(
         default=None,
         description="Also decide the proposal the escalation names (pending or objected): approve merges it",
     )
 
 
 class Answered(EscalationItem):
-    decision: Literal["approve", "reject"] | None
+    decision: DecisionField | None
     eventSequence: int = Field(description="Sequence number of pact.human.resolved on the resource's stream")
 
 
@@ -179,14 +179,12 @@ class ProposalQueue(Exact):
 
 
 class DecideBody(Model):
-    decision: Literal["approve", "reject"] = Field(
-        description="approve merges the proposal; reject refuses it"
-    )
+    decision: DecisionField = Field(description="approve merges the proposal; reject refuses it")
     note: Text = Field(min_length=1, max_length=2000, description="Why: the agents read it")
 
 
 class Decided(ProposalItem):
-    decision: Literal["approve", "reject"]
+    decision: DecisionField
     note: str
     decidedBy: str
     eventSequence: int = Field(description="Sequence number of pact.human.resolved on the document's stream")

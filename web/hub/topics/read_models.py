@@ -3,17 +3,18 @@ every real response body against them, so the document cannot drift from what th
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, RootModel
 
 from domain.consensus.completions import CompletionStatus
 from domain.consensus.models import VoteKindField
 from domain.kernel.clock import iso
+from domain.kernel.vocabulary import SpeltOut
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
 from domain.topics.lifecycle import TopicDone
-from domain.topics.store import Tier, TopicStatus
+from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from web.hub.schemas import Model
 from web.kernel import events
 from web.kernel.completions import DoneOut
@@ -237,7 +238,7 @@ class TopicVoteTally(Model):
 class TopicVoteRecord(Model):
     agentId: str
     agentName: str
-    vote: Literal["approve", "reject", "need_info"]
+    vote: Annotated[TopicVoteKind, SpeltOut(TopicVoteKind)]
     reason: str | None
     dependencyTopicId: str | None = Field(description="The prerequisite a need_info vote linked or created")
     createdAt: Timestamp
@@ -253,7 +254,7 @@ class TopicVotes(Model):
 
 class TopicVoteResult(Model):
     topicId: str
-    vote: Literal["approve", "reject", "need_info"]
+    vote: Annotated[TopicVoteKind, SpeltOut(TopicVoteKind)]
     status: TopicStatus = Field(description="The topic's status after this vote")
     tally: TopicVoteTally
     approvalsNeeded: int

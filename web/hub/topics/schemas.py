@@ -20,8 +20,9 @@ from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority
 from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
+from domain.kernel.vocabulary import SpeltOut
 from domain.topics import bounty, dependencies
-from domain.topics.store import Tier, TopicStatus
+from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from domain.topics.verification import Outcome, OutcomeField, Verification
 from web.hub.schemas import Model, PageQuery
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
@@ -67,7 +68,7 @@ class ObjectBody(Model):
 
 
 class TopicVoteBody(Model):
-    vote: Literal["approve", "reject", "need_info"]
+    vote: Annotated[TopicVoteKind, SpeltOut(TopicVoteKind)]
     reason: str | None = Field(default=None, max_length=1000)
     dependencyTitle: str | None = Field(default=None, max_length=500)
     dependencyTier: Tier | None = None

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import Field
 
+from domain.kernel.vocabulary import SpeltOut
 from domain.work.claims import AssignmentStatusField, WorkType
-from domain.work.review import DefectStatusField, SubmissionStatusField
+from domain.work.review import DefectStatus, DefectStatusField, SubmissionStatusField
+from domain.work.validator import VerdictField
 from web.hub.schemas import Model
 from web.kernel.events import Event
 from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
@@ -70,7 +72,7 @@ class SubmitBody(Model):
 
 class Finding(Exact):
     check: str
-    result: Literal["pass", "defer", "reject"]
+    result: VerdictField
     detail: str
     code: str
 
@@ -103,7 +105,7 @@ class WorkFeed(Exact):
 
 
 class DefectsQuery(Model):
-    status: Literal["open", "accepted", "dismissed", "all"] = "open"
+    status: Annotated[DefectStatus | Literal["all"], SpeltOut(DefectStatus, ("all",))] = DefectStatus.OPEN
     scenario: str | None = Field(default=None, max_length=200, description="Item key of price defects")
     cluster: str | None = Field(default=None, max_length=200, description="Retailer slug of price defects")
     submittedBy: str | None = Field(default=None, max_length=36, description="Agent id")
@@ -144,7 +146,7 @@ class Defects(Exact):
 
 
 class ResolveDefectBody(Model):
-    status: Literal["accepted", "dismissed"] = Field(
+    status: Literal[DefectStatus.ACCEPTED, DefectStatus.DISMISSED] = Field(
         description="accepted: the defect is real; dismissed: it is not"
     )
     note: str | None = Field(default=None, max_length=2000)
