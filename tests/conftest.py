@@ -56,6 +56,11 @@ os.environ.update(
         "CONCORD_SWEEP_INTERVAL_SCALE": "0.02",
         "CONCORD_WORKER_THREADS": "4",
         "CONCORD_LOG_LEVEL": "WARNING",
+        # Argon2id at its smallest cost: still the real hash and check (the parameters travel in each hash,
+        # tests/people/test_password_cost.py covers them), but a sign-in costs microseconds, not 0.2 s of CPU.
+        "CONCORD_PASSWORD_HASH_MEMORY_KIB": "8",
+        "CONCORD_PASSWORD_HASH_TIME_COST": "1",
+        "CONCORD_PASSWORD_HASH_PARALLELISM": "1",
         # Servers the tests start run one process unless a test asks for more (tests/test_processes.py).
         "CONCORD_WEB_PROCESSES": "1",
     }

@@ -243,6 +243,14 @@ async def test_a_failing_webhook_is_retried_until_it_answers(
     # Both attempts are one notification to the receiver; each is recorded once, nothing else repeats.
     assert webhook.keys == [f"escalation.created:{esc_id}"] * 2
     assert (await _escalation(runtime, esc_id)).delivery_attempts == 2
+
+    async def finished() -> bool:
+        # The delivery is recorded in its own transaction (no transaction stays open across the POST), and
+        # the job is marked done in the next: a read between the two sees the job still `sent`.
+        async with runtime.db.read() as session:
+            return (await session.scalars(select(OutboxJob))).one().status == "done"
+
+    await eventually(finished)
     async with runtime.db.read() as session:
         job = (await session.scalars(select(OutboxJob))).one()
         assert job.status == "done"

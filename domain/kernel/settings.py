@@ -6,7 +6,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from domain.kernel.signing_keys import parse_private_key
@@ -130,6 +130,21 @@ class Settings(BaseSettings):
     )
     access_token_minutes: int = Field(
         default=15, ge=1, le=1440, description="Lifetime of a signed-in person's access token (JWT)."
+    )
+    # Argon2id's cost (RFC 9106). The defaults are argon2-cffi's (64 MiB, 3 passes, 4 lanes); a small machine
+    # may lower them (OWASP's floor: 19 MiB with 2 passes). A stored hash keeps the parameters it was made
+    # with and still verifies; a person's next sign-in re-hashes it with these.
+    password_hash_memory_kib: int = Field(
+        default=65536,
+        ge=8,
+        le=4_194_304,
+        description="Argon2id memory cost of a person's password hash, in KiB (at least 8 per lane).",
+    )
+    password_hash_time_cost: int = Field(
+        default=3, ge=1, le=100, description="Argon2id passes over that memory."
+    )
+    password_hash_parallelism: int = Field(
+        default=4, ge=1, le=64, description="Argon2id lanes (threads) of one hash."
     )
     refresh_token_days: int = Field(
         default=30, ge=1, description="Lifetime of a refresh token; each one is replaced when used."
@@ -409,6 +424,16 @@ class Settings(BaseSettings):
         if v is not None:
             parse_private_key(v)
         return v
+
+    @model_validator(mode="after")
+    def _argon2_memory_per_lane(self) -> Settings:
+        """Argon2 needs 8 KiB of memory a lane: a setting it would refuse stops the process at start."""
+        if self.password_hash_memory_kib < 8 * self.password_hash_parallelism:
+            raise ValueError(
+                "password_hash_memory_kib: at least 8 KiB a lane "
+                f"({8 * self.password_hash_parallelism} for {self.password_hash_parallelism} lanes)"
+            )
+        return self
 
     @field_validator("outbound_trusted_hosts", "mcp_allowed_origins", mode="before")
     @classmethod

@@ -1,8 +1,9 @@
 """The people of an organisation who sign in to the document API (`concord users ...`).
 
 A person has an email address (kept lower-case, unique within the organisation), a password kept only as
-an Argon2id hash (argon2-cffi's defaults: memory-hard, salted, parameters in the hash so that they can be
-raised later), and the document API scopes the person acts with (the service keys' scopes and parser).
+an Argon2id hash (memory-hard and salted; its cost is the operator's, CONCORD_PASSWORD_HASH_*, argon2-cffi's
+defaults unless set; the parameters are in the hash, so a change reaches each person at the next sign-in),
+and the document API scopes the person acts with (the service keys' scopes and parser).
 Hashing and checking run in a thread: they take tens of milliseconds on purpose."""
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
 from domain.kernel.ids import new_id
+from domain.kernel.settings import get_settings
 from domain.people.models import User, UserSession
 
 MIN_PASSWORD = 12
@@ -31,7 +33,16 @@ MAX_PASSWORD = 1024  # hashing cost grows with the input: a bound keeps a sign-i
 MAX_EMAIL = 320
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
-_HASHER = PasswordHasher()
+
+@lru_cache(maxsize=4)
+def _hasher_with(memory_kib: int, time_cost: int, parallelism: int) -> PasswordHasher:
+    return PasswordHasher(memory_cost=memory_kib, time_cost=time_cost, parallelism=parallelism)
+
+
+def _hasher() -> PasswordHasher:
+    """The hasher of the settings' Argon2id cost."""
+    s = get_settings()
+    return _hasher_with(s.password_hash_memory_kib, s.password_hash_time_cost, s.password_hash_parallelism)
 
 
 def normalise_email(raw: str) -> str:
@@ -52,21 +63,23 @@ def check_password(password: str) -> None:
 
 
 async def hash_password(password: str) -> str:
-    return await asyncio.to_thread(_HASHER.hash, password)
+    return await asyncio.to_thread(_hasher().hash, password)
 
 
-@lru_cache(maxsize=1)
-def _decoy_hash() -> str:
-    return _HASHER.hash("not anyone's password, checked so that unknown addresses take as long")
+@lru_cache(maxsize=4)
+def _decoy_hash(hasher: PasswordHasher) -> str:
+    return hasher.hash("not anyone's password, checked so that unknown addresses take as long")
 
 
 async def password_matches(stored: str | None, password: str) -> bool:
     """Whether `password` is the one `stored` was made from. With no stored hash (an unknown address) a
     decoy is checked instead, so that the answer takes as long and says nothing about the address."""
 
+    hasher = _hasher()
+
     def verify() -> bool:
         try:
-            return _HASHER.verify(stored or _decoy_hash(), password) and stored is not None
+            return hasher.verify(stored or _decoy_hash(hasher), password) and stored is not None
         except (VerificationError, InvalidHashError):
             return False
 
@@ -76,7 +89,7 @@ async def password_matches(stored: str | None, password: str) -> bool:
 
 
 def needs_rehash(stored: str) -> bool:
-    return _HASHER.check_needs_rehash(stored)
+    return _hasher().check_needs_rehash(stored)
 
 
 def public(user: User, org: Organisation) -> dict[str, Any]:
