@@ -8,8 +8,8 @@ import asyncio
 import sys
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from domain.axiom import import_run, importers
 from domain.axiom.provenance import Register
 from domain.kernel import jurisdictions
 from domain.kernel.commands import with_database
@@ -17,6 +17,9 @@ from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.errors import DomainError
 from domain.kernel.settings import Settings
+
+if TYPE_CHECKING:  # the importers (DOCX, PDF, EPUB readers) load only when this command runs
+    from domain.axiom import importers
 
 
 def add_parser(leg_cmd: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -36,13 +39,13 @@ def add_parser(leg_cmd: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     cmd.add_argument("--version-date", type=date.fromisoformat, help="the compilation's date, YYYY-MM-DD")
     cmd.add_argument("--source", help="the URL the file was downloaded from (default: its name)")
     cmd.add_argument("--repealed", action="store_true", help="record the instrument as repealed")
-    cmd.add_argument(
-        "--batch", type=int, default=import_run.DEFAULT_BATCH, help="instruments per transaction"
-    )
+    cmd.add_argument("--batch", type=int, default=None, help="instruments per transaction (default: 100)")
     cmd.add_argument("--restart", action="store_true", help="ignore a corpus's checkpoint and start again")
 
 
 def _facts(args: argparse.Namespace, path: Path) -> importers.FileFacts:
+    from domain.axiom import importers
+
     code = jurisdictions.normalise(args.jurisdiction) if args.jurisdiction else None
     return importers.FileFacts(
         register=Register(args.register) if args.register else Register.OTHER,
@@ -59,6 +62,9 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _run(settings: Settings, args: argparse.Namespace) -> int:
+    from domain.axiom import import_run
+
+    batch = import_run.DEFAULT_BATCH if args.batch is None else max(1, args.batch)
     failures = 0
 
     async def work(db: Database) -> None:
@@ -73,7 +79,7 @@ async def _run(settings: Settings, args: argparse.Namespace) -> int:
                     path,
                     facts,
                     restart=args.restart,
-                    batch=max(1, args.batch),
+                    batch=batch,
                     report=lambda p: print(p.line(), file=sys.stderr, flush=True),
                 )
                 if progress.resumed_from:

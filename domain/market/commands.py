@@ -12,14 +12,14 @@ from domain.kernel.commands import with_database
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.settings import Settings
-from domain.market import fuel_ingest, retailers
+from domain.market.fuel import FuelFeed
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     fuel = sub.add_parser("fuel", help="fuel price feeds")
     actions = fuel.add_subparsers(dest="fuel_command", required=True)
     ingest = actions.add_parser("ingest", help="ingest a NSW FuelCheck or WA FuelWatch feed")
-    ingest.add_argument("--source", choices=fuel_ingest.SOURCES, required=True, help="feed shape")
+    ingest.add_argument("--source", choices=[f.value for f in FuelFeed], required=True, help="feed shape")
     ingest.add_argument("--fuel-type", help="WA only: fuel type of the feed (default: its Product, else U91)")
     ingest.add_argument("location", help="file path or http(s) URL")
 
@@ -45,6 +45,8 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def _fuel(settings: Settings, args: argparse.Namespace) -> int:
+    from domain.market import fuel_ingest  # the feeds' parsers and HTTP client: only this command needs them
+
     async def go() -> fuel_ingest.Report:
         db = Database(settings.db_url)
         try:
@@ -62,6 +64,8 @@ def _fuel(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _retailers(settings: Settings, args: argparse.Namespace) -> int:
+    from domain.market import retailers
+
     async def work(db: Database) -> None:
         if args.retailers_command == "add":
             async with db.transaction() as session:

@@ -46,6 +46,13 @@ class AustralianState(StrEnum):
     NT = "NT"
 
 
+class FuelFeed(StrEnum):
+    """The price feeds `concord fuel ingest --source` reads: NSW FuelCheck (JSON) and WA FuelWatch (RSS)."""
+
+    NSW = "nsw"
+    WA = "wa"
+
+
 EARTH_RADIUS_KM = 6371.0088
 
 

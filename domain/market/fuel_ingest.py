@@ -27,7 +27,7 @@ from domain.kernel.outbox import Job
 from domain.market import fuel, outbound
 from domain.market.settings import get_market_settings
 
-SOURCES = ("nsw", "wa")
+SOURCES = tuple(f.value for f in fuel.FuelFeed)
 NSW_CODES = {
     "U91": "U91",
     "E10": "E10",
@@ -256,13 +256,13 @@ async def read_source(source: str) -> bytes:
 
 
 def parse(kind: str, body: bytes, source: str, fuel_type: str | None, report: Report) -> tuple[Any, Any]:
-    if kind == "nsw":
+    if kind == fuel.FuelFeed.NSW:
         try:
             data = json.loads(body.lstrip(b"\xef\xbb\xbf"))
         except ValueError as exc:
             raise IngestError(f"not JSON: {exc}") from None
         return parse_nsw(data, report)
-    if kind == "wa":
+    if kind == fuel.FuelFeed.WA:
         return parse_wa(body, report, fuel_type=wa_fuel_type(source, fuel_type))
     raise IngestError(f"unknown source kind {kind!r}; one of {', '.join(SOURCES)}")
 
