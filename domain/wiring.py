@@ -4,6 +4,7 @@ one Dramatiq actor per entry), the periodic sweeps (the scheduler runs them) and
 
 from __future__ import annotations
 
+from domain.axiom import bulk as axiom_bulk
 from domain.axiom import seed as axiom_seed
 from domain.consensus import escalations, intents
 from domain.consensus import sessions as pact_sessions
@@ -64,6 +65,8 @@ SWEEPS: tuple[Sweep, ...] = (
     Sweep("work.create_price_assignments", 900, work_claims.create_price_assignments),
     # Each stream's events get a signed root once its window has been open CONCORD_LOG_ROOT_HOURS.
     Sweep("events.sign_log_roots", 3600, log_roots.sign_due),
+    # A corpus import that died mid-way: its deferred full-text indexing is finished (also at start).
+    Sweep("axiom.finish_bulk_imports", 300, axiom_bulk.sweep),
     # Housekeeping: rows kept for CONCORD_RETENTION_DAYS after they stop mattering.
     Sweep("kernel.purge_history", 3600, sweeps.purge_history),
     Sweep("pact.purge_heartbeats", 600, pact_sessions.purge_heartbeats),

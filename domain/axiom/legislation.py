@@ -308,9 +308,14 @@ async def _keep_version(
     )
 
 
-async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) -> dict[str, Any]:
+async def ingest(
+    session: AsyncSession, ctx: Context, docs: list[InstrumentIn], *, bulk: bool = False
+) -> dict[str, Any]:
     """Upsert instruments (their sections and amendments are replaced). The doc row is read FOR UPDATE and
     then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise.
+
+    Full text: an ordinary ingest leaves its sections searchable when it commits, even while a bulk import
+    is under way (domain/axiom/bulk.py); a bulk import's batch (`bulk`) leaves them to the import's end.
 
     Versions: an instrument that is replaced is first kept whole as a version (legislation_versions), so
     what an earlier citation resolved to is still there (as-at queries); a section whose text differs from
@@ -430,6 +435,8 @@ async def ingest(session: AsyncSession, ctx: Context, docs: list[InstrumentIn]) 
         (updated if current is not None else created).append(doc_id)
     await write_sections()
     await session.flush()
+    if not bulk and (created or updated):
+        await legislation_queries.index_pending(session, doc_ids=created + updated)
     if created or updated or versioned:
         await bump_generation(session)
     return {

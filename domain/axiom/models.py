@@ -130,3 +130,19 @@ class LegislationState(Base):
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     generation: Mapped[str] = mapped_column(String(36))
+
+
+class LegislationBulkImport(Base):
+    """A corpus import under way (domain/axiom/bulk.py): while any row exists, new sections' full-text
+    indexing is deferred (SQLite: their ids wait in legislation_sections_fts_pending; PostgreSQL: the GIN
+    index is dropped) and done once when the last import finishes. A row left by a process that died is
+    found by its host and pid, or its heartbeat's age, and its unfinished indexing done then."""
+
+    __tablename__ = "legislation_bulk_imports"
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True)
+    path: Mapped[str] = mapped_column(String(1000))
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    heartbeat_at: Mapped[datetime] = mapped_column(UTCDateTime)
