@@ -40,6 +40,7 @@ JOBS: dict[str, Job] = {
         scrape.SCRAPE_JOB,
         fuel_ingest.INGEST_JOB,
         work_validator.VALIDATE_JOB,
+        axiom_bulk.FINISH_JOB,
     )
 }
 

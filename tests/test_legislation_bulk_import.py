@@ -20,9 +20,12 @@ from typing import Any
 from sqlalchemy import func, select, text
 
 from domain import wiring
+from domain.axiom.bulk import FINISH_JOB
 from domain.axiom.models import LegislationBulkImport, LegislationDoc
 from domain.kernel import sweeps
+from domain.kernel.models import OutboxJob
 from tests.axiom_helpers import axiom_key, ingest, staff_headers
+from tests.conftest import eventually
 from tests.legislation_files import write_corpus
 from tests.processes import concord
 
@@ -136,12 +139,21 @@ async def test_the_sweep_finishes_the_indexing_of_an_import_that_died(hub, runti
     await _assert_left_unfinished(hub, runtime, key, stored)
 
     item = next(s for s in wiring.SWEEPS if s.name == "axiom.finish_bulk_imports")
-    assert await sweeps.run(runtime.db, item, "test") > 0
+    # The sweep drops the dead import's row and hands the indexing to a worker (a chunk a transaction).
+    assert await sweeps.run(runtime.db, item, "test") == 2
     assert await _under_way(runtime) == 0
+
+    await eventually(lambda: _job_done(runtime), timeout=60)  # one job (`.one()`), done
     assert await _search_total(hub, key, "dry") == 2 * stored
     if not runtime.db.is_sqlite:
         assert await _gin_index_exists(runtime)
     assert await sweeps.run(runtime.db, item, "test") == 0  # nothing left to do
+
+
+async def _job_done(runtime: Any) -> bool:
+    async with runtime.db.read() as session:
+        job = (await session.scalars(select(OutboxJob).where(OutboxJob.actor == FINISH_JOB.name))).one()
+    return job.status == "done"
 
 
 async def test_an_ingest_during_a_bulk_import_is_searchable_at_once(hub, runtime, tmp_path: Path):

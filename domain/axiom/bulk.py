@@ -13,7 +13,9 @@ Safety: the import's row is written (and committed) before its first batch, so a
 behind: every section the import committed is stored and either indexed or pending. The row names its host
 and process; the next import (a resume) and the scheduler's sweep (`axiom.finish_bulk_imports`, run when the
 scheduler starts and every few minutes) drop a row whose process is gone (or whose heartbeat, beaten each
-batch, is older than STALE_AFTER) and, when no import is left under way, finish the indexing."""
+batch, is older than STALE_AFTER). When no import is left under way the import's end finishes the indexing
+itself; the sweep hands it to a worker (FINISH_JOB), which does it a chunk a transaction as an import's end
+does: on SQLite a gigabyte's sections take minutes, and one transaction would hold the writers that long."""
 
 from __future__ import annotations
 
@@ -28,8 +30,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.axiom import legislation, legislation_queries
 from domain.axiom.models import LegislationBulkImport
+from domain.kernel import outbox
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
+from domain.kernel.models import OutboxJob
 
 STALE_AFTER = timedelta(minutes=15)
 CHUNK = 50_000  # pending sections indexed a transaction at the end of an import (SQLite)
@@ -120,16 +124,27 @@ async def catch_up(db: Database) -> int:
             return total
 
 
+async def _finish_job(db: Database, payload: dict[str, object]) -> None:
+    await catch_up(db)
+
+
+# The indexing an import that died left undone, a chunk a transaction (standalone: catch_up commits each).
+FINISH_JOB = outbox.Job("axiom.finish_bulk_index", standalone=_finish_job, lease_seconds=300)
+
+
 async def sweep(session: AsyncSession) -> int:
     """The scheduler's repair (`axiom.finish_bulk_imports`): rows of imports that died are dropped and, when
-    none is left under way, their unfinished indexing is done in this one transaction."""
-    await clear_stale(session)
-    if await _under_way(session):
-        return 0
-    if await legislation_queries.restore_index(session):
-        await legislation.bump_generation(session)
-        return 1
-    done = await legislation_queries.index_pending(session)
-    if done:
-        await legislation.bump_generation(session)
-    return done
+    none is left under way and indexing is undone, a FINISH_JOB is queued (unless one still is); the number
+    of rows dropped and jobs queued."""
+    changed = await clear_stale(session)
+    if await _under_way(session) or not await legislation_queries.index_incomplete(session):
+        return changed
+    queued = await session.scalar(
+        select(func.count())
+        .select_from(OutboxJob)
+        .where(OutboxJob.actor == FINISH_JOB.name, OutboxJob.status.not_in(("done", "failed")))
+    )
+    if queued:
+        return changed
+    outbox.enqueue(session, FINISH_JOB, {})
+    return changed + 1

@@ -100,6 +100,13 @@ async def index_pending(session: AsyncSession, *, doc_ids: list[str] | None = No
     return int(getattr(done, "rowcount", 0) or 0)
 
 
+async def index_incomplete(session: AsyncSession) -> bool:
+    """Whether a bulk import left indexing undone (SQLite: sections pending; PostgreSQL: no GIN index)."""
+    if _postgres(session):
+        return not await session.scalar(text("SELECT to_regclass(:name) IS NOT NULL"), {"name": _PG_INDEX})
+    return bool(await session.scalar(text("SELECT EXISTS (SELECT 1 FROM legislation_sections_fts_pending)")))
+
+
 async def restore_index(session: AsyncSession) -> bool:
     """PostgreSQL: the GIN index back when it is missing (built in one pass over the table); whether it
     was built. SQLite: False (its pending rows are indexed by index_pending)."""
