@@ -114,6 +114,15 @@ LOCK_RULES = locks.Rules(
 )
 
 
+# Who may vote on a proposal of the topic (its author aside), each with the principal it joined with: built
+# once, run with parameters.
+_VOTERS = (
+    select(_TP.agent_id, SessionPresence.principal_id)
+    .outerjoin(SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id))
+    .where(_TP.topic_id == bindparam("p_topic"), _TP.left_at.is_(None), _TP.agent_id != bindparam("p_author"))
+)
+
+
 class TopicResource:
     resource_type = "topic"
 
@@ -177,13 +186,7 @@ class TopicResource:
         return policies.of(self.topic)
 
     async def voters(self, session: AsyncSession, author_id: str) -> dict[str, str | None]:
-        rows = await session.execute(
-            select(_TP.agent_id, SessionPresence.principal_id)
-            .outerjoin(
-                SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id)
-            )
-            .where(_TP.topic_id == self.topic.id, _TP.left_at.is_(None), _TP.agent_id != author_id)
-        )
+        rows = await session.execute(_VOTERS, {"p_topic": self.topic.id, "p_author": author_id})
         return {agent_id: principal for agent_id, principal in rows.all()}
 
 
