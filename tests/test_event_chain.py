@@ -20,6 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from sqlalchemy import delete, event, select, update
 
 from domain.kernel import ledger, log_roots
+from domain.kernel.event_record import canonical
 from domain.kernel.models import Event
 from tests.conftest import PG_ADMIN_URL, eventually
 from tests.consensus_helpers import open_topic, propose, run_sweep, vote
@@ -342,3 +343,27 @@ async def test_a_write_whose_counter_read_went_stale_reserves_and_chains_exactly
     assert_chained(events)
     async with runtime.db.read() as session:
         assert await ledger.total_supply(session) == 0
+
+
+def test_the_fast_canonical_encoding_is_rfc_8785s():
+    """Event records are encoded by the standard library's JSON encoder where its output is RFC 8785's, and
+    by rfc8785 otherwise: byte for byte the same either way (a difference would break every chain)."""
+    every_char = "".join(chr(c) for c in range(0x80)) + "\u00e9\u2028\u2029\ufeff\U0001f600"
+    values: list[Any] = [
+        {"b": 1, "a": [True, None, -5, 0, every_char], "": {"nested": [{"k": "v"}, []]}},
+        {"edge": 2**53 - 1, "low": -(2**53) + 1},
+        {"caf\u00e9": 1, "cafe": 2},  # a non-ASCII key: rfc8785's UTF-16 order
+        {"\U0001f600": 1, "\ue000": 2},  # code-point and UTF-16 orders differ here
+        {"f": 1.5, "e": 1e21, "z": -0.0},  # floats: rfc8785's number form
+        {"big": 2**60},  # beyond 2**53: refused alike
+        {"lone": "\ud800"},  # a lone surrogate: refused alike
+        ["a", ("t", 1)],
+    ]
+    for value in values:
+        try:
+            expected = rfc8785.dumps(value)
+        except rfc8785.CanonicalizationError as refused:
+            with pytest.raises(type(refused)):
+                canonical(value)
+            continue
+        assert canonical(value) == expected, value
