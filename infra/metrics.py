@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import bisect
 import glob
 import hmac
 import importlib.metadata
@@ -41,6 +42,7 @@ import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 import dramatiq
 from dramatiq.brokers.redis import RedisBroker
@@ -231,22 +233,23 @@ class Metrics:
         self._flushing_on = None
         pending, self._pending = self._pending, []
         counts: dict[tuple[str, str, str, int], int] = {}
+        durations: dict[tuple[str, str, str, int], list[float]] = {}
         for app, method, route, status, seconds in pending:
             method = method if method in METHODS else "other"
             key = (app, method, route, status)
-            children = self._request_children.get(key)
-            if children is None:
+            if key not in self._request_children:
                 # `labels()` validates its values and finds the child under a lock: looked up once per
                 # label set (a bounded set: route templates, known methods, statuses) and kept.
-                children = (
+                self._request_children[key] = (
                     self.requests.labels(app, method, route, str(status)),
                     self.request_seconds.labels(app, method, route, status_class(status)),
                 )
-                self._request_children[key] = children
             counts[key] = counts.get(key, 0) + 1
-            children[1].observe(seconds)
+            durations.setdefault(key, []).append(seconds)
         for key, count in counts.items():
-            self._request_children[key][0].inc(count)
+            counter, histogram = self._request_children[key]
+            counter.inc(count)
+            observe_all(histogram, durations[key])
 
     def job(self, queue: str, actor: str, outcome: str, seconds: float | None = None) -> None:
         self.jobs.labels(queue, actor, outcome).inc()
@@ -491,3 +494,25 @@ async def exposition(metrics: Metrics, db: Database, broker: dramatiq.Broker, ti
     snapshot = CollectorRegistry()
     snapshot.register(_Snapshot(broker_up, depths, lag))
     return samples + generate_latest(snapshot)
+
+
+def observe_all(histogram: Any, amounts: list[float]) -> None:
+    """`histogram.observe(a)` for each amount, as one write per bucket touched and one for the sum: in
+    multiprocess mode every observation is a locked write of a memory-mapped value, twice (the sum, the
+    bucket), which per request was most of a flush. Reaches into prometheus_client's Histogram child
+    (`_upper_bounds`, `_buckets`, `_sum`, as its own `observe` uses them); a child without them (another
+    version's) is observed one amount at a time."""
+    bounds = getattr(histogram, "_upper_bounds", None)
+    buckets = getattr(histogram, "_buckets", None)
+    total = getattr(histogram, "_sum", None)
+    if bounds is None or buckets is None or total is None or len(bounds) != len(buckets):
+        for amount in amounts:
+            histogram.observe(amount)
+        return
+    hits = [0] * len(bounds)
+    for amount in amounts:
+        hits[bisect.bisect_left(bounds, amount)] += 1  # the first bound >= amount, as observe picks it
+    total.inc(sum(amounts))
+    for i, n in enumerate(hits):
+        if n:
+            buckets[i].inc(n)

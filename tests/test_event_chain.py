@@ -12,13 +12,17 @@ import json
 from datetime import timedelta
 from typing import Any
 
+import asyncpg
 import base58
+import pytest
 import rfc8785
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, event, select, update
 
-from domain.kernel import log_roots
+from domain.kernel import ledger, log_roots
+from domain.kernel.event_record import canonical
 from domain.kernel.models import Event
+from tests.conftest import PG_ADMIN_URL, eventually
 from tests.consensus_helpers import open_topic, propose, run_sweep, vote
 from tests.documents_support import make_key, upload_ready
 from tests.processes import concord
@@ -240,3 +244,126 @@ async def test_the_daily_sweep_signs_streams_with_new_events_once_their_window_i
     reports = {r["stream"]: r for r in map(json.loads, out.splitlines())}
     assert reports[f"topic:{topic_id}"]["roots"] == 2
     assert reports[f"topic:{quiet_id}"]["roots"] == 1
+
+
+async def test_the_chain_holds_when_proposals_votes_and_escalations_race_on_one_topic(hub, register):
+    """Proposals and votes number their events from the stream's counter as the statement that locked the
+    topic read it (no reservation first, on PostgreSQL); escalations reserve as usual. Raced on one topic,
+    every write succeeds or is refused for its own reason, and the chain stays exact."""
+    topic_id, agents = await open_topic(hub, register, n_agents=6)
+
+    async def escalate(agent: dict[str, Any]) -> None:
+        resp = await hub.post(
+            f"/api/pact/{topic_id}/escalate", headers=agent["headers"], json={"message": "q"}
+        )
+        assert resp.status == 201, await resp.text()
+
+    async def propose_one(agent: dict[str, Any], n: int) -> dict[str, Any]:
+        return await propose(hub, topic_id, agent, newContent=f"Answer {n}.", summary=f"Try {n}")
+
+    made = await asyncio.gather(
+        *(propose_one(a, n) for n, a in enumerate(agents)), *(escalate(a) for a in agents)
+    )
+    proposals = [p for p in made if p is not None]
+    assert len(proposals) == len(agents)
+
+    async def approve(proposal: dict[str, Any], voter: dict[str, Any]) -> None:
+        url = f"/api/pact/{topic_id}/proposals/{proposal['id']}/approve"
+        resp = await hub.post(url, headers=voter["headers"])
+        # the first merge on the section supersedes the others, whose later votes are refused
+        assert resp.status in (200, 409), await resp.text()
+
+    voters = [(p, agents[(i + k) % len(agents)]) for i, p in enumerate(proposals) for k in (1, 2)]
+    await asyncio.gather(*(approve(p, v) for p, v in voters), *(escalate(a) for a in agents))
+    events = await all_events(hub, f"/api/pact/{topic_id}/events")
+    types = [e["type"] for e in events]
+    assert types.count("pact.proposal.created") == len(agents)
+    assert types.count("pact.proposal.merged") == 1
+    assert types.count("pact.escalation.created") == 2 * len(agents)
+    assert_chained(events)
+    code, out, err = await concord("events", "verify", f"topic:{topic_id}")
+    assert code == 0, err
+    assert json.loads(out)["intact"] is True
+
+
+@pytest.mark.skipif(not PG_ADMIN_URL, reason="PostgreSQL only: the counter read without a reservation")
+async def test_a_write_whose_counter_read_went_stale_reserves_and_chains_exactly(hub, register, runtime):
+    """A proposal, then a merging vote, wait for the topic's lock, held elsewhere: the vote gets it second,
+    having read the stream's counter before the proposal's commit, so its optimistic write (events, audit,
+    ledger entries and two wallets) finds the counter moved, writes nothing, and reserves as a write did
+    before: exactly one reservation, both writes in once, the chain exact, the ledger balanced."""
+    topic_id, (author, first, second) = await open_topic(hub, register)
+    pending = await propose(hub, topic_id, author)
+    await vote(hub, topic_id, pending["id"], first, "approve")
+    engine = runtime.db.engine.sync_engine
+    reservations: list[str] = []
+
+    def on_execute(_conn: Any, _cursor: Any, statement: str, *_args: Any) -> None:
+        if statement.startswith("INSERT INTO event_streams"):
+            reservations.append(statement)
+
+    event.listen(engine, "before_cursor_execute", on_execute)
+    holder = await asyncpg.connect(runtime.settings.db_url.replace("postgresql+asyncpg://", "postgresql://"))
+
+    def waiting(n: int) -> Any:
+        async def check() -> bool:
+            found = await holder.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND wait_event_type = 'Lock' AND application_name = 'concord'"
+            )
+            return int(found) == n
+
+        return check
+
+    try:
+        lock = holder.transaction()
+        await lock.start()
+        await holder.execute("SELECT 1 FROM topics WHERE id = $1 FOR UPDATE", topic_id)
+        rival = asyncio.ensure_future(
+            propose(hub, topic_id, first, newContent="Another answer.", summary="Rival")
+        )
+        await eventually(waiting(1))
+        merge = asyncio.ensure_future(vote(hub, topic_id, pending["id"], second, "approve"))
+        await eventually(waiting(2))
+        await lock.commit()
+        made, merged = await rival, await merge
+    finally:
+        await holder.close()
+        event.remove(engine, "before_cursor_execute", on_execute)
+    assert merged["status"] == "merged"
+    assert len(reservations) == 1
+    one = await (await hub.get(f"/api/pact/{topic_id}/proposals/{made['id']}")).json()
+    assert one["status"] == "superseded"  # the merge, second, settled the rival made before it
+    events = await all_events(hub, f"/api/pact/{topic_id}/events")
+    types = [e["type"] for e in events]
+    assert types.count("pact.proposal.created") == 2
+    assert types.count("pact.proposal.vote.approve") == 2
+    assert types.count("pact.proposal.merged") == 1
+    assert types.count("pact.proposal.superseded") == 1
+    assert_chained(events)
+    async with runtime.db.read() as session:
+        assert await ledger.total_supply(session) == 0
+
+
+def test_the_fast_canonical_encoding_is_rfc_8785s():
+    """Event records are encoded by the standard library's JSON encoder where its output is RFC 8785's, and
+    by rfc8785 otherwise: byte for byte the same either way (a difference would break every chain)."""
+    every_char = "".join(chr(c) for c in range(0x80)) + "\u00e9\u2028\u2029\ufeff\U0001f600"
+    values: list[Any] = [
+        {"b": 1, "a": [True, None, -5, 0, every_char], "": {"nested": [{"k": "v"}, []]}},
+        {"edge": 2**53 - 1, "low": -(2**53) + 1},
+        {"caf\u00e9": 1, "cafe": 2},  # a non-ASCII key: rfc8785's UTF-16 order
+        {"\U0001f600": 1, "\ue000": 2},  # code-point and UTF-16 orders differ here
+        {"f": 1.5, "e": 1e21, "z": -0.0},  # floats: rfc8785's number form
+        {"big": 2**60},  # beyond 2**53: refused alike
+        {"lone": "\ud800"},  # a lone surrogate: refused alike
+        ["a", ("t", 1)],
+    ]
+    for value in values:
+        try:
+            expected = rfc8785.dumps(value)
+        except rfc8785.CanonicalizationError as refused:
+            with pytest.raises(type(refused)):
+                canonical(value)
+            continue
+        assert canonical(value) == expected, value

@@ -115,6 +115,34 @@ async def test_requests_reach_the_samples_within_the_flush_interval_without_a_sc
     assert value(text, "concord_http_request_duration_seconds_bucket", method="GET", le="0.005") == 1
 
 
+async def test_a_flush_writes_each_bucket_once_and_samples_as_one_observation_at_a_time_would():
+    """A flush adds its requests' durations to the histogram one bucket write each (multiprocess mode: one
+    locked write to a memory-mapped file per bucket touched, not two per request): the samples are those of
+    observing every duration in turn, bounds included (a duration equal to a bound falls in that bucket)."""
+    durations = [0.0004, 0.001, 0.0011, 0.003, 0.003, 0.2, 0.25, 7.0, 45.0, 0.05]
+    batched = Metrics(None)
+    one_by_one = Metrics(None)
+    for seconds in durations:
+        batched.request("hub", "GET", "/x", 200, seconds)
+        one_by_one.request_seconds.labels("hub", "GET", "/x", "2xx").observe(seconds)
+        one_by_one.requests.labels("hub", "GET", "/x", "200").inc()
+    batched.flush()
+    histogram = "concord_http_request_duration_seconds"
+    mine, theirs = (
+        parse(generate_latest(batched.registry).decode()),
+        parse(generate_latest(one_by_one.registry).decode()),
+    )
+    wanted = [
+        (n, lab, v)
+        for n, lab, v in theirs
+        if (n.startswith(histogram) or n == "concord_http_requests_total") and not n.endswith("_created")
+    ]
+    assert wanted
+    assert [s for s in mine if s in wanted] == wanted
+    assert value(generate_latest(batched.registry).decode(), f"{histogram}_bucket", le="0.001") == 2
+    assert value(generate_latest(batched.registry).decode(), f"{histogram}_count") == len(durations)
+
+
 def test_a_flush_left_on_a_closed_loop_does_not_strand_later_requests():
     """A loop that closes before its flush runs (a test's app, a restarted server) leaves its requests
     pending: the next loop's first request schedules a flush of them all."""

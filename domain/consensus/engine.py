@@ -287,11 +287,12 @@ class Ballot:
 
 async def _add_vote(
     session: AsyncSession, proposal: Proposal, agent_id: str, agent_name: str, kind: str, reason: str | None
-) -> None:
-    if await queries.add_vote(
+) -> queries.Added:
+    added = await queries.add_vote(
         session, proposal, agent_id=agent_id, agent_name=agent_name, kind=kind, reason=reason, at=utcnow()
-    ):
-        return
+    )
+    if added is not None:
+        return added
     existing = await session.scalar(
         select(ProposalVote.kind).where(
             ProposalVote.proposal_id == proposal.id, ProposalVote.agent_id == agent_id
@@ -337,7 +338,7 @@ async def vote(
             code="human_only",
         )
     before = snapshot(proposal)
-    await _add_vote(session, proposal, actor.id, actor.name, kind, reason)
+    added = await _add_vote(session, proposal, actor.id, actor.name, kind, reason)
     await policy.on_vote(session, ctx, proposal, kind)
     needed = approval_policies.required(approval, ballot.voters)
     # A vote is its own event (as a topic vote is pact.topic.vote.<kind>); the proposal's outcome, if this
@@ -358,7 +359,12 @@ async def vote(
             "needed": needed,
         },
     )
-    await obligations.discharge_vote(session, proposal.id, actor.id)
+    if added.discharged is None:
+        await obligations.discharge_vote(session, proposal.id, actor.id)
+    else:  # the vote's statement discharged it: its event follows the vote's, as above
+        await obligations.record_discharged(
+            session, added.discharged, obligations.DischargeKind.FULFILLED, added.at
+        )
     outcome = await _outcome(session, resource, policy, proposal, ballot.voters, needed)
     if outcome == policy.accepted_status:
         await accept(session, ctx, resource, policy, proposal, auto=False)
@@ -484,8 +490,13 @@ async def accept(
         data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
     )
     # What was owed on the merged proposal and on the rivals it superseded: moot now.
-    rivals = [rival_id for rival_id in settled if rival_id != proposal.id]
-    await obligations.discharge_for_proposals(session, [proposal.id, *rivals], "superseded")
+    rivals = [rival_id for rival_id in settled.ids if rival_id != proposal.id]
+    if settled.discharged is None:
+        await obligations.discharge_for_proposals(session, [proposal.id, *rivals], "superseded")
+    else:  # the settle discharged them: their events follow the merge's, as above
+        await obligations.record_discharged(
+            session, settled.discharged, obligations.DischargeKind.SUPERSEDED, now
+        )
     for rival_id in rivals:
         loaded = session.identity_map.get(identity_key(Proposal, rival_id))
         if isinstance(loaded, Proposal):  # keep an already loaded copy true to the row

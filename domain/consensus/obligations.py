@@ -22,13 +22,14 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.session_models import PendingObligation
 from domain.kernel import events, principals
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import SYSTEM
+from domain.kernel.db import table_of
 from domain.kernel.event_record import ActorKind
 from domain.kernel.ids import new_id
 
@@ -166,39 +167,56 @@ async def open_votes(
     return created
 
 
-_RETURNED = (
-    PendingObligation.id,
-    PendingObligation.resource_type,
-    PendingObligation.resource_id,
-    PendingObligation.member_id,
-    PendingObligation.kind,
-    PendingObligation.event_ref,
-    PendingObligation.proposal_id,
-    PendingObligation.created_at,
-    PendingObligation.due_by,
-    PendingObligation.principal_id,
+_OBLIGATIONS = table_of(PendingObligation)
+# What a discharge answers of each obligation it ended (the rest it set itself).
+RETURNED = tuple(
+    _OBLIGATIONS.c[name]
+    for name in (
+        "id",
+        "resource_type",
+        "resource_id",
+        "member_id",
+        "kind",
+        "event_ref",
+        "proposal_id",
+        "created_at",
+        "due_by",
+        "principal_id",
+    )
 )
 
 
-async def _discharge(
-    session: AsyncSession, where: Sequence[Any], kind: DischargeKind, event_ref: str | None
-) -> list[Obligation]:
-    """Discharge the open obligations matching `where` in one conditional UPDATE; an event for each that
-    this statement discharged (one a concurrent statement discharged first is not returned here)."""
-    now = utcnow()
-    rows = (
-        await session.execute(
-            update(PendingObligation)
-            .where(*where, PendingObligation.discharged_at.is_(None))
-            .values(
-                discharged_at=now,
-                discharge_kind=kind.value,
-                discharge_event_ref=PendingObligation.proposal_id if event_ref is None else event_ref,
-            )
-            .returning(*_RETURNED)
-            .execution_options(synchronize_session=False)
+def _discharge_where(*where: Any) -> Any:
+    """One conditional UPDATE ending the open obligations matching `where` (built once, run with
+    parameters): discharged_at `d_now`, discharge_kind `d_kind`, discharge_event_ref the obligation's
+    proposal (every discharge here names the proposal that ended it)."""
+    return (
+        update(_OBLIGATIONS)
+        .where(*where, _OBLIGATIONS.c.discharged_at.is_(None))
+        .values(
+            discharged_at=bindparam("d_now"),
+            discharge_kind=bindparam("d_kind"),
+            discharge_event_ref=_OBLIGATIONS.c.proposal_id,
         )
-    ).all()
+        .returning(*RETURNED)
+    )
+
+
+_DISCHARGE_VOTE = _discharge_where(
+    _OBLIGATIONS.c.proposal_id == bindparam("d_proposal"),
+    _OBLIGATIONS.c.member_id == bindparam("d_member"),
+    _OBLIGATIONS.c.kind == ObligationKind.VOTE.value,
+)
+_DISCHARGE_ONE = _discharge_where(_OBLIGATIONS.c.proposal_id == bindparam("d_proposal"))
+_DISCHARGE_MANY = _discharge_where(_OBLIGATIONS.c.proposal_id.in_(bindparam("d_proposals", expanding=True)))
+
+
+async def record_discharged(
+    session: AsyncSession, rows: Sequence[Any], kind: DischargeKind, now: datetime
+) -> list[Obligation]:
+    """The obligations a discharge statement ended (its rows, with the `RETURNED` columns), each with its
+    `pact.obligation.discharged` event, in a stable order; the statement may be another module's that
+    discharges them beside its own work (domain/consensus/queries.py, a vote on PostgreSQL)."""
     discharged = [
         Obligation(
             id=r.id,
@@ -212,7 +230,7 @@ async def _discharge(
             due_by=r.due_by,
             discharged_at=now,
             discharge_kind=kind,
-            discharge_event_ref=event_ref or r.proposal_id,
+            discharge_event_ref=r.proposal_id,
             principal_id=principals.of_agent(r.member_id, r.principal_id),
         )
         for r in sorted(rows, key=lambda r: (r.proposal_id or "", r.member_id, r.id))
@@ -222,18 +240,20 @@ async def _discharge(
     return discharged
 
 
+async def _discharge(
+    session: AsyncSession, statement: Any, params: dict[str, Any], kind: DischargeKind
+) -> list[Obligation]:
+    """Discharge the open obligations the statement matches; an event for each that this statement
+    discharged (one a concurrent statement discharged first is not returned here)."""
+    now = utcnow()
+    rows = (await session.execute(statement, {**params, "d_now": now, "d_kind": kind.value})).all()
+    return await record_discharged(session, rows, kind, now)
+
+
 async def discharge_vote(session: AsyncSession, proposal_id: str, member_id: str) -> list[Obligation]:
     """The member voted (approve, reject or object) on the proposal: its vote obligation is fulfilled."""
-    return await _discharge(
-        session,
-        (
-            PendingObligation.proposal_id == proposal_id,
-            PendingObligation.member_id == member_id,
-            PendingObligation.kind == ObligationKind.VOTE.value,
-        ),
-        DischargeKind.FULFILLED,
-        proposal_id,
-    )
+    params = {"d_proposal": proposal_id, "d_member": member_id}
+    return await _discharge(session, _DISCHARGE_VOTE, params, DischargeKind.FULFILLED)
 
 
 async def discharge_for_proposal(session: AsyncSession, proposal_id: str, reason: str) -> list[Obligation]:
@@ -251,10 +271,8 @@ async def discharge_for_proposals(
     one statement."""
     kind = _BY_REASON.get(reason, DischargeKind.SUPERSEDED)
     if len(proposal_ids) == 1:
-        return await _discharge(
-            session, (PendingObligation.proposal_id == proposal_ids[0],), kind, proposal_ids[0]
-        )
-    return await _discharge(session, (PendingObligation.proposal_id.in_(proposal_ids),), kind, None)
+        return await _discharge(session, _DISCHARGE_ONE, {"d_proposal": proposal_ids[0]}, kind)
+    return await _discharge(session, _DISCHARGE_MANY, {"d_proposals": list(proposal_ids)}, kind)
 
 
 # How a proposal's end discharges what was owed on it; any other end (merged, rejected, withdrawn …) made

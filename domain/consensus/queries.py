@@ -1,25 +1,30 @@
-"""The consensus engine's statements where the two dialects differ: a vote with its counter, and the settle
+"""The consensus engine's statements where the two dialects differ: a vote with its counter (and on PostgreSQL
+the discharge of the voter's obligation), and the settle
 of a section when a proposal merges. Built once, executed with parameters; the rules that call them are in
 domain/consensus/engine.py."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Table, bindparam, case, exists, or_, select, update
+from sqlalchemy import Table, bindparam, case, exists, or_, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
+from domain.consensus import obligations
 from domain.consensus.models import Proposal, ProposalVote, VoteKind
+from domain.consensus.session_models import PendingObligation
 from domain.kernel.db import table_of
 from domain.kernel.sqlutil import on_postgresql
 
 _VOTES = table_of(ProposalVote)
 _PROPOSALS = table_of(Proposal)
+_OBLIGATIONS = table_of(PendingObligation)
 _COUNTERS: dict[str, str] = {kind: f"{kind}_count" for kind in VoteKind}
 
 # SQLite: a vote is one statement, refused by the (proposal, agent) unique key, and its counter moves with the
@@ -28,8 +33,11 @@ _ADD_VOTE_SQLITE = sqlite.insert(_VOTES).on_conflict_do_nothing().returning(_VOT
 
 
 def _vote_and_count(kind: str) -> Any:
-    """PostgreSQL: the vote's INSERT and its counter's increment in one statement; the counter moves only
-    if the vote went in (the (proposal, agent) unique key refuses a second one, even a racing one)."""
+    """PostgreSQL: the vote's INSERT, its counter's increment and the discharge of the voter's vote
+    obligation on the proposal (domain/consensus/obligations.py) in one statement; the counter moves and the
+    obligation ends only if the vote went in (the (proposal, agent) unique key refuses a second one, even a
+    racing one). One row when the vote went in: the new count, and the discharged obligation's columns
+    (NULL when none was open); no row when it was refused."""
     added = (
         postgresql.insert(_VOTES)
         .values(
@@ -45,16 +53,45 @@ def _vote_and_count(kind: str) -> Any:
         .cte("added")
     )
     counter = _PROPOSALS.c[_COUNTERS[kind]]
-    return (
+    counted = (
         update(_PROPOSALS)
-        .add_cte(added)
         .where(_PROPOSALS.c.id == bindparam("v_proposal"), exists(select(added.c.id)))
         .values({counter: counter + 1})
-        .returning(counter)
+        .returning(counter.label("count"))
+        .cte("counted")
+    )
+    discharged = (
+        update(_OBLIGATIONS)
+        .where(
+            _OBLIGATIONS.c.proposal_id == bindparam("v_proposal"),
+            _OBLIGATIONS.c.member_id == bindparam("v_agent"),
+            _OBLIGATIONS.c.kind == obligations.ObligationKind.VOTE.value,
+            _OBLIGATIONS.c.discharged_at.is_(None),
+            exists(select(added.c.id)),
+        )
+        .values(
+            discharged_at=bindparam("v_at"),
+            discharge_kind=obligations.DischargeKind.FULFILLED.value,
+            discharge_event_ref=_OBLIGATIONS.c.proposal_id,
+        )
+        .returning(*obligations.RETURNED)
+        .cte("discharged")
+    )
+    return select(counted.c.count, *(discharged.c[c.name] for c in obligations.RETURNED)).select_from(
+        counted.outerjoin(discharged, true())
     )
 
 
 _VOTE_AND_COUNT: dict[str, Any] = {kind: _vote_and_count(kind) for kind in VoteKind}
+
+
+@dataclass(frozen=True)
+class Added:
+    """A vote that went in, with the rows of the obligations its statement discharged (`obligations.RETURNED`
+    columns; None: the statement did not discharge them, the caller does)."""
+
+    discharged: Sequence[Any] | None
+    at: datetime
 
 
 async def add_vote(
@@ -66,17 +103,19 @@ async def add_vote(
     kind: str,
     reason: str | None,
     at: datetime,
-) -> bool:
+) -> Added | None:
     """The agent's vote of `kind` on the proposal, and one more on the proposal's counter of that kind (the
-    loaded row's too); False, with nothing written, when the agent has voted on it already."""
+    loaded row's too); None, with nothing written, when the agent has voted on it already. On PostgreSQL the
+    same statement fulfils the voter's vote obligation (its event is recorded by the caller, after the vote's:
+    `obligations.record_discharged`)."""
     column = _COUNTERS[kind]
     if on_postgresql(session):
         params = {"v_proposal": proposal.id, "v_agent": agent_id, "v_name": agent_name, "v_reason": reason}
-        count = await session.scalar(_VOTE_AND_COUNT[kind], {**params, "v_at": at})
-        if count is None:
-            return False
-        set_committed_value(proposal, column, count)  # the row has it already: nothing to flush
-        return True
+        rows = (await session.execute(_VOTE_AND_COUNT[kind], {**params, "v_at": at})).all()
+        if not rows:
+            return None
+        set_committed_value(proposal, column, rows[0].count)  # the row has it already: nothing to flush
+        return Added([row for row in rows if row.id is not None], at)
     row = {
         "proposal_id": proposal.id,
         "agent_id": agent_id,
@@ -86,9 +125,9 @@ async def add_vote(
         "created_at": at,
     }
     if await session.scalar(_ADD_VOTE_SQLITE, row) is None:
-        return False
+        return None
     setattr(proposal, column, getattr(proposal, column) + 1)
-    return True
+    return Added(None, at)
 
 
 # A merge settles its section in one statement: the merged proposal takes its accepted status and every
@@ -113,8 +152,10 @@ _SETTLE = (
 
 @cache
 def _settle_writing(table: Table) -> Any:
-    """PostgreSQL: the settle statement with the resource's content, version and updated_at written by a
-    data-modifying CTE of the same statement (one round trip a merge fewer)."""
+    """PostgreSQL: the settle with, in the same statement, the resource's content, version and updated_at
+    written by one data-modifying CTE and the obligations still open on the settled proposals discharged
+    (superseded) by another: one row per settled proposal and obligation it discharged (the obligation's
+    columns NULL for a proposal with none). Two round trips a merge fewer."""
     written = (
         update(table)
         .where(table.c.id == bindparam("w_id"))
@@ -122,7 +163,33 @@ def _settle_writing(table: Table) -> Any:
         .returning(table.c.id)
         .cte("written")
     )
-    return _SETTLE.add_cte(written)
+    settled = _SETTLE.add_cte(written).cte("settled")
+    discharged = (
+        update(_OBLIGATIONS)
+        .where(
+            _OBLIGATIONS.c.proposal_id.in_(select(settled.c.id)),
+            _OBLIGATIONS.c.discharged_at.is_(None),
+        )
+        .values(
+            discharged_at=bindparam("p_now"),
+            discharge_kind=obligations.DischargeKind.SUPERSEDED.value,
+            discharge_event_ref=_OBLIGATIONS.c.proposal_id,
+        )
+        .returning(*obligations.RETURNED)
+        .cte("discharged")
+    )
+    return select(
+        settled.c.id.label("settled"), *(discharged.c[c.name] for c in obligations.RETURNED)
+    ).select_from(settled.outerjoin(discharged, discharged.c.proposal_id == settled.c.id))
+
+
+@dataclass(frozen=True)
+class Settled:
+    """The proposals a merge settled (the merged one among them), and the rows of the obligations its
+    statement discharged as superseded (`obligations.RETURNED` columns; None: the caller discharges them)."""
+
+    ids: list[str]
+    discharged: Sequence[Any] | None
 
 
 async def settle_section(
@@ -134,10 +201,10 @@ async def settle_section(
     content: str,
     version: int,
     at: datetime,
-) -> Sequence[str]:
+) -> Settled:
     """Merge the proposal on its section: it takes `accepted_status`, every rival still open there is
     superseded, and the resource's `row` (locked by the caller) takes the new content and version; the ids
-    of the proposals settled, the merged one among them."""
+    of the proposals settled, the merged one among them (and on PostgreSQL what was owed on them, ended)."""
     written = {"content": content, "version": version, "updated_at": at}
     params = {
         "p_resource_type": proposal.resource_type,
@@ -148,12 +215,13 @@ async def settle_section(
         "p_now": at,
     }
     if on_postgresql(session):
-        # The resource's new content goes in the same statement.
+        # The resource's new content and the discharges go in the same statement.
         params.update({"w_id": row.id, "w_content": content, "w_version": version})
-        settled = (await session.scalars(_settle_writing(row.__table__), params)).all()
+        rows = (await session.execute(_settle_writing(row.__table__), params)).all()
         for name, value in written.items():
             set_committed_value(row, name, value)
-        return settled
+        ids = list(dict.fromkeys(r.settled for r in rows))
+        return Settled(ids, [r for r in rows if r.id is not None])
     for name, value in written.items():
         setattr(row, name, value)
-    return (await session.scalars(_SETTLE, params)).all()
+    return Settled(list((await session.scalars(_SETTLE, params)).all()), None)

@@ -74,8 +74,29 @@ def epoch_ms(at: datetime) -> int:
 
 
 def canonical(value: Any) -> bytes:
-    """RFC 8785 (JSON Canonicalization Scheme) encoding."""
+    """RFC 8785 (JSON Canonicalization Scheme) encoding. A value of ASCII keys, strings, integers within
+    ±2**53, booleans and nulls (every event record so far) is encoded by the standard library's C encoder,
+    whose output for such a value is RFC 8785's (keys sorted: for ASCII keys UTF-16 order is code-point order;
+    strings escaped alike); anything else (a float, a non-ASCII key, a lone surrogate, a larger integer) by
+    rfc8785 itself. tests/test_event_chain.py checks both agree."""
+    if _plain(value):
+        try:
+            return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()
+        except UnicodeEncodeError:  # a lone surrogate: rfc8785 says why it cannot be encoded
+            pass
     return rfc8785.dumps(value)
+
+
+def _plain(value: Any) -> bool:
+    if isinstance(value, str) or value is None or isinstance(value, bool):
+        return True
+    if isinstance(value, int):
+        return -_EXACT < value < _EXACT
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and k.isascii() and _plain(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_plain(item) for item in value)
+    return False
 
 
 # RFC 8785 numbers are IEEE 754 doubles: an integer beyond 2**53 cannot be canonicalised exactly, and

@@ -29,6 +29,7 @@ gets an event without a read.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -66,6 +67,10 @@ class Journal:
     # The served records of the events written, for the followers of committed events (domain/kernel/
     # event_feed.py): collected only while something follows them, handed over after the commit.
     written: list[event_feed.Committed] = field(default_factory=list)
+    # What a statement of this unit of work read of a stream's counter (last_seq, last_hash), unlocked: on
+    # PostgreSQL the combined statement then numbers and chains from it without a reservation first, and
+    # writes only if the counter still holds it (see `expect`).
+    expected: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
 
 def of(session: AsyncSession | Session) -> Journal:
@@ -82,6 +87,15 @@ def of(session: AsyncSession | Session) -> Journal:
 def queued(session: AsyncSession | Session) -> Journal | None:
     found = unit_state(session).get(_KEY)
     return found if isinstance(found, Journal) else None
+
+
+def expect(session: AsyncSession | Session, stream: str, last_seq: int, last_hash: str | None) -> None:
+    """The stream's counter as a statement of this unit of work read it (unlocked: possibly stale). On
+    PostgreSQL the unit's combined statement numbers and chains its events from it and advances the counter
+    only where it still holds `last_seq` (taking the stream's lock there, as the reservation would); if
+    another writer moved it meanwhile, the statement writes nothing and the unit falls back to the
+    reservation. One round trip fewer a write whenever the read was current."""
+    of(session).expected[stream] = (last_seq, last_hash)
 
 
 # ---- one statement per kind (SQLite, and what the combined statement does not take) ----
@@ -275,36 +289,50 @@ def _names(columns: tuple[tuple[str, str], ...]) -> str:
 
 
 @cache
-def _combined(events: bool, audit: bool, entries: bool, wallets: int) -> TextClause:
-    """The statement for one shape of unit of work (made once per shape)."""
+def _combined(events: bool, audit: bool, entries: bool, wallets: int, expected: bool = False) -> TextClause:
+    """The statement for one shape of unit of work (made once per shape). With `expected`, the stream's
+    counter is advanced only if it still holds :expected_seq, and nothing else is written unless it was:
+    its first answer says whether (1) or not (0)."""
     ctes: list[str] = []
     answers: list[str] = []
     before = ""  # a condition that makes the next locking CTE wait for the one before it
-    if events:
+    only = ""  # what every write of the statement waits for (the optimistic counter's advance)
+    if events and expected:
+        ctes.append(
+            "h AS (UPDATE event_streams SET last_seq = last_seq + :n, last_hash = :last_hash "
+            "WHERE stream = :stream AND last_seq = :expected_seq RETURNING 1 AS moved)"
+        )
+        answers.append("(SELECT count(*) FROM h)")
+        only = " WHERE EXISTS (SELECT 1 FROM h)"
+    elif events:
         # The stream's counter is locked already: its reservation came first (_write_combined).
         ctes.append("h AS (UPDATE event_streams SET last_hash = :last_hash WHERE stream = :stream)")
+    if events:
         picked = ", ".join(
             "CAST(u.data AS jsonb)" if name == "data" else f"u.{name}" for name, _kind in _EVENT_COLUMNS
         )
         ctes.append(
             f"e AS (INSERT INTO events (stream, {_names(_EVENT_COLUMNS)}) "
             f"SELECT :stream, {picked} "
-            f"FROM {_unnest('e', _EVENT_COLUMNS)} AS u({_names(_EVENT_COLUMNS)}))"
+            f"FROM {_unnest('e', _EVENT_COLUMNS)} AS u({_names(_EVENT_COLUMNS)}){only})"
         )
     if audit:
         ctes.append(
             f"a AS (INSERT INTO audit_entries ({_names(_AUDIT_COLUMNS)}) "
-            f"SELECT * FROM {_unnest('a', _AUDIT_COLUMNS)})"
+            f"SELECT * FROM {_unnest('a', _AUDIT_COLUMNS)} AS u{only})"
         )
     if entries:
         ctes.append(
             f"l AS (INSERT INTO ledger_entries ({_names(_ENTRY_COLUMNS)}) "
-            f"SELECT * FROM {_unnest('l', _ENTRY_COLUMNS)})"
+            f"SELECT * FROM {_unnest('l', _ENTRY_COLUMNS)} AS u{only})"
         )
+    # With `expected`, every wallet waits for the counter's advance (the stream's lock first, then the
+    # wallets', the usual order) and moves only if it happened.
+    moved = " AND EXISTS (SELECT 1 FROM h)" if only else ""
     for i in range(wallets):
         ctes.append(
             f"w{i} AS (UPDATE wallets SET balance = balance + :change{i} "
-            f"WHERE id = :wallet{i} AND balance + :change{i} >= 0{before} RETURNING id)"
+            f"WHERE id = :wallet{i} AND balance + :change{i} >= 0{moved}{before} RETURNING id)"
         )
         answers.append(f"(SELECT count(*) FROM w{i})")
         before = f" AND (SELECT count(*) FROM w{i}) >= 0"
@@ -315,28 +343,52 @@ def _columns(prefix: str, columns: tuple[tuple[str, str], ...], rows: list[dict[
     return {f"{prefix}_{name}": [row[name] for row in rows] for name, _kind in columns}
 
 
+def _chained(session: Session, rows: list[dict[str, Any]], first: int, prev_hash: str) -> dict[str, Any]:
+    """The event parameters of the combined statement but their data (`e_data`, the same whatever the
+    numbering), numbered from `first` and chained from `prev_hash`."""
+    last_hash = _chain(session, rows, first, prev_hash)
+    columns = tuple(column for column in _EVENT_COLUMNS if column[0] != "data")
+    return {"last_hash": last_hash, **_columns("e", columns, rows)}
+
+
 def _write_combined(session: Session, journal: Journal) -> None:
     changes = _net_changes(journal)
     if not (journal.events or journal.audit or journal.entries or changes):
         return
     fused, after = changes[:_MAX_FUSED_WALLETS], changes[_MAX_FUSED_WALLETS:]
     params: dict[str, Any] = {}
-    if journal.events:
-        stream = journal.events[0]["stream"]
-        first, prev_hash = _reserved(session, stream, len(journal.events))
-        params["stream"] = stream
-        params["last_hash"] = _chain(session, journal.events, first, prev_hash)
-        rows = [{**row, "data": json.dumps(row["data"])} for row in journal.events]
-        params.update(_columns("e", _EVENT_COLUMNS, rows))
+    for i, (wid, change) in enumerate(fused):
+        params[f"wallet{i}"] = wid
+        params[f"change{i}"] = change
     if journal.audit:
         params.update(_columns("a", _AUDIT_COLUMNS, journal.audit))
     if journal.entries:
         params.update(_columns("l", _ENTRY_COLUMNS, journal.entries))
-    for i, (wid, change) in enumerate(fused):
-        params[f"wallet{i}"] = wid
-        params[f"change{i}"] = change
-    statement = _combined(bool(journal.events), bool(journal.audit), bool(journal.entries), len(fused))
-    answer = session.execute(statement, params).one()
+    shape = (bool(journal.events), bool(journal.audit), bool(journal.entries), len(fused))
+    answer: Sequence[Any] | None = None
+    if journal.events:
+        stream = journal.events[0]["stream"]
+        n = len(journal.events)
+        params["stream"] = stream
+        params["e_data"] = [json.dumps(row["data"]) for row in journal.events]
+        expected = journal.expected.pop(stream, None)
+        if expected is not None:  # numbered from what was read: written only if the counter still holds it
+            last_seq, last_hash = expected
+            first = last_seq + 1
+            prev_hash = last_hash if last_hash is not None else GENESIS if first == 1 else GENESIS_V202
+            mark = len(journal.written)
+            params.update(expected_seq=last_seq, n=n, **_chained(session, journal.events, first, prev_hash))
+            answer = session.execute(_combined(*shape, expected=True), params).one()
+            if answer[0]:
+                answer = answer[1:]
+            else:  # another writer moved the counter since: nothing was written, reserve as usual
+                del journal.written[mark:]
+                answer = None
+        if answer is None:
+            first, prev_hash = _reserved(session, stream, n)
+            params.update(_chained(session, journal.events, first, prev_hash))
+    if answer is None:
+        answer = session.execute(_combined(*shape), params).one()
     journal.events, journal.audit, journal.entries = [], [], []
     applied = answer[len(answer) - len(fused) :] if fused else ()
     for (wid, change), done in zip(fused, applied, strict=True):

@@ -16,11 +16,12 @@ from domain.consensus import engine as consensus
 from domain.consensus import locks, policies, profiles, withdrawal
 from domain.consensus.models import Proposal, ProposalVote
 from domain.consensus.session_models import SessionPresence
-from domain.kernel import audit
+from domain.kernel import audit, events, journal
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Forbidden, NotFound
 from domain.kernel.ids import canonical_id, canonical_ref
+from domain.kernel.models import EventStream
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.topics import economy
@@ -52,6 +53,20 @@ def _joined(agent: Any) -> Any:
     )
 
 
+# The topic's event-stream counter as the statement that locks the topic sees it (unlocked, possibly stale:
+# the journal writes from it only if it still holds, domain/kernel/journal.py `expect`); NULLs for a stream
+# without a counter yet.
+_COUNTER = tuple(
+    select(column).where(EventStream.stream == bindparam("p_stream")).scalar_subquery()
+    for column in (EventStream.last_seq, EventStream.last_hash)
+)
+
+
+def _expect_counter(session: AsyncSession, key: str, last_seq: int | None, last_hash: str | None) -> None:
+    if last_seq is not None:
+        journal.expect(session, events.stream_of("topic", key or ""), int(last_seq), last_hash)
+
+
 # A vote reads everything it needs in one statement: the topic and the proposal, each locked (topic first,
 # the engine's order; PostgreSQL locks the rows of `OF` in the order given, and a row that waited for its lock
 # is read again as committed, which an unlocked row of the same statement would not be), how many
@@ -67,6 +82,7 @@ _BALLOT = (
         .scalar_subquery(),
         _joined(bindparam("p_agent")),
         _joined(Proposal.author_id).correlate(Topic, Proposal),
+        *_COUNTER,
     )
     .join(
         Proposal,
@@ -82,7 +98,7 @@ _BALLOT = (
 )
 # A proposal's author must have joined: read in the statement that locks the topic.
 _LOCK_FOR_PROPOSAL = (
-    select(Topic, _joined(bindparam("p_agent")))
+    select(Topic, _joined(bindparam("p_agent")), *_COUNTER)
     .where(Topic.id == bindparam("p_topic"))
     .with_for_update(of=Topic, key_share=True)
     .execution_options(populate_existing=True)
@@ -95,6 +111,15 @@ LOCK_RULES = locks.Rules(
     section_locked="section_locked",
     not_locked="lock_not_found",
     not_holder="not_lock_holder",
+)
+
+
+# Who may vote on a proposal of the topic (its author aside), each with the principal it joined with: built
+# once, run with parameters.
+_VOTERS = (
+    select(_TP.agent_id, SessionPresence.principal_id)
+    .outerjoin(SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id))
+    .where(_TP.topic_id == bindparam("p_topic"), _TP.left_at.is_(None), _TP.agent_id != bindparam("p_author"))
 )
 
 
@@ -120,11 +145,13 @@ class TopicResource:
     ) -> tuple[TopicResource, bool]:
         """The topic, locked, and whether the agent has joined it: one statement."""
         key = canonical_id(topic_id)
-        params = {"p_topic": key, "p_agent": agent_id}
+        params = {"p_topic": key, "p_agent": agent_id, "p_stream": events.stream_of("topic", key or "")}
         row = (await session.execute(_LOCK_FOR_PROPOSAL, params)).first() if key else None
         if row is None:
             raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
-        return cls(row[0], locked=True), bool(row[1])
+        topic, joined, last_seq, last_hash = row
+        _expect_counter(session, topic.id, last_seq, last_hash)
+        return cls(topic, locked=True), bool(joined)
 
     @classmethod
     async def locked_for_vote(
@@ -132,11 +159,17 @@ class TopicResource:
     ) -> tuple[TopicResource, consensus.Ballot]:
         """The topic, locked, with the vote's ballot: one statement."""
         key = canonical_id(topic_id)
-        params = {"p_topic": key, "p_proposal": canonical_ref(proposal_id), "p_agent": agent_id}
+        params = {
+            "p_topic": key,
+            "p_proposal": canonical_ref(proposal_id),
+            "p_agent": agent_id,
+            "p_stream": events.stream_of("topic", key or ""),
+        }
         row = (await session.execute(_BALLOT, params)).first() if key and params["p_proposal"] else None
         if row is None:  # no such topic (404 topic_not_found) or no such proposal on it
             return cls(await topics.get(session, topic_id)), consensus.Ballot(None, 0, False)
-        topic, proposal, voters, may_vote, author_joined = row
+        topic, proposal, voters, may_vote, author_joined, last_seq, last_hash = row
+        _expect_counter(session, topic.id, last_seq, last_hash)
         resource = cls(topic, locked=True)
         voters = int(voters or 0) + (1 if author_joined and resource.approval.author_votes else 0)
         return resource, consensus.Ballot(proposal, voters, bool(may_vote))
@@ -153,13 +186,7 @@ class TopicResource:
         return policies.of(self.topic)
 
     async def voters(self, session: AsyncSession, author_id: str) -> dict[str, str | None]:
-        rows = await session.execute(
-            select(_TP.agent_id, SessionPresence.principal_id)
-            .outerjoin(
-                SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id)
-            )
-            .where(_TP.topic_id == self.topic.id, _TP.left_at.is_(None), _TP.agent_id != author_id)
-        )
+        rows = await session.execute(_VOTERS, {"p_topic": self.topic.id, "p_author": author_id})
         return {agent_id: principal for agent_id, principal in rows.all()}
 
 
