@@ -36,6 +36,10 @@ class Reply:
     headers: Mapping[str, str] | None = None
 
 
+# What an operation's handler answers: a response of its own, or a value its response model describes.
+Answer = web.StreamResponse | Reply | BaseModel | dict[str, Any] | list[Any]
+
+
 class ResponseMismatch(RuntimeError):
     """A handler answered a body its operation's response model does not describe: a programming error."""
 
