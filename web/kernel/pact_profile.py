@@ -189,4 +189,4 @@ async def implementation_profile(request: web.Request) -> Answer:
         log_signing_key=key,
     )
     found = pact.build(route_pairs(api), resource_type, endpoints)
-    return Reply(to_wire(found).model_dump(mode="json"), headers=CACHE)
+    return Reply(to_wire(found), headers=CACHE)

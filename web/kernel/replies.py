@@ -47,9 +47,10 @@ class ResponseMismatch(RuntimeError):
 class Shape:
     """One operation's response model, made into a strict checker and a serialiser of its JSON bytes."""
 
-    def __init__(self, model: type[BaseModel], where: str) -> None:
+    def __init__(self, model: type[BaseModel], where: str, status: int = 200) -> None:
         self.model = model
         self.where = where
+        self.status = status
         schema = _answer_schema(model.__pydantic_core_schema__)
         self._validator = SchemaValidator(schema)
         self._serializer = SchemaSerializer(schema)
@@ -91,6 +92,13 @@ class Shape:
 # the mismatch an answer was refused for (the suite's checker fails the test with it).
 SHAPE = web.RequestKey("response_shape", Shape)
 ANSWER_MISMATCH = web.RequestKey("answer_mismatch", str)
+
+
+def serialised(request: web.Request, value: Any) -> web.Response:
+    """The value as the request's operation answers it, for a handler that adds to the response itself (a
+    cookie): serialised through the operation's model, with its status."""
+    shape = request[SHAPE]
+    return shape.response(value, shape.status)
 
 
 def _errors(exc: ValidationError) -> str:

@@ -184,7 +184,18 @@ class Operation:
     @cached_property
     def shape(self) -> Shape | None:
         """The response model as a strict checker and serialiser, built once for the operation."""
-        return Shape(self.response, f"{self.method} {self.path}") if self.response is not None else None
+        return (
+            Shape(self.response, f"{self.method} {self.path}", self.status)
+            if self.response is not None
+            else None
+        )
+
+    @cached_property
+    def refused(self) -> dict[int, Shape]:
+        """The operation's own refusal bodies by status (PACT's onboard rejection), as answer shapes."""
+        return {
+            code: Shape(m, f"{self.method} {self.path} ({code})", code) for code, m in self.refusals.items()
+        }
 
     @property
     def auth(self) -> str | None:
@@ -339,6 +350,7 @@ class Api:
         metered = op.metered
         queries = _Queries(op.query) if op.query is not None and op.query.model_config.get("frozen") else None
         shape = op.shape  # built here, with the routes, not at the first request
+        refused = op.refused
 
         async def run(request: web.Request) -> web.StreamResponse:
             request[ACCESS] = op.access
@@ -352,7 +364,7 @@ class Api:
             if shape is not None:
                 request[SHAPE] = shape  # for a cached read's serialisation (web/kernel/request.py)
             try:
-                response = _answer(op, shape, await op.endpoint(request, **kwargs))
+                response = _answer(op, shape, refused, await op.endpoint(request, **kwargs))
             except ResponseMismatch as exc:
                 request[ANSWER_MISMATCH] = str(exc)  # for the suite's checker (tests/response_check.py)
                 raise  # a programming error: logged with the operation, answered 500 (docs/decisions.md)
@@ -516,14 +528,17 @@ class Api:
         }
 
 
-def _answer(op: Operation, shape: Shape | None, result: Any) -> web.StreamResponse:
-    """The endpoint's result as the response: its own Response as it is, a value through the model."""
+def _answer(op: Operation, shape: Shape | None, refused: dict[int, Shape], result: Any) -> web.StreamResponse:
+    """The endpoint's result as the response: its own Response as it is, a value through the model (or,
+    for a refusal status the operation declares a body of its own for, through that body's model)."""
     if isinstance(result, web.StreamResponse):
         return result
     reply = result if isinstance(result, Reply) else Reply(result)
+    status = reply.status or op.status
+    shape = refused.get(status, shape)
     if shape is None:
         raise ResponseMismatch(f"{op.method} {op.path} declares no response model: it must answer a Response")
-    return shape.response(reply.value, reply.status or op.status, reply.headers)
+    return shape.response(reply.value, status, reply.headers)
 
 
 # The app's Api, for handlers that describe the app itself (registration lists its endpoints).
@@ -568,12 +583,9 @@ def _op_id(path: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]+", "_", path).strip("_")
 
 
-def model_response(model: BaseModel, *, status: int = 200) -> web.Response:
-    """A response model as the JSON body (the model already holds the wire names)."""
-    return json_response(model.model_dump(mode="json"), status=status)
-
-
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON body no operation's model describes: error bodies, the OpenAPI document, the lab's dialect.
+    An operation's answer is its handler's value instead, serialised through its model (Api.handler)."""
     return web.Response(
         body=json.dumps(data, separators=(",", ":"), default=str).encode(),
         status=status,

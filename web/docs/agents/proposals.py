@@ -20,7 +20,7 @@ from web.docs.schemas import (
 from web.kernel.access import Service
 from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 VOTE_ERRORS = {409: "Already voted, or the proposal is no longer pending"}
 
@@ -62,11 +62,11 @@ async def list_proposals(request: web.Request, query: ProposalQuery) -> Answer:
     return result
 
 
-async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
-    return json_response(result)
+    return result
 
 
 @route(

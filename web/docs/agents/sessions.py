@@ -36,7 +36,7 @@ from web.kernel.sessions_wire import (
     StatusOut,
     StatusQuery,
     is_refusal,
-    sparse_response,
+    sparse,
 )
 from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
 
@@ -95,7 +95,7 @@ async def status(request: web.Request, query: StatusQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await sessions.status(session, who, doc_id(request), query.include)
-    return sparse_response(StatusOut.of(found))
+    return sparse(StatusOut.of(found))
 
 
 @route(
@@ -110,7 +110,7 @@ async def manifest(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await sessions.manifest(session, who, doc_id(request))
-    return sparse_response(ManifestOut.of(found))
+    return sparse(ManifestOut.of(found))
 
 
 @route(
@@ -133,7 +133,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> Answer:
             attention_required=body.attention_required,
             observed_event_id=body.client_observed_event_id,
         )
-    return sparse_response(HeartbeatOut.of(beat))
+    return sparse(HeartbeatOut.of(beat))
 
 
 @route(
@@ -157,7 +157,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
             from_seq=body.from_sequence_number,
             to_seq=body.to_sequence_number,
         )
-    return sparse_response(MarkReadOut.of(marked))
+    return sparse(MarkReadOut.of(marked))
 
 
 @route(

@@ -78,7 +78,7 @@ def speaks_oauth(fn: Endpoint) -> Endpoint:
 # ---- discovery --------------------------------------------------------------------------------------
 
 
-def _protected_resource(request: web.Request) -> web.Response:
+def _protected_resource(request: web.Request) -> Reply:
     base = urls.base_url(request)
     body = {
         "resource": urls.mcp_resource(request),
@@ -88,7 +88,7 @@ def _protected_resource(request: web.Request) -> web.Response:
         "resource_name": "Concord documents (MCP)",
         "resource_documentation": f"{base}/docs",
     }
-    return json_response(body, headers={"Cache-Control": "public, max-age=300"})
+    return Reply(body, headers={"Cache-Control": "public, max-age=300"})
 
 
 @routes.route(

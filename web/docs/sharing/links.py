@@ -32,9 +32,9 @@ from web.docs.sharing.schemas import (
     VerificationSent,
 )
 from web.kernel.access import Service
-from web.kernel.replies import Answer
+from web.kernel.replies import Answer, serialised
 from web.kernel.request import context, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 log = logging.getLogger("concord.sharing")
 routes = Routes()
@@ -335,12 +335,13 @@ async def confirm_verification(request: web.Request, body: ConfirmBody) -> Answe
     found, checked = await check_code(request, body.email, body.code)
     if not checked.ok or checked.cookie is None or checked.session is None:
         raise Forbidden(checked.detail, code="share_code_refused")
-    response = json_response(
+    response = serialised(
+        request,
         {
             "email": checked.session.email,
             "expiresAt": iso(checked.session.expires_at),
             "cookie": cookie_name(found.link),
-        }
+        },
     )
     set_session_cookie(request, response, found.link, checked.cookie, checked.session)
     return response

@@ -21,9 +21,9 @@ from web.hub.market.schemas import (
     ScrapeQueued,
 )
 from web.kernel.access import Agent
-from web.kernel.replies import Answer
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import client_address, context, public_url, rate_limits, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.waiting import wait_while
 
 routes = Routes()
@@ -138,12 +138,12 @@ async def optimise(request: web.Request, body: CartBody) -> Answer:
     return _cart_response(request, current)
 
 
-def _cart_response(request: web.Request, current: CartOptimisation) -> web.Response:
+def _cart_response(request: web.Request, current: CartOptimisation) -> Answer:
     url = _cart_url(request, current.id)
     body = cart.to_dict(current, url)
     if body["status"] == "pending":
-        return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
-    return json_response(body)
+        return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
+    return body
 
 
 @routes.route(

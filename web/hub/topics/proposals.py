@@ -12,7 +12,7 @@ from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQ
 from web.kernel.access import Agent
 from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -84,13 +84,13 @@ async def get_proposal(request: web.Request) -> Answer:
         )
 
 
-async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_consensus.vote(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"], kind, reason
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(

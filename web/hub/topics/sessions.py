@@ -31,7 +31,7 @@ from web.kernel.sessions_wire import (
     StatusOut,
     StatusQuery,
     is_refusal,
-    sparse_response,
+    sparse,
 )
 from web.kernel.wire import Text
 
@@ -81,7 +81,7 @@ async def status(request: web.Request, query: StatusQuery) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await sessions.status(session, ctx, _topic(request), query.include)
-    return sparse_response(StatusOut.of(found))
+    return sparse(StatusOut.of(found))
 
 
 @routes.route(
@@ -97,7 +97,7 @@ async def manifest(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await sessions.manifest(session, ctx, _topic(request))
-    return sparse_response(ManifestOut.of(found))
+    return sparse(ManifestOut.of(found))
 
 
 @routes.route(
@@ -121,7 +121,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> Answer:
             attention_required=body.attention_required,
             observed_event_id=body.client_observed_event_id,
         )
-    return sparse_response(HeartbeatOut.of(beat))
+    return sparse(HeartbeatOut.of(beat))
 
 
 @routes.route(
@@ -146,7 +146,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
             from_seq=body.from_sequence_number,
             to_seq=body.to_sequence_number,
         )
-    return sparse_response(MarkReadOut.of(marked))
+    return sparse(MarkReadOut.of(marked))
 
 
 @routes.route(

@@ -13,7 +13,7 @@ from web.hub.work.schemas import DecisionAcceptBody, DecisionRejectBody, ReviewI
 from web.kernel.access import Staff
 from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -86,9 +86,9 @@ async def reject(request: web.Request, body: DecisionRejectBody) -> Answer:
     return await _decide(request, "reject", body.note)
 
 
-async def _decide(request: web.Request, decision: str, note: str) -> web.Response:
+async def _decide(request: web.Request, decision: str, note: str) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await review.decide(
             session, staff_context(request), request.match_info["submissionId"], decision=decision, note=note
         )
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)

@@ -23,9 +23,9 @@ from web.hub.work.schemas import (
 )
 from web.kernel.access import Agent, Staff
 from web.kernel.events import EventsQuery
-from web.kernel.replies import Answer
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.waiting import wait_while
 
 routes = Routes()
@@ -76,12 +76,12 @@ def _submission_url(request: web.Request, submission_id: str) -> str:
     return public_url(request, f"/api/work/submissions/{submission_id}")
 
 
-def _result(request: web.Request, sub: WorkSubmission) -> web.Response:
+def _result(request: web.Request, sub: WorkSubmission) -> Answer:
     url = _submission_url(request, sub.id)
     body = {**submissions.to_dict(sub), "url": url}
     if sub.status == "validating":
-        return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
-    return json_response(body)
+        return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
+    return body
 
 
 @routes.route(
