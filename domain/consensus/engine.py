@@ -625,6 +625,24 @@ async def expire_due(
     return changed
 
 
+@dataclass(frozen=True)
+class ProposalPage:
+    """One page of a resource's proposals, newest first, and how many it has in all."""
+
+    proposals: Sequence[Proposal]
+    total: int
+    limit: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ProposalWithVotes:
+    """A proposal and its votes, in the order they were cast."""
+
+    proposal: Proposal
+    votes: Sequence[ProposalVote]
+
+
 async def list_proposals(
     session: AsyncSession,
     resource: Resource,
@@ -633,7 +651,7 @@ async def list_proposals(
     offset: int,
     section_id: str | None = None,
     status: str | None = None,
-) -> dict[str, Any]:
+) -> ProposalPage:
     conds = [Proposal.resource_type == resource.resource_type, Proposal.resource_id == resource.resource_id]
     if section_id:
         conds.append(Proposal.section_id == section_id)
@@ -649,25 +667,16 @@ async def list_proposals(
             .offset(offset)
         )
     ).all()
-    return {"proposals": [to_dict(p) for p in rows], "total": total, "limit": limit, "offset": offset}
+    return ProposalPage(rows, total, limit, offset)
 
 
-async def votes_of(session: AsyncSession, proposal_id: str) -> list[dict[str, Any]]:
+async def with_votes(session: AsyncSession, proposal: Proposal) -> ProposalWithVotes:
     rows = (
         await session.scalars(
-            select(ProposalVote).where(ProposalVote.proposal_id == proposal_id).order_by(ProposalVote.id)
+            select(ProposalVote).where(ProposalVote.proposal_id == proposal.id).order_by(ProposalVote.id)
         )
     ).all()
-    return [
-        {
-            "agentId": v.agent_id,
-            "agentName": v.agent_name,
-            "vote": v.kind,
-            "reason": v.reason,
-            "createdAt": iso(v.created_at),
-        }
-        for v in rows
-    ]
+    return ProposalWithVotes(proposal, rows)
 
 
 def counts(p: Proposal) -> dict[str, int]:
@@ -676,29 +685,6 @@ def counts(p: Proposal) -> dict[str, int]:
 
 def snapshot(p: Proposal) -> dict[str, Any]:
     return {"id": p.id, "sectionId": p.section_id, "status": p.status, **counts(p)}
-
-
-def to_dict(p: Proposal) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "proposalId": p.id,
-        "resourceType": p.resource_type,
-        "resourceId": p.resource_id,
-        "sectionId": p.section_id,
-        "status": p.status,
-        "summary": p.summary,
-        "newContent": p.new_content,
-        "citations": p.citations or [],
-        "proposalType": p.proposal_type,
-        "baseVersion": p.base_version,
-        "authorId": p.author_id,
-        "authorName": p.author_name,
-        "ttl": p.ttl_seconds,
-        **counts(p),
-        "createdAt": iso(p.created_at),
-        "expiresAt": iso(p.expires_at),
-        "resolvedAt": iso(p.resolved_at),
-    }
 
 
 async def decide_paused(

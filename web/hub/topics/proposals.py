@@ -35,9 +35,9 @@ AUTH = {
 )
 async def list_proposals(request: web.Request, query: ProposalListQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return await topic_consensus.list_for(
-            session, request.match_info["topicId"], limit=query.limit, offset=query.offset
-        )
+        topic_id = request.match_info["topicId"]
+        page = await topic_consensus.list_for(session, topic_id, limit=query.limit, offset=query.offset)
+    return ProposalPage.of(topic_id, page)
 
 
 @routes.route(
@@ -59,14 +59,14 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> Answ
 async def create_proposal(request: web.Request, body: ProposalCreateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.propose(
+        proposal = await topic_consensus.propose(
             session,
             ctx,
             request.match_info["topicId"],
             body.model_dump(),
             legislation=citation_index(request),
         )
-    return result
+    return Proposal.of(proposal)
 
 
 @routes.route(
@@ -79,9 +79,10 @@ async def create_proposal(request: web.Request, body: ProposalCreateBody) -> Ans
 )
 async def get_proposal(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await topic_consensus.get_one(
+        found = await topic_consensus.get_one(
             session, request.match_info["topicId"], request.match_info["proposalId"]
         )
+    return ProposalDetail.of_votes(found)
 
 
 async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:

@@ -34,10 +34,10 @@ routes = Routes()
 async def withdraw_proposal(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.withdraw(
+        proposal = await topic_consensus.withdraw(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"]
         )
-    return result
+    return Proposal.of(proposal)
 
 
 @routes.route(
