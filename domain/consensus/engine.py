@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, bindparam, func, select
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import escalations, obligations, queries, sections
+from domain.consensus import escalations, obligations, proposal_events, queries, sections
 from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
@@ -170,7 +170,7 @@ async def propose(
         ctx,
         section_id=section_id,
         correlation_id=proposal.id,
-        data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
+        data=proposal_events.created(proposal),
     )
     audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
     approval = resource.approval
@@ -300,6 +300,19 @@ async def _add_vote(
     raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
 
 
+@dataclass(frozen=True)
+class VoteCast:
+    """A vote recorded, and where it left its proposal: the approvals its policy requires, those still
+    missing (net of the objections that outweigh approvals under concord-default) and the policy's name."""
+
+    proposal: Proposal
+    vote: str
+    required_approvals: int
+    remaining_approvals: int
+    policy: str
+    voted_at: datetime
+
+
 async def vote(
     session: AsyncSession,
     ctx: Context,
@@ -310,7 +323,7 @@ async def vote(
     reason: str | None = None,
     *,
     ballot: Ballot,
-) -> dict[str, Any]:
+) -> VoteCast:
     """One agent's vote, on the `ballot` its resource read under its lock."""
     actor = ctx.require_actor()
     proposal = ballot.proposal
@@ -350,13 +363,7 @@ async def vote(
         ctx,
         section_id=proposal.section_id,
         correlation_id=proposal.id,
-        data={
-            "proposalId": proposal.id,
-            "vote": kind,
-            "reason": reason,
-            **counts(proposal),
-            "needed": needed,
-        },
+        data=proposal_events.voted(proposal, kind, reason, needed),
     )
     await obligations.discharge_vote(session, proposal.id, actor.id)
     outcome = await _outcome(session, resource, policy, proposal, ballot.voters, needed)
@@ -373,7 +380,7 @@ async def vote(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
+            data=proposal_events.decided_by_votes(proposal, needed),
         )
         await obligations.discharge_for_proposal(session, proposal.id, outcome)
         if outcome == "objected" and not policy.objection_pauses:
@@ -383,15 +390,9 @@ async def vote(
     )
     default = approval.policy is ApprovalPolicy.CONCORD_DEFAULT
     outweighed = 0 if policy.objection_pauses or not default else proposal.object_count
-    return {
-        "proposalId": proposal.id,
-        "vote": kind,
-        "status": proposal.status,
-        **counts(proposal),
-        "requiredApprovals": needed,
-        "remainingApprovals": max(0, needed - (proposal.approve_count - outweighed)),
-        "policy": policy.name if default else approval.policy.value,
-    }
+    remaining = max(0, needed - (proposal.approve_count - outweighed))
+    name = policy.name if default else approval.policy.value
+    return VoteCast(proposal, kind, needed, remaining, name, utcnow())
 
 
 def tally(p: Proposal) -> Tally:
@@ -457,7 +458,7 @@ async def accept(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, "reason": "section no longer exists"},
+            data=proposal_events.section_gone(proposal),
         )
         await obligations.discharge_for_proposal(session, proposal.id, "superseded")
         return
@@ -481,7 +482,7 @@ async def accept(
         ctx,
         section_id=proposal.section_id,
         correlation_id=proposal.id,
-        data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
+        data=proposal_events.merged(proposal, version + 1),
     )
     # What was owed on the merged proposal and on the rivals it superseded: moot now.
     rivals = [rival_id for rival_id in settled if rival_id != proposal.id]
@@ -498,7 +499,7 @@ async def accept(
             ctx,
             section_id=proposal.section_id,
             correlation_id=rival_id,
-            data={"proposalId": rival_id, "supersededBy": proposal.id},
+            data=proposal_events.superseded(rival_id, proposal),
         )
 
         audit.record(
@@ -609,7 +610,7 @@ async def expire_due(
                 SYSTEM,
                 section_id=proposal.section_id,
                 correlation_id=proposal.id,
-                data={"proposalId": proposal.id, **counts(proposal)},
+                data=proposal_events.closed(proposal),
             )
             await obligations.discharge_for_proposal(session, proposal.id, "expired")
         audit.record(
@@ -679,12 +680,9 @@ async def with_votes(session: AsyncSession, proposal: Proposal) -> ProposalWithV
     return ProposalWithVotes(proposal, rows)
 
 
-def counts(p: Proposal) -> dict[str, int]:
-    return {"approveCount": p.approve_count, "rejectCount": p.reject_count, "objectCount": p.object_count}
-
-
 def snapshot(p: Proposal) -> dict[str, Any]:
-    return {"id": p.id, "sectionId": p.section_id, "status": p.status, **counts(p)}
+    """The audit trail's record of a proposal's state (stored as it is: its keys never change)."""
+    return {"id": p.id, "sectionId": p.section_id, "status": p.status, **proposal_events.counts(p)}
 
 
 async def decide_paused(
@@ -714,7 +712,7 @@ async def decide_paused(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, "byHuman": True},
+            data=proposal_events.rejected_by_a_person(proposal),
         )
         await obligations.discharge_for_proposal(session, proposal.id, "rejected")
     audit.record(

@@ -282,7 +282,7 @@ async def propose(
 
 async def vote(
     session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str, kind: str, reason: str | None
-) -> dict[str, Any]:
+) -> consensus.VoteCast:
     actor_id = ctx.require_actor().id
     resource, ballot = await TopicResource.locked_for_vote(session, topic_id, proposal_id, actor_id)
     await _check_can_vote(session, actor_id)

@@ -65,8 +65,8 @@ async def list_proposals(request: web.Request, query: ProposalQuery) -> Answer:
 async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
-    return result
+        cast = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
+    return VoteResult.of(cast)
 
 
 @route(

@@ -88,10 +88,10 @@ async def get_proposal(request: web.Request) -> Answer:
 async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.vote(
+        cast = await topic_consensus.vote(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"], kind, reason
         )
-    return result
+    return VoteOutcome.of(cast)
 
 
 @routes.route(

@@ -281,6 +281,21 @@ class VoteOutcome(Model):
         description="multi-approval when the topic's approval policy is concord-default, else that policy"
     )
 
+    @classmethod
+    def of(cls, cast: engine.VoteCast) -> VoteOutcome:
+        p = cast.proposal
+        return cls(
+            proposalId=p.id,
+            vote=VoteKind(cast.vote),
+            status=ProposalStatus(p.status),
+            approveCount=p.approve_count,
+            rejectCount=p.reject_count,
+            objectCount=p.object_count,
+            requiredApprovals=cast.required_approvals,
+            remainingApprovals=cast.remaining_approvals,
+            policy=cast.policy,
+        )
+
 
 class TopicVoteTally(Model):
     approve: int
