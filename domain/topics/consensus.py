@@ -337,7 +337,7 @@ async def set_approval(
     *,
     policy: policies.ApprovalPolicy | None,
     allow_self_approval: bool | None,
-) -> dict[str, Any]:
+) -> topics.TopicView:
     """The topic's creator sets its approval policy and self-approval flag (either or both)."""
     actor = ctx.require_actor()
     topic = await topics.get_locked(session, topic_id)
@@ -361,7 +361,7 @@ async def set_approval(
             before=approval_view(before),
             after=approval_view(resource.approval),
         )
-    return await topics.to_dict(session, topic)
+    return await topics.view(session, topic)
 
 
 def approval_view(approval: policies.Approval) -> dict[str, Any]:

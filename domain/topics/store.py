@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -98,7 +99,7 @@ async def get_locked(session: AsyncSession, topic_id: str) -> Topic:
     return topic
 
 
-async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> TopicView:
     actor = ctx.require_actor()
     title = data["title"]
     content = data["content"]
@@ -153,9 +154,9 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     await session.flush()
     events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
     await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
-    body = await to_dict(session, topic)
+    found = await view(session, topic)
     audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
-    return body
+    return found
 
 
 async def _check_civic_duty(session: AsyncSession, agent_id: str) -> None:
@@ -209,11 +210,8 @@ def _audit_view(topic: Topic) -> dict[str, Any]:
     }
 
 
-async def to_dict(
-    session: AsyncSession, topic: Topic, *, counts: dict[str, int] | None = None
-) -> dict[str, Any]:
-    if counts is None:
-        counts = (await _counts(session, [topic.id])).get(topic.id, {})
+async def view(session: AsyncSession, topic: Topic) -> TopicView:
+    counts = (await _counts(session, [topic.id])).get(topic.id, {})
     deps = (
         await session.scalars(
             select(TopicDependency.depends_on_id)
@@ -221,11 +219,7 @@ async def to_dict(
             .order_by(*DEPENDENCY_ORDER)
         )
     ).all()
-    return render(topic, counts, list(deps))
-
-
-def _date(d: date | None) -> str | None:
-    return d.isoformat() if d else None
+    return TopicView(topic, counts.get("participants", 0), counts.get("proposals", 0), list(deps))
 
 
 async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict[str, int]]:
@@ -302,7 +296,7 @@ async def list_topics(
     jurisdiction: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> TopicPage:
     conds = []
     if tier:
         conds.append(_TOPICS.c.tier == tier)
@@ -318,38 +312,29 @@ async def list_topics(
     if rows:
         for tid, dep in await session.execute(_DEPENDENCIES_OF, {"p_topics": list(deps)}):
             deps[tid].append(dep)
-    counts = [{"participants": t.participants, "proposals": t.proposals} for t in rows]
-    items = [render(t, n, deps[t.id]) for t, n in zip(rows, counts, strict=True)]
-    return {"topics": items, "total": total, "limit": limit, "offset": offset}
+    items = [TopicView(t, t.participants, t.proposals, deps[t.id]) for t in rows]
+    return TopicPage(items, total, limit, offset)
 
 
-def render(topic: Topic | Row[*tuple[Any, ...]], counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
-    """A topic as the API shows it, from its model or from a row of its columns (the list reads rows)."""
-    return {
-        "id": topic.id,
-        "title": topic.title,
-        "tier": topic.tier,
-        "status": topic.status,
-        "version": topic.version,
-        "canonicalClaim": topic.canonical_claim,
-        "jurisdiction": topic.jurisdiction,
-        "authority": topic.authority,
-        "sourceRef": topic.source_ref,
-        "effectiveDate": _date(topic.effective_date),
-        "expiryDate": _date(topic.expiry_date),
-        "assumptions": topic.assumptions or [],
-        "dependsOn": deps,
-        "creatorId": topic.creator_id,
-        "approvalPolicy": topic.approval_policy,
-        "allowSelfApproval": topic.allow_self_approval,
-        "consensusRatio": topic.consensus_ratio,
-        "consensusSince": iso(topic.consensus_since),
-        "lastVerifiedAt": iso(topic.last_verified_at),
-        "participantCount": counts.get("participants", 0),
-        "proposalCount": counts.get("proposals", 0),
-        "createdAt": iso(topic.created_at),
-        "updatedAt": iso(topic.updated_at),
-    }
+@dataclass(frozen=True)
+class TopicView:
+    """A topic as the API shows it: its row (the model, or the list's row of its columns without the content),
+    its active participants, its proposals and the topics it depends on, in the order they were linked."""
+
+    topic: Topic | Row[*tuple[Any, ...]]
+    participants: int
+    proposals: int
+    depends_on: list[str]
+
+
+@dataclass(frozen=True)
+class TopicPage:
+    """One page of the topic list, and how many topics match in all."""
+
+    topics: list[TopicView]
+    total: int
+    limit: int
+    offset: int
 
 
 _CONTENT = select(

@@ -21,6 +21,7 @@ from domain.consensus.models import EscalationPriority
 from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
 from domain.topics import bounty, dependencies
+from domain.topics import store as topic_store
 from domain.topics.store import Tier, TopicStatus
 from domain.topics.verification import Outcome, OutcomeField, Verification
 from web.hub.schemas import Model, PageQuery
@@ -494,6 +495,40 @@ class Topic(Model):
     createdAt: Timestamp
     updatedAt: Timestamp
 
+    @classmethod
+    def of(cls, v: topic_store.TopicView) -> Topic:
+        return cls(**cls.fields(v))
+
+    @staticmethod
+    def fields(v: topic_store.TopicView) -> dict[str, Any]:
+        """A topic's wire names, for this model and the detail that extends it."""
+        t = v.topic
+        return {
+            "id": t.id,
+            "title": t.title,
+            "tier": t.tier,
+            "status": t.status,
+            "version": t.version,
+            "canonicalClaim": t.canonical_claim,
+            "jurisdiction": t.jurisdiction,
+            "authority": t.authority,
+            "sourceRef": t.source_ref,
+            "effectiveDate": t.effective_date.isoformat() if t.effective_date else None,
+            "expiryDate": t.expiry_date.isoformat() if t.expiry_date else None,
+            "assumptions": t.assumptions or [],
+            "dependsOn": v.depends_on,
+            "creatorId": t.creator_id,
+            "approvalPolicy": t.approval_policy,
+            "allowSelfApproval": t.allow_self_approval,
+            "consensusRatio": t.consensus_ratio,
+            "consensusSince": iso(t.consensus_since),
+            "lastVerifiedAt": iso(t.last_verified_at),
+            "participantCount": v.participants,
+            "proposalCount": v.proposals,
+            "createdAt": iso(t.created_at),
+            "updatedAt": iso(t.updated_at),
+        }
+
 
 class LegislationCitation(Model):
     """An imported legislation section a proposal of the topic cites (docs/hub.md, "Citing legislation")."""
@@ -523,6 +558,10 @@ class TopicDetail(Topic):
         description="Imported legislation sections the topic's proposals cite, oldest proposal first"
     )
 
+    @classmethod
+    def of_cited(cls, v: topic_store.TopicView, cited: list[dict[str, Any]]) -> TopicDetail:
+        return cls(**Topic.fields(v), legislationCitations=[LegislationCitation(**c) for c in cited])
+
 
 class TopicApprovalBody(Model):
     """Either field, or both; one left out (or null) keeps its value."""
@@ -536,6 +575,11 @@ class TopicList(Model):
     total: int
     limit: int
     offset: int
+
+    @classmethod
+    def of(cls, page: topic_store.TopicPage) -> TopicList:
+        topics = [Topic.of(v) for v in page.topics]
+        return cls(topics=topics, total=page.total, limit=page.limit, offset=page.offset)
 
 
 class TopicListQuery(PageQuery):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
@@ -40,18 +41,19 @@ NOT_FOUND = {404: "Topic not found"}
     response=TopicList,
 )
 async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
-    return await cached_json(
-        request,
-        ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset),
-        lambda session: topics.list_topics(
+    async def read(session: AsyncSession) -> TopicList:
+        page = await topics.list_topics(
             session,
             tier=query.tier,
             status=query.status,
             jurisdiction=query.jurisdiction,
             limit=query.limit,
             offset=query.offset,
-        ),
-    )
+        )
+        return TopicList.of(page)
+
+    key = ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset)
+    return await cached_json(request, key, read)
 
 
 @routes.route(
@@ -68,8 +70,8 @@ async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
 async def create_topic(request: web.Request, body: TopicCreateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topics.create(session, ctx, body.model_dump())
-    return result
+        created = await topics.create(session, ctx, body.model_dump())
+    return Topic.of(created)
 
 
 @routes.route(
@@ -84,9 +86,9 @@ async def create_topic(request: web.Request, body: TopicCreateBody) -> Answer:
 async def get_topic(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, request.match_info["topicId"])
-        result = await topics.to_dict(session, topic)
-        result["legislationCitations"] = await topic_consensus.legislation_cited(session, topic.id)
-    return result
+        found = await topics.view(session, topic)
+        cited = await topic_consensus.legislation_cited(session, topic.id)
+    return TopicDetail.of_cited(found, cited)
 
 
 @routes.route(
@@ -103,14 +105,14 @@ async def get_topic(request: web.Request) -> Answer:
 async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.set_approval(
+        found = await topic_consensus.set_approval(
             session,
             ctx,
             request.match_info["topicId"],
             policy=body.approvalPolicy,
             allow_self_approval=body.allowSelfApproval,
         )
-    return result
+    return Topic.of(found)
 
 
 @routes.route(
