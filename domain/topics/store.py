@@ -342,37 +342,47 @@ _CONTENT = select(
 ).where(_TOPICS.c.id == bindparam("p_topic"))
 
 
-async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Dependency:
+    """A topic depended on, directly (depth 1) or through others, and how."""
+
+    topic: Topic
+    relationship: str
+    depth: int
+
+
+@dataclass(frozen=True)
+class TopicContent:
+    """A topic's Markdown (followed by its dependencies' when they were resolved) and what it is of: `topic`
+    is the row of the columns it reads; `resolved` is None unless the dependencies were asked for."""
+
+    topic: Row[*tuple[Any, ...]]
+    content: str
+    resolved: list[Dependency] | None
+
+
+async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> TopicContent:
     key = canonical_id(topic_id)
     topic = (await session.execute(_CONTENT, {"p_topic": key})).first() if key else None
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
-    out: dict[str, Any] = {
-        "topicId": topic.id,
-        "title": topic.title,
-        "status": topic.status,
-        "version": topic.version,
-        "content": topic.content,
-        "updatedAt": iso(topic.updated_at),
-    }
-    if resolve:
-        resolved = await _resolve_dependencies(session, topic.id)
-        parts = [topic.content.rstrip("\n")]
-        for dep in resolved:
-            parts.append(
-                f"\n---\n\n<!-- dependency topic:{dep['id']} "
-                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n" + dep["content"].rstrip("\n")
-            )
-        out["content"] = "\n".join(parts) + "\n"
-        out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
-    return out
+    if not resolve:
+        return TopicContent(topic, topic.content, None)
+    resolved = await _resolve_dependencies(session, topic.id)
+    parts = [topic.content.rstrip("\n")]
+    for dep in resolved:
+        parts.append(
+            f"\n---\n\n<!-- dependency topic:{dep.topic.id} "
+            f"({dep.relationship}, depth {dep.depth}) -->\n\n" + dep.topic.content.rstrip("\n")
+        )
+    return TopicContent(topic, "\n".join(parts) + "\n", resolved)
 
 
-async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[Dependency]:
     """Every topic this one depends on, transitively, breadth-first, each once."""
     seen = {topic_id}
     frontier = [topic_id]
-    out: list[dict[str, Any]] = []
+    out: list[Dependency] = []
     depth = 0
     while frontier:
         depth += 1
@@ -390,18 +400,7 @@ async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[di
                 continue
             seen.add(dep.id)
             frontier.append(dep.id)
-            out.append(
-                {
-                    "id": dep.id,
-                    "title": dep.title,
-                    "tier": dep.tier,
-                    "status": dep.status,
-                    "relationship": relationship,
-                    "depth": depth,
-                    "version": dep.version,
-                    "content": dep.content,
-                }
-            )
+            out.append(Dependency(dep, relationship, depth))
     return out
 
 

@@ -609,17 +609,54 @@ class ResolvedDependency(Model):
     depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
     version: int
 
+    @classmethod
+    def of(cls, d: topic_store.Dependency) -> ResolvedDependency:
+        t = d.topic
+        return cls(
+            id=t.id,
+            title=t.title,
+            tier=Tier(t.tier),
+            status=TopicStatus(t.status),
+            relationship=d.relationship,
+            depth=d.depth,
+            version=t.version,
+        )
+
 
 class TopicContent(Model):
     topicId: str
     title: str
     status: TopicStatus
     version: int
-    content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
+    content: Annotated[str, AsWritten()] = Field(
+        description="Markdown; with resolve=true the dependencies' content follows"
+    )
     updatedAt: Timestamp
     resolvedDependencies: list[ResolvedDependency] | None = Field(
         default=None, description="Only with resolve=true: every topic depended on, transitively, once"
     )
+
+    @model_serializer(mode="wrap")
+    def _resolved_only_when_asked(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = dump(self)
+        if self.resolvedDependencies is None:
+            data.pop("resolvedDependencies", None)
+        return data
+
+    @classmethod
+    def of(cls, c: topic_store.TopicContent) -> TopicContent:
+        t = c.topic
+        found = cls(
+            topicId=t.id,
+            title=t.title,
+            status=TopicStatus(t.status),
+            version=t.version,
+            content=c.content,
+            updatedAt=iso(t.updated_at),
+        )
+        if c.resolved is not None:
+            found.resolvedDependencies = [ResolvedDependency.of(d) for d in c.resolved]
+        return found
 
 
 class EscalateBody(Model):

@@ -126,11 +126,11 @@ async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
 )
 async def get_content(request: web.Request, query: ContentQuery) -> Answer:
     topic_id = request.match_info["topicId"]
-    return await cached_json(
-        request,
-        ("content", topic_id, query.resolve),
-        lambda session: topics.content(session, topic_id, resolve=query.resolve),
-    )
+
+    async def read(session: AsyncSession) -> TopicContent:
+        return TopicContent.of(await topics.content(session, topic_id, resolve=query.resolve))
+
+    return await cached_json(request, ("content", topic_id, query.resolve), read)
 
 
 @routes.route(
