@@ -413,7 +413,15 @@ async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     }
 
 
-async def participants(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Participant:
+    """An agent on a topic: its participation (role, join, leave, done signal) and the agent."""
+
+    participation: TopicParticipant
+    agent: Agent
+
+
+async def participants(session: AsyncSession, topic_id: str) -> list[Participant]:
     topic = await get(session, topic_id)
     rows = (
         await session.execute(
@@ -423,20 +431,7 @@ async def participants(session: AsyncSession, topic_id: str) -> list[dict[str, A
             .order_by(TopicParticipant.joined_at, TopicParticipant.id)
         )
     ).all()
-    return [
-        {
-            "agentId": a.id,
-            "agentName": a.name,
-            "model": a.model,
-            "role": p.role,
-            "joinedAt": iso(p.joined_at),
-            "isActive": p.left_at is None,
-            "doneStatus": p.done_status,
-            "doneAt": iso(p.done_at),
-            "doneSummary": p.done_summary,
-        }
-        for p, a in rows
-    ]
+    return [Participant(p, a) for p, a in rows]
 
 
 async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from domain.consensus import models as consensus_models
 from domain.consensus.completions import CompletionStatus
 from domain.consensus.models import VoteKind, VoteKindField
 from domain.kernel.clock import iso
+from domain.topics import store as topic_store
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
 from domain.topics.lifecycle import TopicDone
@@ -52,10 +53,29 @@ class TopicAgent(Model):
     doneAt: Timestamp | None
     doneSummary: str | None
 
+    @classmethod
+    def of(cls, found: topic_store.Participant) -> TopicAgent:
+        p, a = found.participation, found.agent
+        return cls(
+            agentId=a.id,
+            agentName=a.name,
+            model=a.model,
+            role=p.role,
+            joinedAt=iso(p.joined_at),
+            isActive=p.left_at is None,
+            doneStatus=CompletionStatus(p.done_status) if p.done_status else None,
+            doneAt=iso(p.done_at),
+            doneSummary=p.done_summary,
+        )
+
 
 class TopicAgents(RootModel[list[TopicAgent]]):
     """The topic's participants in the order they joined, those that left included (isActive false): a bare
     array, as the public hub and the PACT CLI's `agents` read it."""
+
+    @classmethod
+    def of(cls, found: list[topic_store.Participant]) -> TopicAgents:
+        return cls([TopicAgent.of(p) for p in found])
 
 
 class TopicLeft(Model):

@@ -158,8 +158,8 @@ async def get_sections(request: web.Request) -> Answer:
 )
 async def get_agents(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await topics.participants(session, request.match_info["topicId"])
-    return result
+        found = await topics.participants(session, request.match_info["topicId"])
+    return TopicAgents.of(found)
 
 
 @routes.route(
