@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -39,6 +40,14 @@ class Flag(BaseModel):
     on: bool
 
 
+@dataclass(frozen=True)
+class Counted:
+    """A record whose attributes are named as Listing's fields."""
+
+    items: list[Item]
+    total: int
+
+
 routes = Routes()
 # Each route answers the value its query's `case` names: what a handler of the Listing operation returned.
 VALUES: dict[str, Any] = {
@@ -52,6 +61,8 @@ VALUES: dict[str, Any] = {
     "string_for_int": {"items": [], "total": "1"},
     "bool_for_int": {"items": [], "total": True},
     "other_model": Flag(on=True),
+    "record": Counted([Item(itemId="c", count=1)], 1),
+    "bad_record": Counted([], "one"),  # type: ignore[arg-type]
 }
 
 
@@ -118,6 +129,13 @@ async def test_a_model_instance_goes_out_by_alias(checked):
     assert body == {"items": [{"itemId": "b", "count": 3}], "total": 1, "note": None, "_links": {}}
 
 
+async def test_a_record_named_as_the_models_fields_goes_out_through_it(checked):
+    resp = await checked.get("/listing?case=record")
+    assert resp.status == 200
+    body = await resp.json()
+    assert body == {"items": [{"itemId": "c", "count": 1}], "total": 1, "note": None, "_links": {}}
+
+
 async def test_the_status_is_the_routes_unless_a_reply_says_otherwise(checked):
     resp = await checked.post("/flag")
     assert resp.status == 201
@@ -137,6 +155,7 @@ async def test_the_status_is_the_routes_unless_a_reply_says_otherwise(checked):
         ("string_for_int", "total: Input should be a valid integer"),
         ("bool_for_int", "total: Input should be a valid integer"),
         ("other_model", "answered a Flag, not a Listing"),
+        ("bad_record", "total: Input should be a valid integer"),
     ],
 )
 async def test_an_answer_the_model_does_not_describe_is_a_500_naming_the_operation(
