@@ -113,7 +113,7 @@ def policy_of(resource_id: str) -> dict[str, int]:
 
 async def reset(request: web.Request) -> web.Response:
     await request.app[LAB].reset()
-    return json_response({"reset": True})
+    return json_response({"reset": True})  # the lab's own control route, outside the Api
 
 
 def create_lab_app(rt: Runtime, lab: Lab) -> web.Application:

@@ -48,6 +48,7 @@ DOCUMENTATION = "docs/mcp.md"
 
 
 def oauth_error(exc: OAuthError, headers: dict[str, str] | None = None) -> web.Response:
+    # A refusal in OAuth's own error body (the operation's error_model), not the operation's answer.
     return json_response(exc.body(), status=exc.status, headers={**NO_STORE, **(headers or {})})
 
 
