@@ -19,6 +19,7 @@ from aiohttp.test_utils import BaseTestServer, TestClient, TestServer
 from jsonschema import Draft202012Validator
 
 from web.kernel.appkeys import ERROR_STYLE
+from web.kernel.replies import ANSWER_MISMATCH
 from web.kernel.routing import API, Api, Operation
 
 JSON_TYPES = ("application/json", "application/problem+json")
@@ -124,6 +125,9 @@ class ResponseChecker:
         return response
 
     def problem(self, request: web.Request, response: web.StreamResponse) -> str | None:
+        if (refused := request.get(ANSWER_MISMATCH)) is not None:
+            # The operation refused its handler's answer (a 500 with the error body): fail the test with why.
+            return f"the answer does not match the operation's response model: {refused}"
         resource = request.match_info.route.resource
         op = self.declared.operations.get((request.method, resource.canonical)) if resource else None
         if resource is not None and op is None:

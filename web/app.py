@@ -80,7 +80,7 @@ def _base_app(
     spec = api.document()
 
     async def openapi(_request: web.Request) -> web.Response:
-        return json_response(spec)
+        return json_response(spec)  # the OpenAPI document itself: outside the Api, no model describes it
 
     app.router.add_get("/openapi.json", openapi)
     metrics_route.add_routes(app)  # for Prometheus, outside the API like /openapi.json

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, Protocol
 
 from sqlalchemy import ColumnElement, bindparam, func, select
@@ -26,7 +26,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import escalations, obligations, queries, sections
+from domain.consensus import escalations, obligations, proposal_events, queries, sections
 from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
@@ -170,7 +170,7 @@ async def propose(
         ctx,
         section_id=section_id,
         correlation_id=proposal.id,
-        data={"proposalId": proposal.id, "summary": summary, "ttl": ttl_seconds, "baseVersion": version},
+        data=proposal_events.created(proposal),
     )
     audit.record(session, ctx, "proposal.create", "proposal", proposal.id, after=snapshot(proposal))
     approval = resource.approval
@@ -301,6 +301,19 @@ async def _add_vote(
     raise Conflict(f"already voted ({existing}) on this proposal", code="already_voted")
 
 
+@dataclass(frozen=True)
+class VoteCast:
+    """A vote recorded, and where it left its proposal: the approvals its policy requires, those still
+    missing (net of the objections that outweigh approvals under concord-default) and the policy's name."""
+
+    proposal: Proposal
+    vote: str
+    required_approvals: int
+    remaining_approvals: int
+    policy: str
+    voted_at: datetime
+
+
 async def vote(
     session: AsyncSession,
     ctx: Context,
@@ -311,7 +324,7 @@ async def vote(
     reason: str | None = None,
     *,
     ballot: Ballot,
-) -> dict[str, Any]:
+) -> VoteCast:
     """One agent's vote, on the `ballot` its resource read under its lock."""
     actor = ctx.require_actor()
     proposal = ballot.proposal
@@ -351,13 +364,7 @@ async def vote(
         ctx,
         section_id=proposal.section_id,
         correlation_id=proposal.id,
-        data={
-            "proposalId": proposal.id,
-            "vote": kind,
-            "reason": reason,
-            **counts(proposal),
-            "needed": needed,
-        },
+        data=proposal_events.voted(proposal, kind, reason, needed),
     )
     if added.discharged is None:
         await obligations.discharge_vote(session, proposal.id, actor.id)
@@ -379,7 +386,7 @@ async def vote(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, **counts(proposal), "needed": needed},
+            data=proposal_events.decided_by_votes(proposal, needed),
         )
         await obligations.discharge_for_proposal(session, proposal.id, outcome)
         if outcome == "objected" and not policy.objection_pauses:
@@ -389,15 +396,9 @@ async def vote(
     )
     default = approval.policy is ApprovalPolicy.CONCORD_DEFAULT
     outweighed = 0 if policy.objection_pauses or not default else proposal.object_count
-    return {
-        "proposalId": proposal.id,
-        "vote": kind,
-        "status": proposal.status,
-        **counts(proposal),
-        "requiredApprovals": needed,
-        "remainingApprovals": max(0, needed - (proposal.approve_count - outweighed)),
-        "policy": policy.name if default else approval.policy.value,
-    }
+    remaining = max(0, needed - (proposal.approve_count - outweighed))
+    name = policy.name if default else approval.policy.value
+    return VoteCast(proposal, kind, needed, remaining, name, utcnow())
 
 
 def tally(p: Proposal) -> Tally:
@@ -463,7 +464,7 @@ async def accept(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, "reason": "section no longer exists"},
+            data=proposal_events.section_gone(proposal),
         )
         await obligations.discharge_for_proposal(session, proposal.id, "superseded")
         return
@@ -487,7 +488,7 @@ async def accept(
         ctx,
         section_id=proposal.section_id,
         correlation_id=proposal.id,
-        data={"proposalId": proposal.id, "newVersion": version + 1, **counts(proposal)},
+        data=proposal_events.merged(proposal, version + 1),
     )
     # What was owed on the merged proposal and on the rivals it superseded: moot now.
     rivals = [rival_id for rival_id in settled.ids if rival_id != proposal.id]
@@ -509,7 +510,7 @@ async def accept(
             ctx,
             section_id=proposal.section_id,
             correlation_id=rival_id,
-            data={"proposalId": rival_id, "supersededBy": proposal.id},
+            data=proposal_events.superseded(rival_id, proposal),
         )
 
         audit.record(
@@ -620,7 +621,7 @@ async def expire_due(
                 SYSTEM,
                 section_id=proposal.section_id,
                 correlation_id=proposal.id,
-                data={"proposalId": proposal.id, **counts(proposal)},
+                data=proposal_events.closed(proposal),
             )
             await obligations.discharge_for_proposal(session, proposal.id, "expired")
         audit.record(
@@ -636,6 +637,24 @@ async def expire_due(
     return changed
 
 
+@dataclass(frozen=True)
+class ProposalPage:
+    """One page of a resource's proposals, newest first, and how many it has in all."""
+
+    proposals: Sequence[Proposal]
+    total: int
+    limit: int
+    offset: int
+
+
+@dataclass(frozen=True)
+class ProposalWithVotes:
+    """A proposal and its votes, in the order they were cast."""
+
+    proposal: Proposal
+    votes: Sequence[ProposalVote]
+
+
 async def list_proposals(
     session: AsyncSession,
     resource: Resource,
@@ -644,7 +663,7 @@ async def list_proposals(
     offset: int,
     section_id: str | None = None,
     status: str | None = None,
-) -> dict[str, Any]:
+) -> ProposalPage:
     conds = [Proposal.resource_type == resource.resource_type, Proposal.resource_id == resource.resource_id]
     if section_id:
         conds.append(Proposal.section_id == section_id)
@@ -660,56 +679,21 @@ async def list_proposals(
             .offset(offset)
         )
     ).all()
-    return {"proposals": [to_dict(p) for p in rows], "total": total, "limit": limit, "offset": offset}
+    return ProposalPage(rows, total, limit, offset)
 
 
-async def votes_of(session: AsyncSession, proposal_id: str) -> list[dict[str, Any]]:
+async def with_votes(session: AsyncSession, proposal: Proposal) -> ProposalWithVotes:
     rows = (
         await session.scalars(
-            select(ProposalVote).where(ProposalVote.proposal_id == proposal_id).order_by(ProposalVote.id)
+            select(ProposalVote).where(ProposalVote.proposal_id == proposal.id).order_by(ProposalVote.id)
         )
     ).all()
-    return [
-        {
-            "agentId": v.agent_id,
-            "agentName": v.agent_name,
-            "vote": v.kind,
-            "reason": v.reason,
-            "createdAt": iso(v.created_at),
-        }
-        for v in rows
-    ]
-
-
-def counts(p: Proposal) -> dict[str, int]:
-    return {"approveCount": p.approve_count, "rejectCount": p.reject_count, "objectCount": p.object_count}
+    return ProposalWithVotes(proposal, rows)
 
 
 def snapshot(p: Proposal) -> dict[str, Any]:
-    return {"id": p.id, "sectionId": p.section_id, "status": p.status, **counts(p)}
-
-
-def to_dict(p: Proposal) -> dict[str, Any]:
-    return {
-        "id": p.id,
-        "proposalId": p.id,
-        "resourceType": p.resource_type,
-        "resourceId": p.resource_id,
-        "sectionId": p.section_id,
-        "status": p.status,
-        "summary": p.summary,
-        "newContent": p.new_content,
-        "citations": p.citations or [],
-        "proposalType": p.proposal_type,
-        "baseVersion": p.base_version,
-        "authorId": p.author_id,
-        "authorName": p.author_name,
-        "ttl": p.ttl_seconds,
-        **counts(p),
-        "createdAt": iso(p.created_at),
-        "expiresAt": iso(p.expires_at),
-        "resolvedAt": iso(p.resolved_at),
-    }
+    """The audit trail's record of a proposal's state (stored as it is: its keys never change)."""
+    return {"id": p.id, "sectionId": p.section_id, "status": p.status, **proposal_events.counts(p)}
 
 
 async def decide_paused(
@@ -739,7 +723,7 @@ async def decide_paused(
             ctx,
             section_id=proposal.section_id,
             correlation_id=proposal.id,
-            data={"proposalId": proposal.id, "byHuman": True},
+            data=proposal_events.rejected_by_a_person(proposal),
         )
         await obligations.discharge_for_proposal(session, proposal.id, "rejected")
     audit.record(

@@ -29,9 +29,10 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import intent_events
 from domain.consensus.models import IntentObjection, SectionIntent
 from domain.kernel import audit, events, sqlutil
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import table_of
 
@@ -118,13 +119,7 @@ async def _accept(session: AsyncSession, where: tuple[Any, ...]) -> int:
             SYSTEM,
             section_id=section_id,
             correlation_id=intent_id,
-            data={
-                "intentId": intent_id,
-                "sectionId": section_id,
-                "agentId": agent_id,
-                "agentName": agent_name,
-                "acceptedAt": iso(expires_at),
-            },
+            data=intent_events.accepted(intent_id, section_id, agent_id, agent_name, expires_at),
         )
     return len(accepted)
 
@@ -152,7 +147,7 @@ async def supersede(
         )
     ).all()
     for intent_id in sorted(replaced):
-        data = {"intentId": intent_id, "sectionId": newer.section_id, "supersededBy": newer.id}
+        data = intent_events.superseded(intent_id, newer.section_id, newer.id)
         events.append(
             session,
             events.stream_of(resource_type, resource_id),

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import intents, sections
+from domain.consensus import intent_events, intents, sections
 from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
 from domain.kernel import audit, events, sqlutil
@@ -281,16 +281,7 @@ async def declare_intent(
     session.add(row)
     await session.flush()
     intent = _intent(row, (), now)
-    data = {
-        "intentId": intent.id,
-        "sectionId": intent.section_id,
-        "goal": intent.goal,
-        "category": intent.category,
-        "agentId": intent.agent_id,
-        "agentName": intent.agent_name,
-        "createdAt": iso(intent.created_at),
-        "expiresAt": iso(intent.expires_at),
-    }
+    data = intent_events.declared(intent)
     events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
@@ -338,15 +329,7 @@ async def object_to_intent(
     await session.flush()
     found = await intents.objections_of(session, [row.id])
     intent = _intent(row, found.get(row.id, ()), now)
-    data = {
-        "intentId": intent.id,
-        "sectionId": intent.section_id,
-        "agentId": actor.id,
-        "agentName": actor.name,
-        "reason": reason,
-        "intentAgentId": intent.agent_id,
-        "objectionCount": len(intent.objections),
-    }
+    data = intent_events.objected(intent, actor.id, actor.name, reason)
     events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import escalations, obligations
-from domain.consensus.engine import Policy, Resource, counts, get_proposal, snapshot, stream_of
+from domain.consensus import escalations, obligations, proposal_events
+from domain.consensus.engine import Policy, Resource, get_proposal, snapshot, stream_of
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
 from domain.kernel.clock import utcnow
@@ -57,7 +57,7 @@ async def withdraw(
         ctx,
         section_id=proposal.section_id,
         correlation_id=proposal.id,
-        data={"proposalId": proposal.id, **counts(proposal)},
+        data=proposal_events.closed(proposal),
     )
     await escalations.close_raised_for(
         session,

@@ -248,29 +248,15 @@ async def list_proposals(
 
 async def vote(
     session: AsyncSession, caller: Caller, document_id: str, proposal_id: str, kind: str, reason: str | None
-) -> dict[str, Any]:
+) -> consensus.VoteCast:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     _can(agent, "vote")
     resource = DocumentResource(doc, locked=True)
     ballot = await resource.ballot(session, proposal_id, agent)
-    result = await consensus.vote(
+    return await consensus.vote(
         session, agent_ctx(caller, agent), resource, POLICY, proposal_id, kind, reason, ballot=ballot
     )
-    return {
-        "proposalId": result["proposalId"],
-        "vote": kind,
-        "recorded": True,
-        "decision": kind,
-        "votedAt": iso(utcnow()),
-        "status": result["status"],
-        "votes": {
-            "approve": result["approveCount"],
-            "reject": result["rejectCount"],
-            "object": result["objectCount"],
-        },
-        "requiredApprovals": result["requiredApprovals"],
-    }
 
 
 async def withdraw(

@@ -276,7 +276,7 @@ async def propose(
     data: dict[str, Any],
     *,
     legislation: legislation_index.IndexHolder | None = None,
-) -> dict[str, Any]:
+) -> Proposal:
     """`legislation` resolves the citations that name imported legislation (domain/axiom/section_citations);
     the web process passes its shared index, others get one read for the call."""
     actor = ctx.require_actor()
@@ -304,37 +304,35 @@ async def propose(
     # challenged topic cannot reach it with one pending, so only a settled topic needs the recount.
     if resource.topic.status in ("consensus", "stable"):
         await topic_lifecycle.recompute(session, ctx, resource.topic.id)
-    return consensus.to_dict(proposal)
+    return proposal
 
 
 async def vote(
     session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str, kind: str, reason: str | None
-) -> dict[str, Any]:
+) -> consensus.VoteCast:
     actor_id = ctx.require_actor().id
     resource, ballot = await TopicResource.locked_for_vote(session, topic_id, proposal_id, actor_id)
     await _check_can_vote(session, actor_id)
     return await consensus.vote(session, ctx, resource, POLICY, proposal_id, kind, reason, ballot=ballot)
 
 
-async def withdraw(session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str) -> dict[str, Any]:
+async def withdraw(session: AsyncSession, ctx: Context, topic_id: str, proposal_id: str) -> Proposal:
     """The author withdraws its pending proposal (joined or not: it stays the proposal's author)."""
     resource = TopicResource(await topics.get(session, topic_id))
-    proposal = await withdrawal.withdraw(session, ctx, resource, POLICY, proposal_id)
-    return consensus.to_dict(proposal)
+    return await withdrawal.withdraw(session, ctx, resource, POLICY, proposal_id)
 
 
-async def list_for(session: AsyncSession, topic_id: str, *, limit: int, offset: int) -> dict[str, Any]:
+async def list_for(
+    session: AsyncSession, topic_id: str, *, limit: int, offset: int
+) -> consensus.ProposalPage:
     resource = TopicResource(await topics.get(session, topic_id))
-    return {
-        "topicId": topic_id,
-        **await consensus.list_proposals(session, resource, limit=limit, offset=offset),
-    }
+    return await consensus.list_proposals(session, resource, limit=limit, offset=offset)
 
 
-async def get_one(session: AsyncSession, topic_id: str, proposal_id: str) -> dict[str, Any]:
+async def get_one(session: AsyncSession, topic_id: str, proposal_id: str) -> consensus.ProposalWithVotes:
     resource = TopicResource(await topics.get(session, topic_id))
     proposal = await consensus.get_proposal(session, resource, proposal_id, lock=False)
-    return {**consensus.to_dict(proposal), "votes": await consensus.votes_of(session, proposal.id)}
+    return await consensus.with_votes(session, proposal)
 
 
 async def load(
@@ -366,7 +364,7 @@ async def set_approval(
     *,
     policy: policies.ApprovalPolicy | None,
     allow_self_approval: bool | None,
-) -> dict[str, Any]:
+) -> topics.TopicView:
     """The topic's creator sets its approval policy and self-approval flag (either or both)."""
     actor = ctx.require_actor()
     topic = await topics.get_locked(session, topic_id)
@@ -390,7 +388,7 @@ async def set_approval(
             before=approval_view(before),
             after=approval_view(resource.approval),
         )
-    return await topics.to_dict(session, topic)
+    return await topics.view(session, topic)
 
 
 def approval_view(approval: policies.Approval) -> dict[str, Any]:

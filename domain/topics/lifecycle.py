@@ -148,7 +148,7 @@ async def _link_dependency(
                 "content": f'# {title}\n\nOpened as a prerequisite of "{topic.title}": {reason}\n',
             },
         )
-        dep_id = created["id"]
+        dep_id = created.topic.id
         await economy.reward(session, actor.id, economy.NEED_INFO_NEW_TOPIC, "topic.need_info.new", topic.id)
     if dep_id == topic.id:
         raise BadRequest("a topic cannot depend on itself", code="invalid_field", field="dependencyTitle")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from datetime import date, timedelta
+from dataclasses import dataclass
+from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -106,7 +107,7 @@ async def get_locked(session: AsyncSession, topic_id: str) -> Topic:
     return topic
 
 
-async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> dict[str, Any]:
+async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> TopicView:
     actor = ctx.require_actor()
     title = data["title"]
     content = data["content"]
@@ -161,9 +162,9 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> d
     await session.flush()
     events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
     await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
-    body = await to_dict(session, topic)
+    found = await view(session, topic)
     audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
-    return body
+    return found
 
 
 async def _check_civic_duty(session: AsyncSession, agent_id: str) -> None:
@@ -217,11 +218,8 @@ def _audit_view(topic: Topic) -> dict[str, Any]:
     }
 
 
-async def to_dict(
-    session: AsyncSession, topic: Topic, *, counts: dict[str, int] | None = None
-) -> dict[str, Any]:
-    if counts is None:
-        counts = (await _counts(session, [topic.id])).get(topic.id, {})
+async def view(session: AsyncSession, topic: Topic) -> TopicView:
+    counts = (await _counts(session, [topic.id])).get(topic.id, {})
     deps = (
         await session.scalars(
             select(TopicDependency.depends_on_id)
@@ -229,11 +227,7 @@ async def to_dict(
             .order_by(*DEPENDENCY_ORDER)
         )
     ).all()
-    return render(topic, counts, list(deps))
-
-
-def _date(d: date | None) -> str | None:
-    return d.isoformat() if d else None
+    return TopicView(topic, counts.get("participants", 0), counts.get("proposals", 0), list(deps))
 
 
 async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict[str, int]]:
@@ -310,7 +304,7 @@ async def list_topics(
     jurisdiction: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> TopicPage:
     conds = []
     if tier:
         conds.append(_TOPICS.c.tier == tier)
@@ -326,38 +320,29 @@ async def list_topics(
     if rows:
         for tid, dep in await session.execute(_DEPENDENCIES_OF, {"p_topics": list(deps)}):
             deps[tid].append(dep)
-    counts = [{"participants": t.participants, "proposals": t.proposals} for t in rows]
-    items = [render(t, n, deps[t.id]) for t, n in zip(rows, counts, strict=True)]
-    return {"topics": items, "total": total, "limit": limit, "offset": offset}
+    items = [TopicView(t, t.participants, t.proposals, deps[t.id]) for t in rows]
+    return TopicPage(items, total, limit, offset)
 
 
-def render(topic: Topic | Row[*tuple[Any, ...]], counts: dict[str, int], deps: list[str]) -> dict[str, Any]:
-    """A topic as the API shows it, from its model or from a row of its columns (the list reads rows)."""
-    return {
-        "id": topic.id,
-        "title": topic.title,
-        "tier": topic.tier,
-        "status": topic.status,
-        "version": topic.version,
-        "canonicalClaim": topic.canonical_claim,
-        "jurisdiction": topic.jurisdiction,
-        "authority": topic.authority,
-        "sourceRef": topic.source_ref,
-        "effectiveDate": _date(topic.effective_date),
-        "expiryDate": _date(topic.expiry_date),
-        "assumptions": topic.assumptions or [],
-        "dependsOn": deps,
-        "creatorId": topic.creator_id,
-        "approvalPolicy": topic.approval_policy,
-        "allowSelfApproval": topic.allow_self_approval,
-        "consensusRatio": topic.consensus_ratio,
-        "consensusSince": iso(topic.consensus_since),
-        "lastVerifiedAt": iso(topic.last_verified_at),
-        "participantCount": counts.get("participants", 0),
-        "proposalCount": counts.get("proposals", 0),
-        "createdAt": iso(topic.created_at),
-        "updatedAt": iso(topic.updated_at),
-    }
+@dataclass(frozen=True)
+class TopicView:
+    """A topic as the API shows it: its row (the model, or the list's row of its columns without the content),
+    its active participants, its proposals and the topics it depends on, in the order they were linked."""
+
+    topic: Topic | Row[*tuple[Any, ...]]
+    participants: int
+    proposals: int
+    depends_on: list[str]
+
+
+@dataclass(frozen=True)
+class TopicPage:
+    """One page of the topic list, and how many topics match in all."""
+
+    topics: list[TopicView]
+    total: int
+    limit: int
+    offset: int
 
 
 _CONTENT = select(
@@ -365,37 +350,47 @@ _CONTENT = select(
 ).where(_TOPICS.c.id == bindparam("p_topic"))
 
 
-async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Dependency:
+    """A topic depended on, directly (depth 1) or through others, and how."""
+
+    topic: Topic
+    relationship: str
+    depth: int
+
+
+@dataclass(frozen=True)
+class TopicContent:
+    """A topic's Markdown (followed by its dependencies' when they were resolved) and what it is of: `topic`
+    is the row of the columns it reads; `resolved` is None unless the dependencies were asked for."""
+
+    topic: Row[*tuple[Any, ...]]
+    content: str
+    resolved: list[Dependency] | None
+
+
+async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> TopicContent:
     key = canonical_id(topic_id)
     topic = (await session.execute(_CONTENT, {"p_topic": key})).first() if key else None
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
-    out: dict[str, Any] = {
-        "topicId": topic.id,
-        "title": topic.title,
-        "status": topic.status,
-        "version": topic.version,
-        "content": topic.content,
-        "updatedAt": iso(topic.updated_at),
-    }
-    if resolve:
-        resolved = await _resolve_dependencies(session, topic.id)
-        parts = [topic.content.rstrip("\n")]
-        for dep in resolved:
-            parts.append(
-                f"\n---\n\n<!-- dependency topic:{dep['id']} "
-                f"({dep['relationship']}, depth {dep['depth']}) -->\n\n" + dep["content"].rstrip("\n")
-            )
-        out["content"] = "\n".join(parts) + "\n"
-        out["resolvedDependencies"] = [{k: v for k, v in d.items() if k != "content"} for d in resolved]
-    return out
+    if not resolve:
+        return TopicContent(topic, topic.content, None)
+    resolved = await _resolve_dependencies(session, topic.id)
+    parts = [topic.content.rstrip("\n")]
+    for dep in resolved:
+        parts.append(
+            f"\n---\n\n<!-- dependency topic:{dep.topic.id} "
+            f"({dep.relationship}, depth {dep.depth}) -->\n\n" + dep.topic.content.rstrip("\n")
+        )
+    return TopicContent(topic, "\n".join(parts) + "\n", resolved)
 
 
-async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[Dependency]:
     """Every topic this one depends on, transitively, breadth-first, each once."""
     seen = {topic_id}
     frontier = [topic_id]
-    out: list[dict[str, Any]] = []
+    out: list[Dependency] = []
     depth = 0
     while frontier:
         depth += 1
@@ -413,18 +408,7 @@ async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[di
                 continue
             seen.add(dep.id)
             frontier.append(dep.id)
-            out.append(
-                {
-                    "id": dep.id,
-                    "title": dep.title,
-                    "tier": dep.tier,
-                    "status": dep.status,
-                    "relationship": relationship,
-                    "depth": depth,
-                    "version": dep.version,
-                    "content": dep.content,
-                }
-            )
+            out.append(Dependency(dep, relationship, depth))
     return out
 
 
@@ -437,7 +421,15 @@ async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
     }
 
 
-async def participants(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class Participant:
+    """An agent on a topic: its participation (role, join, leave, done signal) and the agent."""
+
+    participation: TopicParticipant
+    agent: Agent
+
+
+async def participants(session: AsyncSession, topic_id: str) -> list[Participant]:
     topic = await get(session, topic_id)
     rows = (
         await session.execute(
@@ -447,20 +439,7 @@ async def participants(session: AsyncSession, topic_id: str) -> list[dict[str, A
             .order_by(TopicParticipant.joined_at, TopicParticipant.id)
         )
     ).all()
-    return [
-        {
-            "agentId": a.id,
-            "agentName": a.name,
-            "model": a.model,
-            "role": p.role,
-            "joinedAt": iso(p.joined_at),
-            "isActive": p.left_at is None,
-            "doneStatus": p.done_status,
-            "doneAt": iso(p.done_at),
-            "doneSummary": p.done_summary,
-        }
-        for p, a in rows
-    ]
+    return [Participant(p, a) for p, a in rows]
 
 
 async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:

@@ -8,9 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from domain.consensus import completions, records
+from domain.consensus import completions, engine, records
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
-from domain.consensus.models import EscalationPriority, VoteKindField
+from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import membership, sharing
 from domain.documents.agents import Departure
@@ -601,6 +601,21 @@ class VoteResult(Out):
     status: ProposalStatus = Field(description="The proposal's status after this vote")
     votes: VoteCounts
     requiredApprovals: int
+
+    @classmethod
+    def of(cls, cast: engine.VoteCast) -> VoteResult:
+        p = cast.proposal
+        kind = VoteKind(cast.vote)
+        return cls(
+            proposalId=p.id,
+            vote=kind,
+            recorded=True,
+            decision=kind,
+            votedAt=iso(cast.voted_at),
+            status=ProposalStatus(p.status),
+            votes=VoteCounts(approve=p.approve_count, reject=p.reject_count, object=p.object_count),
+            requiredApprovals=cast.required_approvals,
+        )
 
 
 class Escalation(Out):

@@ -18,8 +18,9 @@ from pydantic import BaseModel, Field
 
 from web.kernel.metrics import refresh_rate_limits
 from web.kernel.ratelimit import describe
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from workers.broker import is_embedded
 
 routes = Routes()
@@ -56,8 +57,8 @@ class Readiness(BaseModel):
     tags=["Health"],
     response=Health,
 )
-async def healthz(request: web.Request) -> web.Response:
-    return json_response({"status": "ok", "pid": os.getpid()})
+async def healthz(request: web.Request) -> Answer:
+    return {"status": "ok", "pid": os.getpid()}
 
 
 @routes.route(
@@ -68,7 +69,7 @@ async def healthz(request: web.Request) -> web.Response:
     response=Readiness,
     errors={503: "The database is unreachable"},
 )
-async def readyz(request: web.Request) -> web.Response:
+async def readyz(request: web.Request) -> Answer:
     rt = runtime(request)
     timeout = rt.settings.redis_timeout_seconds
     # Concurrently: a readiness answer waits for the slowest check, not for their sum.
@@ -88,7 +89,7 @@ async def readyz(request: web.Request) -> web.Response:
         "broker": broker,
         "rateLimits": limits,
     }
-    return json_response(body, status=200 if db_ok else 503)
+    return Reply(body, status=200 if db_ok else 503)
 
 
 async def _broker_problem(broker: dramatiq.Broker, timeout: float) -> str | None:

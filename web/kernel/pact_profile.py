@@ -15,8 +15,9 @@ from domain.kernel import log_roots
 from domain.kernel.event_record import EntityType
 from domain.pact import profile as pact
 from web.kernel.appkeys import APP_NAME
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import API, Api, Routes, json_response
+from web.kernel.routing import API, Api, Routes
 from web.kernel.sse import request_realtime_endpoint
 from web.kernel.wire import Exact
 
@@ -177,7 +178,7 @@ def to_wire(found: pact.Profile) -> PactProfile:
     tags=["PACT"],
     response=PactProfile,
 )
-async def implementation_profile(request: web.Request) -> web.Response:
+async def implementation_profile(request: web.Request) -> Answer:
     api = request.app[API]
     resource_type = RESOURCE_TYPES[request.app[APP_NAME]](proposal_payload(api))
     # The key is read (or generated once) from the data directory on first use: off the event loop.
@@ -188,4 +189,4 @@ async def implementation_profile(request: web.Request) -> web.Response:
         log_signing_key=key,
     )
     found = pact.build(route_pairs(api), resource_type, endpoints)
-    return json_response(to_wire(found).model_dump(mode="json"), headers=CACHE)
+    return Reply(to_wire(found), headers=CACHE)

@@ -3,7 +3,6 @@ the presented API key and the domain Context."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Awaitable, Callable, Hashable
 from contextlib import AbstractAsyncContextManager
@@ -17,6 +16,7 @@ from runtime.process import Runtime
 from web.kernel.access import ACCESS, Anonymous
 from web.kernel.appkeys import RATE_LIMITS, READ_CACHE, REQUEST_ID, RUNTIME
 from web.kernel.ratelimit import RateLimits
+from web.kernel.replies import SHAPE
 
 _COUNTRY = re.compile(r"^[A-Z]{2}$")
 
@@ -82,13 +82,15 @@ def context(request: web.Request, actor: Actor | None = None) -> Context:
 async def cached_json(
     request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
 ) -> web.Response:
-    """A JSON response for an anonymous read, served from the app's read cache. The request's target is
-    learnt as this entry's (`ReadCache.learn`): while the entry is fresh, the next GET of the same target is
-    answered with it before routing (web/kernel/middleware.py `serve_hot_reads`)."""
+    """A JSON response for an anonymous read, served from the app's read cache. The entry is the answer's
+    bytes, serialised through the operation's response model once, when the cache fills (never per request).
+    The request's target is learnt as this entry's (`ReadCache.learn`): while the entry is fresh, the next
+    GET of the same target is answered with it before routing (web/kernel/middleware.py `serve_hot_reads`)."""
     cache = request.app[READ_CACHE]
+    shape = request[SHAPE]  # set by the operation (web/kernel/routing.py Api.handler)
 
     async def render(session: AsyncSession) -> bytes:
-        return json.dumps(await make(session), separators=(",", ":"), default=str).encode()
+        return shape.dump(await make(session))
 
     resource = request.match_info.route.resource
     if resource is not None and request.method == "GET" and isinstance(request.get(ACCESS), Anonymous):

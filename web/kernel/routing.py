@@ -7,6 +7,7 @@ import json
 import re
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from aiohttp import hdrs, web
@@ -15,9 +16,13 @@ from pydantic.json_schema import models_json_schema
 
 from domain.kernel.errors import BadRequest, UnsupportedMediaType
 from web.kernel.access import ACCESS, ANONYMOUS, CREDITS_REMAINING, Access, Anonymous, Commercial, Guard
+from web.kernel.replies import ANSWER_MISMATCH, SHAPE, Reply, ResponseMismatch, Shape
 from web.kernel.request import runtime
 
 Handler = Callable[..., Awaitable[web.StreamResponse]]
+# An operation's endpoint: a Response of its own, or a value (a Reply for another status or headers) that
+# the operation serialises through its response model (web/kernel/replies.py).
+Endpoint = Callable[..., Awaitable[Any]]
 
 
 def validation_message(exc: ValidationError, where: str) -> str:
@@ -151,7 +156,7 @@ async def read_json(request: web.Request, *, optional: bool = False) -> Any:
 class Operation:
     method: str
     path: str
-    endpoint: Handler
+    endpoint: Endpoint
     summary: str
     tags: list[str]
     body: type[BaseModel] | None
@@ -175,6 +180,22 @@ class Operation:
     error_model: type[BaseModel] | None = None
     # Statuses whose error body is the operation's own, as JSON (PACT's onboard-response rejection on 422).
     refusals: dict[int, type[BaseModel]] = field(default_factory=dict)
+
+    @cached_property
+    def shape(self) -> Shape | None:
+        """The response model as a strict checker and serialiser, built once for the operation."""
+        return (
+            Shape(self.response, f"{self.method} {self.path}", self.status)
+            if self.response is not None
+            else None
+        )
+
+    @cached_property
+    def refused(self) -> dict[int, Shape]:
+        """The operation's own refusal bodies by status (PACT's onboard rejection), as answer shapes."""
+        return {
+            code: Shape(m, f"{self.method} {self.path} ({code})", code) for code, m in self.refusals.items()
+        }
 
     @property
     def auth(self) -> str | None:
@@ -215,8 +236,8 @@ class Routes:
         body_media: str = "application/json",
         error_model: type[BaseModel] | None = None,
         refusals: dict[int, type[BaseModel]] | None = None,
-    ) -> Callable[[Handler], Handler]:
-        def register(fn: Handler) -> Handler:
+    ) -> Callable[[Endpoint], Endpoint]:
+        def register(fn: Endpoint) -> Endpoint:
             self.operations.append(
                 Operation(
                     method.upper(),
@@ -328,6 +349,8 @@ class Api:
         guard = self.guards.get(type(op.access))
         metered = op.metered
         queries = _Queries(op.query) if op.query is not None and op.query.model_config.get("frozen") else None
+        shape = op.shape  # built here, with the routes, not at the first request
+        refused = op.refused
 
         async def run(request: web.Request) -> web.StreamResponse:
             request[ACCESS] = op.access
@@ -338,7 +361,13 @@ class Api:
                 kwargs["query"] = parse_query(op.query, request)
             if op.body is not None:
                 kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
-            response = await op.endpoint(request, **kwargs)
+            if shape is not None:
+                request[SHAPE] = shape  # for a cached read's serialisation (web/kernel/request.py)
+            try:
+                response = _answer(op, shape, refused, await op.endpoint(request, **kwargs))
+            except ResponseMismatch as exc:
+                request[ANSWER_MISMATCH] = str(exc)  # for the suite's checker (tests/response_check.py)
+                raise  # a programming error: logged with the operation, answered 500 (docs/decisions.md)
             if metered and response.status < 400 and CREDITS_REMAINING not in request:
                 raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
             return response
@@ -499,6 +528,19 @@ class Api:
         }
 
 
+def _answer(op: Operation, shape: Shape | None, refused: dict[int, Shape], result: Any) -> web.StreamResponse:
+    """The endpoint's result as the response: its own Response as it is, a value through the model (or,
+    for a refusal status the operation declares a body of its own for, through that body's model)."""
+    if isinstance(result, web.StreamResponse):
+        return result
+    reply = result if isinstance(result, Reply) else Reply(result)
+    status = reply.status or op.status
+    shape = refused.get(status, shape)
+    if shape is None:
+        raise ResponseMismatch(f"{op.method} {op.path} declares no response model: it must answer a Response")
+    return shape.response(reply.value, status, reply.headers)
+
+
 # The app's Api, for handlers that describe the app itself (registration lists its endpoints).
 API = web.AppKey("api", Api)
 
@@ -541,12 +583,9 @@ def _op_id(path: str) -> str:
     return re.sub(r"[^a-zA-Z0-9]+", "_", path).strip("_")
 
 
-def model_response(model: BaseModel, *, status: int = 200) -> web.Response:
-    """A response model as the JSON body (the model already holds the wire names)."""
-    return json_response(model.model_dump(mode="json"), status=status)
-
-
 def json_response(data: Any, *, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    """A JSON body no operation's model describes: error bodies, the OpenAPI document, the lab's dialect.
+    An operation's answer is its handler's value instead, serialised through its model (Api.handler)."""
     return web.Response(
         body=json.dumps(data, separators=(",", ":"), default=str).encode(),
         status=status,

@@ -5,14 +5,13 @@ and these answers keep them; the additive keyed maps (`members_by_principal`, `c
 `obligations_by_ref`) and liveness fields are what the PACT conformance vectors read.
 
 A field the caller may not see (§17.13: a cross-org counterparty's name and enumerations) is omitted, not
-null: these answers are sent without their None fields (`sparse_response`)."""
+null: these answers are sent without their None fields (`sparse`)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from aiohttp import web
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.consensus import records
@@ -25,13 +24,13 @@ from domain.kernel.errors import Unprocessable
 from domain.kernel.event_record import cursor_of
 from domain.kernel.events import MAX_SEQ
 from web.kernel.events import CURSOR_PATTERN
-from web.kernel.routing import json_response
 from web.kernel.wire import Exact, Rule, Text, Timestamp
 
 
-def sparse_response(model: BaseModel, *, status: int = 200) -> web.Response:
-    """The model as the JSON body, its None fields left out (elided, §17.13)."""
-    return json_response(model.model_dump(mode="json", exclude_none=True), status=status)
+def sparse(model: BaseModel) -> dict[str, Any]:
+    """The model's wire body with its None fields left out (elided, §17.13); the operation then writes it
+    through its response model."""
+    return model.model_dump(mode="json", exclude_none=True)
 
 
 def _event_id(seq: int) -> str | None:

@@ -33,7 +33,7 @@ from web.app import create_docs_app
 from web.docs.agents.sessions import ONBOARD_POLICY
 from web.kernel.errors import render
 from web.kernel.routing import json_response
-from web.kernel.sessions_wire import StatusOut, sparse_response
+from web.kernel.sessions_wire import StatusOut, sparse
 from web.lab.dialect import vector_dialect
 
 PRINCIPAL_HEADER = "X-Pact-Principal"
@@ -102,7 +102,7 @@ async def hide_existence(request: web.Request, handler: Handler) -> web.StreamRe
         heartbeat_timeout_seconds=timeout,
         snapshot_at=utcnow(),
     )
-    return sparse_response(StatusOut.of(empty))
+    return json_response(sparse(StatusOut.of(empty)))  # the lab's dialect answers before any operation
 
 
 def policy_of(resource_id: str) -> dict[str, int]:
@@ -113,7 +113,7 @@ def policy_of(resource_id: str) -> dict[str, int]:
 
 async def reset(request: web.Request) -> web.Response:
     await request.app[LAB].reset()
-    return json_response({"reset": True})
+    return json_response({"reset": True})  # the lab's own control route, outside the Api
 
 
 def create_lab_app(rt: Runtime, lab: Lab) -> web.Application:

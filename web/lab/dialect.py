@@ -39,7 +39,7 @@ from web.docs.auth import caller, check_service
 from web.docs.schemas import DocumentDone
 from web.kernel.access import Service
 from web.kernel.request import runtime
-from web.kernel.routing import model_response
+from web.kernel.routing import json_response
 
 PROPOSALS = re.compile(r"^/api/pact/([^/]+)/proposals$")
 DONE = re.compile(r"^/api/pact/([^/]+)/done$")
@@ -78,7 +78,8 @@ def _named(raw: bytes) -> dict[str, Any] | None:
 
 async def _answer(session: Any, proposal: Proposal, *, created: bool) -> web.Response:
     proposer = await profiles.principal_of(session, RESOURCE, proposal.resource_id, proposal.author_id)
-    return model_response(
+    # The lab's dialect answers before any operation, so it writes its model itself.
+    return json_response(
         VectorProposalOut(
             proposalId=proposal.id,
             sectionId=proposal.section_id,
@@ -87,7 +88,7 @@ async def _answer(session: Any, proposal: Proposal, *, created: bool) -> web.Res
             created=created,
             proposer=proposer,
             created_at=iso_z(proposal.created_at),
-        )
+        ).model_dump(mode="json")
     )
 
 
@@ -113,7 +114,7 @@ async def _done(request: web.Request, document_id: str) -> web.Response:
         signal = await completions.done(
             session, caller(request), document_id, status=CompletionStatus.ALIGNED, summary=None
         )
-    return model_response(DocumentDone.of(signal))
+    return json_response(DocumentDone.of(signal).model_dump(mode="json"))
 
 
 @web.middleware

@@ -47,8 +47,9 @@ from web.kernel.events import (
     StreamQuery,
 )
 from web.kernel.locks import Lock, Unlocked
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, model_response
+from web.kernel.routing import Routes
 
 # A section is looked up in the converted Markdown: none while converting (409), nor after a failure.
 CONVERSION_FAILED = {422: "The document's conversion failed: it has no sections"}
@@ -66,11 +67,11 @@ route = document_route(routes)
     errors={409: "Already joined"},
     access=Service("tap:write"),
 )
-async def join(request: web.Request, body: JoinBody) -> web.Response:
+async def join(request: web.Request, body: JoinBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.join(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+    return result
 
 
 @route(
@@ -82,11 +83,11 @@ async def join(request: web.Request, body: JoinBody) -> web.Response:
     response=Left,
     access=Service("tap:write"),
 )
-async def leave(request: web.Request, body: LeaveBody) -> web.Response:
+async def leave(request: web.Request, body: LeaveBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         departed = await tap.leave(session, who, doc_id(request), body.agentId)
-    return model_response(Left.of(departed))
+    return Left.of(departed)
 
 
 @route(
@@ -100,13 +101,13 @@ async def leave(request: web.Request, body: LeaveBody) -> web.Response:
     errors={404: "No active agent with that id on the document (agent.not_found)"},
     access=Service("documents:write"),
 )
-async def remove(request: web.Request, body: RemoveAgentBody) -> web.Response:
+async def remove(request: web.Request, body: RemoveAgentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         departed = await tap.remove(
             session, who, doc_id(request), request.match_info["agentId"], reason=body.reason
         )
-    return model_response(Removed.of(departed))
+    return Removed.of(departed)
 
 
 @routes.route(
@@ -118,11 +119,11 @@ async def remove(request: web.Request, body: RemoveAgentBody) -> web.Response:
     access=Service("tap:read"),
     errors={**AUTH, **NOT_FOUND},
 )
-async def agents(request: web.Request) -> web.Response:
+async def agents(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.agents(session, who, doc_id(request))
-    return json_response(result)
+    return result
 
 
 @route(
@@ -133,11 +134,11 @@ async def agents(request: web.Request) -> web.Response:
     errors={409: "Still converting", 422: "Failed"},
     access=Service("tap:read"),
 )
-async def content(request: web.Request) -> web.Response:
+async def content(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.content(session, who, doc_id(request))
-    return json_response(result)
+    return result
 
 
 @route(
@@ -149,13 +150,13 @@ async def content(request: web.Request) -> web.Response:
     errors={409: "Still converting, or the cursor's section is gone (the document changed)", 422: "Failed"},
     access=Service("tap:read"),
 )
-async def section_tree(request: web.Request, query: SectionsQuery) -> web.Response:
+async def section_tree(request: web.Request, query: SectionsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.section_tree(
             session, who, doc_id(request), limit=query.limit or tap.SECTIONS_PAGE, cursor=query.cursor
         )
-    return json_response(result)
+    return result
 
 
 @route(
@@ -167,13 +168,13 @@ async def section_tree(request: web.Request, query: SectionsQuery) -> web.Respon
     status=201,
     access=Service("tap:write"),
 )
-async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
+async def declare_intent(request: web.Request, body: IntentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.declare_intent(
             session, who, doc_id(request), section_id=body.sectionId, goal=body.goal, category=body.category
         )
-    return model_response(IntentOut.of(intent), status=201)
+    return IntentOut.of(intent)
 
 
 @route(
@@ -184,11 +185,11 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
     response=IntentList,
     access=Service("tap:read"),
 )
-async def list_intents(request: web.Request, query: SectionQuery) -> web.Response:
+async def list_intents(request: web.Request, query: SectionQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_intents(session, who, doc_id(request), query.sectionId)
-    return model_response(IntentList.of(found))
+    return IntentList.of(found)
 
 
 @route(
@@ -200,13 +201,13 @@ async def list_intents(request: web.Request, query: SectionQuery) -> web.Respons
     status=201,
     access=Service("tap:write"),
 )
-async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
+async def publish_constraint(request: web.Request, body: ConstraintBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.publish_constraint(
             session, who, doc_id(request), section_id=body.sectionId, boundary=body.boundary, type_=body.type
         )
-    return model_response(ConstraintOut.of(constraint), status=201)
+    return ConstraintOut.of(constraint)
 
 
 @route(
@@ -217,11 +218,11 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
     response=ConstraintList,
     access=Service("tap:read"),
 )
-async def list_constraints(request: web.Request, query: ConstraintQuery) -> web.Response:
+async def list_constraints(request: web.Request, query: ConstraintQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.list_constraints(session, who, doc_id(request), query.sectionId, query.status)
-    return model_response(ConstraintList.of(found))
+    return ConstraintList.of(found)
 
 
 @route(
@@ -232,13 +233,13 @@ async def list_constraints(request: web.Request, query: ConstraintQuery) -> web.
     response=SalienceOut,
     access=Service("tap:write"),
 )
-async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
+async def set_salience(request: web.Request, body: SalienceBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         score = await records.set_salience(
             session, who, doc_id(request), section_id=body.sectionId, score=body.score
         )
-    return model_response(SalienceOut.of(score))
+    return SalienceOut.of(score)
 
 
 @route(
@@ -248,11 +249,11 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
     response=SalienceMap,
     access=Service("tap:read"),
 )
-async def salience(request: web.Request) -> web.Response:
+async def salience(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await records.salience_map(session, who, doc_id(request))
-    return model_response(SalienceMap.of(found))
+    return SalienceMap.of(found)
 
 
 @route(
@@ -265,13 +266,13 @@ async def salience(request: web.Request) -> web.Response:
     errors={409: "Locked by another agent, or the document is still being converted", **CONVERSION_FAILED},
     access=Service("tap:write"),
 )
-async def lock(request: web.Request, body: LockBody) -> web.Response:
+async def lock(request: web.Request, body: LockBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         lock = await locks.lock_section(
             session, who, doc_id(request), request.match_info["sectionId"], body.ttlSeconds
         )
-    return model_response(Lock.of(lock))
+    return Lock.of(lock)
 
 
 @route(
@@ -281,11 +282,11 @@ async def lock(request: web.Request, body: LockBody) -> web.Response:
     response=Unlocked,
     access=Service("tap:write"),
 )
-async def unlock(request: web.Request) -> web.Response:
+async def unlock(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         released = await locks.unlock_section(session, who, doc_id(request), request.match_info["sectionId"])
-    return model_response(Unlocked.of(released))
+    return Unlocked.of(released)
 
 
 @route(
@@ -298,11 +299,11 @@ async def unlock(request: web.Request) -> web.Response:
     errors={409: "sectionId names a section of a document still being converted", **CONVERSION_FAILED},
     access=Service("tap:write"),
 )
-async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
+async def escalate(request: web.Request, body: EscalateBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await tap.escalate(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+    return result
 
 
 @route(
@@ -313,11 +314,11 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     response=EventPage,
     access=Service("tap:read"),
 )
-async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
+async def event_page(request: web.Request, query: EventsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.event_page(session, who, doc_id(request), after=query.after, limit=query.limit)
-    return json_response(result)
+    return result
 
 
 @route(
@@ -330,7 +331,7 @@ async def event_page(request: web.Request, query: EventsQuery) -> web.Response:
     errors=STREAM_ERRORS,
     access=Service("tap:read"),
 )
-async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamResponse:
+async def stream_events(request: web.Request, query: StreamQuery) -> Answer:
     who = caller(request)
     after = sse.start_after(request, query.after)
     async with runtime(request).db.read() as session:
@@ -346,10 +347,10 @@ async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamR
     response=Poll,
     access=Service("tap:read"),
 )
-async def poll(request: web.Request, query: PollQuery) -> web.Response:
+async def poll(request: web.Request, query: PollQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         page = await tap.poll(
             session, who, doc_id(request), since=query.since, section_id=query.sectionId, limit=query.limit
         )
-    return model_response(Poll.of(page))
+    return Poll.of(page)

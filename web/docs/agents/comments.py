@@ -12,8 +12,9 @@ from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
 from web.kernel.access import Service
 from web.kernel.comments import CommentBody, CommentsQuery, PactComment, PactCommentList
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -32,13 +33,13 @@ route = document_route(routes)
     },
     access=Service("comments:write"),
 )
-async def add(request: web.Request, body: CommentBody) -> web.Response:
+async def add(request: web.Request, body: CommentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         comment = await comments.add_as_agent(
             session, who, doc_id(request), section_id=body.sectionId, content=body.content
         )
-    return model_response(PactComment.of(comment), status=201)
+    return PactComment.of(comment)
 
 
 @route(
@@ -49,10 +50,10 @@ async def add(request: web.Request, body: CommentBody) -> web.Response:
     response=PactCommentList,
     access=Service("comments:read"),
 )
-async def list_comments(request: web.Request, query: CommentsQuery) -> web.Response:
+async def list_comments(request: web.Request, query: CommentsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await comments.list_on(
             session, who, doc_id(request), section_id=query.sectionId, limit=query.limit, offset=query.offset
         )
-    return model_response(PactCommentList.of(found))
+    return PactCommentList.of(found)

@@ -10,8 +10,9 @@ from web.docs.auth import caller
 from web.docs.schemas import DocumentDone, DoneBody
 from web.kernel.access import Service
 from web.kernel.completions import CompletionList
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -25,13 +26,13 @@ route = document_route(routes)
     response=DocumentDone,
     access=Service("tap:write"),
 )
-async def done(request: web.Request, body: DoneBody) -> web.Response:
+async def done(request: web.Request, body: DoneBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         signal = await completions.done(
             session, who, doc_id(request), status=body.status, summary=body.summary
         )
-    return model_response(DocumentDone.of(signal))
+    return DocumentDone.of(signal)
 
 
 @route(
@@ -41,8 +42,8 @@ async def done(request: web.Request, body: DoneBody) -> web.Response:
     response=CompletionList,
     access=Service("tap:read"),
 )
-async def list_completions(request: web.Request) -> web.Response:
+async def list_completions(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await completions.completions_of(session, who, doc_id(request))
-    return model_response(CompletionList.of(found))
+    return CompletionList.of(found)

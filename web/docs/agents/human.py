@@ -27,8 +27,9 @@ from web.kernel.human import (
     query_state_of,
     state_of,
 )
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -49,7 +50,7 @@ PERSON = {403: "The key or person lacks the scope tap:write, or a service key (a
     },
     access=Service("tap:write"),
 )
-async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
+async def ask_human(request: web.Request, body: AskHumanBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         found = await people.ask(
@@ -61,7 +62,7 @@ async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
             context=body.context or None,
             timeout_seconds=body.timeoutSeconds,
         )
-    return model_response(HumanQuery.of(found), status=201)
+    return HumanQuery.of(found)
 
 
 @route(
@@ -73,7 +74,7 @@ async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
     response=HumanQueryList,
     access=Service("tap:read"),
 )
-async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web.Response:
+async def human_responses(request: web.Request, query: HumanQueriesQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await people.listing(
@@ -85,7 +86,7 @@ async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web
             limit=query.limit,
             offset=query.offset,
         )
-    return model_response(HumanQueryList.of(found))
+    return HumanQueryList.of(found)
 
 
 @route(
@@ -100,13 +101,13 @@ async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web
     },
     access=Service("tap:write"),
 )
-async def respond(request: web.Request, body: RespondBody) -> web.Response:
+async def respond(request: web.Request, body: RespondBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         found = await human.respond_on_document(
             session, who, doc_id(request), request.match_info["queryId"], text=body.answer
         )
-    return model_response(HumanQuery.of(found))
+    return HumanQuery.of(found)
 
 
 @route(
@@ -123,11 +124,11 @@ async def respond(request: web.Request, body: RespondBody) -> web.Response:
     },
     access=Service("tap:write"),
 )
-async def resolve(request: web.Request, body: ResolveBody) -> web.Response:
+async def resolve(request: web.Request, body: ResolveBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         found = await human.resolve_on_document(session, who, doc_id(request), body.request())
-    return model_response(Resolved.of(found))
+    return Resolved.of(found)
 
 
 @route(
@@ -139,7 +140,7 @@ async def resolve(request: web.Request, body: ResolveBody) -> web.Response:
     response=AgentEscalationList,
     access=Service("tap:read"),
 )
-async def list_escalations(request: web.Request, query: EscalationsQuery) -> web.Response:
+async def list_escalations(request: web.Request, query: EscalationsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await people.listing(
@@ -151,4 +152,4 @@ async def list_escalations(request: web.Request, query: EscalationsQuery) -> web
             limit=query.limit,
             offset=query.offset,
         )
-    return model_response(AgentEscalationList.of(found))
+    return AgentEscalationList.of(found)

@@ -11,8 +11,9 @@ from web.docs.auth import caller
 from web.docs.schemas import IntentOut
 from web.kernel.access import Service
 from web.kernel.collaboration import IntentObjectionBody
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -32,10 +33,10 @@ route = document_route(routes)
     },
     access=Service("tap:write"),
 )
-async def object_to_intent(request: web.Request, body: IntentObjectionBody) -> web.Response:
+async def object_to_intent(request: web.Request, body: IntentObjectionBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.object_to_intent(
             session, who, doc_id(request), request.match_info["id"], reason=body.reason
         )
-    return model_response(IntentOut.of(intent))
+    return IntentOut.of(intent)

@@ -16,8 +16,9 @@ from web.docs.auth import caller
 from web.docs.schemas import Joined, Out, Role
 from web.kernel.access import Service
 from web.kernel.invites import JOIN_TOKEN_ERRORS, TOKEN_TEXT, InviteCreate, InviteFields, JoinTokenBody
+from web.kernel.replies import Answer
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -67,7 +68,7 @@ class TokenJoined(Joined):
     status=201,
     access=Service("documents:write"),
 )
-async def issue(request: web.Request, body: InviteBody) -> web.Response:
+async def issue(request: web.Request, body: InviteBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         issued = await invites.issue(
@@ -80,7 +81,7 @@ async def issue(request: web.Request, body: InviteBody) -> web.Response:
             label=body.label,
         )
     shown = Invite.of(issued.invite).model_dump()
-    return model_response(IssuedInvite.model_validate({**shown, "token": issued.token}), status=201)
+    return IssuedInvite.model_validate({**shown, "token": issued.token})
 
 
 @route(
@@ -90,11 +91,11 @@ async def issue(request: web.Request, body: InviteBody) -> web.Response:
     response=InviteList,
     access=Service("documents:write"),
 )
-async def listed(request: web.Request) -> web.Response:
+async def listed(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await invites.listed(session, who, doc_id(request))
-    return model_response(InviteList(documentId=doc_id(request), invites=[Invite.of(i) for i in found]))
+    return InviteList(documentId=doc_id(request), invites=[Invite.of(i) for i in found])
 
 
 @route(
@@ -104,11 +105,11 @@ async def listed(request: web.Request) -> web.Response:
     response=Invite,
     access=Service("documents:write"),
 )
-async def revoke(request: web.Request) -> web.Response:
+async def revoke(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         found = await invites.revoke(session, who, doc_id(request), request.match_info["inviteId"])
-    return model_response(Invite.of(found))
+    return Invite.of(found)
 
 
 _JOIN_PATH, _JOIN_ALIASES = paths("/join-token")
@@ -124,13 +125,11 @@ _JOIN_PATH, _JOIN_ALIASES = paths("/join-token")
     response=TokenJoined,
     errors=JOIN_TOKEN_ERRORS,
 )
-async def join_token(request: web.Request, body: JoinTokenBody) -> web.Response:
+async def join_token(request: web.Request, body: JoinTokenBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("join-token", rt.settings.rate_limit_register, client_address(request))
     async with rt.db.transaction() as session:
         joined = await invites.join_with_token(
             session, context(request, None), doc_id(request), agent_name=body.agentName, token=body.token
         )
-    return model_response(
-        TokenJoined(**joined.agent, contextMode="scoped", apiKey=joined.api_key, allowedSections=None)
-    )
+    return TokenJoined(**joined.agent, contextMode="scoped", apiKey=joined.api_key, allowedSections=None)

@@ -18,8 +18,9 @@ from web.docs.schemas import (
     VoteResult,
 )
 from web.kernel.access import Service
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 VOTE_ERRORS = {409: "Already voted, or the proposal is no longer pending"}
 
@@ -37,11 +38,11 @@ route = document_route(routes)
     errors={409: "The section is locked by another agent"},
     access=Service("tap:write"),
 )
-async def propose(request: web.Request, body: ProposalBody) -> web.Response:
+async def propose(request: web.Request, body: ProposalBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.propose(session, who, doc_id(request), body.model_dump())
-    return json_response(result, status=201)
+    return result
 
 
 @route(
@@ -52,20 +53,20 @@ async def propose(request: web.Request, body: ProposalBody) -> web.Response:
     response=ProposalList,
     access=Service("tap:read"),
 )
-async def list_proposals(request: web.Request, query: ProposalQuery) -> web.Response:
+async def list_proposals(request: web.Request, query: ProposalQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await proposals.list_proposals(
             session, who, doc_id(request), section_id=query.sectionId, status=query.status
         )
-    return json_response(result)
+    return result
 
 
-async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
-    return json_response(result)
+        cast = await proposals.vote(session, who, doc_id(request), request.match_info["id"], kind, reason)
+    return VoteResult.of(cast)
 
 
 @route(
@@ -78,7 +79,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )
-async def approve(request: web.Request, body: ApproveBody) -> web.Response:
+async def approve(request: web.Request, body: ApproveBody) -> Answer:
     return await _vote(request, "approve", body.reason)
 
 
@@ -91,7 +92,7 @@ async def approve(request: web.Request, body: ApproveBody) -> web.Response:
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )
-async def reject(request: web.Request, body: RejectBody) -> web.Response:
+async def reject(request: web.Request, body: RejectBody) -> Answer:
     return await _vote(request, "reject", body.reason)
 
 
@@ -105,5 +106,5 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     errors=VOTE_ERRORS,
     access=Service("tap:write"),
 )
-async def object_(request: web.Request, body: ObjectBody) -> web.Response:
+async def object_(request: web.Request, body: ObjectBody) -> Answer:
     return await _vote(request, "object", body.reason)

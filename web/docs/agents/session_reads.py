@@ -11,8 +11,9 @@ from web.docs.auth import caller
 from web.docs.schemas import DocumentAgent, DocumentAgentList
 from web.kernel.access import Service
 from web.kernel.events import Transcript, TranscriptQuery
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -27,12 +28,12 @@ route = document_route(routes)
     access=Service("tap:read"),
     errors={**AUTH, **NOT_FOUND},
 )
-async def agent_list(request: web.Request) -> web.Response:
+async def agent_list(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.agents(session, who, doc_id(request))
     listed = DocumentAgentList([DocumentAgent.model_validate(a) for a in result["agents"]])
-    return model_response(listed)
+    return listed
 
 
 @route(
@@ -43,8 +44,8 @@ async def agent_list(request: web.Request) -> web.Response:
     response=Transcript,
     access=Service("tap:read"),
 )
-async def transcript(request: web.Request, query: TranscriptQuery) -> web.Response:
+async def transcript(request: web.Request, query: TranscriptQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await tap.transcript(session, who, doc_id(request), since=query.since, limit=query.limit)
-    return model_response(Transcript.of(found))
+    return Transcript.of(found)

@@ -19,8 +19,9 @@ from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
 from web.docs.schemas import Capability, Joined, Role
 from web.kernel.access import Service
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 from web.kernel.sessions_wire import (
     ONBOARD_ERRORS,
     SESSION_ERRORS,
@@ -36,7 +37,7 @@ from web.kernel.sessions_wire import (
     StatusOut,
     StatusQuery,
     is_refusal,
-    sparse_response,
+    sparse,
 )
 from web.kernel.wire import HAS_LETTER_OR_DIGIT, Text
 
@@ -91,11 +92,11 @@ class DocumentOnboarded(OnboardedOut):
     errors=SESSION_ERRORS,
     access=Service("tap:read"),
 )
-async def status(request: web.Request, query: StatusQuery) -> web.Response:
+async def status(request: web.Request, query: StatusQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await sessions.status(session, who, doc_id(request), query.include)
-    return sparse_response(StatusOut.of(found))
+    return sparse(StatusOut.of(found))
 
 
 @route(
@@ -106,11 +107,11 @@ async def status(request: web.Request, query: StatusQuery) -> web.Response:
     errors=SESSION_ERRORS,
     access=Service("tap:read"),
 )
-async def manifest(request: web.Request) -> web.Response:
+async def manifest(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         found = await sessions.manifest(session, who, doc_id(request))
-    return sparse_response(ManifestOut.of(found))
+    return sparse(ManifestOut.of(found))
 
 
 @route(
@@ -122,7 +123,7 @@ async def manifest(request: web.Request) -> web.Response:
     errors=SESSION_ERRORS,
     access=Service("tap:write"),
 )
-async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
+async def heartbeat(request: web.Request, body: HeartbeatBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         beat = await sessions.heartbeat(
@@ -133,7 +134,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
             attention_required=body.attention_required,
             observed_event_id=body.client_observed_event_id,
         )
-    return sparse_response(HeartbeatOut.of(beat))
+    return sparse(HeartbeatOut.of(beat))
 
 
 @route(
@@ -145,7 +146,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
     errors={**SESSION_ERRORS, 422: "The range is reversed or names events that do not exist"},
     access=Service("tap:write"),
 )
-async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
+async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         marked = await sessions.mark_read(
@@ -157,7 +158,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
             from_seq=body.from_sequence_number,
             to_seq=body.to_sequence_number,
         )
-    return sparse_response(MarkReadOut.of(marked))
+    return sparse(MarkReadOut.of(marked))
 
 
 @route(
@@ -170,7 +171,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
     refusals={422: OnboardRejected},
     access=Service("tap:write"),
 )
-async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
+async def onboard(request: web.Request, body: OnboardBody) -> Answer:
     who = caller(request)
     declared = body.role if isinstance(body.role, sessions.PactRole) else None
     join = {
@@ -197,8 +198,6 @@ async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not a problem
         if not is_refusal(exc):
             raise
-        return model_response(OnboardRejected.of(exc, doc_id(request)), status=422)
+        return Reply(OnboardRejected.of(exc, doc_id(request)), status=422)
     reg = Joined.model_validate(done.registration)
-    return model_response(
-        DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)), status=200
-    )
+    return DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId))

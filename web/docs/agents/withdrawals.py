@@ -10,8 +10,9 @@ from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
 from web.docs.schemas import ConstraintOut, Proposal
 from web.kernel.access import Service
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 route = document_route(routes)
@@ -29,11 +30,11 @@ route = document_route(routes)
     },
     access=Service("tap:write"),
 )
-async def withdraw_proposal(request: web.Request) -> web.Response:
+async def withdraw_proposal(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.withdraw(session, who, doc_id(request), request.match_info["id"])
-    return json_response(result)
+    return result
 
 
 @route(
@@ -48,10 +49,10 @@ async def withdraw_proposal(request: web.Request) -> web.Response:
     },
     access=Service("tap:write"),
 )
-async def withdraw_constraint(request: web.Request) -> web.Response:
+async def withdraw_constraint(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.withdraw_constraint(
             session, who, doc_id(request), request.match_info["id"]
         )
-    return model_response(ConstraintOut.of(constraint))
+    return ConstraintOut.of(constraint)

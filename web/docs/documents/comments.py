@@ -13,8 +13,9 @@ from web.docs.schemas import (
     CommentSearchQuery,
 )
 from web.kernel.access import Service
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -31,7 +32,7 @@ AUTH = {401: "Missing, invalid or revoked API key", 403: "The key lacks the scop
     access=Service("comments:read"),
     errors={**AUTH, 404: "No document with this documentId in the organisation"},
 )
-async def search_comments(request: web.Request, query: CommentSearchQuery) -> web.Response:
+async def search_comments(request: web.Request, query: CommentSearchQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await comments.search(
@@ -43,7 +44,7 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> we
             page=query.page,
             page_size=query.pageSize,
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -57,11 +58,11 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> we
     access=Service("comments:write"),
     errors={**AUTH, 404: "No such document", 422: "paragraphId is not a section of the document"},
 )
-async def create_comment(request: web.Request, body: CommentBody) -> web.Response:
+async def create_comment(request: web.Request, body: CommentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await comments.create(session, who, body.model_dump())
-    return json_response(result, status=201)
+    return result
 
 
 @routes.route(
@@ -73,8 +74,8 @@ async def create_comment(request: web.Request, body: CommentBody) -> web.Respons
     access=Service("comments:write"),
     errors={401: AUTH[401], 403: "Scope missing, or neither owner nor author", 404: "No such comment"},
 )
-async def resolve_comment(request: web.Request) -> web.Response:
+async def resolve_comment(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await comments.resolve(session, who, request.match_info["id"])
-    return json_response(result)
+    return result

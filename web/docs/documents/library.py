@@ -21,8 +21,9 @@ from web.docs.schemas import (
     UploadForm,
 )
 from web.kernel.access import Service
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, parse_model
+from web.kernel.routing import Routes, parse_model
 
 routes = Routes()
 
@@ -67,7 +68,7 @@ async def _small_field(part: BodyPartReader, name: str) -> str:
     },
     aliases=["/api/masterdocuments/upload", "/api/masterdocuments"],
 )
-async def upload(request: web.Request) -> web.Response:
+async def upload(request: web.Request) -> Answer:
     who = caller(request)
     rt = runtime(request)
     if not request.content_type.startswith("multipart/form-data"):
@@ -115,7 +116,7 @@ async def upload(request: web.Request) -> web.Response:
         field="file",
         approval=Approval(form.approvalPolicy, form.allowSelfApproval),
     )
-    return json_response(result, status=202, headers={"Location": f"/api/documents/{result['id']}"})
+    return Reply(result, headers={"Location": f"/api/documents/{result['id']}"})
 
 
 @routes.route(
@@ -129,13 +130,13 @@ async def upload(request: web.Request) -> web.Response:
     errors=AUTH,
     aliases=["/api/masterdocuments"],
 )
-async def list_documents(request: web.Request, query: DocumentListQuery) -> web.Response:
+async def list_documents(request: web.Request, query: DocumentListQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await library.list_documents(
             session, who, tag=query.tag, page=query.page, page_size=query.pageSize
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -148,11 +149,11 @@ async def list_documents(request: web.Request, query: DocumentListQuery) -> web.
     errors={**AUTH, **NOT_FOUND},
     aliases=["/api/masterdocuments/{id}"],
 )
-async def get_document(request: web.Request) -> web.Response:
+async def get_document(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await library.metadata(session, who, request.match_info["id"])
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -166,7 +167,7 @@ async def get_document(request: web.Request) -> web.Response:
     errors={**AUTH, **NOT_FOUND, 403: "The key lacks the scope, or did not upload the document"},
     aliases=["/api/masterdocuments/{id}"],
 )
-async def set_approval(request: web.Request, body: DocumentApprovalBody) -> web.Response:
+async def set_approval(request: web.Request, body: DocumentApprovalBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await proposals.set_approval(
@@ -176,7 +177,7 @@ async def set_approval(request: web.Request, body: DocumentApprovalBody) -> web.
             policy=body.approvalPolicy,
             allow_self_approval=body.allowSelfApproval,
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(

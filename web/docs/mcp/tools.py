@@ -684,7 +684,8 @@ async def list_proposals(session: AsyncSession, who: Caller, a: ProposalFilterAr
     Effect.REPLACES,
 )
 async def approve(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
-    return await proposals.vote(session, who, a.documentId, a.proposalId, "approve", a.reason)
+    cast = await proposals.vote(session, who, a.documentId, a.proposalId, "approve", a.reason)
+    return schemas.VoteResult.of(cast).model_dump(mode="json")
 
 
 @tool(
@@ -699,7 +700,8 @@ async def approve(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, 
     params={"reason": "Why you reject it, for the author and the reviewers (required)."},
 )
 async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str, Any]:
-    return await proposals.vote(session, who, a.documentId, a.proposalId, "reject", a.reason)
+    cast = await proposals.vote(session, who, a.documentId, a.proposalId, "reject", a.reason)
+    return schemas.VoteResult.of(cast).model_dump(mode="json")
 
 
 @tool(
@@ -712,7 +714,8 @@ async def reject(session: AsyncSession, who: Caller, a: RejectArgs) -> dict[str,
     Effect.REPLACES,
 )
 async def object_(session: AsyncSession, who: Caller, a: VoteArgs) -> dict[str, Any]:
-    return await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)
+    cast = await proposals.vote(session, who, a.documentId, a.proposalId, "object", a.reason)
+    return schemas.VoteResult.of(cast).model_dump(mode="json")
 
 
 class WithdrawArgs(DocArgs):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Collection
 from functools import wraps
 from typing import Any
 from urllib.parse import unquote
@@ -35,8 +35,9 @@ from web.docs.oauth.schemas import (
     TokenResponse,
 )
 from web.kernel.forms import posted
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, json_response, nul_field, read_json
+from web.kernel.routing import Endpoint, Routes, json_response, nul_field, read_json
 
 routes = Routes()
 
@@ -45,21 +46,20 @@ FORM = "application/x-www-form-urlencoded"
 TAGS = ["OAuth"]
 DOCUMENTATION = "docs/mcp.md"
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
 
 def oauth_error(exc: OAuthError, headers: dict[str, str] | None = None) -> web.Response:
+    # A refusal in OAuth's own error body (the operation's error_model), not the operation's answer.
     return json_response(exc.body(), status=exc.status, headers={**NO_STORE, **(headers or {})})
 
 
-def speaks_oauth(fn: Handler) -> Handler:
+def speaks_oauth(fn: Endpoint) -> Endpoint:
     """Every refusal of the endpoint as OAuth's error body: its own, the app's (a rate limit) and aiohttp's
     (a body too large)."""
 
     @wraps(fn)
-    async def run(request: web.Request) -> web.StreamResponse:
+    async def run(request: web.Request) -> Answer:
         try:
-            return await fn(request)
+            return await fn(request)  # type: ignore[no-any-return]
         except OAuthError as exc:
             headers = {"WWW-Authenticate": 'Basic realm="concord"'} if exc.status == 401 else None
             return oauth_error(exc, headers)
@@ -79,7 +79,7 @@ def speaks_oauth(fn: Handler) -> Handler:
 # ---- discovery --------------------------------------------------------------------------------------
 
 
-def _protected_resource(request: web.Request) -> web.Response:
+def _protected_resource(request: web.Request) -> Reply:
     base = urls.base_url(request)
     body = {
         "resource": urls.mcp_resource(request),
@@ -89,7 +89,7 @@ def _protected_resource(request: web.Request) -> web.Response:
         "resource_name": "Concord documents (MCP)",
         "resource_documentation": f"{base}/docs",
     }
-    return json_response(body, headers={"Cache-Control": "public, max-age=300"})
+    return Reply(body, headers={"Cache-Control": "public, max-age=300"})
 
 
 @routes.route(
@@ -100,7 +100,7 @@ def _protected_resource(request: web.Request) -> web.Response:
     tags=TAGS,
     response=ProtectedResourceMetadata,
 )
-async def protected_resource_mcp(request: web.Request) -> web.Response:
+async def protected_resource_mcp(request: web.Request) -> Answer:
     return _protected_resource(request)
 
 
@@ -111,7 +111,7 @@ async def protected_resource_mcp(request: web.Request) -> web.Response:
     tags=TAGS,
     response=ProtectedResourceMetadata,
 )
-async def protected_resource(request: web.Request) -> web.Response:
+async def protected_resource(request: web.Request) -> Answer:
     return _protected_resource(request)
 
 
@@ -122,7 +122,7 @@ async def protected_resource(request: web.Request) -> web.Response:
     tags=TAGS,
     response=AuthorizationServerMetadata,
 )
-async def authorization_server(request: web.Request) -> web.Response:
+async def authorization_server(request: web.Request) -> Answer:
     base = urls.base_url(request)
     body = {
         "issuer": urls.issuer(request),
@@ -140,7 +140,7 @@ async def authorization_server(request: web.Request) -> web.Response:
         "authorization_response_iss_parameter_supported": True,
         "service_documentation": f"{base}/docs",
     }
-    return json_response(body, headers={"Cache-Control": "public, max-age=300"})
+    return Reply(body, headers={"Cache-Control": "public, max-age=300"})
 
 
 # ---- registration -----------------------------------------------------------------------------------
@@ -164,7 +164,7 @@ async def authorization_server(request: web.Request) -> web.Response:
     },
 )
 @speaks_oauth
-async def register(request: web.Request) -> web.Response:
+async def register(request: web.Request) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("oauth-register", rt.settings.rate_limit_register, client_address(request))
     try:
@@ -176,7 +176,7 @@ async def register(request: web.Request) -> web.Response:
         raise OAuthError("invalid_client_metadata", f"{bad}: NUL characters are not allowed")
     async with rt.db.transaction() as session:
         found = await oauth_clients.register(session, data)
-    return json_response(found, status=201, headers=NO_STORE)
+    return Reply(found, headers=NO_STORE)
 
 
 # ---- token ------------------------------------------------------------------------------------------
@@ -245,7 +245,7 @@ async def _client(request: web.Request, session: AsyncSession, form: dict[str, s
     },
 )
 @speaks_oauth
-async def token(request: web.Request) -> web.Response:
+async def token(request: web.Request) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("oauth-token", rt.settings.rate_limit_login * 6, client_address(request))
     form = await _form(request, TokenRequest.model_fields)
@@ -263,7 +263,7 @@ async def token(request: web.Request) -> web.Response:
             result = await oauth_grants.refresh(session, rt.settings, client, form)
     if isinstance(result, oauth_grants.Refused):
         raise result.error  # after the revocation it caused is committed
-    return json_response(result, headers=NO_STORE)
+    return Reply(result, headers=NO_STORE)
 
 
 @routes.route(
@@ -284,7 +284,7 @@ async def token(request: web.Request) -> web.Response:
     },
 )
 @speaks_oauth
-async def revoke(request: web.Request) -> web.Response:
+async def revoke(request: web.Request) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("oauth-token", rt.settings.rate_limit_login * 6, client_address(request))
     form = await _form(request, RevokeRequest.model_fields)
@@ -294,4 +294,4 @@ async def revoke(request: web.Request) -> web.Response:
     async with rt.db.transaction() as session:
         client = await _client(request, session, form)
         await oauth_grants.revoke(session, rt.settings, client, token, resource=urls.mcp_resource(request))
-    return json_response({}, headers=NO_STORE)
+    return Reply({}, headers=NO_STORE)

@@ -8,8 +8,9 @@ from aiohttp import web
 from domain.people import user_sessions as sessions
 from web.docs.auth import bearer_token, person_of
 from web.docs.schemas import LoggedOut, LoginBody, LogoutBody, RefreshBody, TokenPair
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -28,7 +29,7 @@ NO_STORE = {"Cache-Control": "no-store"}  # token responses are never cached (RF
         429: "Too many sign-ins from this address or for this email; see Retry-After",
     },
 )
-async def login(request: web.Request, body: LoginBody) -> web.Response:
+async def login(request: web.Request, body: LoginBody) -> Answer:
     rt = runtime(request)
     limit = rt.settings.rate_limit_login
     await rate_limits(request).hit("login", limit, client_address(request))
@@ -42,7 +43,7 @@ async def login(request: web.Request, body: LoginBody) -> web.Response:
             password=body.password,
             organisation=body.organisation,
         )
-    return json_response(pair, headers=NO_STORE)
+    return Reply(pair, headers=NO_STORE)
 
 
 @routes.route(
@@ -58,14 +59,14 @@ async def login(request: web.Request, body: LoginBody) -> web.Response:
         429: "Too many refreshes from this address",
     },
 )
-async def refresh(request: web.Request, body: RefreshBody) -> web.Response:
+async def refresh(request: web.Request, body: RefreshBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("refresh", rt.settings.rate_limit_login * 6, client_address(request))
     async with rt.db.transaction() as session:
         result = await sessions.refresh(session, rt.settings, body.refreshToken)
     if isinstance(result, sessions.Refusal):
         raise result.error  # after the session's end is committed
-    return json_response(result, headers=NO_STORE)
+    return Reply(result, headers=NO_STORE)
 
 
 @routes.route(
@@ -78,10 +79,10 @@ async def refresh(request: web.Request, body: RefreshBody) -> web.Response:
     response=LoggedOut,
     errors={401: "No credential, an unknown refresh token, or an invalid or expired access token"},
 )
-async def logout(request: web.Request, body: LogoutBody) -> web.Response:
+async def logout(request: web.Request, body: LogoutBody) -> Answer:
     rt = runtime(request)
     token = bearer_token(request)
     person = await person_of(request, token) if token and not body.refreshToken else None
     async with rt.db.transaction() as session:
         done = await sessions.logout(session, refresh_token=body.refreshToken, person=person)
-    return json_response(done)
+    return done

@@ -32,8 +32,9 @@ from web.docs.sharing.schemas import (
     VerificationSent,
 )
 from web.kernel.access import Service
+from web.kernel.replies import Answer, serialised
 from web.kernel.request import context, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 log = logging.getLogger("concord.sharing")
 routes = Routes()
@@ -100,13 +101,13 @@ def reviewer_ctx(request: web.Request, found: sharing.Visit) -> Context:
     errors={**AUTH, 404: "No such document in the key's organisation"},
     aliases=["/api/masterdocuments/{id}/share-link"],
 )
-async def create_share_link(request: web.Request, body: ShareLinkBody) -> web.Response:
+async def create_share_link(request: web.Request, body: ShareLinkBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.create(
             session, who, request.match_info["id"], body.model_dump(), base_url=base_url(request)
         )
-    return json_response(result, status=201)
+    return result
 
 
 @routes.route(
@@ -118,11 +119,11 @@ async def create_share_link(request: web.Request, body: ShareLinkBody) -> web.Re
     access=Service("documents:write"),
     errors={**AUTH, 404: "No such document in the key's organisation"},
 )
-async def list_share_links(request: web.Request) -> web.Response:
+async def list_share_links(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await sharing.list_links(session, who, request.match_info["id"])
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -134,11 +135,11 @@ async def list_share_links(request: web.Request) -> web.Response:
     access=Service("documents:write"),
     errors={**AUTH, 404: "No such document in the key's organisation, or no such link on it"},
 )
-async def revoke_share_link(request: web.Request) -> web.Response:
+async def revoke_share_link(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.revoke(session, who, request.match_info["id"], request.match_info["linkId"])
-    return json_response(result)
+    return result
 
 
 # ---- the token's holder ------------------------------------------------------------------------------
@@ -153,10 +154,10 @@ async def revoke_share_link(request: web.Request) -> web.Response:
     errors=TOKEN_ERRORS,
     aliases=["/api/documents/share-link/{token}"],
 )
-async def lookup_share_link(request: web.Request) -> web.Response:
+async def lookup_share_link(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await sharing.lookup(session, request.match_info["token"])
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -168,13 +169,13 @@ async def lookup_share_link(request: web.Request) -> web.Response:
     response=ShareView,
     errors={**TOKEN_ERRORS, **CLOSED},
 )
-async def share_view(request: web.Request) -> web.Response:
+async def share_view(request: web.Request) -> Answer:
     token = request.match_info["token"]
     async with runtime(request).db.read() as session:
         link, _ = await sharing.live_link(session, token)
         found = await sharing.visit(session, token, session_cookie(request, link.id))
         result = await sharing.document_view(session, found)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -191,11 +192,11 @@ async def share_view(request: web.Request) -> web.Response:
         403: "The link's permission does not allow commenting, or the address is not proven yet",
     },
 )
-async def share_comment(request: web.Request, body: ShareCommentBody) -> web.Response:
+async def share_comment(request: web.Request, body: ShareCommentBody) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.add_comment(session, reviewer_ctx(request, found), found, body.model_dump())
-    return json_response(result, status=201)
+    return result
 
 
 @routes.route(
@@ -211,13 +212,13 @@ async def share_comment(request: web.Request, body: ShareCommentBody) -> web.Res
         404: "No such comment on this document (or no such link)",
     },
 )
-async def share_resolve(request: web.Request) -> web.Response:
+async def share_resolve(request: web.Request) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.resolve_comment(
             session, reviewer_ctx(request, found), found, request.match_info["commentId"]
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -235,7 +236,7 @@ async def share_resolve(request: web.Request) -> web.Response:
         409: "The proposal is no longer open",
     },
 )
-async def share_decide(request: web.Request, body: ShareDecisionBody) -> web.Response:
+async def share_decide(request: web.Request, body: ShareDecisionBody) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
         result = await sharing.decide(
@@ -246,7 +247,7 @@ async def share_decide(request: web.Request, body: ShareDecisionBody) -> web.Res
             decision=body.decision,
             note=body.note,
         )
-    return json_response(result)
+    return result
 
 
 async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
@@ -310,10 +311,10 @@ async def check_code(request: web.Request, email: str, code: str) -> tuple[shari
         503: "The mail relay failed; see Retry-After",
     },
 )
-async def request_verification(request: web.Request, body: VerificationBody) -> web.Response:
+async def request_verification(request: web.Request, body: VerificationBody) -> Answer:
     asked = await send_code(request, body.email)
     result = {"email": asked.email, "detail": SENT, "expiresInSeconds": int(sharing.CODE_TTL.total_seconds())}
-    return json_response(result, status=202)
+    return result
 
 
 @routes.route(
@@ -330,16 +331,17 @@ async def request_verification(request: web.Request, body: VerificationBody) -> 
         "says which); see Retry-After",
     },
 )
-async def confirm_verification(request: web.Request, body: ConfirmBody) -> web.Response:
+async def confirm_verification(request: web.Request, body: ConfirmBody) -> Answer:
     found, checked = await check_code(request, body.email, body.code)
     if not checked.ok or checked.cookie is None or checked.session is None:
         raise Forbidden(checked.detail, code="share_code_refused")
-    response = json_response(
+    response = serialised(
+        request,
         {
             "email": checked.session.email,
             "expiresAt": iso(checked.session.expires_at),
             "cookie": cookie_name(found.link),
-        }
+        },
     )
     set_session_cookie(request, response, found.link, checked.cookie, checked.session)
     return response

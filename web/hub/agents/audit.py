@@ -8,8 +8,9 @@ from domain.kernel import audit
 from web.hub.auth import agent_context
 from web.hub.schemas import AuditPage, AuditQuery
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -24,10 +25,10 @@ routes = Routes()
     access=Agent(),
     errors={401: "Missing or invalid x-source-agent-key / agent bearer key"},
 )
-async def audit_me(request: web.Request, query: AuditQuery) -> web.Response:
+async def audit_me(request: web.Request, query: AuditQuery) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         result = await audit.list_for_key(
             session, ctx.require_actor().key_hash, limit=query.limit, cursor=query.cursor
         )
-    return json_response(result)
+    return result

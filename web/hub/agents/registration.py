@@ -6,8 +6,9 @@ from aiohttp import web
 
 from domain.agents import registry as agents
 from web.hub.schemas import Discovery, RegisterBody, RegisterResponse
+from web.kernel.replies import Answer
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import API, Routes, json_response
+from web.kernel.routing import API, Routes
 
 routes = Routes()
 
@@ -21,43 +22,41 @@ PROTOCOL_VERSION = "1.1"
     tags=["Registration"],
     response=Discovery,
 )
-async def discovery(request: web.Request) -> web.Response:
-    return json_response(
-        {
-            "name": "Concord",
-            "description": "Self-hosted PACT hub: agents reach consensus on sectioned Markdown topics.",
-            "protocolVersion": PROTOCOL_VERSION,
-            "apiVersion": request.app[API].version,
-            "register": {
-                "method": "POST",
-                "path": "/api/pact/register",
-                "body": {
-                    "agentName": "required",
-                    "model": "optional",
-                    "framework": "optional",
-                    "description": "optional",
-                },
+async def discovery(request: web.Request) -> Answer:
+    return {
+        "name": "Concord",
+        "description": "Self-hosted PACT hub: agents reach consensus on sectioned Markdown topics.",
+        "protocolVersion": PROTOCOL_VERSION,
+        "apiVersion": request.app[API].version,
+        "register": {
+            "method": "POST",
+            "path": "/api/pact/register",
+            "body": {
+                "agentName": "required",
+                "model": "optional",
+                "framework": "optional",
+                "description": "optional",
             },
-            "auth": {
-                "scheme": "Authorization: Bearer <apiKey>",
-                "keyPrefix": agents.AGENT_KEY_PREFIX,
-                "alsoAccepted": ["X-Api-Key"],
-            },
-            "capabilities": [
-                "topics",
-                "sections",
-                "proposals",
-                "voting",
-                "collaboration",
-                "events",
-                "audit",
-                "wallet",
-                "escalation",
-            ],
-            "endpoints": sorted({f"{op.method} {op.path}" for op in request.app[API].operations}),
-            "openapi": "/openapi.json",
-        }
-    )
+        },
+        "auth": {
+            "scheme": "Authorization: Bearer <apiKey>",
+            "keyPrefix": agents.AGENT_KEY_PREFIX,
+            "alsoAccepted": ["X-Api-Key"],
+        },
+        "capabilities": [
+            "topics",
+            "sections",
+            "proposals",
+            "voting",
+            "collaboration",
+            "events",
+            "audit",
+            "wallet",
+            "escalation",
+        ],
+        "endpoints": sorted({f"{op.method} {op.path}" for op in request.app[API].operations}),
+        "openapi": "/openapi.json",
+    }
 
 
 @routes.route(
@@ -70,7 +69,7 @@ async def discovery(request: web.Request) -> web.Response:
     status=201,
     errors={409: "Agent name already taken", 429: "Rate limit exceeded"},
 )
-async def register(request: web.Request, body: RegisterBody) -> web.Response:
+async def register(request: web.Request, body: RegisterBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("register", rt.settings.rate_limit_register, client_address(request))
     async with rt.db.transaction() as session:
@@ -83,4 +82,4 @@ async def register(request: web.Request, body: RegisterBody) -> web.Response:
             description=body.description,
             starting_balance=rt.settings.starting_balance,
         )
-    return json_response(result, status=201)
+    return result

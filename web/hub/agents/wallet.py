@@ -9,8 +9,9 @@ from domain.topics import economy
 from web.hub.auth import agent_context
 from web.hub.schemas import PageQuery, Wallet
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -25,11 +26,11 @@ routes = Routes()
     access=Agent(),
     errors={401: "Missing or invalid agent key"},
 )
-async def wallet(request: web.Request, query: PageQuery) -> web.Response:
+async def wallet(request: web.Request, query: PageQuery) -> Answer:
     ctx = agent_context(request)
     actor = ctx.require_actor()
     async with runtime(request).db.transaction() as session:  # may create the wallet row on first read
         wallet_id = await economy.agent_wallet(session, actor.id)
         history = await ledger.history(session, wallet_id, limit=query.limit, offset=query.offset)
         balance = await ledger.balance(session, wallet_id)
-    return json_response({"agentId": actor.id, "walletId": wallet_id, "balance": balance, **history})
+    return {"agentId": actor.id, "walletId": wallet_id, "balance": balance, **history}

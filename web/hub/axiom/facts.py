@@ -14,8 +14,9 @@ from web.hub.auth import spend_credit
 from web.hub.axiom.keys import METERED, page_links
 from web.hub.axiom.schemas import FactDetail, FactPage
 from web.kernel.access import Commercial
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, WHITE_SPACE, Rule
 
 # A query holds a word (domain/axiom/fulltext.py has_words: a letter, digit or underscore), or is blank for
@@ -56,7 +57,7 @@ class FactsQuery(BaseModel):
     access=Commercial(metered=True),
     errors=METERED,
 )
-async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
+async def list_facts(request: web.Request, query: FactsQuery) -> Answer:
     facts.check_filters(tier=query.tier, q=query.q)
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     credits = await spend_credit(request)
@@ -71,7 +72,7 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
         )
     result["creditsRemaining"] = credits
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -83,9 +84,9 @@ async def list_facts(request: web.Request, query: FactsQuery) -> web.Response:
     access=Commercial(metered=True),
     errors={**METERED, 404: "No topic with this id has reached consensus"},
 )
-async def get_fact(request: web.Request) -> web.Response:
+async def get_fact(request: web.Request) -> Answer:
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
         result = await facts.get_fact(session, request.match_info["factId"])
     result["creditsRemaining"] = credits
-    return json_response(result)
+    return result

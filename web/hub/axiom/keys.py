@@ -14,8 +14,9 @@ from domain.axiom import keys as axiom_keys
 from web.hub.auth import commercial_key
 from web.hub.axiom.schemas import AxiomDiscovery, AxiomKeyCreated, AxiomUsage
 from web.kernel.access import Commercial
+from web.kernel.replies import Answer
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.wire import HAS_LETTER_OR_DIGIT
 
 routes = Routes()
@@ -53,8 +54,8 @@ def citation_index(request: web.Request) -> citations.IndexHolder:
     tags=[TAG],
     response=AxiomDiscovery,
 )
-async def discovery(request: web.Request) -> web.Response:
-    return json_response(axiom_keys.discovery())
+async def discovery(request: web.Request) -> Answer:
+    return axiom_keys.discovery()
 
 
 @routes.route(
@@ -67,12 +68,12 @@ async def discovery(request: web.Request) -> web.Response:
     status=201,
     errors={429: "Rate limit exceeded (settings.rate_limit_keys per minute per client)"},
 )
-async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
+async def create_key(request: web.Request, body: AxiomKeyBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
     async with rt.db.transaction() as session:
         result = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
-    return json_response(result, status=201)
+    return result
 
 
 @routes.route(
@@ -84,7 +85,7 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> web.Response:
     access=Commercial(metered=False),
     errors=UNAUTHORIZED,
 )
-async def usage(request: web.Request) -> web.Response:
+async def usage(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await axiom_keys.usage(session, commercial_key(request))
-    return json_response(result)
+    return result

@@ -29,8 +29,9 @@ from web.hub.axiom.schemas import (
     LegislationSearch,
 )
 from web.kernel.access import Commercial, Staff
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, model_response, parse_model, read_json
+from web.kernel.routing import Routes, parse_model, read_json
 from web.kernel.wire import JURISDICTION_PREFIX, MAX_INT, Rule, comma_list
 
 INCLUDE = comma_list(legislation.INCLUDES)
@@ -103,7 +104,7 @@ def _markdown(text: str, credits: int) -> web.Response:
     errors=METERED,
     alternatives=["text/markdown"],
 )
-async def list_legislation(request: web.Request, query: LegislationQuery) -> web.Response:
+async def list_legislation(request: web.Request, query: LegislationQuery) -> Answer:
     include = legislation.parse_include(query.include)
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     credits = await spend_credit(request)
@@ -121,7 +122,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
         return _markdown(legislation.to_markdown(result["legislation"]), credits)
     result["creditsRemaining"] = credits
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -134,7 +135,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> web
     access=Commercial(metered=True),
     errors=METERED,
 )
-async def search_legislation(request: web.Request, query: SearchQuery) -> web.Response:
+async def search_legislation(request: web.Request, query: SearchQuery) -> Answer:
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     legislation.keywords_or_400(query.q)  # a bad query costs no credit
     credits = await spend_credit(request)
@@ -151,7 +152,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
     result["creditsRemaining"] = credits
     more = query.offset + len(result["results"]) < result["total"]
     result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=more)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -169,12 +170,12 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> web.Re
         413: "The body is larger than the hub accepts (CONCORD_MAX_BODY_BYTES): send fewer instruments",
     },
 )
-async def ingest(request: web.Request) -> web.Response:
+async def ingest(request: web.Request) -> Answer:
     docs = legislation.parse_documents(await read_json(request))
     async with runtime(request).db.transaction() as session:
         result = await legislation.ingest(session, staff_context(request), docs)
     citation_index(request).mark_stale()
-    return json_response(result)
+    return result
 
 
 MAX_FIELD = 4096
@@ -220,7 +221,7 @@ def _facts(form: ImportForm, filename: str) -> importers.FileFacts:
         422: "The file cannot be read as its kind, or holds no instrument (no title, no jurisdiction)",
     },
 )
-async def import_legislation(request: web.Request) -> web.Response:
+async def import_legislation(request: web.Request) -> Answer:
     rt = runtime(request)
     if not request.content_type.startswith("multipart/form-data"):
         raise UnsupportedMediaType(
@@ -260,7 +261,7 @@ async def import_legislation(request: web.Request) -> web.Response:
             rt.db, staff_context(request), path, _facts(form, filename), name=filename
         )
     citation_index(request).mark_stale()
-    return model_response(ImportResult.of(progress))
+    return ImportResult.of(progress)
 
 
 @routes.route(
@@ -274,7 +275,7 @@ async def import_legislation(request: web.Request) -> web.Response:
     errors={**METERED, 404: "legislation_not_found, section_not_found or version_not_found"},
     alternatives=["text/markdown"],
 )
-async def get_legislation(request: web.Request, query: DocQuery) -> web.Response:
+async def get_legislation(request: web.Request, query: DocQuery) -> Answer:
     include = legislation.parse_include(query.include)
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
@@ -284,4 +285,4 @@ async def get_legislation(request: web.Request, query: DocQuery) -> web.Response
     if query.format == "markdown":
         return _markdown(legislation.to_markdown([result["legislation"]]), credits)
     result["creditsRemaining"] = credits
-    return json_response(result)
+    return result

@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.axiom import citations
 from web.hub.axiom.keys import citation_index
 from web.hub.axiom.schemas import Resolution
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.wire import HAS_TEXT, Rule
 
 # A citation holds something besides white space; its absence and a blank one are both citation_required.
@@ -49,7 +50,7 @@ class ResolveQuery(BaseModel):
         404: "citation_not_resolved, citation_ambiguous with candidates, or version_not_found (asAt)",
     },
 )
-async def resolve(request: web.Request, query: ResolveQuery) -> web.Response:
+async def resolve(request: web.Request, query: ResolveQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await citations.resolve(session, citation_index(request), query.citation, as_at=query.asAt)
-    return json_response(result, headers={"Access-Control-Allow-Origin": "*"})
+    return Reply(result, headers={"Access-Control-Allow-Origin": "*"})

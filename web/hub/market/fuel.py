@@ -18,8 +18,9 @@ from web.hub.market.schemas import (
     StationDetail,
     StationHistory,
 )
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -34,7 +35,7 @@ TAGS = ["Market Fuel"]
     query=NearMeQuery,
     response=NearMe,
 )
-async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
+async def near_me(request: web.Request, query: NearMeQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await fuel.near_me(
             session,
@@ -44,7 +45,7 @@ async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
             radius_km=query.radiusKm,
             limit=query.limit,
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -55,10 +56,10 @@ async def near_me(request: web.Request, query: NearMeQuery) -> web.Response:
     query=CheapestQuery,
     response=CheapestFuel,
 )
-async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
+async def cheapest(request: web.Request, query: CheapestQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await fuel.cheapest(session, fuel_type=query.fuelType, state=query.state, limit=query.limit)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -69,12 +70,12 @@ async def cheapest(request: web.Request, query: CheapestQuery) -> web.Response:
     query=FuelSearchQuery,
     response=FuelSearch,
 )
-async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
+async def search(request: web.Request, query: FuelSearchQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await fuel.search(
             session, fuel_type=query.fuelType, state=query.state, suburb=query.suburb, limit=query.limit
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -85,9 +86,9 @@ async def search(request: web.Request, query: FuelSearchQuery) -> web.Response:
     query=FuelSummaryQuery,
     response=FuelSummary,
 )
-async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response:
+async def summary(request: web.Request, query: FuelSummaryQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await fuel.summary(session, state=query.state))
+        return await fuel.summary(session, state=query.state)
 
 
 @routes.route(
@@ -99,12 +100,12 @@ async def summary(request: web.Request, query: FuelSummaryQuery) -> web.Response
     response=StationHistory,
     errors={404: "Station not found"},
 )
-async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response:
+async def history(request: web.Request, query: FuelHistoryQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await fuel.history(
             session, station_id=query.stationId, fuel_type=query.fuelType, days=query.days
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -115,6 +116,6 @@ async def history(request: web.Request, query: FuelHistoryQuery) -> web.Response
     response=StationDetail,
     errors={404: "Station not found"},
 )
-async def station(request: web.Request) -> web.Response:
+async def station(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await fuel.station(session, request.match_info["stationId"]))
+        return await fuel.station(session, request.match_info["stationId"])

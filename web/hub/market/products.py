@@ -21,8 +21,9 @@ from web.hub.market.schemas import (
     ScrapeQueued,
 )
 from web.kernel.access import Agent
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import client_address, context, public_url, rate_limits, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.waiting import wait_while
 
 routes = Routes()
@@ -39,10 +40,10 @@ PRODUCT_404 = {404: "Product not found"}
     query=ProductSearchQuery,
     response=ProductSearch,
 )
-async def search(request: web.Request, query: ProductSearchQuery) -> web.Response:
+async def search(request: web.Request, query: ProductSearchQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.search(session, query=query.query, category=query.category, limit=query.limit)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -54,10 +55,10 @@ async def search(request: web.Request, query: ProductSearchQuery) -> web.Respons
     response=Comparison,
     errors=PRODUCT_404,
 )
-async def compare(request: web.Request, query: CompareQuery) -> web.Response:
+async def compare(request: web.Request, query: CompareQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.compare(session, query.productId, include_delivery=query.includeDelivery)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -69,10 +70,10 @@ async def compare(request: web.Request, query: CompareQuery) -> web.Response:
     response=ProductHistory,
     errors=PRODUCT_404,
 )
-async def history(request: web.Request, query: ProductHistoryQuery) -> web.Response:
+async def history(request: web.Request, query: ProductHistoryQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.history(session, query.productId, days=query.days)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -82,9 +83,9 @@ async def history(request: web.Request, query: ProductHistoryQuery) -> web.Respo
     tags=TAGS,
     response=CatalogStats,
 )
-async def stats(request: web.Request) -> web.Response:
+async def stats(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await catalog.stats(session))
+        return await catalog.stats(session)
 
 
 @routes.route(
@@ -97,11 +98,11 @@ async def stats(request: web.Request) -> web.Response:
     access=Agent(),
     errors={401: "Missing or invalid agent key", **PRODUCT_404, 409: "Product has no page to scrape"},
 )
-async def refresh(request: web.Request) -> web.Response:
+async def refresh(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await scrape.request_scrape(session, ctx, request.match_info["productId"])
-    return json_response(result, status=202)
+    return result
 
 
 def _cart_url(request: web.Request, cart_id: str) -> str:
@@ -119,7 +120,7 @@ def _cart_url(request: web.Request, cart_id: str) -> str:
     errors={429: "Too many cart optimisations from this client"},
     also={202: "Still running after the short wait: poll `url`"},
 )
-async def optimise(request: web.Request, body: CartBody) -> web.Response:
+async def optimise(request: web.Request, body: CartBody) -> Answer:
     await rate_limits(request).hit(
         "cart optimise", get_market_settings().rate_limit_cart, client_address(request)
     )
@@ -137,12 +138,12 @@ async def optimise(request: web.Request, body: CartBody) -> web.Response:
     return _cart_response(request, current)
 
 
-def _cart_response(request: web.Request, current: CartOptimisation) -> web.Response:
+def _cart_response(request: web.Request, current: CartOptimisation) -> Answer:
     url = _cart_url(request, current.id)
     body = cart.to_dict(current, url)
     if body["status"] == "pending":
-        return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
-    return json_response(body)
+        return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
+    return body
 
 
 @routes.route(
@@ -154,7 +155,7 @@ def _cart_response(request: web.Request, current: CartOptimisation) -> web.Respo
     errors={404: "Unknown cart optimisation"},
     also={202: "Still running"},
 )
-async def optimise_result(request: web.Request) -> web.Response:
+async def optimise_result(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         current = await cart.get(session, request.match_info["cartId"])
     return _cart_response(request, current)

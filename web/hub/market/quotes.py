@@ -6,8 +6,9 @@ from aiohttp import web
 
 from domain.market import quote_rates
 from web.hub.market.schemas import QuoteItems, QuoteRatesQuery, QuoteRatesResponse
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -23,10 +24,10 @@ TAGS = ["Market Quote Rates"]
     response=QuoteRatesResponse,
     errors={400: "items missing, more than 64 keys, or unknown keys (listed in `unknown`)"},
 )
-async def rates(request: web.Request, query: QuoteRatesQuery) -> web.Response:
+async def rates(request: web.Request, query: QuoteRatesQuery) -> Answer:
     keys = quote_rates.parse_keys(query.items)
     async with runtime(request).db.read() as session:
-        return json_response(await quote_rates.quote_rates(session, keys))
+        return await quote_rates.quote_rates(session, keys)
 
 
 @routes.route(
@@ -36,6 +37,6 @@ async def rates(request: web.Request, query: QuoteRatesQuery) -> web.Response:
     tags=TAGS,
     response=QuoteItems,
 )
-async def items(request: web.Request) -> web.Response:
+async def items(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response({"items": await quote_rates.list_items(session)})
+        return {"items": await quote_rates.list_items(session)}

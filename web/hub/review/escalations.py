@@ -11,8 +11,9 @@ from domain.review import escalations
 from web.hub.auth import staff_context
 from web.hub.review.schemas import AnswerBody, Answered, EscalationItem, EscalationQueue, EscalationsQuery
 from web.kernel.access import Staff
+from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -34,11 +35,11 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
     response=EscalationQueue,
     access=REVIEWER,
 )
-async def queue(request: web.Request, query: EscalationsQuery) -> web.Response:
+async def queue(request: web.Request, query: EscalationsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await escalations.queue(session, query.filters(), limit=query.limit, offset=query.offset)
     result["escalations"] = [_with_url(request, item) for item in result["escalations"]]
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -50,10 +51,10 @@ async def queue(request: web.Request, query: EscalationsQuery) -> web.Response:
     access=REVIEWER,
     errors={404: "Escalation not found"},
 )
-async def item(request: web.Request) -> web.Response:
+async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await escalations.item(session, request.match_info["escalationId"])
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)
 
 
 @routes.route(
@@ -70,7 +71,7 @@ async def item(request: web.Request) -> web.Response:
         "longer pending or objected",
     },
 )
-async def answer(request: web.Request, body: AnswerBody) -> web.Response:
+async def answer(request: web.Request, body: AnswerBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await escalations.answer(
             session,
@@ -79,4 +80,4 @@ async def answer(request: web.Request, body: AnswerBody) -> web.Response:
             text=body.answer,
             decision=body.decision,
         )
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)

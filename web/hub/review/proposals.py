@@ -11,8 +11,9 @@ from domain.review import proposals
 from web.hub.auth import staff_context
 from web.hub.review.schemas import DecideBody, Decided, ProposalItem, ProposalQueue, ProposalsQuery
 from web.kernel.access import Staff
+from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -33,11 +34,11 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
     response=ProposalQueue,
     access=REVIEWER,
 )
-async def queue(request: web.Request, query: ProposalsQuery) -> web.Response:
+async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await proposals.queue(session, status=query.status, limit=query.limit, offset=query.offset)
     result["proposals"] = [_with_url(request, item) for item in result["proposals"]]
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -49,10 +50,10 @@ async def queue(request: web.Request, query: ProposalsQuery) -> web.Response:
     access=REVIEWER,
     errors={404: "Document proposal not found"},
 )
-async def item(request: web.Request) -> web.Response:
+async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await proposals.item(session, request.match_info["proposalId"])
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)
 
 
 @routes.route(
@@ -65,7 +66,7 @@ async def item(request: web.Request) -> web.Response:
     access=REVIEWER,
     errors={404: "Document proposal not found", 409: "Already decided, or not objected"},
 )
-async def decide(request: web.Request, body: DecideBody) -> web.Response:
+async def decide(request: web.Request, body: DecideBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await proposals.decide(
             session,
@@ -74,4 +75,4 @@ async def decide(request: web.Request, body: DecideBody) -> web.Response:
             decision=body.decision,
             note=body.note,
         )
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)

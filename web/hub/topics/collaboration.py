@@ -31,8 +31,9 @@ from web.hub.topics.schemas import (
     VerifyBody,
 )
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -54,10 +55,10 @@ def _topic(request: web.Request) -> str:
     response=IntentRecords,
     errors=READ,
 )
-async def list_intents(request: web.Request, query: SectionFilter) -> web.Response:
+async def list_intents(request: web.Request, query: SectionFilter) -> Answer:
     async with runtime(request).db.read() as session:
         found = await records.list_intents(session, _topic(request), query.sectionId)
-    return model_response(IntentRecords.of(found))
+    return IntentRecords.of(found)
 
 
 @routes.route(
@@ -71,13 +72,13 @@ async def list_intents(request: web.Request, query: SectionFilter) -> web.Respon
     access=Agent(),
     errors=WRITE,
 )
-async def declare_intent(request: web.Request, body: IntentBody) -> web.Response:
+async def declare_intent(request: web.Request, body: IntentBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.declare_intent(
             session, ctx, _topic(request), section_id=body.sectionId, goal=body.goal, category=body.category
         )
-    return model_response(IntentRecord.of(intent), status=201)
+    return IntentRecord.of(intent)
 
 
 @routes.route(
@@ -89,10 +90,10 @@ async def declare_intent(request: web.Request, body: IntentBody) -> web.Response
     response=ConstraintRecords,
     errors=READ,
 )
-async def list_constraints(request: web.Request, query: ConstraintFilter) -> web.Response:
+async def list_constraints(request: web.Request, query: ConstraintFilter) -> Answer:
     async with runtime(request).db.read() as session:
         found = await records.list_constraints(session, _topic(request), query.sectionId, query.status)
-    return model_response(ConstraintRecords.of(found))
+    return ConstraintRecords.of(found)
 
 
 @routes.route(
@@ -106,7 +107,7 @@ async def list_constraints(request: web.Request, query: ConstraintFilter) -> web
     access=Agent(),
     errors=WRITE,
 )
-async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.Response:
+async def publish_constraint(request: web.Request, body: ConstraintBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.publish_constraint(
@@ -117,7 +118,7 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
             boundary=body.boundary,
             category=body.category,
         )
-    return model_response(ConstraintRecord.of(constraint), status=201)
+    return ConstraintRecord.of(constraint)
 
 
 @routes.route(
@@ -128,10 +129,10 @@ async def publish_constraint(request: web.Request, body: ConstraintBody) -> web.
     response=SalienceMap,
     errors=READ,
 )
-async def get_salience(request: web.Request) -> web.Response:
+async def get_salience(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await records.salience_map(session, _topic(request))
-    return model_response(SalienceMap.of(found))
+    return SalienceMap.of(found)
 
 
 @routes.route(
@@ -144,13 +145,13 @@ async def get_salience(request: web.Request) -> web.Response:
     access=Agent(),
     errors=WRITE,
 )
-async def set_salience(request: web.Request, body: SalienceBody) -> web.Response:
+async def set_salience(request: web.Request, body: SalienceBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         score = await records.set_salience(
             session, ctx, _topic(request), section_id=body.sectionId, score=body.score
         )
-    return model_response(SalienceScoreSet.of(score))
+    return SalienceScoreSet.of(score)
 
 
 @routes.route(
@@ -161,10 +162,10 @@ async def set_salience(request: web.Request, body: SalienceBody) -> web.Response
     response=DependencyRecords,
     errors=READ,
 )
-async def get_dependencies(request: web.Request) -> web.Response:
+async def get_dependencies(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await dependencies.of_topic(session, _topic(request))
-    return model_response(DependencyRecords.of(found))
+    return DependencyRecords.of(found)
 
 
 @routes.route(
@@ -178,7 +179,7 @@ async def get_dependencies(request: web.Request) -> web.Response:
     access=Agent(),
     errors={**WRITE, 409: "Exists already, or would create a cycle"},
 )
-async def add_dependency(request: web.Request, body: DependencyBody) -> web.Response:
+async def add_dependency(request: web.Request, body: DependencyBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         edge = await dependencies.add(
@@ -189,7 +190,7 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
             relationship=body.relationship,
             justification=body.justification,
         )
-    return model_response(DependencyRecord.of(edge), status=201)
+    return DependencyRecord.of(edge)
 
 
 @routes.route(
@@ -200,10 +201,10 @@ async def add_dependency(request: web.Request, body: DependencyBody) -> web.Resp
     response=TopicAssumptions,
     errors=READ,
 )
-async def get_assumptions(request: web.Request) -> web.Response:
+async def get_assumptions(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await dependencies.assumptions(session, _topic(request))
-    return model_response(TopicAssumptions.of(found))
+    return TopicAssumptions.of(found)
 
 
 @routes.route(
@@ -214,10 +215,10 @@ async def get_assumptions(request: web.Request) -> web.Response:
     response=BountyPool,
     errors=READ,
 )
-async def get_bounty(request: web.Request) -> web.Response:
+async def get_bounty(request: web.Request) -> Answer:
     async with runtime(request).db.transaction() as session:  # may create the escrow wallet row
         pool = await bounty.view(session, _topic(request))
-    return model_response(BountyPool.of(pool))
+    return BountyPool.of(pool)
 
 
 @routes.route(
@@ -230,11 +231,11 @@ async def get_bounty(request: web.Request) -> web.Response:
     access=Agent(),
     errors={401: "Missing or invalid agent key", 402: "insufficient_balance", 404: "Topic not found"},
 )
-async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
+async def fund_bounty(request: web.Request, body: BountyBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         pool = await bounty.fund(session, ctx, _topic(request), body.amount)
-    return model_response(BountyPool.of(pool))
+    return BountyPool.of(pool)
 
 
 @routes.route(
@@ -252,7 +253,7 @@ async def fund_bounty(request: web.Request, body: BountyBody) -> web.Response:
         404: "Topic, section or proposal not found",
     },
 )
-async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
+async def escalate(request: web.Request, body: EscalateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         raised = await escalation.escalate(
@@ -265,7 +266,7 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
             proposal_id=body.proposalId,
             priority=body.priority,
         )
-    return model_response(EscalationRaised.of(raised), status=201)
+    return EscalationRaised.of(raised)
 
 
 @routes.route(
@@ -278,10 +279,10 @@ async def escalate(request: web.Request, body: EscalateBody) -> web.Response:
     access=Agent(),
     errors=WRITE,
 )
-async def verify(request: web.Request, body: VerifyBody) -> web.Response:
+async def verify(request: web.Request, body: VerifyBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await verification.verify(
             session, ctx, _topic(request), outcome=body.status, notes=body.notes
         )
-    return model_response(VerificationResult.of(result))
+    return VerificationResult.of(result)

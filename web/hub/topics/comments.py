@@ -8,8 +8,9 @@ from domain.topics import comments
 from web.hub.auth import agent_context
 from web.kernel.access import Agent
 from web.kernel.comments import CommentBody, CommentsQuery, PactComment, PactCommentList
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -31,13 +32,13 @@ TAGS = ["Collaboration"]
         404: "Topic or section not found",
     },
 )
-async def add(request: web.Request, body: CommentBody) -> web.Response:
+async def add(request: web.Request, body: CommentBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         comment = await comments.add(
             session, ctx, request.match_info["topicId"], section_id=body.sectionId, content=body.content
         )
-    return model_response(PactComment.of(comment), status=201)
+    return PactComment.of(comment)
 
 
 @routes.route(
@@ -49,7 +50,7 @@ async def add(request: web.Request, body: CommentBody) -> web.Response:
     response=PactCommentList,
     errors={404: "Topic not found"},
 )
-async def list_comments(request: web.Request, query: CommentsQuery) -> web.Response:
+async def list_comments(request: web.Request, query: CommentsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         found = await comments.list_on(
             session,
@@ -58,4 +59,4 @@ async def list_comments(request: web.Request, query: CommentsQuery) -> web.Respo
             limit=query.limit,
             offset=query.offset,
         )
-    return model_response(PactCommentList.of(found))
+    return PactCommentList.of(found)

@@ -24,8 +24,9 @@ from web.kernel.human import (
     query_state_of,
     state_of,
 )
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -48,7 +49,7 @@ def _topic(request: web.Request) -> str:
     access=Agent(),
     errors={404: "Topic or section not found"},
 )
-async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
+async def ask_human(request: web.Request, body: AskHumanBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         found = await escalation.ask(
@@ -60,7 +61,7 @@ async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
             context=body.context or None,
             timeout_seconds=body.timeoutSeconds,
         )
-    return model_response(HumanQuery.of(found), status=201)
+    return HumanQuery.of(found)
 
 
 @routes.route(
@@ -73,7 +74,7 @@ async def ask_human(request: web.Request, body: AskHumanBody) -> web.Response:
     access=Agent(),
     errors={404: "Topic not found"},
 )
-async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web.Response:
+async def human_responses(request: web.Request, query: HumanQueriesQuery) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await escalation.listing(
@@ -85,7 +86,7 @@ async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web
             limit=query.limit,
             offset=query.offset,
         )
-    return model_response(HumanQueryList.of(found))
+    return HumanQueryList.of(found)
 
 
 @routes.route(
@@ -101,12 +102,12 @@ async def human_responses(request: web.Request, query: HumanQueriesQuery) -> web
         409: "The question was already answered (already_answered) or timed out (timed_out)",
     },
 )
-async def respond(request: web.Request, body: RespondBody) -> web.Response:
+async def respond(request: web.Request, body: RespondBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         found = await human.respond_on_topic(
             session, staff_context(request), _topic(request), request.match_info["queryId"], text=body.answer
         )
-    return model_response(HumanQuery.of(found))
+    return HumanQuery.of(found)
 
 
 @routes.route(
@@ -124,10 +125,10 @@ async def respond(request: web.Request, body: RespondBody) -> web.Response:
         "escalation's, or its proposal is no longer pending or objected",
     },
 )
-async def resolve(request: web.Request, body: ResolveBody) -> web.Response:
+async def resolve(request: web.Request, body: ResolveBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         found = await human.resolve_on_topic(session, staff_context(request), _topic(request), body.request())
-    return model_response(Resolved.of(found))
+    return Resolved.of(found)
 
 
 @routes.route(
@@ -141,7 +142,7 @@ async def resolve(request: web.Request, body: ResolveBody) -> web.Response:
     access=Agent(),
     errors={404: "Topic not found"},
 )
-async def list_escalations(request: web.Request, query: EscalationsQuery) -> web.Response:
+async def list_escalations(request: web.Request, query: EscalationsQuery) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await escalation.listing(
@@ -153,4 +154,4 @@ async def list_escalations(request: web.Request, query: EscalationsQuery) -> web
             limit=query.limit,
             offset=query.offset,
         )
-    return model_response(AgentEscalationList.of(found))
+    return AgentEscalationList.of(found)

@@ -9,8 +9,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.schemas import IntentRecord
 from web.kernel.access import Agent
 from web.kernel.collaboration import IntentObjectionBody
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -31,10 +32,10 @@ routes = Routes()
         "superseded (intent_closed)",
     },
 )
-async def object_to_intent(request: web.Request, body: IntentObjectionBody) -> web.Response:
+async def object_to_intent(request: web.Request, body: IntentObjectionBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         intent = await records.object_to_intent(
             session, ctx, request.match_info["topicId"], request.match_info["intentId"], reason=body.reason
         )
-    return model_response(IntentRecord.of(intent))
+    return IntentRecord.of(intent)

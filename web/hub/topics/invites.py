@@ -14,8 +14,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.read_models import JoinResult
 from web.kernel.access import Agent
 from web.kernel.invites import JOIN_TOKEN_ERRORS, TOKEN_TEXT, InviteCreate, InviteFields, JoinTokenBody
+from web.kernel.replies import Answer
 from web.kernel.request import client_address, context, rate_limits, runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 TAGS = ["Topics"]
@@ -61,7 +62,7 @@ class TopicTokenJoined(JoinResult):
     access=Agent(),
     errors=OWNER_ERRORS,
 )
-async def issue(request: web.Request, body: InviteCreate) -> web.Response:
+async def issue(request: web.Request, body: InviteCreate) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         issued = await invites.issue(
@@ -73,7 +74,7 @@ async def issue(request: web.Request, body: InviteCreate) -> web.Response:
             label=body.label,
         )
     shown = TopicInvite.of(issued.invite).model_dump()
-    return model_response(IssuedTopicInvite.model_validate({**shown, "token": issued.token}), status=201)
+    return IssuedTopicInvite.model_validate({**shown, "token": issued.token})
 
 
 @routes.route(
@@ -85,12 +86,12 @@ async def issue(request: web.Request, body: InviteCreate) -> web.Response:
     access=Agent(),
     errors=OWNER_ERRORS,
 )
-async def listed(request: web.Request) -> web.Response:
+async def listed(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await invites.listed(session, ctx, request.match_info["topicId"])
     topic_id = found[0].resource_id if found else request.match_info["topicId"].strip().lower()
-    return model_response(TopicInviteList(topicId=topic_id, invites=[TopicInvite.of(i) for i in found]))
+    return TopicInviteList(topicId=topic_id, invites=[TopicInvite.of(i) for i in found])
 
 
 @routes.route(
@@ -102,13 +103,13 @@ async def listed(request: web.Request) -> web.Response:
     access=Agent(),
     errors=OWNER_ERRORS,
 )
-async def revoke(request: web.Request) -> web.Response:
+async def revoke(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         found = await invites.revoke(
             session, ctx, request.match_info["topicId"], request.match_info["inviteId"]
         )
-    return model_response(TopicInvite.of(found))
+    return TopicInvite.of(found)
 
 
 @routes.route(
@@ -120,7 +121,7 @@ async def revoke(request: web.Request) -> web.Response:
     response=TopicTokenJoined,
     errors=JOIN_TOKEN_ERRORS,
 )
-async def join_token(request: web.Request, body: JoinTokenBody) -> web.Response:
+async def join_token(request: web.Request, body: JoinTokenBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("register", rt.settings.rate_limit_register, client_address(request))
     async with rt.db.transaction() as session:
@@ -132,14 +133,12 @@ async def join_token(request: web.Request, body: JoinTokenBody) -> web.Response:
             token=body.token,
             starting_balance=rt.settings.starting_balance,
         )
-    return model_response(
-        TopicTokenJoined.model_validate(
-            {
-                **made.joined,
-                "registrationId": made.agent_id,
-                "contextMode": "scoped",
-                "apiKey": made.api_key,
-                "allowedSections": None,
-            }
-        )
+    return TopicTokenJoined.model_validate(
+        {
+            **made.joined,
+            "registrationId": made.agent_id,
+            "contextMode": "scoped",
+            "apiKey": made.api_key,
+            "allowedSections": None,
+        }
     )

@@ -9,8 +9,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.schemas import TopicLockBody
 from web.kernel.access import Agent
 from web.kernel.locks import Lock, Unlocked
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -33,7 +34,7 @@ AUTH = {401: "Missing or invalid agent key", 403: "Join the topic first"}
         409: "The section is locked by another agent (section_locked, with lockedBy and expiresAt)",
     },
 )
-async def lock_section(request: web.Request, body: TopicLockBody) -> web.Response:
+async def lock_section(request: web.Request, body: TopicLockBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         lock = await locks.lock_section(
@@ -43,7 +44,7 @@ async def lock_section(request: web.Request, body: TopicLockBody) -> web.Respons
             section_id=request.match_info["sectionId"],
             ttl_seconds=body.ttlSeconds,
         )
-    return model_response(Lock.of(lock))
+    return Lock.of(lock)
 
 
 @routes.route(
@@ -59,10 +60,10 @@ async def lock_section(request: web.Request, body: TopicLockBody) -> web.Respons
         404: "Topic not found, or the section is not locked (lock_not_found)",
     },
 )
-async def unlock_section(request: web.Request) -> web.Response:
+async def unlock_section(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         released = await locks.unlock_section(
             session, ctx, request.match_info["topicId"], section_id=request.match_info["sectionId"]
         )
-    return model_response(Unlocked.of(released))
+    return Unlocked.of(released)

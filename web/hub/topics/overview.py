@@ -7,8 +7,9 @@ from aiohttp import web
 from domain.topics import overview as hub
 from web.hub.schemas import HubStats, PageQuery
 from web.hub.topics.read_models import AgentDirectory, AgentProfile, HubGraph
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -20,9 +21,9 @@ routes = Routes()
     tags=["Hub"],
     response=HubStats,
 )
-async def stats(request: web.Request) -> web.Response:
+async def stats(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await hub.stats(session))
+        return await hub.stats(session)
 
 
 @routes.route(
@@ -32,9 +33,9 @@ async def stats(request: web.Request) -> web.Response:
     tags=["Hub"],
     response=HubGraph,
 )
-async def graph(request: web.Request) -> web.Response:
+async def graph(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await hub.graph(session))
+        return await hub.graph(session)
 
 
 @routes.route(
@@ -45,9 +46,9 @@ async def graph(request: web.Request) -> web.Response:
     query=PageQuery,
     response=AgentDirectory,
 )
-async def agents(request: web.Request, query: PageQuery) -> web.Response:
+async def agents(request: web.Request, query: PageQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await hub.agent_directory(session, limit=query.limit, offset=query.offset))
+        return await hub.agent_directory(session, limit=query.limit, offset=query.offset)
 
 
 @routes.route(
@@ -58,6 +59,6 @@ async def agents(request: web.Request, query: PageQuery) -> web.Response:
     response=AgentProfile,
     errors={404: "Agent not found"},
 )
-async def agent(request: web.Request) -> web.Response:
+async def agent(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await hub.agent_profile(session, request.match_info["agentId"]))
+        return await hub.agent_profile(session, request.match_info["agentId"])

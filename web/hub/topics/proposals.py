@@ -10,8 +10,9 @@ from web.hub.axiom.keys import citation_index
 from web.hub.topics.read_models import Proposal, ProposalDetail, ProposalPage, VoteOutcome
 from web.hub.topics.schemas import ObjectBody, ProposalCreateBody, ProposalListQuery, RejectBody
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -32,13 +33,11 @@ AUTH = {
     response=ProposalPage,
     errors={404: "Topic not found"},
 )
-async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.Response:
+async def list_proposals(request: web.Request, query: ProposalListQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(
-            await topic_consensus.list_for(
-                session, request.match_info["topicId"], limit=query.limit, offset=query.offset
-            )
-        )
+        topic_id = request.match_info["topicId"]
+        page = await topic_consensus.list_for(session, topic_id, limit=query.limit, offset=query.offset)
+    return ProposalPage.of(topic_id, page)
 
 
 @routes.route(
@@ -57,17 +56,17 @@ async def list_proposals(request: web.Request, query: ProposalListQuery) -> web.
         409: "The section is locked by another agent (section_locked)",
     },
 )
-async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web.Response:
+async def create_proposal(request: web.Request, body: ProposalCreateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.propose(
+        proposal = await topic_consensus.propose(
             session,
             ctx,
             request.match_info["topicId"],
             body.model_dump(),
             legislation=citation_index(request),
         )
-    return json_response(result, status=201)
+    return Proposal.of(proposal)
 
 
 @routes.route(
@@ -78,22 +77,21 @@ async def create_proposal(request: web.Request, body: ProposalCreateBody) -> web
     response=ProposalDetail,
     errors={404: "Topic or proposal not found"},
 )
-async def get_proposal(request: web.Request) -> web.Response:
+async def get_proposal(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(
-            await topic_consensus.get_one(
-                session, request.match_info["topicId"], request.match_info["proposalId"]
-            )
+        found = await topic_consensus.get_one(
+            session, request.match_info["topicId"], request.match_info["proposalId"]
         )
+    return ProposalDetail.of_votes(found)
 
 
-async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Response:
+async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.vote(
+        cast = await topic_consensus.vote(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"], kind, reason
         )
-    return json_response(result)
+    return VoteOutcome.of(cast)
 
 
 @routes.route(
@@ -105,7 +103,7 @@ async def _vote(request: web.Request, kind: str, reason: str | None) -> web.Resp
     access=Agent(),
     errors=AUTH,
 )
-async def approve(request: web.Request) -> web.Response:
+async def approve(request: web.Request) -> Answer:
     return await _vote(request, "approve", None)
 
 
@@ -120,7 +118,7 @@ async def approve(request: web.Request) -> web.Response:
     access=Agent(),
     errors=AUTH,
 )
-async def reject(request: web.Request, body: RejectBody) -> web.Response:
+async def reject(request: web.Request, body: RejectBody) -> Answer:
     return await _vote(request, "reject", body.reason)
 
 
@@ -134,5 +132,5 @@ async def reject(request: web.Request, body: RejectBody) -> web.Response:
     access=Agent(),
     errors=AUTH,
 )
-async def object_(request: web.Request, body: ObjectBody) -> web.Response:
+async def object_(request: web.Request, body: ObjectBody) -> Answer:
     return await _vote(request, "object", body.reason)

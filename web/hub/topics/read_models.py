@@ -3,14 +3,17 @@ every real response body against them, so the document cannot drift from what th
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, RootModel
 
+from domain.consensus import engine
+from domain.consensus import models as consensus_models
 from domain.consensus.completions import CompletionStatus
-from domain.consensus.models import VoteKindField
+from domain.consensus.models import VoteKind, VoteKindField
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
+from domain.topics import store as topic_store
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
 from domain.topics.lifecycle import TopicDone
@@ -18,7 +21,7 @@ from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from web.hub.schemas import Model
 from web.kernel import events
 from web.kernel.completions import DoneOut
-from web.kernel.wire import Timestamp
+from web.kernel.wire import AsWritten, Timestamp
 
 
 class SectionNode(Model):
@@ -51,10 +54,29 @@ class TopicAgent(Model):
     doneAt: Timestamp | None
     doneSummary: str | None
 
+    @classmethod
+    def of(cls, found: topic_store.Participant) -> TopicAgent:
+        p, a = found.participation, found.agent
+        return cls(
+            agentId=a.id,
+            agentName=a.name,
+            model=a.model,
+            role=p.role,
+            joinedAt=iso(p.joined_at),
+            isActive=p.left_at is None,
+            doneStatus=CompletionStatus(p.done_status) if p.done_status else None,
+            doneAt=iso(p.done_at),
+            doneSummary=p.done_summary,
+        )
+
 
 class TopicAgents(RootModel[list[TopicAgent]]):
     """The topic's participants in the order they joined, those that left included (isActive false): a bare
     array, as the public hub and the PACT CLI's `agents` read it."""
+
+    @classmethod
+    def of(cls, found: list[topic_store.Participant]) -> TopicAgents:
+        return cls([TopicAgent.of(p) for p in found])
 
 
 class TopicLeft(Model):
@@ -180,7 +202,7 @@ class Proposal(Model):
         "decide; withdrawn: by its author while pending"
     )
     summary: str
-    newContent: str
+    newContent: Annotated[str, AsWritten()]
     citations: list[str]
     proposalType: str | None
     baseVersion: int = Field(description="The topic version the proposal was made against")
@@ -194,6 +216,36 @@ class Proposal(Model):
     expiresAt: Timestamp
     resolvedAt: Timestamp | None
 
+    @classmethod
+    def of(cls, p: consensus_models.Proposal) -> Proposal:
+        return cls(**cls.fields(p))
+
+    @staticmethod
+    def fields(p: consensus_models.Proposal) -> dict[str, Any]:
+        """A proposal's wire names, for this model and those that extend it."""
+        return {
+            "id": p.id,
+            "proposalId": p.id,
+            "resourceType": p.resource_type,
+            "resourceId": p.resource_id,
+            "sectionId": p.section_id,
+            "status": p.status,
+            "summary": p.summary,
+            "newContent": p.new_content,
+            "citations": p.citations or [],
+            "proposalType": p.proposal_type,
+            "baseVersion": p.base_version,
+            "authorId": p.author_id,
+            "authorName": p.author_name,
+            "ttl": p.ttl_seconds,
+            "approveCount": p.approve_count,
+            "rejectCount": p.reject_count,
+            "objectCount": p.object_count,
+            "createdAt": iso(p.created_at),
+            "expiresAt": iso(p.expires_at),
+            "resolvedAt": iso(p.resolved_at),
+        }
+
 
 class ProposalPage(Model):
     topicId: str
@@ -201,6 +253,13 @@ class ProposalPage(Model):
     total: int
     limit: int
     offset: int
+
+    @classmethod
+    def of(cls, topic_id: str, page: engine.ProposalPage) -> ProposalPage:
+        proposals = [Proposal.of(p) for p in page.proposals]
+        return cls(
+            topicId=topic_id, proposals=proposals, total=page.total, limit=page.limit, offset=page.offset
+        )
 
 
 class ProposalVoteRecord(Model):
@@ -210,9 +269,24 @@ class ProposalVoteRecord(Model):
     reason: str | None
     createdAt: Timestamp
 
+    @classmethod
+    def of(cls, v: consensus_models.ProposalVote) -> ProposalVoteRecord:
+        return cls(
+            agentId=v.agent_id,
+            agentName=v.agent_name,
+            vote=VoteKind(v.kind),
+            reason=v.reason,
+            createdAt=iso(v.created_at),
+        )
+
 
 class ProposalDetail(Proposal):
     votes: list[ProposalVoteRecord]
+
+    @classmethod
+    def of_votes(cls, found: engine.ProposalWithVotes) -> ProposalDetail:
+        votes = [ProposalVoteRecord.of(v) for v in found.votes]
+        return cls(**Proposal.fields(found.proposal), votes=votes)
 
 
 class VoteOutcome(Model):
@@ -227,6 +301,21 @@ class VoteOutcome(Model):
     policy: str = Field(
         description="multi-approval when the topic's approval policy is concord-default, else that policy"
     )
+
+    @classmethod
+    def of(cls, cast: engine.VoteCast) -> VoteOutcome:
+        p = cast.proposal
+        return cls(
+            proposalId=p.id,
+            vote=VoteKind(cast.vote),
+            status=ProposalStatus(p.status),
+            approveCount=p.approve_count,
+            rejectCount=p.reject_count,
+            objectCount=p.object_count,
+            requiredApprovals=cast.required_approvals,
+            remainingApprovals=cast.remaining_approvals,
+            policy=cast.policy,
+        )
 
 
 class TopicVoteTally(Model):

@@ -22,6 +22,7 @@ from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics import bounty, dependencies
+from domain.topics import store as topic_store
 from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from domain.topics.verification import Outcome, OutcomeField, Verification
 from web.hub.schemas import Model, PageQuery
@@ -495,6 +496,40 @@ class Topic(Model):
     createdAt: Timestamp
     updatedAt: Timestamp
 
+    @classmethod
+    def of(cls, v: topic_store.TopicView) -> Topic:
+        return cls(**cls.fields(v))
+
+    @staticmethod
+    def fields(v: topic_store.TopicView) -> dict[str, Any]:
+        """A topic's wire names, for this model and the detail that extends it."""
+        t = v.topic
+        return {
+            "id": t.id,
+            "title": t.title,
+            "tier": t.tier,
+            "status": t.status,
+            "version": t.version,
+            "canonicalClaim": t.canonical_claim,
+            "jurisdiction": t.jurisdiction,
+            "authority": t.authority,
+            "sourceRef": t.source_ref,
+            "effectiveDate": t.effective_date.isoformat() if t.effective_date else None,
+            "expiryDate": t.expiry_date.isoformat() if t.expiry_date else None,
+            "assumptions": t.assumptions or [],
+            "dependsOn": v.depends_on,
+            "creatorId": t.creator_id,
+            "approvalPolicy": t.approval_policy,
+            "allowSelfApproval": t.allow_self_approval,
+            "consensusRatio": t.consensus_ratio,
+            "consensusSince": iso(t.consensus_since),
+            "lastVerifiedAt": iso(t.last_verified_at),
+            "participantCount": v.participants,
+            "proposalCount": v.proposals,
+            "createdAt": iso(t.created_at),
+            "updatedAt": iso(t.updated_at),
+        }
+
 
 class LegislationCitation(Model):
     """An imported legislation section a proposal of the topic cites (docs/hub.md, "Citing legislation")."""
@@ -524,6 +559,10 @@ class TopicDetail(Topic):
         description="Imported legislation sections the topic's proposals cite, oldest proposal first"
     )
 
+    @classmethod
+    def of_cited(cls, v: topic_store.TopicView, cited: list[dict[str, Any]]) -> TopicDetail:
+        return cls(**Topic.fields(v), legislationCitations=[LegislationCitation(**c) for c in cited])
+
 
 class TopicApprovalBody(Model):
     """Either field, or both; one left out (or null) keeps its value."""
@@ -537,6 +576,11 @@ class TopicList(Model):
     total: int
     limit: int
     offset: int
+
+    @classmethod
+    def of(cls, page: topic_store.TopicPage) -> TopicList:
+        topics = [Topic.of(v) for v in page.topics]
+        return cls(topics=topics, total=page.total, limit=page.limit, offset=page.offset)
 
 
 class TopicListQuery(PageQuery):
@@ -566,17 +610,54 @@ class ResolvedDependency(Model):
     depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
     version: int
 
+    @classmethod
+    def of(cls, d: topic_store.Dependency) -> ResolvedDependency:
+        t = d.topic
+        return cls(
+            id=t.id,
+            title=t.title,
+            tier=Tier(t.tier),
+            status=TopicStatus(t.status),
+            relationship=d.relationship,
+            depth=d.depth,
+            version=t.version,
+        )
+
 
 class TopicContent(Model):
     topicId: str
     title: str
     status: TopicStatus
     version: int
-    content: str = Field(description="Markdown; with resolve=true the dependencies' content follows")
+    content: Annotated[str, AsWritten()] = Field(
+        description="Markdown; with resolve=true the dependencies' content follows"
+    )
     updatedAt: Timestamp
     resolvedDependencies: list[ResolvedDependency] | None = Field(
         default=None, description="Only with resolve=true: every topic depended on, transitively, once"
     )
+
+    @model_serializer(mode="wrap")
+    def _resolved_only_when_asked(self, dump: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = dump(self)
+        if self.resolvedDependencies is None:
+            data.pop("resolvedDependencies", None)
+        return data
+
+    @classmethod
+    def of(cls, c: topic_store.TopicContent) -> TopicContent:
+        t = c.topic
+        found = cls(
+            topicId=t.id,
+            title=t.title,
+            status=TopicStatus(t.status),
+            version=t.version,
+            content=c.content,
+            updatedAt=iso(t.updated_at),
+        )
+        if c.resolved is not None:
+            found.resolvedDependencies = [ResolvedDependency.of(d) for d in c.resolved]
+        return found
 
 
 class EscalateBody(Model):

@@ -13,8 +13,9 @@ from web.hub.topics.read_models import TopicLeft
 from web.kernel.access import Agent
 from web.kernel.completions import CompletionList
 from web.kernel.events import Poll, PollQuery, Transcript, TranscriptQuery
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -35,11 +36,11 @@ def _topic(request: web.Request) -> str:
     access=Agent(),
     errors={401: "Missing or invalid agent key", 403: "Not joined (or already left)", **NOT_FOUND},
 )
-async def leave(request: web.Request) -> web.Response:
+async def leave(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         left = await leaving.leave(session, ctx, _topic(request))
-    return model_response(TopicLeft.of(left))
+    return TopicLeft.of(left)
 
 
 @routes.route(
@@ -51,13 +52,13 @@ async def leave(request: web.Request) -> web.Response:
     response=Poll,
     errors=NOT_FOUND,
 )
-async def poll(request: web.Request, query: PollQuery) -> web.Response:
+async def poll(request: web.Request, query: PollQuery) -> Answer:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, _topic(request))
         page = await event_views.poll(
             session, topics.stream(topic.id), since=query.since, section_id=query.sectionId, limit=query.limit
         )
-    return model_response(Poll.of(page))
+    return Poll.of(page)
 
 
 @routes.route(
@@ -69,13 +70,13 @@ async def poll(request: web.Request, query: PollQuery) -> web.Response:
     response=Transcript,
     errors=NOT_FOUND,
 )
-async def transcript(request: web.Request, query: TranscriptQuery) -> web.Response:
+async def transcript(request: web.Request, query: TranscriptQuery) -> Answer:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, _topic(request))
         found = await event_views.transcript(
             session, topics.stream(topic.id), since=query.since, limit=query.limit
         )
-    return model_response(Transcript.of(found))
+    return Transcript.of(found)
 
 
 @routes.route(
@@ -86,7 +87,7 @@ async def transcript(request: web.Request, query: TranscriptQuery) -> web.Respon
     response=CompletionList,
     errors=NOT_FOUND,
 )
-async def completions(request: web.Request) -> web.Response:
+async def completions(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await lifecycle.completions_of(session, _topic(request))
-    return model_response(CompletionList.of(found))
+    return CompletionList.of(found)

@@ -13,8 +13,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.read_models import JoinResult
 from web.hub.topics.schemas import SectionId
 from web.kernel.access import Agent
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, model_response
+from web.kernel.routing import Routes
 from web.kernel.sessions_wire import (
     ONBOARD_ERRORS,
     SESSION_ERRORS,
@@ -30,7 +31,7 @@ from web.kernel.sessions_wire import (
     StatusOut,
     StatusQuery,
     is_refusal,
-    sparse_response,
+    sparse,
 )
 from web.kernel.wire import Text
 
@@ -76,11 +77,11 @@ class TopicOnboarded(OnboardedOut):
     access=Agent(),
     errors=ERRORS,
 )
-async def status(request: web.Request, query: StatusQuery) -> web.Response:
+async def status(request: web.Request, query: StatusQuery) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await sessions.status(session, ctx, _topic(request), query.include)
-    return sparse_response(StatusOut.of(found))
+    return sparse(StatusOut.of(found))
 
 
 @routes.route(
@@ -92,11 +93,11 @@ async def status(request: web.Request, query: StatusQuery) -> web.Response:
     access=Agent(),
     errors=ERRORS,
 )
-async def manifest(request: web.Request) -> web.Response:
+async def manifest(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.read() as session:
         found = await sessions.manifest(session, ctx, _topic(request))
-    return sparse_response(ManifestOut.of(found))
+    return sparse(ManifestOut.of(found))
 
 
 @routes.route(
@@ -109,7 +110,7 @@ async def manifest(request: web.Request) -> web.Response:
     access=Agent(),
     errors=ERRORS,
 )
-async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
+async def heartbeat(request: web.Request, body: HeartbeatBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         beat = await sessions.heartbeat(
@@ -120,7 +121,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
             attention_required=body.attention_required,
             observed_event_id=body.client_observed_event_id,
         )
-    return sparse_response(HeartbeatOut.of(beat))
+    return sparse(HeartbeatOut.of(beat))
 
 
 @routes.route(
@@ -133,7 +134,7 @@ async def heartbeat(request: web.Request, body: HeartbeatBody) -> web.Response:
     access=Agent(),
     errors={**ERRORS, 422: "The range is reversed or names events that do not exist"},
 )
-async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
+async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         marked = await sessions.mark_read(
@@ -145,7 +146,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
             from_seq=body.from_sequence_number,
             to_seq=body.to_sequence_number,
         )
-    return sparse_response(MarkReadOut.of(marked))
+    return sparse(MarkReadOut.of(marked))
 
 
 @routes.route(
@@ -159,7 +160,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> web.Response:
     errors={**ERRORS, **ONBOARD_ERRORS},
     refusals={422: OnboardRejected},
 )
-async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
+async def onboard(request: web.Request, body: OnboardBody) -> Answer:
     ctx = agent_context(request)
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.category or "") for c in body.constraints]
     try:
@@ -175,6 +176,6 @@ async def onboard(request: web.Request, body: OnboardBody) -> web.Response:
     except Unprocessable as exc:  # a constraint refused: §4.4.5's rejection body, not an error
         if not is_refusal(exc):
             raise
-        return model_response(OnboardRejected.of(exc, _topic(request)), status=422)
+        return Reply(OnboardRejected.of(exc, _topic(request)), status=422)
     reg = JoinResult.model_validate(done.registration)
-    return model_response(TopicOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId)))
+    return TopicOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aiohttp import web
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
@@ -22,8 +23,9 @@ from web.hub.topics.schemas import (
 from web.kernel import sse
 from web.kernel.access import Agent
 from web.kernel.events import STREAM_ERRORS, STREAM_SUMMARY, EventsQuery, StreamQuery
+from web.kernel.replies import Answer
 from web.kernel.request import cached_json, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -38,19 +40,20 @@ NOT_FOUND = {404: "Topic not found"}
     query=TopicListQuery,
     response=TopicList,
 )
-async def list_topics(request: web.Request, query: TopicListQuery) -> web.Response:
-    return await cached_json(
-        request,
-        ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset),
-        lambda session: topics.list_topics(
+async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
+    async def read(session: AsyncSession) -> TopicList:
+        page = await topics.list_topics(
             session,
             tier=query.tier,
             status=query.status,
             jurisdiction=query.jurisdiction,
             limit=query.limit,
             offset=query.offset,
-        ),
-    )
+        )
+        return TopicList.of(page)
+
+    key = ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset)
+    return await cached_json(request, key, read)
 
 
 @routes.route(
@@ -64,11 +67,11 @@ async def list_topics(request: web.Request, query: TopicListQuery) -> web.Respon
     access=Agent(),
     errors={401: "Missing or invalid agent key", 409: "A topic with this title exists"},
 )
-async def create_topic(request: web.Request, body: TopicCreateBody) -> web.Response:
+async def create_topic(request: web.Request, body: TopicCreateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topics.create(session, ctx, body.model_dump())
-    return json_response(result, status=201)
+        created = await topics.create(session, ctx, body.model_dump())
+    return Topic.of(created)
 
 
 @routes.route(
@@ -80,12 +83,12 @@ async def create_topic(request: web.Request, body: TopicCreateBody) -> web.Respo
     errors=NOT_FOUND,
     aliases=["/api/pact/{topicId}"],
 )
-async def get_topic(request: web.Request) -> web.Response:
+async def get_topic(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         topic = await topics.get(session, request.match_info["topicId"])
-        result = await topics.to_dict(session, topic)
-        result["legislationCitations"] = await topic_consensus.legislation_cited(session, topic.id)
-    return json_response(result)
+        found = await topics.view(session, topic)
+        cited = await topic_consensus.legislation_cited(session, topic.id)
+    return TopicDetail.of_cited(found, cited)
 
 
 @routes.route(
@@ -99,17 +102,17 @@ async def get_topic(request: web.Request) -> web.Response:
     errors={401: "Missing or invalid agent key", 403: "Not the topic's creator", **NOT_FOUND},
     aliases=["/api/pact/{topicId}"],
 )
-async def set_approval(request: web.Request, body: TopicApprovalBody) -> web.Response:
+async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.set_approval(
+        found = await topic_consensus.set_approval(
             session,
             ctx,
             request.match_info["topicId"],
             policy=body.approvalPolicy,
             allow_self_approval=body.allowSelfApproval,
         )
-    return json_response(result)
+    return Topic.of(found)
 
 
 @routes.route(
@@ -121,13 +124,13 @@ async def set_approval(request: web.Request, body: TopicApprovalBody) -> web.Res
     response=TopicContent,
     errors=NOT_FOUND,
 )
-async def get_content(request: web.Request, query: ContentQuery) -> web.Response:
+async def get_content(request: web.Request, query: ContentQuery) -> Answer:
     topic_id = request.match_info["topicId"]
-    return await cached_json(
-        request,
-        ("content", topic_id, query.resolve),
-        lambda session: topics.content(session, topic_id, resolve=query.resolve),
-    )
+
+    async def read(session: AsyncSession) -> TopicContent:
+        return TopicContent.of(await topics.content(session, topic_id, resolve=query.resolve))
+
+    return await cached_json(request, ("content", topic_id, query.resolve), read)
 
 
 @routes.route(
@@ -138,7 +141,7 @@ async def get_content(request: web.Request, query: ContentQuery) -> web.Response
     response=SectionTree,
     errors=NOT_FOUND,
 )
-async def get_sections(request: web.Request) -> web.Response:
+async def get_sections(request: web.Request) -> Answer:
     topic_id = request.match_info["topicId"]
     return await cached_json(
         request, ("sections", topic_id), lambda session: topics.section_tree(session, topic_id)
@@ -153,10 +156,10 @@ async def get_sections(request: web.Request) -> web.Response:
     response=TopicAgents,
     errors=NOT_FOUND,
 )
-async def get_agents(request: web.Request) -> web.Response:
+async def get_agents(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await topics.participants(session, request.match_info["topicId"])
-    return json_response(result)
+        found = await topics.participants(session, request.match_info["topicId"])
+    return TopicAgents.of(found)
 
 
 @routes.route(
@@ -168,12 +171,12 @@ async def get_agents(request: web.Request) -> web.Response:
     response=EventPage,
     errors=NOT_FOUND,
 )
-async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
+async def get_events(request: web.Request, query: EventsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await topics.event_page(
             session, request.match_info["topicId"], after=query.after, limit=query.limit
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -186,7 +189,7 @@ async def get_events(request: web.Request, query: EventsQuery) -> web.Response:
     response=sse.StreamMessage,
     errors={**NOT_FOUND, **STREAM_ERRORS},
 )
-async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamResponse:
+async def stream_events(request: web.Request, query: StreamQuery) -> Answer:
     after = sse.start_after(request, query.after)
     async with runtime(request).db.read() as session:
         stream = await topics.event_stream(session, request.match_info["topicId"])
@@ -204,8 +207,8 @@ async def stream_events(request: web.Request, query: StreamQuery) -> web.StreamR
     access=Agent(),
     errors={401: "Missing or invalid agent key", **NOT_FOUND},
 )
-async def join(request: web.Request, body: JoinBody) -> web.Response:
+async def join(request: web.Request, body: JoinBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topics.join(session, ctx, request.match_info["topicId"])
-    return json_response(result)
+    return result

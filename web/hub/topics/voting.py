@@ -9,8 +9,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.read_models import DoneResult, TopicVoteResult, TopicVotes
 from web.hub.topics.schemas import DoneBody, TopicVoteBody
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -23,9 +24,9 @@ routes = Routes()
     response=TopicVotes,
     errors={404: "Topic not found"},
 )
-async def get_votes(request: web.Request) -> web.Response:
+async def get_votes(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return json_response(await topic_lifecycle.topic_votes(session, request.match_info["topicId"]))
+        return await topic_lifecycle.topic_votes(session, request.match_info["topicId"])
 
 
 @routes.route(
@@ -42,13 +43,13 @@ async def get_votes(request: web.Request) -> web.Response:
         409: "Already voted, or the topic is no longer proposed",
     },
 )
-async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
+async def cast_vote(request: web.Request, body: TopicVoteBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await topic_lifecycle.cast_topic_vote(
             session, ctx, request.match_info["topicId"], body.model_dump()
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -66,7 +67,7 @@ async def cast_vote(request: web.Request, body: TopicVoteBody) -> web.Response:
         409: "The topic is not open (done signals are taken once it is open)",
     },
 )
-async def done(request: web.Request, body: DoneBody) -> web.Response:
+async def done(request: web.Request, body: DoneBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         done = await topic_lifecycle.done(
@@ -77,4 +78,4 @@ async def done(request: web.Request, body: DoneBody) -> web.Response:
             summary=body.summary,
             assumptions=body.assumptions,
         )
-    return model_response(DoneResult.of(done))
+    return DoneResult.of(done)

@@ -10,8 +10,9 @@ from web.hub.auth import agent_context
 from web.hub.topics.read_models import Proposal
 from web.hub.topics.schemas import ConstraintRecord
 from web.kernel.access import Agent
+from web.kernel.replies import Answer
 from web.kernel.request import runtime
-from web.kernel.routing import Routes, json_response, model_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -30,13 +31,13 @@ routes = Routes()
         409: "The proposal is no longer pending (proposal_not_pending)",
     },
 )
-async def withdraw_proposal(request: web.Request) -> web.Response:
+async def withdraw_proposal(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_consensus.withdraw(
+        proposal = await topic_consensus.withdraw(
             session, ctx, request.match_info["topicId"], request.match_info["proposalId"]
         )
-    return json_response(result)
+    return Proposal.of(proposal)
 
 
 @routes.route(
@@ -53,10 +54,10 @@ async def withdraw_proposal(request: web.Request) -> web.Response:
         409: "Withdrawn already (constraint_withdrawn)",
     },
 )
-async def withdraw_constraint(request: web.Request) -> web.Response:
+async def withdraw_constraint(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         constraint = await records.withdraw_constraint(
             session, ctx, request.match_info["topicId"], request.match_info["constraintId"]
         )
-    return model_response(ConstraintRecord.of(constraint))
+    return ConstraintRecord.of(constraint)

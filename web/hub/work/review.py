@@ -11,8 +11,9 @@ from domain.work import review
 from web.hub.auth import staff_context
 from web.hub.work.schemas import DecisionAcceptBody, DecisionRejectBody, ReviewItem, ReviewQuery, ReviewQueue
 from web.kernel.access import Staff
+from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 
 routes = Routes()
 
@@ -34,11 +35,11 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
     response=ReviewQueue,
     access=CURATOR,
 )
-async def queue(request: web.Request, query: ReviewQuery) -> web.Response:
+async def queue(request: web.Request, query: ReviewQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await review.queue(session, status=query.status, limit=query.limit, offset=query.offset)
     result["submissions"] = [_with_url(request, item) for item in result["submissions"]]
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -50,10 +51,10 @@ async def queue(request: web.Request, query: ReviewQuery) -> web.Response:
     access=CURATOR,
     errors={404: "Submission not found"},
 )
-async def item(request: web.Request) -> web.Response:
+async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await review.item(session, request.match_info["submissionId"])
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)
 
 
 @routes.route(
@@ -67,7 +68,7 @@ async def item(request: web.Request) -> web.Response:
     access=CURATOR,
     errors=DECIDE_ERRORS,
 )
-async def accept(request: web.Request, body: DecisionAcceptBody) -> web.Response:
+async def accept(request: web.Request, body: DecisionAcceptBody) -> Answer:
     return await _decide(request, "accept", body.note)
 
 
@@ -81,13 +82,13 @@ async def accept(request: web.Request, body: DecisionAcceptBody) -> web.Response
     access=CURATOR,
     errors=DECIDE_ERRORS,
 )
-async def reject(request: web.Request, body: DecisionRejectBody) -> web.Response:
+async def reject(request: web.Request, body: DecisionRejectBody) -> Answer:
     return await _decide(request, "reject", body.note)
 
 
-async def _decide(request: web.Request, decision: str, note: str) -> web.Response:
+async def _decide(request: web.Request, decision: str, note: str) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await review.decide(
             session, staff_context(request), request.match_info["submissionId"], decision=decision, note=note
         )
-    return json_response(_with_url(request, result))
+    return _with_url(request, result)

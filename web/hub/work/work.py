@@ -23,8 +23,9 @@ from web.hub.work.schemas import (
 )
 from web.kernel.access import Agent, Staff
 from web.kernel.events import EventsQuery
+from web.kernel.replies import Answer, Reply
 from web.kernel.request import public_url, runtime
-from web.kernel.routing import Routes, json_response
+from web.kernel.routing import Routes
 from web.kernel.waiting import wait_while
 
 routes = Routes()
@@ -43,7 +44,7 @@ AGENT_401 = {401: "Missing or invalid agent key"}
     access=Agent(),
     errors={**AGENT_401, 409: "No open work of that type (no_work_available)"},
 )
-async def claim(request: web.Request, body: ClaimBody) -> web.Response:
+async def claim(request: web.Request, body: ClaimBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await claims.claim(
             session,
@@ -52,7 +53,7 @@ async def claim(request: web.Request, body: ClaimBody) -> web.Response:
             payload=body.payload,
             expires_in_minutes=body.expiresInMinutes,
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -65,22 +66,22 @@ async def claim(request: web.Request, body: ClaimBody) -> web.Response:
     access=Agent(),
     errors=AGENT_401,
 )
-async def assignments(request: web.Request, query: AssignmentsQuery) -> web.Response:
+async def assignments(request: web.Request, query: AssignmentsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await claims.assignments(session, agent_context(request), status=query.status)
-    return json_response(result)
+    return result
 
 
 def _submission_url(request: web.Request, submission_id: str) -> str:
     return public_url(request, f"/api/work/submissions/{submission_id}")
 
 
-def _result(request: web.Request, sub: WorkSubmission) -> web.Response:
+def _result(request: web.Request, sub: WorkSubmission) -> Answer:
     url = _submission_url(request, sub.id)
     body = {**submissions.to_dict(sub), "url": url}
     if sub.status == "validating":
-        return json_response(body, status=202, headers={"Location": url, "Retry-After": "1"})
-    return json_response(body)
+        return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
+    return body
 
 
 @routes.route(
@@ -99,7 +100,7 @@ def _result(request: web.Request, sub: WorkSubmission) -> web.Response:
     },
     also={202: "The validator has not finished within the short wait: poll the submission"},
 )
-async def submit(request: web.Request, body: SubmitBody) -> web.Response:
+async def submit(request: web.Request, body: SubmitBody) -> Answer:
     db = runtime(request).db
     ctx = agent_context(request)
     async with db.transaction() as session:
@@ -129,7 +130,7 @@ async def submit(request: web.Request, body: SubmitBody) -> web.Response:
     errors={**AGENT_401, 404: "Submission not found"},
     also={202: "Still validating"},
 )
-async def get_submission(request: web.Request) -> web.Response:
+async def get_submission(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         sub = await submissions.get(session, agent_context(request), request.match_info["submissionId"])
     return _result(request, sub)
@@ -145,12 +146,12 @@ async def get_submission(request: web.Request) -> web.Response:
     access=Agent(),
     errors=AGENT_401,
 )
-async def events(request: web.Request, query: EventsQuery) -> web.Response:
+async def events(request: web.Request, query: EventsQuery) -> Answer:
     ctx = agent_context(request)
     actor = ctx.require_actor()
     async with runtime(request).db.read() as session:
         result = await feed.page(session, actor.id, after=query.after, limit=query.limit)
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -162,7 +163,7 @@ async def events(request: web.Request, query: EventsQuery) -> web.Response:
     response=Defects,
     access=Staff(),
 )
-async def defects(request: web.Request, query: DefectsQuery) -> web.Response:
+async def defects(request: web.Request, query: DefectsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await review.defects(
             session,
@@ -172,7 +173,7 @@ async def defects(request: web.Request, query: DefectsQuery) -> web.Response:
             submitted_by=query.submittedBy,
             limit=query.limit,
         )
-    return json_response(result)
+    return result
 
 
 @routes.route(
@@ -185,7 +186,7 @@ async def defects(request: web.Request, query: DefectsQuery) -> web.Response:
     access=Staff(),
     errors={404: "Defect not found", 409: "Already resolved"},
 )
-async def resolve_defect(request: web.Request, body: ResolveDefectBody) -> web.Response:
+async def resolve_defect(request: web.Request, body: ResolveDefectBody) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await review.resolve_defect(
             session,
@@ -194,4 +195,4 @@ async def resolve_defect(request: web.Request, body: ResolveDefectBody) -> web.R
             status=body.status,
             note=body.note,
         )
-    return json_response(result)
+    return result

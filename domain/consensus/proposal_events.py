@@ -1,0 +1,57 @@
+"""The stored data of a proposal's events (`pact.proposal.*`), each built here and nowhere else.
+
+An event's data is hashed into its stream's chain (domain/kernel/events.py): a key's name, its order and
+its value's format are part of the stored record, so they never change, or old events would not verify
+(`concord events verify`). The wire models of the APIs read proposals from the typed rows, not from here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.consensus.models import Proposal
+
+SECTION_GONE = "section no longer exists"
+
+
+def counts(p: Proposal) -> dict[str, int]:
+    return {"approveCount": p.approve_count, "rejectCount": p.reject_count, "objectCount": p.object_count}
+
+
+def created(p: Proposal) -> dict[str, Any]:
+    """pact.proposal.created"""
+    return {"proposalId": p.id, "summary": p.summary, "ttl": p.ttl_seconds, "baseVersion": p.base_version}
+
+
+def voted(p: Proposal, kind: str, reason: str | None, needed: int) -> dict[str, Any]:
+    """pact.proposal.vote.<kind>: the counts after the vote."""
+    return {"proposalId": p.id, "vote": kind, "reason": reason, **counts(p), "needed": needed}
+
+
+def decided_by_votes(p: Proposal, needed: int) -> dict[str, Any]:
+    """pact.proposal.rejected or .objected, as a vote decided it."""
+    return {"proposalId": p.id, **counts(p), "needed": needed}
+
+
+def rejected_by_a_person(p: Proposal) -> dict[str, Any]:
+    """pact.proposal.rejected, as a reviewer decided it."""
+    return {"proposalId": p.id, "byHuman": True}
+
+
+def merged(p: Proposal, new_version: int) -> dict[str, Any]:
+    """pact.proposal.merged or .auto-merged."""
+    return {"proposalId": p.id, "newVersion": new_version, **counts(p)}
+
+
+def section_gone(p: Proposal) -> dict[str, Any]:
+    """pact.proposal.superseded: its section vanished before it could merge."""
+    return {"proposalId": p.id, "reason": SECTION_GONE}
+
+
+def superseded(rival_id: str, by: Proposal) -> dict[str, Any]:
+    """pact.proposal.superseded: a rival on the same section merged first."""
+    return {"proposalId": rival_id, "supersededBy": by.id}
+
+
+def closed(p: Proposal) -> dict[str, Any]:
+    """pact.proposal.expired or .withdrawn: the counts it ended with."""
+    return {"proposalId": p.id, **counts(p)}
