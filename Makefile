@@ -14,9 +14,10 @@ PACT_MIRROR  := /work/.mirror/TailorAU+pact/repo
 PACT_SRC     ?= $(if $(wildcard $(PACT_MIRROR)),$(PACT_MIRROR),https://github.com/TailorAU/pact.git)
 PACT_REF     ?= v2.0.3
 PACT_CLI_DIR ?= $(HOME)/.cache/concord/pact-cli
-# pytest-xdist workers: one per core by default (each has its own database, data folder and queue
-# namespace: tests/conftest.py); TEST_WORKERS=0 runs the suite in this process.
-TEST_WORKERS ?= auto
+# pytest-xdist workers: two per core by default (each has its own database, data folder and queue
+# namespace: tests/conftest.py): a third of a test's time is spent waiting on its subprocesses, servers and
+# workers, and a second worker per core fills it (tests/README.md); TEST_WORKERS=0 runs the suite in this process.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 
 # The PACT conformance runner (TailorAU/pact spec/v2.0/conformance), built outside the repository from
 # PACT_SRC (a bare mirror or a work tree) for tests/test_pact_conformance.py and `concord pact lab`. It is
