@@ -44,6 +44,11 @@ import tests.fuzz_media  # noqa: F401 - registers the upload's media types
 from web.docs.api import build_api as build_docs_api
 from web.hub.api import build_api as build_hub_api
 
+# The served apps' threads (the broker's workers, the drivers, Redis's client) may use `random` while
+# Hypothesis draws a case, which it reports as the strategy using `random` (163 warnings a PostgreSQL + Redis
+# run); schemathesis's strategies do not (tests/test_sections_outline.py says the same of its own).
+pytestmark = pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("CONCORD_FUZZ_EXAMPLES", "4"))
 # The scenarios run until this many seconds are spent (per app), in suites of SCENARIOS, a fresh seed each.
