@@ -86,3 +86,33 @@ async def test_a_join_may_ask_for_fewer_never_for_more(docs, runtime):
     assert (await refused.json())["code"] == "capability.missing"
     resp = await docs.post(f"{base}/proposals/{target}/approve", headers=voter["headers"], json={})
     assert resp.status == 200, await resp.text()
+
+
+async def test_an_onboarding_states_and_keeps_the_roles_limits(docs, runtime):
+    """PACT's onboarding takes a join's role and capabilities (and PACT's role descriptors): the document
+    states each role's limit as the join's does, and the server refuses exactly what the document does."""
+    from tests.openapi_verdict import _validator
+
+    spec = await (await docs.get("/openapi.json")).json()
+    stated = _validator(spec, spec["components"]["schemas"]["OnboardBody"])
+    author = await make_key(runtime, org="Acme", name="author")
+    doc = await upload_ready(docs, author, MD, "plan.md")
+    base = f"/api/tap/{doc['id']}"
+    cases = [
+        ({"role": "observer", "capabilities": ["vote", "propose"]}, 400),
+        ({"role": "observer", "capabilities": ["vote"]}, 400),
+        ({"role": "observer", "capabilities": []}, 200),
+        ({"role": "contributor", "capabilities": ["vote"]}, 200),
+        ({"role": "proposer", "capabilities": ["propose", "vote"]}, 200),
+        ({"role": "reviewer", "capabilities": ["vote"]}, 200),
+    ]
+    for i, (body, status) in enumerate(cases):
+        key = await make_key(runtime, org="Acme", name=f"agent-{i}")
+        sent = {"agentName": f"Agent {i}", **body}
+        assert stated.is_valid(sent) == (status == 200), body
+        resp = await docs.post(f"{base}/_onboard", headers=key["headers"], json=sent)
+        assert resp.status == status, (body, await resp.text())
+        if status == 400:
+            problem = await resp.json()
+            assert problem["field"] == "capabilities", problem
+            assert "role observer may not" in problem["detail"], problem

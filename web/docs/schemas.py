@@ -328,32 +328,35 @@ class JoinBody(Model):
         return value
 
 
+def role_limits(limits: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    """JSON Schema stating each role's limit on `capabilities` (if role is R, capabilities within R's)."""
+    return {
+        "allOf": [
+            {
+                "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
+                "then": {
+                    "properties": {
+                        "capabilities": {
+                            "anyOf": [
+                                {"type": "array", "items": {"enum": list(allowed)}}
+                                if allowed
+                                else {"type": "array", "maxItems": 0},
+                                {"type": "null"},
+                            ]
+                        }
+                    }
+                },
+            }
+            for role, allowed in limits.items()
+        ]
+    }
+
+
 class JoinRequest(JoinBody):
     """JoinBody as /openapi.json documents it: the roles' limits on capabilities stated too (an MCP tool's
     arguments take JoinBody, whose schema stays a plain object)."""
 
-    model_config = ConfigDict(
-        json_schema_extra={
-            "allOf": [
-                {
-                    "if": {"properties": {"role": {"const": role}}, "required": ["role"]},
-                    "then": {
-                        "properties": {
-                            "capabilities": {
-                                "anyOf": [
-                                    {"type": "array", "items": {"enum": list(allowed)}}
-                                    if allowed
-                                    else {"type": "array", "maxItems": 0},
-                                    {"type": "null"},
-                                ]
-                            }
-                        }
-                    },
-                }
-                for role, allowed in ROLE_CAPABILITIES.items()
-            ]
-        },
-    )
+    model_config = ConfigDict(json_schema_extra=role_limits(ROLE_CAPABILITIES))
 
 
 class LeaveBody(Model):

@@ -8,16 +8,16 @@ from collections.abc import Callable, Mapping
 from typing import Annotated
 
 from aiohttp import web
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from domain.consensus.records import ConstraintType, ConstraintTypeField
 from domain.consensus.sessions import ConstraintDraft
 from domain.documents import sessions
-from domain.documents.membership import DocumentRole
+from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
 from domain.kernel.errors import Unprocessable
 from web.docs.agents.paths import doc_id, document_route
 from web.docs.auth import caller
-from web.docs.schemas import Capability, Joined, Role
+from web.docs.schemas import Capability, Joined, Role, role_limits
 from web.kernel.access import Service
 from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
@@ -64,7 +64,17 @@ class OnboardConstraint(Request):
 
 class OnboardBody(Request):
     """A join's fields (all optional: without agentName the key's name is the agent's) and the constraints
-    to publish with it, all or none."""
+    to publish with it, all or none. Its schema states each role's limit on capabilities, as a join's does
+    (PACT's contributor and proposer have an editor's)."""
+
+    model_config = ConfigDict(
+        json_schema_extra=role_limits(
+            {
+                **ROLE_CAPABILITIES,
+                **{str(pact): ROLE_CAPABILITIES[doc] for pact, doc in sessions.DOCUMENT_ROLE.items()},
+            }
+        )
+    )
 
     agentName: Annotated[str, HAS_LETTER_OR_DIGIT] | None = Field(default=None, min_length=1, max_length=128)
     role: Role | sessions.PactRole = Field(
