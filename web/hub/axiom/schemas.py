@@ -8,10 +8,11 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import import_run, legislation
+from domain.axiom import import_run, keys, legislation
 from domain.axiom.importers import FileKind
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
+from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics.store import Tier, TopicStatus
 from web.hub.topics.read_models import SectionNode
@@ -45,6 +46,18 @@ class PricingTier(BaseModel):
     selfService: bool
     issuedBy: str = Field(description="How a key gets this tier")
 
+    @classmethod
+    def of(cls, tier: keys.Tier) -> PricingTier:
+        return cls(
+            tier=tier.name,
+            monthlyCredits=tier.monthly_credits,
+            priceAudPerMonth=tier.price_aud_per_month,
+            selfService=tier.self_service,
+            issuedBy="self-service: POST /api/axiom/keys"
+            if tier.self_service
+            else "the operator: concord axiom keys set-tier KEY_ID " + tier.name,
+        )
+
 
 class Pricing(BaseModel):
     currency: str
@@ -61,6 +74,35 @@ class AxiomDiscovery(BaseModel):
     pricing: Pricing
     capabilities: list[str]
     endpoints: list[str]
+
+    @classmethod
+    def current(cls) -> AxiomDiscovery:
+        """What Axiom offers: its tiers and the credits each call costs (domain/axiom/keys.py)."""
+        return cls(
+            name="Axiom",
+            description="Commercial read access to verified facts (topics that reached consensus) and to "
+            "structured Australian legislation and standards; free citation resolution.",
+            keyPrefix=keys.AXIOM_KEY_PREFIX,
+            create=KeyCreateHow(method="POST", path="/api/axiom/keys", body={"ownerName": "required"}),
+            auth=KeyAuth(scheme="Authorization: Bearer <key>", alsoAccepted=["X-Api-Key"]),
+            billing=Billing(
+                period="UTC calendar month",
+                unit="credit",
+                creditCost=keys.CREDIT_COST,
+                whenExhausted="402 insufficient_balance until the next period",
+            ),
+            pricing=Pricing(currency="AUD", tiers=[PricingTier.of(t) for t in keys.TIERS.values()]),
+            capabilities=[
+                "facts",
+                "facts.fulltext",
+                "legislation",
+                "legislation.search",
+                "legislation.markdown",
+                "citation.resolve",
+                "usage",
+            ],
+            endpoints=sorted(keys.CREDIT_COST) + ["GET /api/axiom/keys", "POST /api/axiom/keys"],
+        )
 
 
 class Quickstart(BaseModel):
@@ -82,6 +124,28 @@ class AxiomKeyCreated(BaseModel):
     createdAt: Timestamp
     message: str
     quickstart: Quickstart
+
+    @classmethod
+    def of(cls, new: keys.NewKey) -> AxiomKeyCreated:
+        key = new.key
+        return cls(
+            keyId=key.id,
+            apiKey=new.secret,
+            secret=new.secret,
+            ownerName=key.owner_name,
+            tier=key.tier,
+            monthlyCredits=key.monthly_credits,
+            creditsRemaining=key.monthly_credits,
+            billingPeriod=key.period,
+            createdAt=iso(key.created_at),
+            message="Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
+            quickstart=Quickstart(
+                usage="GET /api/axiom/usage",
+                facts="GET /api/axiom/facts?q=…",
+                legislation="GET /api/axiom/legislation?jurisdiction=AU-NSW",
+                resolve="GET /api/axiom/resolve?citation=Work Health and Safety Act 2011 (Cth) s 19",
+            ),
+        )
 
 
 class BillingPeriod(BaseModel):
@@ -108,6 +172,24 @@ class AxiomUsage(BaseModel):
     daily: list[DailyUsage]
     lastUsedAt: Timestamp | None
     createdAt: Timestamp
+
+    @classmethod
+    def of(cls, u: keys.Usage) -> AxiomUsage:
+        key = u.key
+        return cls(
+            keyId=key.id,
+            ownerName=key.owner_name,
+            tier=key.tier,
+            billingPeriod=BillingPeriod(id=u.period, start=u.start.isoformat(), end=u.end.isoformat()),
+            queries=u.queries,
+            monthlyCredits=key.monthly_credits,
+            creditsRemaining=u.credits_remaining,
+            queriesToday=u.queries_today,
+            totalQueries=key.total_queries,
+            daily=[DailyUsage(date=d.isoformat(), queries=q) for d, q in u.daily],
+            lastUsedAt=iso(key.last_used_at),
+            createdAt=iso(key.created_at),
+        )
 
 
 class PageLinks(BaseModel):
