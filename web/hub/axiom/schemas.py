@@ -4,10 +4,11 @@ citation resolution (they document /openapi.json; the tests check every real bod
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.axiom import facts as fact_records
 from domain.axiom import import_run, keys, legislation
 from domain.axiom.importers import FileKind
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
@@ -241,6 +242,50 @@ class Fact(BaseModel):
     citations: list[str] = Field(description="Citations of the merged proposals, in merge order")
     consensus: FactConsensus
 
+    @classmethod
+    def of(cls, fact: fact_records.Fact) -> Fact:
+        t = fact.topic
+        effective, expiry = _day(t.effective_date), _day(t.expiry_date)
+        return cls(
+            id=t.id,
+            title=t.title,
+            canonicalClaim=t.canonical_claim,
+            tier=Tier(t.tier),
+            status=t.status,  # type: ignore[arg-type]  # REACHED: consensus or stable
+            jurisdiction=t.jurisdiction,
+            authority=t.authority,
+            sourceRef=t.source_ref,
+            effectiveDate=effective,
+            expiryDate=expiry,
+            lastVerifiedAt=iso(t.last_verified_at),
+            consensusRatio=t.consensus_ratio,
+            consensusVoters=t.consensus_voters,
+            consensusSince=iso(t.consensus_since),
+            version=t.version,
+            createdAt=iso(t.created_at),
+            updatedAt=iso(t.updated_at),
+            provenance=Provenance(
+                sources=[t.source_ref] if t.source_ref else [],
+                authority=t.authority,
+                jurisdiction=t.jurisdiction,
+                effectiveDate=effective,
+                expiryDate=expiry,
+                lastVerifiedAt=iso(t.last_verified_at),
+                createdAt=iso(t.created_at),
+            ),
+            citations=fact.citations,
+            consensus=FactConsensus(
+                status=t.status,  # type: ignore[arg-type]
+                ratio=t.consensus_ratio,
+                voters=t.consensus_voters,
+                since=iso(t.consensus_since),
+            ),
+        )
+
+
+def _day(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
 
 class FactPage(BaseModel):
     facts: list[Fact]
@@ -250,6 +295,20 @@ class FactPage(BaseModel):
     hasMore: bool
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
+
+    @classmethod
+    def of(cls, page: fact_records.FactList, credits: int, links: dict[str, str | None]) -> FactPage:
+        return cls.model_validate(
+            {
+                "facts": [Fact.of(f) for f in page.facts],
+                "total": page.total,
+                "limit": page.limit,
+                "offset": page.offset,
+                "hasMore": page.has_more,
+                "creditsRemaining": credits,
+                "_links": links,
+            }
+        )
 
 
 class FactDependency(BaseModel):
@@ -272,6 +331,31 @@ class FactDetail(BaseModel):
     dependencies: list[FactDependency]
     participation: FactParticipation
     creditsRemaining: int
+
+    @classmethod
+    def of(cls, detail: fact_records.FactDetail, credits: int) -> dict[str, Any]:
+        """The answer as a dict: its section tree is the consensus area's dicts, which building a
+        SectionNode would run through the request-side validators (trimming)."""
+        return {
+            "fact": Fact.of(detail.fact).model_dump(mode="json", by_alias=True),
+            "sections": detail.sections,
+            "dependencies": [
+                {
+                    "factId": d.fact_id,
+                    "relationship": d.relationship,
+                    "title": d.title,
+                    "tier": d.tier,
+                    "status": d.status,
+                }
+                for d in detail.dependencies
+            ],
+            "participation": FactParticipation(
+                totalParticipants=detail.participants,
+                mergedProposals=detail.merged_proposals,
+                totalVotes=detail.votes,
+            ).model_dump(),
+            "creditsRemaining": credits,
+        }
 
 
 # --- legislation -------------------------------------------------------------------------------------
