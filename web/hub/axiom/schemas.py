@@ -8,8 +8,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.axiom import citations, import_run, keys, legislation
 from domain.axiom import facts as fact_records
-from domain.axiom import import_run, keys, legislation
 from domain.axiom.importers import FileKind
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
@@ -516,6 +516,30 @@ class Resolution(BaseModel):
         description="The compilation date of the instrument's text the pinpoint was verified against (with "
         "asAt, the compilation in force at that date); null when unknown, and for topics"
     )
+
+    @classmethod
+    def of(cls, r: citations.Resolved) -> Resolution:
+        return cls(
+            resolved=True,
+            citation=r.citation,
+            docId=r.doc_id,
+            docType=r.doc_type,  # type: ignore[arg-type]  # an instrument type, or topic
+            sectionRef=r.section_ref,
+            requestedSection=r.requested_section,
+            unverifiedPinpoint=r.unverified_pinpoint,
+            canonicalTitle=r.canonical_title,
+            verifiedRef=r.verified_ref,
+            inForce=r.in_force,
+            inForceDate=_day(r.in_force_date),
+            lastAmendedDate=_day(r.last_amended_date),
+            repealedDate=_day(r.repealed_date),
+            matchTier=r.match_tier,  # type: ignore[arg-type]
+            jurisdiction=r.jurisdiction,
+            source=r.source,  # type: ignore[arg-type]
+            free=True,
+            asAt=_day(r.as_at),
+            versionDate=_day(r.version_date),
+        )
 
 
 # --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------
