@@ -462,6 +462,27 @@ class SearchHit(BaseModel):
     citation: str
     sourceRef: str | None
 
+    @classmethod
+    def of(cls, hit: legislation.Hit) -> SearchHit:
+        sec, doc = hit.section, hit.doc
+        return cls(
+            docId=doc.id,
+            docTitle=doc.title,
+            designation=doc.designation,
+            jurisdiction=doc.jurisdiction,
+            docType=doc.type,  # type: ignore[arg-type]  # stored from InstrumentType
+            year=doc.year,
+            sectionId=sec.section_id,
+            sectionTitle=sec.title,
+            content=hit.excerpt,
+            depth=sec.depth,
+            status=sec.status,
+            relevanceScore=hit.score,
+            crossReferences=sec.cross_references or [],
+            citation=hit.citation,
+            sourceRef=doc.url,
+        )
+
 
 class LegislationSearch(BaseModel):
     results: list[SearchHit]
@@ -472,6 +493,23 @@ class LegislationSearch(BaseModel):
     offset: int
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
+
+    @classmethod
+    def of(
+        cls, found: legislation.SearchResults, credits: int, links: dict[str, str | None]
+    ) -> LegislationSearch:
+        return cls.model_validate(
+            {
+                "results": [SearchHit.of(h) for h in found.hits],
+                "query": found.query,
+                "keywords": found.keywords,
+                "total": found.total,
+                "limit": found.limit,
+                "offset": found.offset,
+                "creditsRemaining": credits,
+                "_links": links,
+            }
+        )
 
 
 class IngestResult(BaseModel):
