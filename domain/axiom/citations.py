@@ -400,29 +400,50 @@ def verify(entry: Entry, pin: pinpoints.Pinpoint | None) -> Verified:
     return Verified(None, None, pin.text)
 
 
-def _result(entry: Entry, parsed: Parsed, tier: str, as_at: date | None = None) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Resolved:
+    """A citation resolved to an instrument (source "legislation") or a verified topic (source "topic")."""
+
+    citation: str  # as parsed
+    doc_id: str  # the instrument's id, or topic: and the topic's id
+    doc_type: str
+    section_ref: str | None
+    requested_section: str | None
+    unverified_pinpoint: str | None
+    canonical_title: str
+    verified_ref: str
+    in_force: bool | None
+    in_force_date: date | None
+    last_amended_date: date | None
+    repealed_date: date | None
+    match_tier: str
+    jurisdiction: str | None
+    source: str
+    as_at: date | None
+    version_date: date | None
+
+
+def _result(entry: Entry, parsed: Parsed, tier: str, as_at: date | None = None) -> Resolved:
     verified = verify(entry, parsed.pinpoint)
-    return {
-        "resolved": True,
-        "citation": parsed.citation,
-        "docId": entry.doc_id,
-        "docType": entry.type,
-        "sectionRef": verified.section_ref,
-        "requestedSection": parsed.section,
-        "unverifiedPinpoint": verified.unverified,
-        "canonicalTitle": entry.canonical_title,
-        "verifiedRef": entry.citation(verified.pinpoint),
-        "inForce": entry.in_force,
-        "inForceDate": entry.in_force_date.isoformat() if entry.in_force_date else None,
-        "lastAmendedDate": entry.last_amended_date.isoformat() if entry.last_amended_date else None,
-        "repealedDate": entry.repealed_date.isoformat() if entry.repealed_date else None,
-        "matchTier": tier,
-        "jurisdiction": entry.jurisdiction,
-        "source": "legislation",
-        "free": True,
-        "asAt": as_at.isoformat() if as_at else None,
-        "versionDate": entry.version_date.isoformat() if entry.version_date else None,
-    }
+    return Resolved(
+        citation=parsed.citation,
+        doc_id=entry.doc_id,
+        doc_type=entry.type,
+        section_ref=verified.section_ref,
+        requested_section=parsed.section,
+        unverified_pinpoint=verified.unverified,
+        canonical_title=entry.canonical_title,
+        verified_ref=entry.citation(verified.pinpoint),
+        in_force=entry.in_force,
+        in_force_date=entry.in_force_date,
+        last_amended_date=entry.last_amended_date,
+        repealed_date=entry.repealed_date,
+        match_tier=tier,
+        jurisdiction=entry.jurisdiction,
+        source="legislation",
+        as_at=as_at,
+        version_date=entry.version_date,
+    )
 
 
 def _choose(parsed: Parsed, tiers: list[tuple[str, list[Entry]]]) -> tuple[str, list[Entry]] | None:
@@ -441,7 +462,7 @@ def _standard_titles(title: str) -> set[str]:
     return {near_key(title), near_key(title.split(" (", 1)[0])}
 
 
-def resolve_legislation(index: CitationIndex, parsed: Parsed) -> dict[str, Any] | None:
+def resolve_legislation(index: CitationIndex, parsed: Parsed) -> Resolved | None:
     """The result for a legislation/standard match, None when the store has no such title; raises
     citation_ambiguous when several instruments share the title and the citation names no jurisdiction."""
     found = find_legislation(index, parsed)
@@ -534,7 +555,7 @@ async def compilation_at(session: AsyncSession, entry: Entry, as_at: date) -> En
     )
 
 
-async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any] | None:
+async def resolve_topic(session: AsyncSession, parsed: Parsed, as_at: date | None = None) -> Resolved | None:
     title = parsed.title if parsed.kind == "legislation" else parsed.citation.strip()
     key = " ".join(title.casefold().split())
     variants = {key, key.replace("&", "and"), key.replace(" and ", " & ")}
@@ -563,27 +584,25 @@ async def resolve_topic(session: AsyncSession, parsed: Parsed) -> dict[str, Any]
             hint="cite the exact topic title",
         )
     topic = rows[0]
-    return {
-        "resolved": True,
-        "citation": parsed.citation,
-        "docId": f"topic:{topic.id}",
-        "docType": "topic",
-        "sectionRef": None,
-        "requestedSection": parsed.section,
-        "unverifiedPinpoint": parsed.section,
-        "canonicalTitle": topic.title,
-        "verifiedRef": topic.title,
-        "inForce": None,
-        "inForceDate": None,
-        "lastAmendedDate": None,
-        "repealedDate": None,
-        "matchTier": "exact" if topic.title == title else "near-exact",
-        "jurisdiction": topic.jurisdiction,
-        "source": "topic",
-        "free": True,
-        "asAt": None,
-        "versionDate": None,
-    }
+    return Resolved(
+        citation=parsed.citation,
+        doc_id=f"topic:{topic.id}",
+        doc_type="topic",
+        section_ref=None,
+        requested_section=parsed.section,
+        unverified_pinpoint=parsed.section,
+        canonical_title=topic.title,
+        verified_ref=topic.title,
+        in_force=None,
+        in_force_date=None,
+        last_amended_date=None,
+        repealed_date=None,
+        match_tier="exact" if topic.title == title else "near-exact",
+        jurisdiction=topic.jurisdiction,
+        source="topic",
+        as_at=as_at,
+        version_date=None,
+    )
 
 
 def parse_or_400(citation: str | None) -> Parsed:
@@ -602,7 +621,7 @@ def parse_or_400(citation: str | None) -> Parsed:
 
 async def resolve(
     session: AsyncSession, holder: IndexHolder, citation: str | None, *, as_at: date | None = None
-) -> dict[str, Any]:
+) -> Resolved:
     """With `as_at`, a legislation pinpoint is verified against the compilation in force at that date."""
     parsed = parse_or_400(citation)
     index = await holder.current(session)
@@ -612,9 +631,8 @@ async def resolve(
         if as_at is not None:
             entry = await compilation_at(session, entry, as_at)
         return _result(entry, parsed, tier, as_at)
-    found = await resolve_topic(session, parsed)
+    found = await resolve_topic(session, parsed, as_at)
     if found is not None:
-        found["asAt"] = as_at.isoformat() if as_at else None
         return found
     if parsed.jurisdiction and parsed.kind == "legislation":
         elsewhere = index.exact.get(parsed.title) or index.near.get(near_key(parsed.title)) or []

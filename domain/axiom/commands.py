@@ -36,7 +36,17 @@ async def _keys(settings: Settings, args: argparse.Namespace) -> int:
     async def work(db: Database) -> None:
         if args.axiom_keys_command == "set-tier":
             async with db.transaction() as session:
-                print(json.dumps(await keys.set_tier(session, SYSTEM, args.key_id, args.tier)))
+                change = await keys.set_tier(session, SYSTEM, args.key_id, args.tier)
+                before = change.before
+                print(
+                    json.dumps(
+                        {
+                            **change.after,
+                            "previousTier": before["tier"],
+                            "previousMonthlyCredits": before["monthlyCredits"],
+                        }
+                    )
+                )
         else:
             async with db.read() as session:
                 for row in await keys.list_keys(session):

@@ -3,6 +3,7 @@ consensus metadata, filtered by tier, jurisdiction prefix and full-text query.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import false, func, select
@@ -11,52 +12,48 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.axiom import fulltext
 from domain.consensus import sections
 from domain.consensus.models import Proposal, ProposalVote
-from domain.kernel.clock import iso
 from domain.kernel.errors import BadRequest, NotFound
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
 from domain.topics.store import REACHED, Tier
 
 
-def _date(d: Any) -> str | None:
-    return d.isoformat() if d else None
+@dataclass(frozen=True)
+class Fact:
+    """A topic that reached consensus, with the citations of the proposals merged into it."""
+
+    topic: Topic
+    citations: list[str]
 
 
-def fact_dict(t: Topic, citations: list[str]) -> dict[str, Any]:
-    return {
-        "id": t.id,
-        "title": t.title,
-        "canonicalClaim": t.canonical_claim,
-        "tier": t.tier,
-        "status": t.status,
-        "jurisdiction": t.jurisdiction,
-        "authority": t.authority,
-        "sourceRef": t.source_ref,
-        "effectiveDate": _date(t.effective_date),
-        "expiryDate": _date(t.expiry_date),
-        "lastVerifiedAt": iso(t.last_verified_at),
-        "consensusRatio": t.consensus_ratio,
-        "consensusVoters": t.consensus_voters,
-        "consensusSince": iso(t.consensus_since),
-        "version": t.version,
-        "createdAt": iso(t.created_at),
-        "updatedAt": iso(t.updated_at),
-        "provenance": {
-            "sources": [t.source_ref] if t.source_ref else [],
-            "authority": t.authority,
-            "jurisdiction": t.jurisdiction,
-            "effectiveDate": _date(t.effective_date),
-            "expiryDate": _date(t.expiry_date),
-            "lastVerifiedAt": iso(t.last_verified_at),
-            "createdAt": iso(t.created_at),
-        },
-        "citations": citations,
-        "consensus": {
-            "status": t.status,
-            "ratio": t.consensus_ratio,
-            "voters": t.consensus_voters,
-            "since": iso(t.consensus_since),
-        },
-    }
+@dataclass(frozen=True)
+class FactList:
+    facts: list[Fact]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.facts) < self.total
+
+
+@dataclass(frozen=True)
+class Dependency:
+    fact_id: str
+    relationship: str
+    title: str
+    tier: str
+    status: str
+
+
+@dataclass(frozen=True)
+class FactDetail:
+    fact: Fact
+    sections: list[dict[str, Any]]  # consensus.sections.tree, with content
+    dependencies: list[Dependency]
+    participants: int
+    merged_proposals: int
+    votes: int
 
 
 async def _citations(session: AsyncSession, topic_ids: list[str]) -> dict[str, list[str]]:
@@ -96,7 +93,7 @@ async def list_facts(
     q: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> FactList:
     check_filters(tier=tier, q=q)
     stmt = select(Topic).where(Topic.status.in_(REACHED))
     if tier:
@@ -115,16 +112,10 @@ async def list_facts(
     total = await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0
     rows = list((await session.scalars(stmt.order_by(*order).limit(limit).offset(offset))).all())
     cites = await _citations(session, [t.id for t in rows])
-    return {
-        "facts": [fact_dict(t, cites[t.id]) for t in rows],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "hasMore": offset + len(rows) < total,
-    }
+    return FactList([Fact(t, cites[t.id]) for t in rows], total, limit, offset)
 
 
-async def get_fact(session: AsyncSession, fact_id: str) -> dict[str, Any]:
+async def get_fact(session: AsyncSession, fact_id: str) -> FactDetail:
     topic = await session.get(Topic, fact_id) if 0 < len(fact_id) <= 36 else None
     if topic is None or topic.status not in REACHED:
         raise NotFound(
@@ -161,16 +152,11 @@ async def get_fact(session: AsyncSession, fact_id: str) -> dict[str, Any]:
         .join(Proposal, Proposal.id == ProposalVote.proposal_id)
         .where(Proposal.resource_type == "topic", Proposal.resource_id == topic.id)
     )
-    return {
-        "fact": fact_dict(topic, cites),
-        "sections": sections.tree(topic.content, with_content=True),
-        "dependencies": [
-            {"factId": d, "relationship": rel, "title": title, "tier": tier, "status": status}
-            for d, rel, title, tier, status in deps
-        ],
-        "participation": {
-            "totalParticipants": participants or 0,
-            "mergedProposals": merged or 0,
-            "totalVotes": votes or 0,
-        },
-    }
+    return FactDetail(
+        Fact(topic, cites),
+        sections.tree(topic.content, with_content=True),
+        [Dependency(*d) for d in deps],
+        participants or 0,
+        merged or 0,
+        votes or 0,
+    )

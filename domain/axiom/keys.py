@@ -9,6 +9,7 @@ an atomic upsert (INSERT … ON CONFLICT DO UPDATE) on both databases.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -26,12 +27,24 @@ from domain.kernel.sqlutil import for_update
 AXIOM_KEY_PREFIX = "pact_ax_"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
+
 # Self-service keys get the free tier; the operator moves a key to another (`concord axiom keys set-tier`):
 # same meter, the tier's monthly credits.
-TIERS: dict[str, dict[str, Any]] = {
-    "free": {"monthlyCredits": 1000, "priceAudPerMonth": 0, "selfService": True},
-    "standard": {"monthlyCredits": 100_000, "priceAudPerMonth": None, "selfService": False},
-    "enterprise": {"monthlyCredits": 5_000_000, "priceAudPerMonth": None, "selfService": False},
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    monthly_credits: int
+    price_aud_per_month: int | None  # None: priced by agreement
+    self_service: bool
+
+
+TIERS: dict[str, Tier] = {
+    t.name: t
+    for t in (
+        Tier("free", 1000, 0, True),
+        Tier("standard", 100_000, None, False),
+        Tier("enterprise", 5_000_000, None, False),
+    )
 }
 CREDIT_COST = {
     "GET /api/axiom/facts": 1,
@@ -44,44 +57,37 @@ CREDIT_COST = {
 }
 
 
-def discovery() -> dict[str, Any]:
-    return {
-        "name": "Axiom",
-        "description": "Commercial read access to verified facts (topics that reached consensus) and to "
-        "structured Australian legislation and standards; free citation resolution.",
-        "keyPrefix": AXIOM_KEY_PREFIX,
-        "create": {"method": "POST", "path": "/api/axiom/keys", "body": {"ownerName": "required"}},
-        "auth": {"scheme": "Authorization: Bearer <key>", "alsoAccepted": ["X-Api-Key"]},
-        "billing": {
-            "period": "UTC calendar month",
-            "unit": "credit",
-            "creditCost": CREDIT_COST,
-            "whenExhausted": "402 insufficient_balance until the next period",
-        },
-        "pricing": {
-            "currency": "AUD",
-            "tiers": [
-                {
-                    "tier": name,
-                    **info,
-                    "issuedBy": "self-service: POST /api/axiom/keys"
-                    if info["selfService"]
-                    else "the operator: concord axiom keys set-tier KEY_ID " + name,
-                }
-                for name, info in TIERS.items()
-            ],
-        },
-        "capabilities": [
-            "facts",
-            "facts.fulltext",
-            "legislation",
-            "legislation.search",
-            "legislation.markdown",
-            "citation.resolve",
-            "usage",
-        ],
-        "endpoints": sorted(CREDIT_COST) + ["GET /api/axiom/keys", "POST /api/axiom/keys"],
-    }
+@dataclass(frozen=True)
+class NewKey:
+    """A key just created, with its secret (shown this once)."""
+
+    key: AxiomKey
+    secret: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """A key's usage in the current billing period, day by day."""
+
+    key: AxiomKey
+    period: str
+    start: date
+    end: date
+    queries: int
+    queries_today: int
+    daily: list[tuple[date, int]]
+
+    @property
+    def credits_remaining(self) -> int:
+        return max(0, self.key.monthly_credits - self.queries)
+
+
+@dataclass(frozen=True)
+class TierChange:
+    """A key's standing before and after `set_tier`, as the audit trail stores it (`snapshot`)."""
+
+    before: dict[str, Any]
+    after: dict[str, Any]
 
 
 def period_of(now: datetime) -> str:
@@ -105,7 +111,7 @@ def clean_owner(name: str) -> str:
     return name
 
 
-async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dict[str, Any]:
+async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> NewKey:
     owner = clean_owner(owner_name)
     secret = keys.generate(AXIOM_KEY_PREFIX)
     now = utcnow()
@@ -115,7 +121,7 @@ async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dic
         owner_name=owner,
         key_hash=keys.hash_key(secret),
         tier="free",
-        monthly_credits=tier["monthlyCredits"],
+        monthly_credits=tier.monthly_credits,
         period=period_of(now),
         period_queries=0,
         total_queries=0,
@@ -136,24 +142,7 @@ async def create(session: AsyncSession, ctx: Context, *, owner_name: str) -> dic
         key.id,
         after={"keyId": key.id, "ownerName": owner, "tier": key.tier},
     )
-    return {
-        "keyId": key.id,
-        "apiKey": secret,
-        "secret": secret,
-        "ownerName": owner,
-        "tier": key.tier,
-        "monthlyCredits": key.monthly_credits,
-        "creditsRemaining": key.monthly_credits,
-        "billingPeriod": key.period,
-        "createdAt": iso(now),
-        "message": "Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
-        "quickstart": {
-            "usage": "GET /api/axiom/usage",
-            "facts": "GET /api/axiom/facts?q=…",
-            "legislation": "GET /api/axiom/legislation?jurisdiction=AU-NSW",
-            "resolve": "GET /api/axiom/resolve?citation=Work Health and Safety Act 2011 (Cth) s 19",
-        },
-    }
+    return NewKey(key, secret)
 
 
 async def authenticate(session: AsyncSession, api_key: str | None) -> AxiomKey:
@@ -168,8 +157,9 @@ async def authenticate(session: AsyncSession, api_key: str | None) -> AxiomKey:
     return key
 
 
-async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> dict[str, Any]:
-    """Spend `cost` credits of the authenticated key's current period atomically; 402 when exhausted."""
+async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> int:
+    """Spend `cost` credits of the authenticated key's current period atomically; 402 when exhausted.
+    Returns the credits left."""
     now = utcnow()
     period = period_of(now)
     spent = case((AxiomKey.period == period, AxiomKey.period_queries + cost), else_=cost)
@@ -196,7 +186,8 @@ async def meter(session: AsyncSession, key: AxiomKey, *, cost: int = 1) -> dict[
             creditsRemaining=0,
         )
     await _count_day(session, key.id, now.date())
-    return {"keyId": key.id, "ownerName": key.owner_name, "creditsRemaining": row[1] - row[0]}
+    remaining: int = row[1] - row[0]
+    return remaining
 
 
 async def _count_day(session: AsyncSession, key_id: str, day: date) -> None:
@@ -207,7 +198,7 @@ async def _count_day(session: AsyncSession, key_id: str, day: date) -> None:
     await session.execute(stmt)
 
 
-async def usage(session: AsyncSession, key: AxiomKey) -> dict[str, Any]:
+async def usage(session: AsyncSession, key: AxiomKey) -> Usage:
     now = utcnow()
     period = period_of(now)
     start, end = _period_bounds(period)
@@ -220,26 +211,15 @@ async def usage(session: AsyncSession, key: AxiomKey) -> dict[str, Any]:
         )
     ).all()
     today = sum(q for d, q in days if d == now.date())
-    return {
-        "keyId": key.id,
-        "ownerName": key.owner_name,
-        "tier": key.tier,
-        "billingPeriod": {"id": period, "start": start.isoformat(), "end": end.isoformat()},
-        "queries": queries,
-        "monthlyCredits": key.monthly_credits,
-        "creditsRemaining": max(0, key.monthly_credits - queries),
-        "queriesToday": today,
-        "totalQueries": key.total_queries,
-        "daily": [{"date": d.isoformat(), "queries": q} for d, q in days],
-        "lastUsedAt": iso(key.last_used_at),
-        "createdAt": iso(key.created_at),
-    }
+    return Usage(key, period, start, end, queries, today, [(d, q) for d, q in days])
 
 
 # ---- the operator's commands (concord axiom keys list|set-tier) ------------------------------------
 
 
-def _row(key: AxiomKey, period: str) -> dict[str, Any]:
+def snapshot(key: AxiomKey, period: str) -> dict[str, Any]:
+    """A key's standing as the audit trail stores it (a stored format: keep it as it is) and as
+    `concord axiom keys list` prints it."""
     queries = key.period_queries if key.period == period else 0
     return {
         "keyId": key.id,
@@ -259,10 +239,10 @@ async def list_keys(session: AsyncSession) -> list[dict[str, Any]]:
     """Every commercial key with its tier and this period's usage, oldest first (never a secret)."""
     period = period_of(utcnow())
     rows = (await session.scalars(select(AxiomKey).order_by(AxiomKey.created_at, AxiomKey.id))).all()
-    return [_row(k, period) for k in rows]
+    return [snapshot(k, period) for k in rows]
 
 
-async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) -> dict[str, Any]:
+async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) -> TierChange:
     """Move a key to a tier: its monthly credits become the tier's at once, for the current period too. The
     period's queries so far still count, so an upgrade adds the difference and a downgrade below what was
     already used leaves no credits (402) until the next period. Audited with the before and after."""
@@ -274,11 +254,11 @@ async def set_tier(session: AsyncSession, ctx: Context, key_id: str, tier: str) 
     if key is None:
         raise NotFound(f"no commercial key {key_id!r} (see `concord axiom keys list`)", code="key_not_found")
     period = period_of(utcnow())
-    before = _row(key, period)
+    before = snapshot(key, period)
     key.tier = tier
-    key.monthly_credits = int(TIERS[tier]["monthlyCredits"])
+    key.monthly_credits = TIERS[tier].monthly_credits
     await session.flush()
-    after = _row(key, period)
+    after = snapshot(key, period)
     if (before["tier"], before["monthlyCredits"]) != (after["tier"], after["monthlyCredits"]):
         audit.record(session, ctx, "axiom.key.set_tier", "axiom_key", key.id, before=before, after=after)
-    return {**after, "previousTier": before["tier"], "previousMonthlyCredits": before["monthlyCredits"]}
+    return TierChange(before, after)

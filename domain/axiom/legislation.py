@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import uuid
+from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 from typing import Annotated, Any
@@ -782,6 +783,34 @@ def keywords_or_400(q: str) -> list[str]:
     return words
 
 
+@dataclass(frozen=True)
+class Hit:
+    """A section a search found, with its instrument, its relevance score and an excerpt of its text."""
+
+    score: float
+    section: LegislationSection
+    doc: LegislationDoc
+    excerpt: str | None  # around the keywords, which are in **bold**
+
+    @property
+    def citation(self) -> str:
+        return citation_of(self.doc, self.section.section_id)
+
+
+@dataclass(frozen=True)
+class SearchResults:
+    hits: list[Hit]
+    query: str
+    keywords: list[str]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.hits) < self.total
+
+
 def _highlight(text: str, words: list[str], width: int = 320) -> str:
     low = text.casefold()
     first = min((i for i in (low.find(w) for w in words) if i >= 0), default=0)
@@ -801,7 +830,7 @@ async def search(
     status: str | None,
     limit: int,
     offset: int,
-) -> dict[str, Any]:
+) -> SearchResults:
     """Keyword search over sections (heading and text) with a relevance score: 3 per keyword in the
     section heading, 3 per keyword in the section id, 2 per keyword in the instrument title, plus the
     full-text rank of the section's text (PostgreSQL ts_rank normalised by length × 10, SQLite FTS5
@@ -845,30 +874,14 @@ async def search(
         scored.append((round(score + max(0.0, float(text_rank or 0.0)), 4), sec, doc))
     scored.sort(key=lambda t: (-t[0], t[2].title, t[2].jurisdiction, t[1].order))
     page = scored[offset : offset + limit]
-    return {
-        "results": [
-            {
-                "docId": doc.id,
-                "docTitle": doc.title,
-                "designation": doc.designation,
-                "jurisdiction": doc.jurisdiction,
-                "docType": doc.type,
-                "year": doc.year,
-                "sectionId": sec.section_id,
-                "sectionTitle": sec.title,
-                "content": _highlight(sec.content, words) if sec.content else None,
-                "depth": sec.depth,
-                "status": sec.status,
-                "relevanceScore": score,
-                "crossReferences": sec.cross_references or [],
-                "citation": citation_of(doc, sec.section_id),
-                "sourceRef": doc.url,
-            }
+    return SearchResults(
+        [
+            Hit(score, sec, doc, _highlight(sec.content, words) if sec.content else None)
             for score, sec, doc in page
         ],
-        "query": q,
-        "keywords": words,
-        "total": len(scored),
-        "limit": limit,
-        "offset": offset,
-    }
+        q,
+        words,
+        len(scored),
+        limit,
+        offset,
+    )

@@ -115,7 +115,6 @@ async def spend_credit(request: web.Request) -> int:
     if not (isinstance(access, Commercial) and access.metered):
         raise RuntimeError(f"{request.method} {request.path} charges a credit but is not declared metered")
     async with runtime(request).db.transaction() as session:
-        meter = await axiom_keys.meter(session, commercial_key(request))
-    remaining: int = meter["creditsRemaining"]
+        remaining = await axiom_keys.meter(session, commercial_key(request))
     request[CREDITS_REMAINING] = remaining
     return remaining

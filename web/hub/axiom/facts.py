@@ -62,7 +62,7 @@ async def list_facts(request: web.Request, query: FactsQuery) -> Answer:
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
-        result = await facts.list_facts(
+        page = await facts.list_facts(
             session,
             tier=query.tier,
             jurisdiction=jurisdiction,
@@ -70,9 +70,8 @@ async def list_facts(request: web.Request, query: FactsQuery) -> Answer:
             limit=query.limit,
             offset=query.offset,
         )
-    result["creditsRemaining"] = credits
-    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
-    return result
+    links = page_links(request, offset=query.offset, limit=query.limit, has_more=page.has_more)
+    return FactPage.of(page, credits, links)
 
 
 @routes.route(
@@ -87,6 +86,5 @@ async def list_facts(request: web.Request, query: FactsQuery) -> Answer:
 async def get_fact(request: web.Request) -> Answer:
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
-        result = await facts.get_fact(session, request.match_info["factId"])
-    result["creditsRemaining"] = credits
-    return result
+        detail = await facts.get_fact(session, request.match_info["factId"])
+    return FactDetail.of(detail, credits)

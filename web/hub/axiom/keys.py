@@ -55,7 +55,7 @@ def citation_index(request: web.Request) -> citations.IndexHolder:
     response=AxiomDiscovery,
 )
 async def discovery(request: web.Request) -> Answer:
-    return axiom_keys.discovery()
+    return AxiomDiscovery.current()
 
 
 @routes.route(
@@ -72,8 +72,8 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("axiom_keys", rt.settings.rate_limit_keys, client_address(request))
     async with rt.db.transaction() as session:
-        result = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
-    return result
+        made = await axiom_keys.create(session, context(request), owner_name=body.ownerName)
+    return AxiomKeyCreated.of(made)
 
 
 @routes.route(
@@ -87,5 +87,5 @@ async def create_key(request: web.Request, body: AxiomKeyBody) -> Answer:
 )
 async def usage(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await axiom_keys.usage(session, commercial_key(request))
-    return result
+        used = await axiom_keys.usage(session, commercial_key(request))
+    return AxiomUsage.of(used)

@@ -140,7 +140,7 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> Answer
     legislation.keywords_or_400(query.q)  # a bad query costs no credit
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
-        result = await legislation.search(
+        found = await legislation.search(
             session,
             q=query.q,
             jurisdiction=jurisdiction,
@@ -149,10 +149,8 @@ async def search_legislation(request: web.Request, query: SearchQuery) -> Answer
             limit=query.limit,
             offset=query.offset,
         )
-    result["creditsRemaining"] = credits
-    more = query.offset + len(result["results"]) < result["total"]
-    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=more)
-    return result
+    links = page_links(request, offset=query.offset, limit=query.limit, has_more=found.has_more)
+    return LegislationSearch.of(found, credits, links)
 
 
 @routes.route(

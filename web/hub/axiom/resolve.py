@@ -52,5 +52,5 @@ class ResolveQuery(BaseModel):
 )
 async def resolve(request: web.Request, query: ResolveQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await citations.resolve(session, citation_index(request), query.citation, as_at=query.asAt)
-    return Reply(result, headers={"Access-Control-Allow-Origin": "*"})
+        found = await citations.resolve(session, citation_index(request), query.citation, as_at=query.asAt)
+    return Reply(Resolution.of(found), headers={"Access-Control-Allow-Origin": "*"})

@@ -4,14 +4,16 @@ citation resolution (they document /openapi.json; the tests check every real bod
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from domain.axiom import import_run, legislation
+from domain.axiom import citations, import_run, keys, legislation
+from domain.axiom import facts as fact_records
 from domain.axiom.importers import FileKind
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
+from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics.store import Tier, TopicStatus
 from web.hub.topics.read_models import SectionNode
@@ -45,6 +47,18 @@ class PricingTier(BaseModel):
     selfService: bool
     issuedBy: str = Field(description="How a key gets this tier")
 
+    @classmethod
+    def of(cls, tier: keys.Tier) -> PricingTier:
+        return cls(
+            tier=tier.name,
+            monthlyCredits=tier.monthly_credits,
+            priceAudPerMonth=tier.price_aud_per_month,
+            selfService=tier.self_service,
+            issuedBy="self-service: POST /api/axiom/keys"
+            if tier.self_service
+            else "the operator: concord axiom keys set-tier KEY_ID " + tier.name,
+        )
+
 
 class Pricing(BaseModel):
     currency: str
@@ -61,6 +75,35 @@ class AxiomDiscovery(BaseModel):
     pricing: Pricing
     capabilities: list[str]
     endpoints: list[str]
+
+    @classmethod
+    def current(cls) -> AxiomDiscovery:
+        """What Axiom offers: its tiers and the credits each call costs (domain/axiom/keys.py)."""
+        return cls(
+            name="Axiom",
+            description="Commercial read access to verified facts (topics that reached consensus) and to "
+            "structured Australian legislation and standards; free citation resolution.",
+            keyPrefix=keys.AXIOM_KEY_PREFIX,
+            create=KeyCreateHow(method="POST", path="/api/axiom/keys", body={"ownerName": "required"}),
+            auth=KeyAuth(scheme="Authorization: Bearer <key>", alsoAccepted=["X-Api-Key"]),
+            billing=Billing(
+                period="UTC calendar month",
+                unit="credit",
+                creditCost=keys.CREDIT_COST,
+                whenExhausted="402 insufficient_balance until the next period",
+            ),
+            pricing=Pricing(currency="AUD", tiers=[PricingTier.of(t) for t in keys.TIERS.values()]),
+            capabilities=[
+                "facts",
+                "facts.fulltext",
+                "legislation",
+                "legislation.search",
+                "legislation.markdown",
+                "citation.resolve",
+                "usage",
+            ],
+            endpoints=sorted(keys.CREDIT_COST) + ["GET /api/axiom/keys", "POST /api/axiom/keys"],
+        )
 
 
 class Quickstart(BaseModel):
@@ -82,6 +125,28 @@ class AxiomKeyCreated(BaseModel):
     createdAt: Timestamp
     message: str
     quickstart: Quickstart
+
+    @classmethod
+    def of(cls, new: keys.NewKey) -> AxiomKeyCreated:
+        key = new.key
+        return cls(
+            keyId=key.id,
+            apiKey=new.secret,
+            secret=new.secret,
+            ownerName=key.owner_name,
+            tier=key.tier,
+            monthlyCredits=key.monthly_credits,
+            creditsRemaining=key.monthly_credits,
+            billingPeriod=key.period,
+            createdAt=iso(key.created_at),
+            message="Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
+            quickstart=Quickstart(
+                usage="GET /api/axiom/usage",
+                facts="GET /api/axiom/facts?q=…",
+                legislation="GET /api/axiom/legislation?jurisdiction=AU-NSW",
+                resolve="GET /api/axiom/resolve?citation=Work Health and Safety Act 2011 (Cth) s 19",
+            ),
+        )
 
 
 class BillingPeriod(BaseModel):
@@ -108,6 +173,24 @@ class AxiomUsage(BaseModel):
     daily: list[DailyUsage]
     lastUsedAt: Timestamp | None
     createdAt: Timestamp
+
+    @classmethod
+    def of(cls, u: keys.Usage) -> AxiomUsage:
+        key = u.key
+        return cls(
+            keyId=key.id,
+            ownerName=key.owner_name,
+            tier=key.tier,
+            billingPeriod=BillingPeriod(id=u.period, start=u.start.isoformat(), end=u.end.isoformat()),
+            queries=u.queries,
+            monthlyCredits=key.monthly_credits,
+            creditsRemaining=u.credits_remaining,
+            queriesToday=u.queries_today,
+            totalQueries=key.total_queries,
+            daily=[DailyUsage(date=d.isoformat(), queries=q) for d, q in u.daily],
+            lastUsedAt=iso(key.last_used_at),
+            createdAt=iso(key.created_at),
+        )
 
 
 class PageLinks(BaseModel):
@@ -159,6 +242,50 @@ class Fact(BaseModel):
     citations: list[str] = Field(description="Citations of the merged proposals, in merge order")
     consensus: FactConsensus
 
+    @classmethod
+    def of(cls, fact: fact_records.Fact) -> Fact:
+        t = fact.topic
+        effective, expiry = _day(t.effective_date), _day(t.expiry_date)
+        return cls(
+            id=t.id,
+            title=t.title,
+            canonicalClaim=t.canonical_claim,
+            tier=Tier(t.tier),
+            status=t.status,  # type: ignore[arg-type]  # REACHED: consensus or stable
+            jurisdiction=t.jurisdiction,
+            authority=t.authority,
+            sourceRef=t.source_ref,
+            effectiveDate=effective,
+            expiryDate=expiry,
+            lastVerifiedAt=iso(t.last_verified_at),
+            consensusRatio=t.consensus_ratio,
+            consensusVoters=t.consensus_voters,
+            consensusSince=iso(t.consensus_since),
+            version=t.version,
+            createdAt=iso(t.created_at),
+            updatedAt=iso(t.updated_at),
+            provenance=Provenance(
+                sources=[t.source_ref] if t.source_ref else [],
+                authority=t.authority,
+                jurisdiction=t.jurisdiction,
+                effectiveDate=effective,
+                expiryDate=expiry,
+                lastVerifiedAt=iso(t.last_verified_at),
+                createdAt=iso(t.created_at),
+            ),
+            citations=fact.citations,
+            consensus=FactConsensus(
+                status=t.status,  # type: ignore[arg-type]
+                ratio=t.consensus_ratio,
+                voters=t.consensus_voters,
+                since=iso(t.consensus_since),
+            ),
+        )
+
+
+def _day(d: date | None) -> str | None:
+    return d.isoformat() if d else None
+
 
 class FactPage(BaseModel):
     facts: list[Fact]
@@ -168,6 +295,20 @@ class FactPage(BaseModel):
     hasMore: bool
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
+
+    @classmethod
+    def of(cls, page: fact_records.FactList, credits: int, links: dict[str, str | None]) -> FactPage:
+        return cls.model_validate(
+            {
+                "facts": [Fact.of(f) for f in page.facts],
+                "total": page.total,
+                "limit": page.limit,
+                "offset": page.offset,
+                "hasMore": page.has_more,
+                "creditsRemaining": credits,
+                "_links": links,
+            }
+        )
 
 
 class FactDependency(BaseModel):
@@ -190,6 +331,31 @@ class FactDetail(BaseModel):
     dependencies: list[FactDependency]
     participation: FactParticipation
     creditsRemaining: int
+
+    @classmethod
+    def of(cls, detail: fact_records.FactDetail, credits: int) -> dict[str, Any]:
+        """The answer as a dict: its section tree is the consensus area's dicts, which building a
+        SectionNode would run through the request-side validators (trimming)."""
+        return {
+            "fact": Fact.of(detail.fact).model_dump(mode="json", by_alias=True),
+            "sections": detail.sections,
+            "dependencies": [
+                {
+                    "factId": d.fact_id,
+                    "relationship": d.relationship,
+                    "title": d.title,
+                    "tier": d.tier,
+                    "status": d.status,
+                }
+                for d in detail.dependencies
+            ],
+            "participation": FactParticipation(
+                totalParticipants=detail.participants,
+                mergedProposals=detail.merged_proposals,
+                totalVotes=detail.votes,
+            ).model_dump(),
+            "creditsRemaining": credits,
+        }
 
 
 # --- legislation -------------------------------------------------------------------------------------
@@ -296,6 +462,27 @@ class SearchHit(BaseModel):
     citation: str
     sourceRef: str | None
 
+    @classmethod
+    def of(cls, hit: legislation.Hit) -> SearchHit:
+        sec, doc = hit.section, hit.doc
+        return cls(
+            docId=doc.id,
+            docTitle=doc.title,
+            designation=doc.designation,
+            jurisdiction=doc.jurisdiction,
+            docType=doc.type,  # type: ignore[arg-type]  # stored from InstrumentType
+            year=doc.year,
+            sectionId=sec.section_id,
+            sectionTitle=sec.title,
+            content=hit.excerpt,
+            depth=sec.depth,
+            status=sec.status,
+            relevanceScore=hit.score,
+            crossReferences=sec.cross_references or [],
+            citation=hit.citation,
+            sourceRef=doc.url,
+        )
+
 
 class LegislationSearch(BaseModel):
     results: list[SearchHit]
@@ -306,6 +493,23 @@ class LegislationSearch(BaseModel):
     offset: int
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
+
+    @classmethod
+    def of(
+        cls, found: legislation.SearchResults, credits: int, links: dict[str, str | None]
+    ) -> LegislationSearch:
+        return cls.model_validate(
+            {
+                "results": [SearchHit.of(h) for h in found.hits],
+                "query": found.query,
+                "keywords": found.keywords,
+                "total": found.total,
+                "limit": found.limit,
+                "offset": found.offset,
+                "creditsRemaining": credits,
+                "_links": links,
+            }
+        )
 
 
 class IngestResult(BaseModel):
@@ -350,6 +554,30 @@ class Resolution(BaseModel):
         description="The compilation date of the instrument's text the pinpoint was verified against (with "
         "asAt, the compilation in force at that date); null when unknown, and for topics"
     )
+
+    @classmethod
+    def of(cls, r: citations.Resolved) -> Resolution:
+        return cls(
+            resolved=True,
+            citation=r.citation,
+            docId=r.doc_id,
+            docType=r.doc_type,  # type: ignore[arg-type]  # an instrument type, or topic
+            sectionRef=r.section_ref,
+            requestedSection=r.requested_section,
+            unverifiedPinpoint=r.unverified_pinpoint,
+            canonicalTitle=r.canonical_title,
+            verifiedRef=r.verified_ref,
+            inForce=r.in_force,
+            inForceDate=_day(r.in_force_date),
+            lastAmendedDate=_day(r.last_amended_date),
+            repealedDate=_day(r.repealed_date),
+            matchTier=r.match_tier,  # type: ignore[arg-type]
+            jurisdiction=r.jurisdiction,
+            source=r.source,  # type: ignore[arg-type]
+            free=True,
+            asAt=_day(r.as_at),
+            versionDate=_day(r.version_date),
+        )
 
 
 # --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------
