@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, Validat
 from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, engine, records
+from domain.consensus import models as consensus_models
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
@@ -571,6 +572,10 @@ class VoteCounts(Out):
     reject: int
     object: int
 
+    @classmethod
+    def of(cls, p: consensus_models.Proposal) -> VoteCounts:
+        return cls(approve=p.approve_count, reject=p.reject_count, object=p.object_count)
+
 
 class Proposal(Out):
     proposalId: str
@@ -586,10 +591,31 @@ class Proposal(Out):
     expiresAt: Timestamp
     resolvedAt: Timestamp | None
 
+    @classmethod
+    def of(cls, p: consensus_models.Proposal) -> Proposal:
+        return cls(
+            proposalId=p.id,
+            sectionId=p.section_id,
+            agentId=p.author_id,
+            agentName=p.author_name,
+            summary=p.summary,
+            content=p.new_content,
+            status=ProposalStatus(p.status),
+            votes=VoteCounts.of(p),
+            ttlSeconds=p.ttl_seconds,
+            createdAt=iso(p.created_at),
+            expiresAt=iso(p.expires_at),
+            resolvedAt=iso(p.resolved_at),
+        )
+
 
 class ProposalList(Out):
     proposals: list[Proposal] = Field(description="Oldest first")
     total: int
+
+    @classmethod
+    def of(cls, rows: list[consensus_models.Proposal]) -> ProposalList:
+        return cls(proposals=[Proposal.of(p) for p in rows], total=len(rows))
 
 
 class VoteResult(Out):
@@ -613,7 +639,7 @@ class VoteResult(Out):
             decision=kind,
             votedAt=iso(cast.voted_at),
             status=ProposalStatus(p.status),
-            votes=VoteCounts(approve=p.approve_count, reject=p.reject_count, object=p.object_count),
+            votes=VoteCounts.of(p),
             requiredApprovals=cast.required_approvals,
         )
 

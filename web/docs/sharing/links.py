@@ -174,8 +174,8 @@ async def share_view(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         link, _ = await sharing.live_link(session, token)
         found = await sharing.visit(session, token, session_cookie(request, link.id))
-        result = await sharing.document_view(session, found)
-    return result
+        view = await sharing.document_view(session, found)
+    return ShareView.answer(view)
 
 
 @routes.route(
@@ -247,7 +247,7 @@ async def share_decide(request: web.Request, body: ShareDecisionBody) -> Answer:
             decision=body.decision,
             note=body.note,
         )
-    return result
+    return ShareDecision.of_decision(result)
 
 
 async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:
