@@ -14,6 +14,7 @@ from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
 from domain.documents import membership, sharing
+from domain.documents import models as document_models
 from domain.documents.agents import Departure
 from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
 from domain.documents.models import DocumentStatusField
@@ -455,10 +456,31 @@ class DocumentAgent(Out):
     joinedAt: Timestamp
     leftAt: Timestamp | None
 
+    @classmethod
+    def of(cls, a: document_models.DocumentAgent) -> DocumentAgent:
+        return cls(**_agent_fields(a))
+
+
+def _agent_fields(a: document_models.DocumentAgent) -> dict[str, Any]:
+    return {
+        "agentId": a.id,
+        "agentName": a.agent_name,
+        "role": DocumentRole(a.role),
+        "capabilities": [membership.Capability(c) for c in membership.capabilities(a)],
+        "status": a.status,
+        "isActive": a.status == "active",
+        "joinedAt": iso(a.joined_at),
+        "leftAt": iso(a.left_at),
+    }
+
 
 class Joined(DocumentAgent):
     documentId: str
     registrationId: str = Field(description="The same as agentId")
+
+    @classmethod
+    def of(cls, a: document_models.DocumentAgent) -> Joined:
+        return cls(**_agent_fields(a), documentId=a.document_id, registrationId=a.id)
 
 
 class Left(Out):
@@ -496,10 +518,18 @@ class Removed(Left):
 class DocumentAgents(Out):
     agents: list[DocumentAgent]
 
+    @classmethod
+    def of(cls, rows: list[document_models.DocumentAgent]) -> DocumentAgents:
+        return cls(agents=[DocumentAgent.of(a) for a in rows])
+
 
 class DocumentAgentList(RootModel[list[DocumentAgent]]):
     """The active agents as a bare array: what the PACT CLI's `agents` reads on /api/pact/{docId}/agents
     (/api/tap/{docId}/agents keeps the spec's object)."""
+
+    @classmethod
+    def of(cls, rows: list[document_models.DocumentAgent]) -> DocumentAgentList:
+        return cls([DocumentAgent.of(a) for a in rows])
 
 
 class DoneBody(Model):

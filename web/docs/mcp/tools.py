@@ -253,7 +253,8 @@ class JoinArgs(DocArgs, schemas.JoinBody):
     Effect.CLAIMS,
 )
 async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any]:
-    return await tap.join(session, who, a.documentId, _body(a))
+    agent = await tap.join(session, who, a.documentId, _body(a))
+    return schemas.Joined.of(agent).model_dump(mode="json")
 
 
 @tool(
@@ -279,7 +280,8 @@ async def leave(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any
     Effect.READS,
 )
 async def agents(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.agents(session, who, a.documentId)
+    found = await tap.agents(session, who, a.documentId)
+    return schemas.DocumentAgents.of(found).model_dump(mode="json")
 
 
 # ---- coordination ------------------------------------------------------------------------------------
