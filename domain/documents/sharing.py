@@ -587,7 +587,7 @@ class SharedView:
     doc: Document
     content: str
     sections: list[dict[str, Any]]
-    comments: list[dict[str, Any]]
+    comments: list[Comment]
     proposals: list[Proposal]
 
 
@@ -620,14 +620,12 @@ async def document_view(session: AsyncSession, visit_: Visit, *, with_sections: 
         doc=doc,
         content=content,
         sections=sections.tree(content) if content and with_sections else [],
-        comments=[comments.to_dict(c) for c in rows],
+        comments=list(rows),
         proposals=await objected(session, doc) if link.permission == Permission.FULL_REVIEW else [],
     )
 
 
-async def add_comment(
-    session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]
-) -> dict[str, Any]:
+async def add_comment(session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]) -> Comment:
     require_admitted(visit_)
     require_permission(visit_.link, "CommentOnly", "commenting")
     who = reviewer_caller(ctx, visit_, body.get("author"))
@@ -638,9 +636,7 @@ async def add_comment(
     )
 
 
-async def resolve_comment(
-    session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str
-) -> dict[str, Any]:
+async def resolve_comment(session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str) -> Comment:
     require_admitted(visit_)
     require_permission(visit_.link, Permission.FULL_REVIEW, "resolving comments")
     return await comments.resolve_on(session, reviewer_caller(ctx, visit_), visit_.doc.id, comment_id)

@@ -13,7 +13,7 @@ from domain.consensus import models as consensus_models
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
-from domain.documents import membership, sharing
+from domain.documents import comments, membership, sharing
 from domain.documents import models as document_models
 from domain.documents.agents import Departure
 from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
@@ -285,12 +285,34 @@ class CommentOut(Out):
     createdAt: Timestamp
     resolvedAt: Timestamp | None
 
+    @classmethod
+    def of(cls, c: document_models.Comment) -> CommentOut:
+        return cls(
+            id=c.id,
+            documentId=c.document_id,
+            text=c.text,
+            author=c.author,
+            paragraphId=c.paragraph_id,
+            resolved=c.resolved,
+            createdAt=iso(c.created_at),
+            resolvedAt=iso(c.resolved_at),
+        )
+
 
 class CommentList(Out):
     data: list[CommentOut]
     total: int
     page: int
     pageSize: int
+
+    @classmethod
+    def of(cls, found: comments.CommentPage) -> CommentList:
+        return cls(
+            data=[CommentOut.of(c) for c in found.rows],
+            total=found.total,
+            page=found.page,
+            pageSize=found.page_size,
+        )
 
 
 Role = Annotated[DocumentRole, SpeltOut(DocumentRole)]

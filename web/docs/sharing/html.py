@@ -176,21 +176,19 @@ def review_page(
     if not comments:
         parts.append("<p>No comments yet.</p>")
     for c in comments:
-        where = (
-            f' on <a href="#{esc(c["paragraphId"])}">{esc(c["paragraphId"])}</a>' if c["paragraphId"] else ""
-        )
-        state = " (resolved)" if c["resolved"] else ""
+        where = f' on <a href="#{esc(c.paragraph_id)}">{esc(c.paragraph_id)}</a>' if c.paragraph_id else ""
+        state = " (resolved)" if c.resolved else ""
         parts.append(
-            f'<article class="comment" aria-label="Comment by {esc(c["author"])}">'
-            f"<p><strong>{esc(c['author'])}</strong>{where}, "
-            f"{when(c['createdAt'])}{state}</p>"
-            f"<p>{esc(c['text'])}</p>"
+            f'<article class="comment" aria-label="Comment by {esc(c.author)}">'
+            f"<p><strong>{esc(c.author)}</strong>{where}, "
+            f"{when(iso(c.created_at))}{state}</p>"
+            f"<p>{esc(c.text)}</p>"
         )
-        if perm == "FullReview" and not c["resolved"]:
+        if perm == "FullReview" and not c.resolved:
             parts.append(
-                f'<form method="post" action="{esc(base)}/comments/{esc(c["id"])}/resolve">'
+                f'<form method="post" action="{esc(base)}/comments/{esc(c.id)}/resolve">'
                 f"{_hidden(csrf)}"
-                f'<button type="submit" aria-label="Resolve the comment by {esc(c["author"])}">'
+                f'<button type="submit" aria-label="Resolve the comment by {esc(c.author)}">'
                 "Resolve</button></form>"
             )
         parts.append("</article>")

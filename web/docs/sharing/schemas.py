@@ -59,15 +59,15 @@ class ShareView(Out):
 
     @staticmethod
     def answer(view: sharing.SharedView) -> dict[str, Any]:
-        """The view as this model describes it. A dict for now: the link, the section tree and the comments
-        are still the domain's dicts, and a model instance would add their unset defaults (a section's
-        parentId) to the answer; the operation checks it against this model all the same."""
+        """The view as this model describes it. A dict for now: the link and the section tree are still the
+        domain's dicts, and a model instance would add their unset defaults (a section's parentId) to the
+        answer; the operation checks it against this model all the same."""
         return {
             "link": view.link,
             "reviewer": view.reviewer,
             "document": SharedDocument.of(view).model_dump(mode="json"),
             "sections": view.sections,
-            "comments": view.comments,
+            "comments": [CommentOut.of(c).model_dump(mode="json") for c in view.comments],
             "proposals": [Proposal.of(p).model_dump(mode="json") for p in view.proposals],
         }
 
