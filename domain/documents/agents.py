@@ -19,13 +19,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import escalations, sections, sessions
 from domain.consensus.locks import UnlockReason
 from domain.consensus.models import Proposal
-from domain.documents import library, locks
+from domain.documents import agent_events, library, locks
 from domain.documents.access import Caller
 from domain.documents.membership import (
     CAPABILITIES,
     ROLE_CAPABILITIES,
     agent_ctx,
-    agent_view,
     member,
     membership,
     record,
@@ -45,17 +44,13 @@ RESOURCE = "document"
 
 async def join(
     session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+) -> DocumentAgent:
+    """The caller's key joins the document as a new agent (the row a join answers)."""
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await admit(session, caller, doc, body)
-    view = agent_view(agent)
-    await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=view)
-    return registration(agent)
-
-
-def registration(agent: DocumentAgent) -> dict[str, Any]:
-    """What a join answers (and an onboarding carries as its registration)."""
-    return {**agent_view(agent), "documentId": agent.document_id, "registrationId": agent.id}
+    data = agent_events.joined(agent)
+    await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=data)
+    return agent
 
 
 async def admit(
@@ -158,7 +153,9 @@ async def leave(session: AsyncSession, caller: Caller, document_id: str, agent_i
         raise Forbidden("an agent can only remove itself", code="auth.forbidden")
     ctx = agent_ctx(caller, agent)
     departed = await _depart(session, ctx, doc, agent)
-    await record(session, ctx, doc, "pact.agent.left", "document.leave", data=_left_data(agent, departed))
+    await record(
+        session, ctx, doc, "pact.agent.left", "document.leave", data=agent_events.left(agent, departed)
+    )
     return departed
 
 
@@ -181,7 +178,7 @@ async def remove(
             f"no active agent {agent_id} on this document", code="agent.not_found", field="agentId"
         )
     departed = replace(await _depart(session, caller.ctx, doc, agent), removed_by=caller.name, reason=reason)
-    data = _left_data(agent, departed)
+    data = agent_events.left(agent, departed)
     await record(session, caller.ctx, doc, "pact.agent.left", "document.agent.remove", data=data)
     return departed
 
@@ -195,14 +192,6 @@ async def _depart(session: AsyncSession, ctx: Context, doc: Document, agent: Doc
     return Departure(agent.id, left_at, released, key_revoked)
 
 
-def _left_data(agent: DocumentAgent, departed: Departure) -> dict[str, Any]:
-    """The stored data of `pact.agent.left` (an event format, kept as the events have always carried it)."""
-    data = {**agent_view(agent), "locksReleased": departed.locks_released, "keyRevoked": departed.key_revoked}
-    if departed.removed_by is not None:
-        data |= {"removedBy": departed.removed_by, "reason": departed.reason}
-    return data
-
-
 async def _retire_invite_key(session: AsyncSession, key_id: str, doc: Document, now: datetime) -> bool:
     """A key an invite minted for this document exists only to be its agent there: when that agent's
     membership ends, the key is revoked, so coming back takes a new invite (the owner's say over who joins
@@ -214,7 +203,8 @@ async def _retire_invite_key(session: AsyncSession, key_id: str, doc: Document, 
     return True
 
 
-async def agents(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+async def agents(session: AsyncSession, caller: Caller, document_id: str) -> list[DocumentAgent]:
+    """The document's active agents in the order they joined."""
     doc = await library.get(session, caller, document_id)
     rows = (
         await session.scalars(
@@ -223,7 +213,7 @@ async def agents(session: AsyncSession, caller: Caller, document_id: str) -> dic
             .order_by(DocumentAgent.joined_at)
         )
     ).all()
-    return {"agents": [agent_view(a) for a in rows]}
+    return list(rows)
 
 
 # ---- content --------------------------------------------------------------------------------------

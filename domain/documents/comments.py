@@ -4,6 +4,7 @@ agents' comments on the PACT path (`POST /api/pact/{docId}/comments`), through t
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -11,32 +12,29 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import comments as shared
 from domain.consensus import sections
-from domain.documents import library, offload
+from domain.documents import comment_events, library, offload
 from domain.documents.access import Caller
 from domain.documents.membership import agent_ctx, member
 from domain.documents.models import Comment, Document, DocumentStatus
 from domain.documents.proposals import DocumentResource
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor
 from domain.kernel.errors import Forbidden, NotFound, Unprocessable
 from domain.kernel.ids import new_id
 
 
-def to_dict(c: Comment) -> dict[str, Any]:
-    return {
-        "id": c.id,
-        "documentId": c.document_id,
-        "text": c.text,
-        "author": c.author,
-        "paragraphId": c.paragraph_id,
-        "resolved": c.resolved,
-        "createdAt": iso(c.created_at),
-        "resolvedAt": iso(c.resolved_at),
-    }
+@dataclass(frozen=True)
+class CommentPage:
+    """One page of a comment search, oldest first, with the total the filters match."""
+
+    rows: list[Comment]
+    total: int
+    page: int
+    page_size: int
 
 
-async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> Comment:
     doc = await library.get(session, caller, body["documentId"])
     paragraph = body.get("paragraphId")
     if paragraph and paragraph.startswith("sec:") and doc.status == DocumentStatus.READY:
@@ -54,12 +52,12 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
         paragraph_id=paragraph,
         agent_id=None,
     )
-    view = to_dict(comment)
+    data = comment_events.comment(comment)
     events.append(
-        session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=view
+        session, library.stream(doc.id), "pact.comment.added", caller.ctx, section_id=paragraph, data=data
     )
-    audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=view)
-    return view
+    audit.record(session, caller.ctx, "comment.create", "comment", comment.id, after=data)
+    return comment
 
 
 async def _insert(
@@ -110,7 +108,7 @@ class DocumentComments:
             paragraph_id=section_id,
             agent_id=actor.id,
         )
-        return _shared(row), to_dict(row)
+        return _shared(row), comment_events.comment(row)
 
     async def listed(
         self, session: AsyncSession, *, section_id: str | None, limit: int, offset: int
@@ -185,7 +183,7 @@ async def search(
     author: str | None,
     page: int,
     page_size: int,
-) -> dict[str, Any]:
+) -> CommentPage:
     stmt = select(Comment).where(Comment.org_id == caller.org_id)
     if document_id:
         await library.get(session, caller, document_id)
@@ -200,10 +198,10 @@ async def search(
             stmt.order_by(Comment.created_at, Comment.id).offset((page - 1) * page_size).limit(page_size)
         )
     ).all()
-    return {"data": [to_dict(c) for c in rows], "total": total, "page": page, "pageSize": page_size}
+    return CommentPage(list(rows), total, page, page_size)
 
 
-async def resolve(session: AsyncSession, caller: Caller, comment_id: str) -> dict[str, Any]:
+async def resolve(session: AsyncSession, caller: Caller, comment_id: str) -> Comment:
     comment = (
         await session.scalar(select(Comment).where(Comment.id == comment_id).with_for_update())
         if 0 < len(comment_id) <= 36
@@ -219,9 +217,7 @@ async def resolve(session: AsyncSession, caller: Caller, comment_id: str) -> dic
     return await _resolve(session, caller, comment)
 
 
-async def resolve_on(
-    session: AsyncSession, caller: Caller, document_id: str, comment_id: str
-) -> dict[str, Any]:
+async def resolve_on(session: AsyncSession, caller: Caller, document_id: str, comment_id: str) -> Comment:
     """Resolve a comment of one document for a caller the document's share link admits (FullReview)."""
     comment = (
         await session.scalar(
@@ -237,8 +233,8 @@ async def resolve_on(
     return await _resolve(session, caller, comment)
 
 
-async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> dict[str, Any]:
-    before = to_dict(comment)
+async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> Comment:
+    before = comment_events.comment(comment)
     if not comment.resolved:
         comment.resolved = True
         comment.resolved_at = utcnow()
@@ -249,8 +245,8 @@ async def _resolve(session: AsyncSession, caller: Caller, comment: Comment) -> d
             "pact.comment.resolved",
             caller.ctx,
             section_id=comment.paragraph_id,
-            data={"commentId": comment.id},
+            data=comment_events.resolved(comment),
         )
-    view = to_dict(comment)
-    audit.record(session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=view)
-    return view
+    after = comment_events.comment(comment)
+    audit.record(session, caller.ctx, "comment.resolve", "comment", comment.id, before=before, after=after)
+    return comment

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents import agents, library
 from domain.documents.access import Caller
-from domain.documents.models import Document, ServiceKey
+from domain.documents.models import Document, DocumentAgent, ServiceKey
 from domain.documents.servicekeys import PREFIX, actor_of
 from domain.kernel import audit, events, invites, keys
 from domain.kernel.clock import utcnow
@@ -33,9 +33,9 @@ DEFAULT_ROLE = "editor"
 
 @dataclass(frozen=True)
 class TokenJoin:
-    """A join made with an invite token: the agent as `POST …/join` answers it, and its scoped key."""
+    """A join made with an invite token: the agent `POST …/join` answers, and its scoped key."""
 
-    agent: dict[str, Any]
+    agent: DocumentAgent
     api_key: str
     document_id: str
     invite_id: str

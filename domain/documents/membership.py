@@ -15,7 +15,6 @@ from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit, events
-from domain.kernel.clock import iso
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
 
@@ -52,19 +51,6 @@ def capabilities(a: DocumentAgent) -> list[str]:
     roles bounded capabilities may list more; it never grants more)."""
     allowed = ROLE_CAPABILITIES.get(a.role, ())
     return [c for c in CAPABILITIES if c in allowed and c in (a.capabilities or [])]
-
-
-def agent_view(a: DocumentAgent) -> dict[str, Any]:
-    return {
-        "agentId": a.id,
-        "agentName": a.agent_name,
-        "role": a.role,
-        "capabilities": capabilities(a),
-        "status": a.status,
-        "isActive": a.status == "active",
-        "joinedAt": iso(a.joined_at),
-        "leftAt": iso(a.left_at),
-    }
 
 
 def agent_ctx(caller: Caller, agent: DocumentAgent) -> Context:

@@ -21,7 +21,7 @@ from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
 from domain.kernel import audit
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.ids import canonical_ref
 from domain.kernel.sqlutil import for_update
@@ -145,32 +145,13 @@ class DocumentResource:
 POLICY = consensus.Policy(name="document", accepted_status="approved", objection_pauses=True)
 
 
-def view(p: Proposal) -> dict[str, Any]:
-    return {
-        "proposalId": p.id,
-        "sectionId": p.section_id,
-        "agentId": p.author_id,
-        "agentName": p.author_name,
-        "summary": p.summary,
-        "content": p.new_content,
-        "status": p.status,
-        "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
-        "ttlSeconds": p.ttl_seconds,
-        "createdAt": iso(p.created_at),
-        "expiresAt": iso(p.expires_at),
-        "resolvedAt": iso(p.resolved_at),
-    }
-
-
 def _can(agent: DocumentAgent, capability: str) -> None:
     require_writer(agent, capability)
     if capability not in capabilities(agent):
         raise Forbidden(f"this agent joined without the {capability} capability", code="capability.missing")
 
 
-async def propose(
-    session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+async def propose(session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]) -> Proposal:
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     _can(agent, "propose")
@@ -188,7 +169,7 @@ async def propose(
         ttl_seconds=int(body.get("ttlSeconds") or DEFAULT_TTL),
         proposal_id=body.get("proposalId"),
     )
-    return view(proposal)
+    return proposal
 
 
 async def propose_named(
@@ -216,7 +197,7 @@ async def propose_named(
         content = await library.ready_content(await library.get(session, caller, document_id))
         found = sections.find(content, section_id)
         text = content[found.body_from : found.body_to] if found is not None else ""
-    made = await propose(
+    return await propose(
         session,
         caller,
         document_id,
@@ -227,13 +208,13 @@ async def propose_named(
             "ttlSeconds": ttl_seconds,
             "proposalId": proposal_id,
         },
-    )
-    return await session.get_one(Proposal, made["proposalId"]), True
+    ), True
 
 
 async def list_proposals(
     session: AsyncSession, caller: Caller, document_id: str, *, section_id: str | None, status: str | None
-) -> dict[str, Any]:
+) -> list[Proposal]:
+    """The document's proposals, oldest first, by section and status when given."""
     doc = await library.get(session, caller, document_id)
     if status and status not in set(ProposalStatus):
         raise BadRequest(f"status must be one of {', '.join(ProposalStatus)}", field="status")
@@ -242,8 +223,7 @@ async def list_proposals(
         stmt = stmt.where(Proposal.section_id == section_id)
     if status:
         stmt = stmt.where(Proposal.status == status)
-    rows = (await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id))).all()
-    return {"proposals": [view(p) for p in rows], "total": len(rows)}
+    return list((await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id))).all())
 
 
 async def vote(
@@ -259,16 +239,13 @@ async def vote(
     )
 
 
-async def withdraw(
-    session: AsyncSession, caller: Caller, document_id: str, proposal_id: str
-) -> dict[str, Any]:
+async def withdraw(session: AsyncSession, caller: Caller, document_id: str, proposal_id: str) -> Proposal:
     """The agent that made a pending proposal withdraws it (the key acting as that agent on the document)."""
     doc = await library.get(session, caller, document_id)  # locked by the engine, after the escalations
     agent = await member(session, caller, doc)
-    proposal = await withdrawal.withdraw(
+    return await withdrawal.withdraw(
         session, agent_ctx(caller, agent), DocumentResource(doc), POLICY, proposal_id
     )
-    return view(proposal)
 
 
 async def _load(

@@ -12,8 +12,8 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import records, sessions
+from domain.documents import agent_events, library
 from domain.documents import agents as tap
-from domain.documents import library
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, membership
 from domain.documents.models import Document, DocumentAgent
@@ -170,7 +170,7 @@ async def onboard(
     ctx = agent_ctx(caller, agent)
     fabric = await fabric_of(session, doc)
     ids = [new_id() for _ in drafts]
-    registration = tap.registration(agent)
+    registration = agent_events.registration(agent)
     seq = await sessions.record_onboarded(
         session,
         ctx,

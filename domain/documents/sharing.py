@@ -511,7 +511,7 @@ def require_permission(link: ShareLink, needed: str, doing: str) -> None:
 # ---- what a holder reads and does -------------------------------------------------------------------
 
 
-async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]:
+async def objected(session: AsyncSession, doc: Document) -> list[Proposal]:
     rows = (
         await session.scalars(
             select(Proposal)
@@ -523,7 +523,7 @@ async def objected(session: AsyncSession, doc: Document) -> list[dict[str, Any]]
             .order_by(Proposal.created_at, Proposal.id)
         )
     ).all()
-    return [proposals.view(p) for p in rows]
+    return list(rows)
 
 
 @dataclass(frozen=True)
@@ -576,9 +576,31 @@ async def pending(session: AsyncSession, doc: Document, proposal_ids: list[str])
     return found
 
 
-async def document_view(
-    session: AsyncSession, visit_: Visit, *, with_sections: bool = True
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SharedView:
+    """What a share link shows: the link, the proven address (closed links), the document with its text
+    (empty until ready, or when left out), its section tree, its comments and, for a FullReview link, its
+    objected proposals."""
+
+    link: dict[str, Any]
+    reviewer: str | None
+    doc: Document
+    content: str
+    sections: list[dict[str, Any]]
+    comments: list[Comment]
+    proposals: list[Proposal]
+
+
+@dataclass(frozen=True)
+class Decided:
+    """An objected proposal a share link's holder decided, with the decision and the holder's note."""
+
+    proposal: Proposal
+    decision: str
+    note: str
+
+
+async def document_view(session: AsyncSession, visit_: Visit, *, with_sections: bool = True) -> SharedView:
     """What a share link shows; `with_sections=False` leaves the section tree and the text out (the review
     page renders the text as HTML and the tree once per version, not on every read, and reads the visit
     without the text: see `live_link`)."""
@@ -592,26 +614,18 @@ async def document_view(
             select(Comment).where(Comment.document_id == doc.id).order_by(Comment.created_at, Comment.id)
         )
     ).all()
-    return {
-        "link": lookup_view(link, doc),
-        "reviewer": visit_.email,
-        "document": {
-            "id": doc.id,
-            "title": doc.title,
-            "status": doc.status,
-            "version": doc.version,
-            "updatedAt": iso(doc.updated_at),
-            "content": content,
-        },
-        "sections": sections.tree(content) if content and with_sections else [],
-        "comments": [comments.to_dict(c) for c in rows],
-        "proposals": await objected(session, doc) if link.permission == Permission.FULL_REVIEW else [],
-    }
+    return SharedView(
+        link=lookup_view(link, doc),
+        reviewer=visit_.email,
+        doc=doc,
+        content=content,
+        sections=sections.tree(content) if content and with_sections else [],
+        comments=list(rows),
+        proposals=await objected(session, doc) if link.permission == Permission.FULL_REVIEW else [],
+    )
 
 
-async def add_comment(
-    session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]
-) -> dict[str, Any]:
+async def add_comment(session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]) -> Comment:
     require_admitted(visit_)
     require_permission(visit_.link, "CommentOnly", "commenting")
     who = reviewer_caller(ctx, visit_, body.get("author"))
@@ -622,9 +636,7 @@ async def add_comment(
     )
 
 
-async def resolve_comment(
-    session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str
-) -> dict[str, Any]:
+async def resolve_comment(session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str) -> Comment:
     require_admitted(visit_)
     require_permission(visit_.link, Permission.FULL_REVIEW, "resolving comments")
     return await comments.resolve_on(session, reviewer_caller(ctx, visit_), visit_.doc.id, comment_id)
@@ -632,7 +644,7 @@ async def resolve_comment(
 
 async def decide(
     session: AsyncSession, ctx: Context, visit_: Visit, proposal_id: str, *, decision: str, note: str
-) -> dict[str, Any]:
+) -> Decided:
     require_admitted(visit_)
     require_permission(visit_.link, Permission.FULL_REVIEW, "deciding proposals")
     note = (note or "").strip()
@@ -666,7 +678,7 @@ async def decide(
         correlation_id=proposal.id,
     )
     audit.record(session, ctx, "share_link.decide", "proposal", proposal.id, after=data)
-    return {**proposals.view(proposal), "decision": decision, "note": note}
+    return Decided(proposal, decision, note)
 
 
 async def purge_access(session: AsyncSession) -> int:

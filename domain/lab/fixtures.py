@@ -281,7 +281,7 @@ class Lab:
                 await sessions.enrol(
                     session,
                     sessions.Fabric(agents.RESOURCE, resource.resource_id, ()),
-                    joined["registrationId"],
+                    joined.id,
                     principal=caller.principal,
                     pact_role=sessions.PactRole(member.pact_role),
                     contact=member.contact,
@@ -289,9 +289,7 @@ class Lab:
                 )
                 if seen is not None:  # it was there before it was last seen: it joined then
                     await session.execute(
-                        update(DocumentAgent)
-                        .where(DocumentAgent.id == joined["registrationId"])
-                        .values(joined_at=seen)
+                        update(DocumentAgent).where(DocumentAgent.id == joined.id).values(joined_at=seen)
                     )
                 for constraint in member.constraints:
                     await records.publish_constraint(

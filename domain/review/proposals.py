@@ -5,6 +5,7 @@ the consensus engine, reject rejects). A decision is audited and lands on the do
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -12,7 +13,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Proposal, ProposalVote
 from domain.kernel import audit
-from domain.kernel.clock import iso
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.ids import canonical_ref
@@ -22,7 +22,40 @@ STATUSES = ("objected", "pending", "approved", "rejected", "expired", "supersede
 DECIDED = ("approved", "rejected", "expired", "superseded", "merged", "withdrawn")
 
 
-async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Reviewed:
+    """A document proposal as a reviewer reads it: the row, its document (None when gone), the section's body
+    as it reads now (None when the section is gone) and the objections, oldest first."""
+
+    proposal: Proposal
+    document: resources.Info | None
+    current_text: str | None
+    objections: tuple[ProposalVote, ...]
+
+
+@dataclass(frozen=True)
+class Queue:
+    """One page of the reviewers' document proposals, with the filter that chose them."""
+
+    items: list[Reviewed]
+    total: int
+    limit: int
+    offset: int
+    status: str
+
+
+@dataclass(frozen=True)
+class Decided:
+    """An objected proposal a reviewer decided, and the sequence of its pact.human.resolved event."""
+
+    item: Reviewed
+    decision: str
+    note: str
+    decided_by: str
+    event_sequence: int
+
+
+async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> Queue:
     """Document proposals by status (objected by default), oldest first, with their context."""
     stmt = select(Proposal).where(Proposal.resource_type == "document")
     if status != "all":
@@ -31,19 +64,13 @@ async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) 
     rows = (
         await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id).limit(limit).offset(offset))
     ).all()
-    return {
-        "proposals": await _items(session, rows),
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "status": status,
-    }
+    return Queue(await _items(session, rows), total, limit, offset, status)
 
 
-async def _items(session: AsyncSession, rows: Any) -> list[dict[str, Any]]:
+async def _items(session: AsyncSession, rows: Any) -> list[Reviewed]:
     rows = list(rows)
     found = await resources.infos(session, {(p.resource_type, p.resource_id) for p in rows})
-    objections: dict[str, list[dict[str, Any]]] = {p.id: [] for p in rows}
+    objections: dict[str, list[ProposalVote]] = {p.id: [] for p in rows}
     if rows:
         votes = await session.scalars(
             select(ProposalVote)
@@ -51,36 +78,13 @@ async def _items(session: AsyncSession, rows: Any) -> list[dict[str, Any]]:
             .order_by(ProposalVote.id)
         )
         for v in votes.all():
-            objections[v.proposal_id].append(
-                {
-                    "agentId": v.agent_id,
-                    "agentName": v.agent_name,
-                    "reason": v.reason,
-                    "createdAt": iso(v.created_at),
-                }
-            )
+            objections[v.proposal_id].append(v)
     return [_item(p, found.get((p.resource_type, p.resource_id)), objections[p.id]) for p in rows]
 
 
-def _item(p: Proposal, info: resources.Info | None, objections: list[dict[str, Any]]) -> dict[str, Any]:
-    return {
-        "proposalId": p.id,
-        "status": p.status,
-        "documentId": p.resource_id,
-        "documentTitle": info.title if info else None,
-        "documentVersion": info.version if info else None,
-        "baseVersion": p.base_version,
-        "sectionId": p.section_id,
-        "currentText": resources.section_text(info.markdown if info else None, p.section_id),
-        "proposedText": p.new_content,
-        "summary": p.summary,
-        "authorId": p.author_id,
-        "authorName": p.author_name,
-        "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
-        "objections": objections,
-        "createdAt": iso(p.created_at),
-        "resolvedAt": iso(p.resolved_at),
-    }
+def _item(p: Proposal, info: resources.Info | None, objections: list[ProposalVote]) -> Reviewed:
+    current = resources.section_text(info.markdown if info else None, p.section_id)
+    return Reviewed(p, info, current, tuple(objections))
 
 
 async def _find(session: AsyncSession, proposal_id: str) -> Proposal:
@@ -91,13 +95,13 @@ async def _find(session: AsyncSession, proposal_id: str) -> Proposal:
     return proposal
 
 
-async def item(session: AsyncSession, proposal_id: str) -> dict[str, Any]:
+async def item(session: AsyncSession, proposal_id: str) -> Reviewed:
     return (await _items(session, [await _find(session, proposal_id)]))[0]
 
 
 async def decide(
     session: AsyncSession, ctx: Context, proposal_id: str, *, decision: str, note: str
-) -> dict[str, Any]:
+) -> Decided:
     """Approve (merge) or reject an objected document proposal, once."""
     reviewer = ctx.require_actor()
     _resource, proposal = await resources.lock_proposal(session, await _find(session, proposal_id))
@@ -139,4 +143,4 @@ async def decide(
         after={"status": decided_proposal.status, "note": note, "documentVersion": version},
     )
     result = (await _items(session, [decided_proposal]))[0]
-    return {**result, "decision": decision, "note": note, "decidedBy": reviewer.name, "eventSequence": seq}
+    return Decided(result, decision, note, reviewer.name, seq)

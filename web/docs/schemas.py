@@ -9,10 +9,12 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, Validat
 from pydantic_core import PydanticCustomError
 
 from domain.consensus import completions, engine, records
+from domain.consensus import models as consensus_models
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
-from domain.documents import membership, sharing
+from domain.documents import comments, membership, sharing
+from domain.documents import models as document_models
 from domain.documents.agents import Departure
 from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
 from domain.documents.models import DocumentStatusField
@@ -283,12 +285,34 @@ class CommentOut(Out):
     createdAt: Timestamp
     resolvedAt: Timestamp | None
 
+    @classmethod
+    def of(cls, c: document_models.Comment) -> CommentOut:
+        return cls(
+            id=c.id,
+            documentId=c.document_id,
+            text=c.text,
+            author=c.author,
+            paragraphId=c.paragraph_id,
+            resolved=c.resolved,
+            createdAt=iso(c.created_at),
+            resolvedAt=iso(c.resolved_at),
+        )
+
 
 class CommentList(Out):
     data: list[CommentOut]
     total: int
     page: int
     pageSize: int
+
+    @classmethod
+    def of(cls, found: comments.CommentPage) -> CommentList:
+        return cls(
+            data=[CommentOut.of(c) for c in found.rows],
+            total=found.total,
+            page=found.page,
+            pageSize=found.page_size,
+        )
 
 
 Role = Annotated[DocumentRole, SpeltOut(DocumentRole)]
@@ -457,10 +481,31 @@ class DocumentAgent(Out):
     joinedAt: Timestamp
     leftAt: Timestamp | None
 
+    @classmethod
+    def of(cls, a: document_models.DocumentAgent) -> DocumentAgent:
+        return cls(**_agent_fields(a))
+
+
+def _agent_fields(a: document_models.DocumentAgent) -> dict[str, Any]:
+    return {
+        "agentId": a.id,
+        "agentName": a.agent_name,
+        "role": DocumentRole(a.role),
+        "capabilities": [membership.Capability(c) for c in membership.capabilities(a)],
+        "status": a.status,
+        "isActive": a.status == "active",
+        "joinedAt": iso(a.joined_at),
+        "leftAt": iso(a.left_at),
+    }
+
 
 class Joined(DocumentAgent):
     documentId: str
     registrationId: str = Field(description="The same as agentId")
+
+    @classmethod
+    def of(cls, a: document_models.DocumentAgent) -> Joined:
+        return cls(**_agent_fields(a), documentId=a.document_id, registrationId=a.id)
 
 
 class Left(Out):
@@ -498,10 +543,18 @@ class Removed(Left):
 class DocumentAgents(Out):
     agents: list[DocumentAgent]
 
+    @classmethod
+    def of(cls, rows: list[document_models.DocumentAgent]) -> DocumentAgents:
+        return cls(agents=[DocumentAgent.of(a) for a in rows])
+
 
 class DocumentAgentList(RootModel[list[DocumentAgent]]):
     """The active agents as a bare array: what the PACT CLI's `agents` reads on /api/pact/{docId}/agents
     (/api/tap/{docId}/agents keeps the spec's object)."""
+
+    @classmethod
+    def of(cls, rows: list[document_models.DocumentAgent]) -> DocumentAgentList:
+        return cls([DocumentAgent.of(a) for a in rows])
 
 
 class DoneBody(Model):
@@ -574,6 +627,10 @@ class VoteCounts(Out):
     reject: int
     object: int
 
+    @classmethod
+    def of(cls, p: consensus_models.Proposal) -> VoteCounts:
+        return cls(approve=p.approve_count, reject=p.reject_count, object=p.object_count)
+
 
 class Proposal(Out):
     proposalId: str
@@ -589,10 +646,31 @@ class Proposal(Out):
     expiresAt: Timestamp
     resolvedAt: Timestamp | None
 
+    @classmethod
+    def of(cls, p: consensus_models.Proposal) -> Proposal:
+        return cls(
+            proposalId=p.id,
+            sectionId=p.section_id,
+            agentId=p.author_id,
+            agentName=p.author_name,
+            summary=p.summary,
+            content=p.new_content,
+            status=ProposalStatus(p.status),
+            votes=VoteCounts.of(p),
+            ttlSeconds=p.ttl_seconds,
+            createdAt=iso(p.created_at),
+            expiresAt=iso(p.expires_at),
+            resolvedAt=iso(p.resolved_at),
+        )
+
 
 class ProposalList(Out):
     proposals: list[Proposal] = Field(description="Oldest first")
     total: int
+
+    @classmethod
+    def of(cls, rows: list[consensus_models.Proposal]) -> ProposalList:
+        return cls(proposals=[Proposal.of(p) for p in rows], total=len(rows))
 
 
 class VoteResult(Out):
@@ -616,7 +694,7 @@ class VoteResult(Out):
             decision=kind,
             votedAt=iso(cast.voted_at),
             status=ProposalStatus(p.status),
-            votes=VoteCounts(approve=p.approve_count, reject=p.reject_count, object=p.object_count),
+            votes=VoteCounts.of(p),
             requiredApprovals=cast.required_approvals,
         )
 

@@ -70,8 +70,8 @@ route = document_route(routes)
 async def join(request: web.Request, body: JoinBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.join(session, who, doc_id(request), body.model_dump())
-    return result
+        agent = await tap.join(session, who, doc_id(request), body.model_dump())
+    return Joined.of(agent)
 
 
 @route(
@@ -122,8 +122,8 @@ async def remove(request: web.Request, body: RemoveAgentBody) -> Answer:
 async def agents(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.agents(session, who, doc_id(request))
-    return result
+        found = await tap.agents(session, who, doc_id(request))
+    return DocumentAgents.of(found)
 
 
 @route(

@@ -132,4 +132,5 @@ async def join_token(request: web.Request, body: JoinTokenBody) -> Answer:
         joined = await invites.join_with_token(
             session, context(request, None), doc_id(request), agent_name=body.agentName, token=body.token
         )
-    return TokenJoined(**joined.agent, contextMode="scoped", apiKey=joined.api_key, allowedSections=None)
+    agent = Joined.of(joined.agent).model_dump()
+    return TokenJoined(**agent, contextMode="scoped", apiKey=joined.api_key, allowedSections=None)

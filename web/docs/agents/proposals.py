@@ -41,8 +41,8 @@ route = document_route(routes)
 async def propose(request: web.Request, body: ProposalBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await proposals.propose(session, who, doc_id(request), body.model_dump())
-    return result
+        made = await proposals.propose(session, who, doc_id(request), body.model_dump())
+    return Proposal.of(made)
 
 
 @route(
@@ -56,10 +56,10 @@ async def propose(request: web.Request, body: ProposalBody) -> Answer:
 async def list_proposals(request: web.Request, query: ProposalQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await proposals.list_proposals(
+        found = await proposals.list_proposals(
             session, who, doc_id(request), section_id=query.sectionId, status=query.status
         )
-    return result
+    return ProposalList.of(found)
 
 
 async def _vote(request: web.Request, kind: str, reason: str | None) -> Answer:

@@ -8,7 +8,7 @@ from aiohttp import web
 from domain.documents import agents as tap
 from web.docs.agents.paths import AUTH, NOT_FOUND, TAGS, doc_id, document_route
 from web.docs.auth import caller
-from web.docs.schemas import DocumentAgent, DocumentAgentList
+from web.docs.schemas import DocumentAgentList
 from web.kernel.access import Service
 from web.kernel.events import Transcript, TranscriptQuery
 from web.kernel.replies import Answer
@@ -31,9 +31,8 @@ route = document_route(routes)
 async def agent_list(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.agents(session, who, doc_id(request))
-    listed = DocumentAgentList([DocumentAgent.model_validate(a) for a in result["agents"]])
-    return listed
+        found = await tap.agents(session, who, doc_id(request))
+    return DocumentAgentList.of(found)
 
 
 @route(

@@ -33,8 +33,8 @@ route = document_route(routes)
 async def withdraw_proposal(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await proposals.withdraw(session, who, doc_id(request), request.match_info["id"])
-    return result
+        withdrawn = await proposals.withdraw(session, who, doc_id(request), request.match_info["id"])
+    return Proposal.of(withdrawn)
 
 
 @route(

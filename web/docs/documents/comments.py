@@ -44,7 +44,7 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> An
             page=query.page,
             page_size=query.pageSize,
         )
-    return result
+    return CommentList.of(result)
 
 
 @routes.route(
@@ -61,8 +61,8 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> An
 async def create_comment(request: web.Request, body: CommentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await comments.create(session, who, body.model_dump())
-    return result
+        made = await comments.create(session, who, body.model_dump())
+    return CommentOut.of(made)
 
 
 @routes.route(
@@ -77,5 +77,5 @@ async def create_comment(request: web.Request, body: CommentBody) -> Answer:
 async def resolve_comment(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await comments.resolve(session, who, request.match_info["id"])
-    return result
+        resolved = await comments.resolve(session, who, request.match_info["id"])
+    return CommentOut.of(resolved)

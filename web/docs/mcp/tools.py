@@ -253,7 +253,8 @@ class JoinArgs(DocArgs, schemas.JoinBody):
     Effect.CLAIMS,
 )
 async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any]:
-    return await tap.join(session, who, a.documentId, _body(a))
+    agent = await tap.join(session, who, a.documentId, _body(a))
+    return schemas.Joined.of(agent).model_dump(mode="json")
 
 
 @tool(
@@ -279,7 +280,8 @@ async def leave(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any
     Effect.READS,
 )
 async def agents(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.agents(session, who, a.documentId)
+    found = await tap.agents(session, who, a.documentId)
+    return schemas.DocumentAgents.of(found).model_dump(mode="json")
 
 
 # ---- coordination ------------------------------------------------------------------------------------
@@ -656,7 +658,8 @@ class RejectArgs(VoteArgs):
     },
 )
 async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[str, Any]:
-    return await proposals.propose(session, who, a.documentId, _body(a))
+    made = await proposals.propose(session, who, a.documentId, _body(a))
+    return schemas.Proposal.of(made).model_dump(mode="json")
 
 
 @tool(
@@ -670,7 +673,10 @@ async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[st
     params={"sectionId": "Only the proposals on this section (as pact_sections gives it); omitted: all."},
 )
 async def list_proposals(session: AsyncSession, who: Caller, a: ProposalFilterArgs) -> dict[str, Any]:
-    return await proposals.list_proposals(session, who, a.documentId, section_id=a.sectionId, status=a.status)
+    found = await proposals.list_proposals(
+        session, who, a.documentId, section_id=a.sectionId, status=a.status
+    )
+    return schemas.ProposalList.of(found).model_dump(mode="json")
 
 
 @tool(
@@ -734,7 +740,8 @@ class WithdrawArgs(DocArgs):
     Effect.REPLACES,
 )
 async def withdraw(session: AsyncSession, who: Caller, a: WithdrawArgs) -> dict[str, Any]:
-    return await proposals.withdraw(session, who, a.documentId, a.proposalId)
+    withdrawn = await proposals.withdraw(session, who, a.documentId, a.proposalId)
+    return schemas.Proposal.of(withdrawn).model_dump(mode="json")
 
 
 # ---- session awareness (PACT v2.0.3 §4.4: domain/consensus/sessions.py) ------------------------------

@@ -10,9 +10,10 @@ from collections.abc import Callable
 from html import escape
 from typing import Any
 
+from domain.consensus.models import Proposal
 from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
-from domain.documents.sharing import Pending
+from domain.documents.sharing import Pending, SharedView
 from domain.kernel.clock import iso
 from domain.review.diff import section_diff
 from web.kernel.diff_html import diff_list
@@ -130,7 +131,7 @@ def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
 
 def review_page(
     base: str,
-    view: dict[str, Any],
+    view: SharedView,
     csrf: str,
     *,
     note: str | None,
@@ -142,11 +143,11 @@ def review_page(
 ) -> str:
     """The review page; `article` is the document's HTML (one page of it for a large document), `tree`
     gives the section tree when `view` has none (asked only when the version's tree is not rendered yet)."""
-    sections_of = tree or (lambda: view["sections"])
-    link, doc = view["link"], view["document"]
+    sections_of = tree or (lambda: view.sections)
+    link, doc = view.link, view.doc
     perm = link["permission"]
-    title = doc["title"]
-    who = f" as {view['reviewer']}" if view["reviewer"] else ""
+    title = doc.title
+    who = f" as {view.reviewer}" if view.reviewer else ""
     parts = [
         '<a class="skip" href="#document">Skip to the document</a>',
         f'<header><h1 id="title">{esc(title)}</h1>',
@@ -162,35 +163,32 @@ def review_page(
     if toc:
         parts.append(f'<nav aria-labelledby="toc"><h2 id="toc">Sections</h2>{toc}</nav>')
     parts.append("<main>")
-    if doc["status"] != "ready" or article is None:
-        parts.append(
-            f'<p id="document" role="status">The document is {esc(doc["status"])}; come back later.</p>'
-        )
+    if doc.status != "ready" or article is None:
+        status = esc(doc.status)
+        parts.append(f'<p id="document" role="status">The document is {status}; come back later.</p>')
     else:
         pager = _pager(article)
         rendered = article.html if media is None else with_media(article.html, media)
         body = f'<article id="document" class="doc" aria-labelledby="title">{rendered}</article>'
         parts.append(f"{pager}{body}{pager}")
-    comments = view["comments"]
+    comments = view.comments
     parts.append(f'<section aria-labelledby="comments"><h2 id="comments">Comments ({len(comments)})</h2>')
     if not comments:
         parts.append("<p>No comments yet.</p>")
     for c in comments:
-        where = (
-            f' on <a href="#{esc(c["paragraphId"])}">{esc(c["paragraphId"])}</a>' if c["paragraphId"] else ""
-        )
-        state = " (resolved)" if c["resolved"] else ""
+        where = f' on <a href="#{esc(c.paragraph_id)}">{esc(c.paragraph_id)}</a>' if c.paragraph_id else ""
+        state = " (resolved)" if c.resolved else ""
         parts.append(
-            f'<article class="comment" aria-label="Comment by {esc(c["author"])}">'
-            f"<p><strong>{esc(c['author'])}</strong>{where}, "
-            f"{when(c['createdAt'])}{state}</p>"
-            f"<p>{esc(c['text'])}</p>"
+            f'<article class="comment" aria-label="Comment by {esc(c.author)}">'
+            f"<p><strong>{esc(c.author)}</strong>{where}, "
+            f"{when(iso(c.created_at))}{state}</p>"
+            f"<p>{esc(c.text)}</p>"
         )
-        if perm == "FullReview" and not c["resolved"]:
+        if perm == "FullReview" and not c.resolved:
             parts.append(
-                f'<form method="post" action="{esc(base)}/comments/{esc(c["id"])}/resolve">'
+                f'<form method="post" action="{esc(base)}/comments/{esc(c.id)}/resolve">'
                 f"{_hidden(csrf)}"
-                f'<button type="submit" aria-label="Resolve the comment by {esc(c["author"])}">'
+                f'<button type="submit" aria-label="Resolve the comment by {esc(c.author)}">'
                 "Resolve</button></form>"
             )
         parts.append("</article>")
@@ -211,28 +209,28 @@ def review_page(
             '<label for="paragraphId">On section (optional)</label>'
             '<select id="paragraphId" name="paragraphId"><option value="">The whole document</option>'
             f"{options}</select>"
-            f"{_identity(view['reviewer'])}"
+            f"{_identity(view.reviewer)}"
             '<button type="submit">Add comment</button></form>'
         )
     parts.append("</section>")
     if perm == "FullReview":
-        props = view["proposals"]
+        props = view.proposals
         parts.append(
             f'<section aria-labelledby="proposals"><h2 id="proposals">Objected proposals ({len(props)})</h2>'
         )
         if not props:
             parts.append("<p>No proposal waits for a decision.</p>")
         for p in props:
-            pid = esc(p["proposalId"])
-            ctx = (pending or {}).get(p["proposalId"])
-            heading = ctx.section_title if ctx else p["sectionId"]
+            pid = esc(p.id)
+            ctx = (pending or {}).get(p.id)
+            heading = ctx.section_title if ctx else p.section_id
             parts.append(
                 f'<article class="proposal" aria-labelledby="p-{pid}"><h3 id="p-{pid}">'
-                f"{esc(p['summary'] or 'Proposal')}</h3>"
-                f"<p>By <strong>{esc(p['agentName'])}</strong> on the section "
-                f'<a href="{_href(p["sectionId"], article)}">{esc(heading)}</a>, '
-                f"{when(p['createdAt'])}. Votes so far: {_votes(p['votes'])}.</p>"
-                f"{_objections(ctx)}{_before_after(pid, ctx, p['content'])}"
+                f"{esc(p.summary or 'Proposal')}</h3>"
+                f"<p>By <strong>{esc(p.author_name)}</strong> on the section "
+                f'<a href="{_href(p.section_id, article)}">{esc(heading)}</a>, '
+                f"{when(iso(p.created_at))}. Votes so far: {_votes(p)}.</p>"
+                f"{_objections(ctx)}{_before_after(pid, ctx, p.new_content)}"
                 f'<form method="post" action="{esc(base)}/proposals/{pid}/decide">{_hidden(csrf)}'
                 f"<fieldset><legend>Your decision</legend>"
                 f'<input type="radio" id="a-{pid}" name="decision" value="approve" required>'
@@ -270,19 +268,8 @@ def _identity(email: str | None) -> str:
     )
 
 
-def _votes(votes: dict[str, int]) -> str:
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}"
-
-    return esc(
-        ", ".join(
-            (
-                n(votes.get("approve", 0), "for"),
-                n(votes.get("reject", 0), "against"),
-                n(votes.get("object", 0), "objecting"),
-            )
-        )
-    )
+def _votes(p: Proposal) -> str:
+    return esc(f"{p.approve_count} for, {p.reject_count} against, {p.object_count} objecting")
 
 
 def _objections(ctx: Pending | None) -> str:

@@ -174,8 +174,8 @@ async def share_view(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         link, _ = await sharing.live_link(session, token)
         found = await sharing.visit(session, token, session_cookie(request, link.id))
-        result = await sharing.document_view(session, found)
-    return result
+        view = await sharing.document_view(session, found)
+    return ShareView.answer(view)
 
 
 @routes.route(
@@ -195,8 +195,8 @@ async def share_view(request: web.Request) -> Answer:
 async def share_comment(request: web.Request, body: ShareCommentBody) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
-        result = await sharing.add_comment(session, reviewer_ctx(request, found), found, body.model_dump())
-    return result
+        made = await sharing.add_comment(session, reviewer_ctx(request, found), found, body.model_dump())
+    return CommentOut.of(made)
 
 
 @routes.route(
@@ -215,10 +215,10 @@ async def share_comment(request: web.Request, body: ShareCommentBody) -> Answer:
 async def share_resolve(request: web.Request) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
-        result = await sharing.resolve_comment(
+        resolved = await sharing.resolve_comment(
             session, reviewer_ctx(request, found), found, request.match_info["commentId"]
         )
-    return result
+    return CommentOut.of(resolved)
 
 
 @routes.route(
@@ -247,7 +247,7 @@ async def share_decide(request: web.Request, body: ShareDecisionBody) -> Answer:
             decision=body.decision,
             note=body.note,
         )
-    return result
+    return ShareDecision.of_decision(result)
 
 
 async def send_code(request: web.Request, email: str) -> sharing.CodeRequest:

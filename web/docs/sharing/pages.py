@@ -152,9 +152,9 @@ async def _render(
             await offload.outline(content)  # the tree is rendered from its sections: none parsed here
         note = NOTES.get(request.query.get("done", ""))
         pending: dict[str, sharing.Pending] = {}
-        if view["proposals"]:
+        if view.proposals:
             async with runtime(request).db.read() as session:
-                ids = [p["proposalId"] for p in view["proposals"]]
+                ids = [p.id for p in view.proposals]
                 pending = await sharing.pending(session, doc, ids)
         text = share_html.review_page(
             _base(request),

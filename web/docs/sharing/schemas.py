@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field
 
-from domain.review.escalations import DecisionField
+from domain.documents import sharing
+from domain.kernel.clock import iso
+from domain.review.escalations import Decision, DecisionField
 from web.docs.schemas import EMAIL, CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
 from web.kernel.wire import Rule, Text, Timestamp
 
@@ -32,6 +34,20 @@ class SharedDocument(Out):
     updatedAt: Timestamp
     content: str = Field(description="Markdown (empty until the document is ready)")
 
+    @classmethod
+    def of(cls, view: sharing.SharedView) -> SharedDocument:
+        doc = view.doc
+        return cls.model_validate(
+            {
+                "id": doc.id,
+                "title": doc.title,
+                "status": doc.status,
+                "version": doc.version,
+                "updatedAt": iso(doc.updated_at),
+                "content": view.content,
+            }
+        )
+
 
 class ShareView(Out):
     link: ShareLinkLookup
@@ -40,6 +56,20 @@ class ShareView(Out):
     sections: list[Section]
     comments: list[CommentOut] = Field(description="Oldest first")
     proposals: list[Proposal] = Field(description="Objected proposals to decide (FullReview links only)")
+
+    @staticmethod
+    def answer(view: sharing.SharedView) -> dict[str, Any]:
+        """The view as this model describes it. A dict for now: the link and the section tree are still the
+        domain's dicts, and a model instance would add their unset defaults (a section's parentId) to the
+        answer; the operation checks it against this model all the same."""
+        return {
+            "link": view.link,
+            "reviewer": view.reviewer,
+            "document": SharedDocument.of(view).model_dump(mode="json"),
+            "sections": view.sections,
+            "comments": [CommentOut.of(c).model_dump(mode="json") for c in view.comments],
+            "proposals": [Proposal.of(p).model_dump(mode="json") for p in view.proposals],
+        }
 
 
 class ShareCommentBody(Model):
@@ -58,6 +88,14 @@ class ShareDecisionBody(Model):
 class ShareDecision(Proposal):
     decision: DecisionField
     note: str
+
+    @classmethod
+    def of_decision(cls, decided: sharing.Decided) -> ShareDecision:
+        return cls(
+            **Proposal.of(decided.proposal).model_dump(),
+            decision=Decision(decided.decision),
+            note=decided.note,
+        )
 
 
 class VerificationBody(Model):

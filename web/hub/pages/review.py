@@ -470,8 +470,8 @@ async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.Stre
             return await _proposal_again(request, signed_in, exc.status, _refused(exc), form)
         flash = Flash(
             "Proposal ",
-            f"/review/proposals/{done['proposalId']}",
-            _name(str(done["summary"] or done["sectionId"])),
+            f"/review/proposals/{done.item.proposal.id}",
+            _name(done.item.proposal.summary or done.item.proposal.section_id),
             f" {'approved' if decision == 'approve' else 'rejected'}.",
         )
         return see_other(request, HOME, flash)

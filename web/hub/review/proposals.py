@@ -3,7 +3,7 @@ text side by side, one proposal, and the one decision (approve merges, reject re
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -21,8 +21,9 @@ TAGS = ["Review"]
 REVIEWER = Staff(role="reviewer")
 
 
-def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "url": public_url(request, f"/api/review/proposals/{item['proposalId']}")}
+def _url(request: web.Request) -> Callable[[str], str]:
+    """A document proposal's address on the review API, from its id."""
+    return lambda proposal_id: public_url(request, f"/api/review/proposals/{proposal_id}")
 
 
 @routes.route(
@@ -36,9 +37,8 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
 )
 async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await proposals.queue(session, status=query.status, limit=query.limit, offset=query.offset)
-    result["proposals"] = [_with_url(request, item) for item in result["proposals"]]
-    return result
+        found = await proposals.queue(session, status=query.status, limit=query.limit, offset=query.offset)
+    return ProposalQueue.of(found, _url(request))
 
 
 @routes.route(
@@ -52,8 +52,8 @@ async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
 )
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await proposals.item(session, request.match_info["proposalId"])
-    return _with_url(request, result)
+        found = await proposals.item(session, request.match_info["proposalId"])
+    return ProposalItem.of(found, _url(request))
 
 
 @routes.route(
@@ -75,4 +75,4 @@ async def decide(request: web.Request, body: DecideBody) -> Answer:
             decision=body.decision,
             note=body.note,
         )
-    return _with_url(request, result)
+    return Decided.of_decision(result, _url(request))

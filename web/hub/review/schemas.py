@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 from pydantic import Field
 
 from domain.consensus.escalations import EscalationKind
-from domain.consensus.models import EscalationPriority
-from domain.review.escalations import DecisionField, ReviewStatus
+from domain.consensus.models import EscalationPriority, ProposalVote
+from domain.kernel.clock import iso
+from domain.review import proposals as review_proposals
+from domain.review.escalations import Decision, DecisionField, ReviewStatus
 from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
@@ -149,6 +152,10 @@ class Objection(Exact):
     reason: str | None
     createdAt: Timestamp
 
+    @classmethod
+    def of(cls, v: ProposalVote) -> Objection:
+        return cls(agentId=v.agent_id, agentName=v.agent_name, reason=v.reason, createdAt=iso(v.created_at))
+
 
 class ProposalItem(Exact):
     proposalId: str
@@ -169,6 +176,34 @@ class ProposalItem(Exact):
     resolvedAt: Timestamp | None
     url: str
 
+    @classmethod
+    def of(cls, r: review_proposals.Reviewed, url: Callable[[str], str]) -> ProposalItem:
+        return cls(**_item_fields(r, url))
+
+
+def _item_fields(r: review_proposals.Reviewed, url: Callable[[str], str]) -> dict[str, Any]:
+    """A reviewed proposal's fields by wire name; `url` gives a proposal's address from its id."""
+    p, info = r.proposal, r.document
+    return {
+        "proposalId": p.id,
+        "status": p.status,
+        "documentId": p.resource_id,
+        "documentTitle": info.title if info else None,
+        "documentVersion": info.version if info else None,
+        "baseVersion": p.base_version,
+        "sectionId": p.section_id,
+        "currentText": r.current_text,
+        "proposedText": p.new_content,
+        "summary": p.summary,
+        "authorId": p.author_id,
+        "authorName": p.author_name,
+        "votes": Votes(approve=p.approve_count, reject=p.reject_count, object=p.object_count),
+        "objections": [Objection.of(v) for v in r.objections],
+        "createdAt": iso(p.created_at),
+        "resolvedAt": iso(p.resolved_at),
+        "url": url(p.id),
+    }
+
 
 class ProposalQueue(Exact):
     proposals: list[ProposalItem]
@@ -176,6 +211,16 @@ class ProposalQueue(Exact):
     limit: int
     offset: int
     status: str
+
+    @classmethod
+    def of(cls, q: review_proposals.Queue, url: Callable[[str], str]) -> ProposalQueue:
+        return cls(
+            proposals=[ProposalItem.of(r, url) for r in q.items],
+            total=q.total,
+            limit=q.limit,
+            offset=q.offset,
+            status=q.status,
+        )
 
 
 class DecideBody(Model):
@@ -188,3 +233,13 @@ class Decided(ProposalItem):
     note: str
     decidedBy: str
     eventSequence: int = Field(description="Sequence number of pact.human.resolved on the document's stream")
+
+    @classmethod
+    def of_decision(cls, d: review_proposals.Decided, url: Callable[[str], str]) -> Decided:
+        return cls(
+            **_item_fields(d.item, url),
+            decision=Decision(d.decision),
+            note=d.note,
+            decidedBy=d.decided_by,
+            eventSequence=d.event_sequence,
+        )
