@@ -30,7 +30,13 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, DisconnectionError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.orm import DeclarativeBase, Session
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
@@ -358,6 +364,14 @@ class Database:
         """A read-only unit of work (never blocks writers on SQLite)."""
         async with self._reader() as session:
             yield session  # closing releases the connection (and its transaction) without expiring
+
+    @asynccontextmanager
+    async def read_connection(self) -> AsyncIterator[AsyncConnection]:
+        """A read on a pooled connection alone, for Core statements (the hub's hottest reads): no ORM session
+        is built and closed around it (13% of an uncached read's CPU on PostgreSQL). The same isolation as
+        `read`: autocommit on PostgreSQL, one read transaction (a snapshot) on SQLite."""
+        async with self._read_engine.connect() as conn:
+            yield conn  # closing rolls back what SQLite began and returns the connection to the pool
 
     async def ping(self, timeout: float = 2.0) -> bool:
         """Whether the database answers. A read: on SQLite a writer's BEGIN IMMEDIATE queued behind any

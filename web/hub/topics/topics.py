@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from aiohttp import web
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
@@ -41,9 +41,9 @@ NOT_FOUND = {404: "Topic not found"}
     response=TopicList,
 )
 async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
-    async def read(session: AsyncSession) -> TopicList:
+    async def read(conn: AsyncConnection) -> TopicList:
         page = await topics.list_topics(
-            session,
+            conn,
             tier=query.tier,
             status=query.status,
             jurisdiction=query.jurisdiction,
@@ -127,8 +127,8 @@ async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
 async def get_content(request: web.Request, query: ContentQuery) -> Answer:
     topic_id = request.match_info["topicId"]
 
-    async def read(session: AsyncSession) -> TopicContent:
-        return TopicContent.of(await topics.content(session, topic_id, resolve=query.resolve))
+    async def read(conn: AsyncConnection) -> TopicContent:
+        return TopicContent.of(await topics.content(conn, topic_id, resolve=query.resolve))
 
     return await cached_json(request, ("content", topic_id, query.resolve), read)
 
@@ -144,7 +144,7 @@ async def get_content(request: web.Request, query: ContentQuery) -> Answer:
 async def get_sections(request: web.Request) -> Answer:
     topic_id = request.match_info["topicId"]
     return await cached_json(
-        request, ("sections", topic_id), lambda session: topics.section_tree(session, topic_id)
+        request, ("sections", topic_id), lambda conn: topics.section_tree(conn, topic_id)
     )
 
 
