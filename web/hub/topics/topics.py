@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -41,7 +43,7 @@ NOT_FOUND = {404: "Topic not found"}
     response=TopicList,
 )
 async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
-    async def read(conn: AsyncConnection) -> TopicList:
+    async def read(conn: AsyncConnection) -> dict[str, Any]:
         page = await topics.list_topics(
             conn,
             tier=query.tier,
@@ -50,7 +52,7 @@ async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
             limit=query.limit,
             offset=query.offset,
         )
-        return TopicList.of(page)
+        return TopicList.answer(page)
 
     key = ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset)
     return await cached_json(request, key, read)
@@ -127,8 +129,8 @@ async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
 async def get_content(request: web.Request, query: ContentQuery) -> Answer:
     topic_id = request.match_info["topicId"]
 
-    async def read(conn: AsyncConnection) -> TopicContent:
-        return TopicContent.of(await topics.content(conn, topic_id, resolve=query.resolve))
+    async def read(conn: AsyncConnection) -> dict[str, Any]:
+        return TopicContent.answer(await topics.content(conn, topic_id, resolve=query.resolve))
 
     return await cached_json(request, ("content", topic_id, query.resolve), read)
 
