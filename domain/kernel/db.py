@@ -160,7 +160,7 @@ def unavailable(exc: BaseException) -> Unavailable | None:
 
 
 def make_engine(
-    url: str, *, null_pool: bool = False, pool_size: int = 20, max_overflow: int = 5
+    url: str, *, null_pool: bool = False, pool_size: int = 25, max_overflow: int = 0
 ) -> AsyncEngine:
     parsed = make_url(url)
     kwargs: dict[str, Any] = {}
@@ -177,11 +177,12 @@ def make_engine(
         # silently dropped by a middlebox (no FIN ever seen) is replaced within the hour; an error on a dead
         # connection invalidates the whole pool, so at most the requests already using one fail.
         kwargs["pool_recycle"] = 3600
-        # Kept open (settings db_pool_size, db_max_overflow): a request beyond the pool opens a connection (a
-        # PostgreSQL backend forked, a TLS offer refused, several round trips) and closes it on return. With
-        # 10 + 20, 32 concurrent uncached reads per process spent two thirds of their CPU doing that. Beyond
-        # pool + overflow a request waits for a connection; the default (25 a process) keeps a 2-core
-        # machine's processes under PostgreSQL's default 100 connections.
+        # Kept open (settings db_pool_size, db_max_overflow): a request beyond the pool opens an overflow
+        # connection (a PostgreSQL backend forked, a TLS offer refused, several round trips) and closes it on
+        # return. With 10 + 20, 32 concurrent uncached reads per process spent two thirds of their CPU doing
+        # that; with 20 + 5 64 clients over two processes still churned. So the default is 25 kept open and no
+        # overflow: the same ceiling (a 2-core machine's processes stay under PostgreSQL's default 100
+        # connections), and a request beyond it waits for a connection instead of opening one.
         if not null_pool:
             kwargs["pool_size"] = pool_size
             kwargs["max_overflow"] = max_overflow
@@ -272,7 +273,7 @@ class Database:
     """Owns one engine (bound to the event loop that uses it) and hands out units of work."""
 
     def __init__(
-        self, url: str, *, null_pool: bool = False, pool_size: int = 20, max_overflow: int = 5
+        self, url: str, *, null_pool: bool = False, pool_size: int = 25, max_overflow: int = 0
     ) -> None:
         self.url = url
         self.engine = make_engine(url, null_pool=null_pool, pool_size=pool_size, max_overflow=max_overflow)
