@@ -20,16 +20,19 @@ class Settings(BaseSettings):
         default=None, description="SQLAlchemy async URL; default: SQLite file `<data_dir>/concord.db`."
     )
     db_pool_size: int = Field(
-        default=20,
+        default=25,
         ge=1,
         le=1000,
-        description="PostgreSQL connections each process keeps open once it has needed them. Busier "
-        "moments open up to `CONCORD_DB_MAX_OVERFLOW` more, closed again when returned, which costs a "
-        "connection setup per request, so size this for the concurrent requests one process serves. "
+        description="PostgreSQL connections each process keeps open once it has needed them; a request that "
+        "finds them all busy waits for one. Size it for the concurrent requests one process serves. "
         "Processes × (pool + overflow) must stay below the server's max_connections.",
     )
     db_max_overflow: int = Field(
-        default=5, ge=0, le=1000, description="Extra PostgreSQL connections per process beyond the pool."
+        default=0,
+        ge=0,
+        le=1000,
+        description="Extra PostgreSQL connections per process beyond the pool, each opened for one request "
+        "and closed after it (a connection setup per request: raise the pool instead).",
     )
     redis_url: str | None = Field(
         default=None,

@@ -1,11 +1,20 @@
-"""The topics area's statements where the two dialects differ (the rules are in the area's other modules)."""
+"""The topics area's statements: those where the two dialects differ, and the hot reads' (a topic's content,
+its section source, the topic list and its dependencies), each built once and executed with bound parameters
+on a bare connection (Database.read_connection: no ORM session, no per-request statement building). The rules
+that use them are in the area's other modules."""
 
 from __future__ import annotations
 
-from sqlalchemy import func, select
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Select, bindparam, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus.models import Proposal
+from domain.kernel.db import table_of
 from domain.kernel.sqlutil import on_postgresql
+from domain.topics.models import Topic, TopicDependency, TopicParticipant
 
 _GRAPH_LOCK = 0x636F6E636F7264  # "concord"
 
@@ -15,3 +24,87 @@ async def lock_dependency_graph(session: AsyncSession) -> None:
     a transaction-scoped advisory lock; on SQLite the writer's BEGIN IMMEDIATE already serialises."""
     if on_postgresql(session):
         await session.execute(select(func.pg_advisory_xact_lock(_GRAPH_LOCK)))
+
+
+TOPICS = table_of(Topic)
+DEPENDENCIES = table_of(TopicDependency)
+_PARTICIPANTS = table_of(TopicParticipant)
+_PROPOSALS = table_of(Proposal)
+
+# A topic's content and what the answer shows of it (`p_topic`).
+CONTENT = select(
+    *(TOPICS.c[name] for name in ("id", "title", "status", "version", "content", "updated_at"))
+).where(TOPICS.c.id == bindparam("p_topic"))
+
+# What a topic's section tree is read from (`p_topic`).
+SECTION_SOURCE = select(TOPICS.c.id, TOPICS.c.version, TOPICS.c.content).where(
+    TOPICS.c.id == bindparam("p_topic")
+)
+
+# The topics the topics `p_topics` depend on directly, with how, in the order they were linked: one level of
+# a content read's resolved dependencies.
+DEPENDED_ON = (
+    select(
+        DEPENDENCIES.c.relationship,
+        *(TOPICS.c[name] for name in ("id", "title", "tier", "status", "version", "content")),
+    )
+    .join_from(DEPENDENCIES, TOPICS, TOPICS.c.id == DEPENDENCIES.c.depends_on_id)
+    .where(DEPENDENCIES.c.topic_id.in_(bindparam("p_topics", expanding=True)))
+    .order_by(DEPENDENCIES.c.created_at, DEPENDENCIES.c.depends_on_id)
+)
+
+# The ids the topics `p_topics` depend on (Core columns: the ORM's result machinery for two strings a row
+# cost more than the statement), in the order they were linked.
+DEPENDENCIES_OF = (
+    select(DEPENDENCIES.c.topic_id, DEPENDENCIES.c.depends_on_id)
+    .where(DEPENDENCIES.c.topic_id.in_(bindparam("p_topics", expanding=True)))
+    .order_by(DEPENDENCIES.c.created_at, DEPENDENCIES.c.depends_on_id)
+)
+
+# The topic list in one statement: every column the answer shows (not the content, the largest), and each
+# topic's counts as correlated subqueries on their indexes.
+_PARTICIPANT_COUNT = (
+    select(func.count())
+    .where(_PARTICIPANTS.c.topic_id == TOPICS.c.id, _PARTICIPANTS.c.left_at.is_(None))
+    .correlate(TOPICS)
+    .scalar_subquery()
+)
+_PROPOSAL_COUNT = (
+    select(func.count())
+    .where(_PROPOSALS.c.resource_type == "topic", _PROPOSALS.c.resource_id == TOPICS.c.id)
+    .correlate(TOPICS)
+    .scalar_subquery()
+)
+_LISTED = select(
+    *(c for c in TOPICS.c if c.name != "content"),
+    _PARTICIPANT_COUNT.label("participants"),
+    _PROPOSAL_COUNT.label("proposals"),
+)
+
+
+@cache
+def topic_list(tier: bool, status: bool, jurisdiction: bool) -> tuple[Select[Any], Select[Any]]:
+    """The topic list's count and page statements for the filters given (each built once: building one costs
+    its cache key again on every read). Parameters: `p_tier`, `p_status`, `p_jurisdiction` with its region
+    prefix `p_region` (`AU-%`: AU matches AU-NSW), `p_limit`, `p_offset`."""
+    conds: list[Any] = []
+    if tier:
+        conds.append(TOPICS.c.tier == bindparam("p_tier"))
+    if status:
+        conds.append(TOPICS.c.status == bindparam("p_status"))
+    if jurisdiction:
+        conds.append(
+            or_(
+                TOPICS.c.jurisdiction == bindparam("p_jurisdiction"),
+                TOPICS.c.jurisdiction.like(bindparam("p_region")),
+            )
+        )
+    newest_first = (TOPICS.c.created_at.desc(), TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
+    count = select(func.count()).select_from(TOPICS).where(*conds)
+    page = (
+        _LISTED.where(*conds)
+        .order_by(*newest_first)
+        .limit(bindparam("p_limit"))
+        .offset(bindparam("p_offset"))
+    )
+    return count, page

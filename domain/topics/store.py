@@ -8,9 +8,9 @@ from datetime import timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import Row, bindparam, func, or_, select, update
+from sqlalchemy import Row, bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from domain.agents.models import Agent
 from domain.consensus import sections
@@ -20,12 +20,11 @@ from domain.consensus.policies import ApprovalPolicy
 from domain.kernel import audit, events, sqlutil
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
-from domain.kernel.db import table_of
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
-from domain.topics import economy
+from domain.topics import economy, queries
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
 
@@ -249,55 +248,8 @@ async def _counts(session: AsyncSession, topic_ids: list[str]) -> dict[str, dict
     return out
 
 
-# The topic list in one statement: every column `render` shows (not the content, the largest), and each
-# topic's counts as correlated subqueries on their indexes, instead of ORM objects and two more statements.
-_TOPICS = table_of(Topic)
-_PARTICIPANT_COUNT = (
-    select(func.count())
-    .where(TopicParticipant.topic_id == _TOPICS.c.id, TopicParticipant.left_at.is_(None))
-    .correlate(_TOPICS)
-    .scalar_subquery()
-)
-_PROPOSAL_COUNT = (
-    select(func.count())
-    .where(Proposal.resource_type == "topic", Proposal.resource_id == _TOPICS.c.id)
-    .correlate(_TOPICS)
-    .scalar_subquery()
-)
-_LISTED = select(
-    *(c for c in _TOPICS.c if c.name != "content"),
-    _PARTICIPANT_COUNT.label("participants"),
-    _PROPOSAL_COUNT.label("proposals"),
-)
-
-
-def _count(*conds: Any) -> Any:
-    return select(func.count()).select_from(_TOPICS).where(*conds)
-
-
-def _page(*conds: Any) -> Any:
-    newest_first = (_TOPICS.c.created_at.desc(), _TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
-    return (
-        _LISTED.where(*conds)
-        .order_by(*newest_first)
-        .limit(bindparam("p_limit"))
-        .offset(bindparam("p_offset"))
-    )
-
-
-# The unfiltered list's statements, built once: each build costs its cache key again (hot uncached reads).
-_COUNT_ALL, _PAGE_ALL = _count(), _page()
-# Core columns: selecting the model's attributes would run the ORM's result machinery for two strings a row.
-_DEPENDENCIES = table_of(TopicDependency)
-_DEPENDENCIES_OF = (
-    select(_DEPENDENCIES.c.topic_id, _DEPENDENCIES.c.depends_on_id)
-    .where(_DEPENDENCIES.c.topic_id.in_(bindparam("p_topics", expanding=True)))
-    .order_by(_DEPENDENCIES.c.created_at, _DEPENDENCIES.c.depends_on_id)  # DEPENDENCY_ORDER
-)
-
-
 async def list_topics(
-    session: AsyncSession,
+    conn: AsyncConnection,
     *,
     tier: str | None,
     status: str | None,
@@ -305,20 +257,17 @@ async def list_topics(
     limit: int,
     offset: int,
 ) -> TopicPage:
-    conds = []
-    if tier:
-        conds.append(_TOPICS.c.tier == tier)
-    if status:
-        conds.append(_TOPICS.c.status == status)
+    """One page of the topics, newest first, with how many match (on a bare connection: Core rows)."""
+    count, page = queries.topic_list(bool(tier), bool(status), bool(jurisdiction))
+    params: dict[str, Any] = {"p_tier": tier, "p_status": status, "p_limit": limit, "p_offset": offset}
     if jurisdiction:
-        j = normalise_jurisdiction(jurisdiction)
-        conds.append(or_(_TOPICS.c.jurisdiction == j, _TOPICS.c.jurisdiction.like(f"{j}-%")))
-    count, page = (_count(*conds), _page(*conds)) if conds else (_COUNT_ALL, _PAGE_ALL)
-    total = int(await session.scalar(count) or 0)
-    rows = (await session.execute(page, {"p_limit": limit, "p_offset": offset})).all()
+        params["p_jurisdiction"] = j = normalise_jurisdiction(jurisdiction)
+        params["p_region"] = f"{j}-%"
+    total = int(await conn.scalar(count, params) or 0)
+    rows = (await conn.execute(page, params)).all()
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
-        for tid, dep in await session.execute(_DEPENDENCIES_OF, {"p_topics": list(deps)}):
+        for tid, dep in await conn.execute(queries.DEPENDENCIES_OF, {"p_topics": list(deps)}):
             deps[tid].append(dep)
     items = [TopicView(t, t.participants, t.proposals, deps[t.id]) for t in rows]
     return TopicPage(items, total, limit, offset)
@@ -345,16 +294,12 @@ class TopicPage:
     offset: int
 
 
-_CONTENT = select(
-    *(_TOPICS.c[name] for name in ("id", "title", "status", "version", "content", "updated_at"))
-).where(_TOPICS.c.id == bindparam("p_topic"))
-
-
 @dataclass(frozen=True)
 class Dependency:
-    """A topic depended on, directly (depth 1) or through others, and how."""
+    """A topic depended on, directly (depth 1) or through others, and how: `topic` is the row of the columns
+    a content read shows of it (queries.DEPENDED_ON)."""
 
-    topic: Topic
+    topic: Row[*tuple[Any, ...]]
     relationship: str
     depth: int
 
@@ -369,14 +314,14 @@ class TopicContent:
     resolved: list[Dependency] | None
 
 
-async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> TopicContent:
+async def content(conn: AsyncConnection, topic_id: str, *, resolve: bool) -> TopicContent:
     key = canonical_id(topic_id)
-    topic = (await session.execute(_CONTENT, {"p_topic": key})).first() if key else None
+    topic = (await conn.execute(queries.CONTENT, {"p_topic": key})).first() if key else None
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     if not resolve:
         return TopicContent(topic, topic.content, None)
-    resolved = await _resolve_dependencies(session, topic.id)
+    resolved = await _resolve_dependencies(conn, topic.id)
     parts = [topic.content.rstrip("\n")]
     for dep in resolved:
         parts.append(
@@ -386,7 +331,7 @@ async def content(session: AsyncSession, topic_id: str, *, resolve: bool) -> Top
     return TopicContent(topic, "\n".join(parts) + "\n", resolved)
 
 
-async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[Dependency]:
+async def _resolve_dependencies(conn: AsyncConnection, topic_id: str) -> list[Dependency]:
     """Every topic this one depends on, transitively, breadth-first, each once."""
     seen = {topic_id}
     frontier = [topic_id]
@@ -394,26 +339,22 @@ async def _resolve_dependencies(session: AsyncSession, topic_id: str) -> list[De
     depth = 0
     while frontier:
         depth += 1
-        rows = (
-            await session.execute(
-                select(TopicDependency.relationship, Topic)
-                .join(Topic, Topic.id == TopicDependency.depends_on_id)
-                .where(TopicDependency.topic_id.in_(frontier))
-                .order_by(*DEPENDENCY_ORDER)
-            )
-        ).all()
+        rows = (await conn.execute(queries.DEPENDED_ON, {"p_topics": frontier})).all()
         frontier = []
-        for relationship, dep in rows:
+        for dep in rows:
             if dep.id in seen:
                 continue
             seen.add(dep.id)
             frontier.append(dep.id)
-            out.append(Dependency(dep, relationship, depth))
+            out.append(Dependency(dep, dep.relationship, depth))
     return out
 
 
-async def section_tree(session: AsyncSession, topic_id: str) -> dict[str, Any]:
-    topic = await get(session, topic_id)
+async def section_tree(conn: AsyncConnection, topic_id: str) -> dict[str, Any]:
+    key = canonical_id(topic_id)
+    topic = (await conn.execute(queries.SECTION_SOURCE, {"p_topic": key})).first() if key else None
+    if topic is None:
+        raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
     return {
         "topicId": topic.id,
         "version": topic.version,

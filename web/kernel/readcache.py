@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.kernel.db import Database
 from infra.machine import Generation
@@ -51,10 +51,10 @@ class ReadCache:
         # An anonymous GET's target as sent (`/api/pact/t1/content?resolve=true`) -> its entry's key and its
         # route's template: learnt from the request that the route answered, so that the next one with the
         # same target is answered before routing (`hot`).
-        self._targets: dict[str, tuple[Hashable, str, Callable[[AsyncSession], Awaitable[Any]]]] = {}
+        self._targets: dict[str, tuple[Hashable, str, Callable[[AsyncConnection], Awaitable[Any]]]] = {}
 
     def learn(
-        self, target: str, key: Hashable, route: str, make: Callable[[AsyncSession], Awaitable[Any]]
+        self, target: str, key: Hashable, route: str, make: Callable[[AsyncConnection], Awaitable[Any]]
     ) -> None:
         """Remember that an anonymous GET of `target` (its path and query exactly as sent) is answered with
         the entry `key`, read by `make`, whatever else the request carries (the route's answer depends on the
@@ -97,10 +97,10 @@ class ReadCache:
         self._entries.move_to_end(key)
         return hit[2]
 
-    async def get(self, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]) -> Any:
+    async def get(self, key: Hashable, make: Callable[[AsyncConnection], Awaitable[Any]]) -> Any:
         if self.ttl <= 0:
-            async with self.db.read() as session:
-                return await make(session)
+            async with self.db.read_connection() as conn:
+                return await make(conn)
         now = time.monotonic()
         generation = self.generation.current()  # read before the data: a commit after it changes it
         hit = self._entries.get(key)
@@ -128,7 +128,11 @@ class ReadCache:
             self._entries.popitem(last=False)
 
     def _refresh(
-        self, key: Hashable, generation: Hashable, now: float, make: Callable[[AsyncSession], Awaitable[Any]]
+        self,
+        key: Hashable,
+        generation: Hashable,
+        now: float,
+        make: Callable[[AsyncConnection], Awaitable[Any]],
     ) -> None:
         """Re-read a hot entry in the background while it is still served: without it, every request for the
         key would wait for the read when the entry expires (a stall each TTL). Its new life counts from now,
@@ -161,17 +165,17 @@ class ReadCache:
         return future
 
     async def _read(
-        self, key: Hashable, generation: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+        self, key: Hashable, generation: Hashable, make: Callable[[AsyncConnection], Awaitable[Any]]
     ) -> Any:
         return await self._fill(key, self._begin(key, generation), make)
 
     async def _fill(
-        self, key: Hashable, future: asyncio.Future[Any], make: Callable[[AsyncSession], Awaitable[Any]]
+        self, key: Hashable, future: asyncio.Future[Any], make: Callable[[AsyncConnection], Awaitable[Any]]
     ) -> Any:
         """Read the value for `future` (registered under `key`), and hand it to whoever waits on it."""
         try:
-            async with self.db.read() as session:
-                value = await make(session)
+            async with self.db.read_connection() as conn:
+                value = await make(conn)
         except BaseException as exc:
             future.set_exception(_Abandoned() if isinstance(exc, asyncio.CancelledError) else exc)
             future.exception()  # retrieved: with no waiter, asyncio must not report it as unhandled

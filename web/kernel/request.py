@@ -9,7 +9,7 @@ from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from aiohttp import web
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from domain.kernel.context import Actor, Context
 from runtime.process import Runtime
@@ -80,17 +80,18 @@ def context(request: web.Request, actor: Actor | None = None) -> Context:
 
 
 async def cached_json(
-    request: web.Request, key: Hashable, make: Callable[[AsyncSession], Awaitable[Any]]
+    request: web.Request, key: Hashable, make: Callable[[AsyncConnection], Awaitable[Any]]
 ) -> web.Response:
-    """A JSON response for an anonymous read, served from the app's read cache. The entry is the answer's
+    """A JSON response for an anonymous read, served from the app's read cache. `make` reads the answer on a
+    bare connection (Database.read_connection: Core statements, no ORM session). The entry is the answer's
     bytes, serialised through the operation's response model once, when the cache fills (never per request).
     The request's target is learnt as this entry's (`ReadCache.learn`): while the entry is fresh, the next
     GET of the same target is answered with it before routing (web/kernel/middleware.py `serve_hot_reads`)."""
     cache = request.app[READ_CACHE]
     shape = request[SHAPE]  # set by the operation (web/kernel/routing.py Api.handler)
 
-    async def render(session: AsyncSession) -> bytes:
-        return shape.dump(await make(session))
+    async def render(conn: AsyncConnection) -> bytes:
+        return shape.dump(await make(conn))
 
     resource = request.match_info.route.resource
     if resource is not None and request.method == "GET" and isinstance(request.get(ACCESS), Anonymous):

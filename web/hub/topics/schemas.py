@@ -577,10 +577,13 @@ class TopicList(Model):
     limit: int
     offset: int
 
-    @classmethod
-    def of(cls, page: topic_store.TopicPage) -> TopicList:
-        topics = [Topic.of(v) for v in page.topics]
-        return cls(topics=topics, total=page.total, limit=page.limit, offset=page.offset)
+    @staticmethod
+    def answer(page: topic_store.TopicPage) -> dict[str, Any]:
+        """The page as this model's wire dict, which the operation's Shape checks strictly as it writes it: a
+        hot read's answer builds no model instances (whose construction runs the request-side validators,
+        trimming and NUL checks, field by field: six times the cost of the check for a page of 20)."""
+        topics = [Topic.fields(v) for v in page.topics]
+        return {"topics": topics, "total": page.total, "limit": page.limit, "offset": page.offset}
 
 
 class TopicListQuery(PageQuery):
@@ -610,18 +613,18 @@ class ResolvedDependency(Model):
     depth: int = Field(description="1 for a direct dependency, 2 for one of its dependencies, …")
     version: int
 
-    @classmethod
-    def of(cls, d: topic_store.Dependency) -> ResolvedDependency:
+    @staticmethod
+    def fields(d: topic_store.Dependency) -> dict[str, Any]:
         t = d.topic
-        return cls(
-            id=t.id,
-            title=t.title,
-            tier=Tier(t.tier),
-            status=TopicStatus(t.status),
-            relationship=d.relationship,
-            depth=d.depth,
-            version=t.version,
-        )
+        return {
+            "id": t.id,
+            "title": t.title,
+            "tier": t.tier,
+            "status": t.status,
+            "relationship": d.relationship,
+            "depth": d.depth,
+            "version": t.version,
+        }
 
 
 class TopicContent(Model):
@@ -644,19 +647,21 @@ class TopicContent(Model):
             data.pop("resolvedDependencies", None)
         return data
 
-    @classmethod
-    def of(cls, c: topic_store.TopicContent) -> TopicContent:
+    @staticmethod
+    def answer(c: topic_store.TopicContent) -> dict[str, Any]:
+        """The content as this model's wire dict, checked strictly by the operation's Shape as it is written
+        (no model instance built: see TopicList.answer); `resolvedDependencies` only when resolved."""
         t = c.topic
-        found = cls(
-            topicId=t.id,
-            title=t.title,
-            status=TopicStatus(t.status),
-            version=t.version,
-            content=c.content,
-            updatedAt=iso(t.updated_at),
-        )
+        found: dict[str, Any] = {
+            "topicId": t.id,
+            "title": t.title,
+            "status": t.status,
+            "version": t.version,
+            "content": c.content,
+            "updatedAt": iso(t.updated_at),
+        }
         if c.resolved is not None:
-            found.resolvedDependencies = [ResolvedDependency.of(d) for d in c.resolved]
+            found["resolvedDependencies"] = [ResolvedDependency.fields(d) for d in c.resolved]
         return found
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from aiohttp import web
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from domain.topics import consensus as topic_consensus
 from domain.topics import store as topics
@@ -41,16 +43,16 @@ NOT_FOUND = {404: "Topic not found"}
     response=TopicList,
 )
 async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
-    async def read(session: AsyncSession) -> TopicList:
+    async def read(conn: AsyncConnection) -> dict[str, Any]:
         page = await topics.list_topics(
-            session,
+            conn,
             tier=query.tier,
             status=query.status,
             jurisdiction=query.jurisdiction,
             limit=query.limit,
             offset=query.offset,
         )
-        return TopicList.of(page)
+        return TopicList.answer(page)
 
     key = ("topics", query.tier, query.status, query.jurisdiction, query.limit, query.offset)
     return await cached_json(request, key, read)
@@ -127,8 +129,8 @@ async def set_approval(request: web.Request, body: TopicApprovalBody) -> Answer:
 async def get_content(request: web.Request, query: ContentQuery) -> Answer:
     topic_id = request.match_info["topicId"]
 
-    async def read(session: AsyncSession) -> TopicContent:
-        return TopicContent.of(await topics.content(session, topic_id, resolve=query.resolve))
+    async def read(conn: AsyncConnection) -> dict[str, Any]:
+        return TopicContent.answer(await topics.content(conn, topic_id, resolve=query.resolve))
 
     return await cached_json(request, ("content", topic_id, query.resolve), read)
 
@@ -144,7 +146,7 @@ async def get_content(request: web.Request, query: ContentQuery) -> Answer:
 async def get_sections(request: web.Request) -> Answer:
     topic_id = request.match_info["topicId"]
     return await cached_json(
-        request, ("sections", topic_id), lambda session: topics.section_tree(session, topic_id)
+        request, ("sections", topic_id), lambda conn: topics.section_tree(conn, topic_id)
     )
 
 
