@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import bindparam, select
@@ -32,6 +33,15 @@ _KNOWN = "agent_actors"
 _KNOWN_KEPT = 10_000
 
 
+@dataclass(frozen=True)
+class Registered:
+    """A new agent, its key (shown this once) and the balance it starts with."""
+
+    agent: Agent
+    api_key: str
+    balance: int
+
+
 def clean_name(name: str) -> str:
     name = _CONTROL.sub("", name).strip()
     if not name or not any(ch.isalnum() for ch in name):
@@ -55,7 +65,7 @@ async def register(
     description: str | None,
     starting_balance: int,
     scope_topic_id: str | None = None,
-) -> dict[str, Any]:
+) -> Registered:
     """`scope_topic_id`: the agent is limited to that topic (an invite's join)."""
     name = clean_name(agent_name)
     name_key = name_key_of(name)
@@ -85,14 +95,7 @@ async def register(
         actor=Actor(agent.id, agent.name, agent.key_hash), request_id=ctx.request_id, country=ctx.country
     )
     audit.record(session, actor_ctx, "agent.register", "agent", agent.id, after=public(agent))
-    return {
-        "agentId": agent.id,
-        "agentName": agent.name,
-        "apiKey": api_key,
-        "balance": starting_balance,
-        "createdAt": iso(agent.created_at),
-        "message": "Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
-    }
+    return Registered(agent, api_key, starting_balance)
 
 
 async def authenticate(session: AsyncSession, api_key: str) -> Actor | None:
@@ -114,6 +117,7 @@ async def authenticate(session: AsyncSession, api_key: str) -> Actor | None:
 
 
 def public(agent: Agent) -> dict[str, Any]:
+    # A stored format: the `agent.register` audit entry's `after` (its keys never change).
     return {
         "agentId": agent.id,
         "agentName": agent.name,

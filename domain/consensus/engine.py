@@ -26,12 +26,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.util import identity_key
 
-from domain.consensus import escalations, obligations, proposal_events, queries, sections
+from domain.consensus import escalations, obligations, proposal_events, queries, record_events, sections
 from domain.consensus import policies as approval_policies
 from domain.consensus.models import Proposal, ProposalVote, SectionSalience
 from domain.consensus.policies import Approval, ApprovalPolicy, Outcome, Tally
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import Conflict, Forbidden, NotFound
 from domain.kernel.ids import canonical_ref, new_id
@@ -519,7 +519,7 @@ async def accept(
             "proposal.supersede",
             "proposal",
             rival_id,
-            after={"status": "superseded", "supersededBy": proposal.id},
+            after=proposal_events.superseded_audit(proposal),
         )
     if rivals:  # what a policy put before a person for them: nothing is left to decide
         await escalations.close_raised_for(
@@ -588,8 +588,8 @@ async def expire_due(
                     "proposal.hold",
                     "proposal",
                     proposal.id,
-                    before={**before, "expiresAt": iso(was)},
-                    after={**before, "expiresAt": iso(deadline), "awaiting": [a for a, _n in critical]},
+                    before=proposal_events.held_audit(before, was),
+                    after=proposal_events.held_audit(before, deadline, [a for a, _n in critical]),
                 )
                 changed += 1
                 continue
@@ -600,13 +600,13 @@ async def expire_due(
                     "pact.salience.auto-demoted",
                     SYSTEM,
                     section_id=proposal.section_id,
-                    data={
-                        "proposalId": proposal.id,
-                        "agentId": agent_id,
-                        "agentName": agent_name,
-                        "originalScore": approval_policies.CRITICAL_SALIENCE,
-                        "newScore": approval_policies.DEMOTED_SALIENCE,
-                    },
+                    data=record_events.salience_auto_demoted(
+                        proposal.id,
+                        agent_id,
+                        agent_name,
+                        approval_policies.CRITICAL_SALIENCE,
+                        approval_policies.DEMOTED_SALIENCE,
+                    ),
                 )
             outcome = Outcome.ACCEPTED
         if outcome is Outcome.ACCEPTED:
@@ -767,10 +767,5 @@ async def approval_changed(session: AsyncSession, ctx: Context, resource: Resour
         stream_of(resource),
         "pact.policy.changed",
         ctx,
-        data={
-            "approvalPolicy": after.policy.value,
-            "allowSelfApproval": after.allow_self_approval,
-            "previousApprovalPolicy": before.policy.value,
-            "previousAllowSelfApproval": before.allow_self_approval,
-        },
+        data=record_events.policy_changed(after, before),
     )

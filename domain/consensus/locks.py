@@ -33,7 +33,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import sections
+from domain.consensus import record_events, sections
 from domain.consensus.models import SectionLock
 from domain.consensus.records import Scope, Target
 from domain.kernel import audit, events
@@ -179,13 +179,7 @@ async def lock_section(
     row.expires_at = now + timedelta(seconds=ttl_seconds)
     await session.flush()
     lock = _lock(row)
-    data = {
-        "sectionId": lock.section_id,
-        "lockedBy": lock.agent_id,
-        "lockedByName": lock.agent_name,
-        "ttlSeconds": lock.ttl_seconds,
-        "expiresAt": iso(lock.expires_at),
-    }
+    data = record_events.section_locked(row)
     await _record(session, ctx, target, LOCKED, "section.lock", section_id, data)
     return lock
 
@@ -262,9 +256,7 @@ async def _record_unlocked(
     holder: str | None = None,
 ) -> None:
     """`pact.section.unlocked`; an expired lock's event also names its holder (the system ended it)."""
-    data: dict[str, Any] = {"sectionId": section_id, "reason": reason.value}
-    if holder is not None:
-        data["lockedBy"] = holder
+    data = record_events.section_unlocked(section_id, reason.value, holder)
     await _record(session, ctx, scope, UNLOCKED, "section.unlock", section_id, data)
 
 

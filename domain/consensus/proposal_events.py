@@ -6,9 +6,11 @@ its value's format are part of the stored record, so they never change, or old e
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from domain.consensus.models import Proposal
+from domain.kernel.clock import iso
 
 SECTION_GONE = "section no longer exists"
 
@@ -55,3 +57,22 @@ def superseded(rival_id: str, by: Proposal) -> dict[str, Any]:
 def closed(p: Proposal) -> dict[str, Any]:
     """pact.proposal.expired or .withdrawn: the counts it ended with."""
     return {"proposalId": p.id, **counts(p)}
+
+
+# ---- the audit entries of a proposal's supersession and TTL hold (stored formats as well) -----------
+
+
+def superseded_audit(winner: Proposal) -> dict[str, Any]:
+    """The `proposal.supersede` audit entry's `after` for a rival the merged `winner` superseded."""
+    return {"status": "superseded", "supersededBy": winner.id}
+
+
+def held_audit(
+    snapshot: dict[str, Any], expires_at: datetime, awaiting: list[str] | None = None
+) -> dict[str, Any]:
+    """A `proposal.hold` audit entry's `before` (the TTL it had) or `after` (the deadline it waits for, and
+    the critical agents awaited): the proposal's audit snapshot with those."""
+    held = {**snapshot, "expiresAt": iso(expires_at)}
+    if awaiting is not None:
+        held["awaiting"] = awaiting
+    return held

@@ -25,7 +25,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.consensus import intent_events, intents, sections
+from domain.consensus import intent_events, intents, record_events, sections
 from domain.consensus.intents import IntentStatus, Objection
 from domain.consensus.models import SectionConstraint, SectionIntent, SectionSalience
 from domain.kernel import audit, events, sqlutil
@@ -382,15 +382,7 @@ async def publish_constraint(
     session.add(row)
     await session.flush()
     constraint = _constraint(row)
-    data = {
-        "constraintId": constraint.id,
-        "sectionId": constraint.section_id,
-        "boundary": constraint.boundary,
-        vocabulary.constraint_kind_field: constraint.kind,
-        "agentId": constraint.agent_id,
-        "agentName": constraint.agent_name,
-        "createdAt": iso(constraint.created_at),
-    }
+    data = record_events.constraint_published(row, vocabulary.constraint_kind_field)
     await _record(
         session,
         ctx,
@@ -432,15 +424,7 @@ async def withdraw_constraint(
     row.withdrawn_by_name = actor.name
     await session.flush()
     constraint = _constraint(row)
-    data = {
-        "constraintId": constraint.id,
-        "sectionId": constraint.section_id,
-        "boundary": constraint.boundary,
-        vocabulary.constraint_kind_field: constraint.kind,
-        "agentId": constraint.agent_id,
-        "agentName": constraint.agent_name,
-        "withdrawnAt": iso(constraint.withdrawn_at),
-    }
+    data = record_events.constraint_withdrawn(row, vocabulary.constraint_kind_field)
     events.append(
         session,
         events.stream_of(target.resource_type, target.resource_id),
@@ -507,15 +491,7 @@ async def set_salience(
     row.updated_at = now
     await session.flush()
     result = _score(row, previous)
-    data = {
-        "sectionId": result.section_id,
-        "agentId": result.agent_id,
-        "agentName": result.agent_name,
-        "score": result.score,
-        "previous": result.previous,
-        "createdAt": iso(result.created_at),
-        "updatedAt": iso(result.updated_at),
-    }
+    data = record_events.salience_set(row, previous)
     await _record(
         session,
         ctx,

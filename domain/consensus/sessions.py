@@ -858,7 +858,8 @@ async def record_onboarded(
     principal: str,
 ) -> int:
     """The one `pact.fabric.onboarded` event of an onboarding (§4.4.5 step 4), written now so that the
-    constraints published after it carry its id as their correlationId; its sequence number."""
+    constraints published after it carry its id as their correlationId; its sequence number. Its data is a
+    stored format (hashed into the chain): its keys never change."""
     return await events.append_numbered(
         session,
         fabric.stream,

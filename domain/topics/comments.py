@@ -9,11 +9,12 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import comments as shared
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden
 from domain.kernel.ids import new_id
 from domain.topics import store as topics
+from domain.topics import topic_events
 from domain.topics.consensus import TopicResource
 from domain.topics.models import Topic, TopicComment
 
@@ -38,15 +39,7 @@ class TopicComments:
         )
         session.add(row)
         await session.flush()
-        data = {
-            "commentId": row.id,
-            "sectionId": row.section_id,
-            "content": row.content,
-            "agentId": row.agent_id,
-            "agentName": row.agent_name,
-            "createdAt": iso(row.created_at),
-        }
-        return _shared(row), data
+        return _shared(row), topic_events.comment_added(row)
 
     async def listed(
         self, session: AsyncSession, *, section_id: str | None, limit: int, offset: int

@@ -24,7 +24,7 @@ from domain.kernel.ids import canonical_id, canonical_ref
 from domain.kernel.models import EventStream
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
-from domain.topics import economy
+from domain.topics import economy, topic_events
 from domain.topics import lifecycle as topic_lifecycle
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicParticipant
@@ -273,8 +273,13 @@ async def propose(
     session: AsyncSession,
     ctx: Context,
     topic_id: str,
-    data: dict[str, Any],
     *,
+    section_id: str,
+    new_content: str,
+    summary: str,
+    ttl_seconds: int,
+    citations: list[str] | None = None,
+    proposal_type: str | None = None,
     legislation: legislation_index.IndexHolder | None = None,
 ) -> Proposal:
     """`legislation` resolves the citations that name imported legislation (domain/axiom/section_citations);
@@ -282,23 +287,21 @@ async def propose(
     actor = ctx.require_actor()
     resource, joined = await TopicResource.locked_for_proposal(session, topic_id, actor.id)
     await _check_can_propose(session, resource.topic, actor.id, joined)
-    cited = await section_citations.check(
-        session, legislation or legislation_index.IndexHolder(), data.get("citations")
-    )
+    cited = await section_citations.check(session, legislation or legislation_index.IndexHolder(), citations)
     # A statement of its own, after the topic's lock is granted: a lock committed while this request waited
     # for the topic is visible to it (a row read in the statement that waited would be the one of before).
-    await locks.assert_unlocked_for(session, resource, LOCK_RULES, data["sectionId"], actor.id)
+    await locks.assert_unlocked_for(session, resource, LOCK_RULES, section_id, actor.id)
     proposal = await consensus.propose(
         session,
         ctx,
         resource,
         POLICY,
-        section_id=data["sectionId"],
-        new_content=data["newContent"],
-        summary=data["summary"],
-        ttl_seconds=data["ttl"],
+        section_id=section_id,
+        new_content=new_content,
+        summary=summary,
+        ttl_seconds=ttl_seconds,
         citations=cited,
-        proposal_type=data.get("proposalType"),
+        proposal_type=proposal_type,
     )
     # A pending proposal breaks consensus (the hub's rule: nothing may be pending in consensus); an open or
     # challenged topic cannot reach it with one pending, so only a settled topic needs the recount.
@@ -385,14 +388,10 @@ async def set_approval(
             "topic.approval_policy",
             "topic",
             topic.id,
-            before=approval_view(before),
-            after=approval_view(resource.approval),
+            before=topic_events.approval(before),
+            after=topic_events.approval(resource.approval),
         )
     return await topics.view(session, topic)
-
-
-def approval_view(approval: policies.Approval) -> dict[str, Any]:
-    return {"approvalPolicy": approval.policy.value, "allowSelfApproval": approval.allow_self_approval}
 
 
 LEGISLATION_CITED_MAX = 200

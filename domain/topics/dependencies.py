@@ -15,7 +15,7 @@ from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, NotFound
 from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
-from domain.topics import queries
+from domain.topics import queries, topic_events
 from domain.topics import store as topics
 from domain.topics.models import Topic, TopicDependency, TopicParticipant
 
@@ -146,7 +146,7 @@ async def link(
         topics.stream(topic_id),
         "pact.dependency.declared",
         ctx,
-        data={"dependsOn": depends_on_id, "relationship": relationship},
+        data=topic_events.dependency_declared(depends_on_id, relationship),
     )
     return row
 
@@ -178,12 +178,7 @@ async def add(
         "dependency.add",
         "dependency",
         row.id,
-        after={
-            "topicId": edge.topic_id,
-            "dependsOn": edge.depends_on_id,
-            "relationship": edge.relationship,
-            "justification": edge.justification,
-        },
+        after=topic_events.dependency_added(row),
     )
     return edge
 

@@ -11,7 +11,6 @@ shared with documents."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -21,7 +20,7 @@ from domain.kernel.context import Actor, Context
 from domain.kernel.errors import Forbidden, NotFound
 from domain.kernel.ids import canonical_id
 from domain.kernel.invites import InviteView, IssuedInvite, ResourceKind
-from domain.topics import store
+from domain.topics import store, topic_events
 from domain.topics.models import Topic
 
 
@@ -32,7 +31,7 @@ class TopicTokenJoin:
     agent_id: str
     agent_name: str
     api_key: str
-    joined: dict[str, Any]
+    joined: store.Joined
 
 
 async def _owned(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
@@ -47,7 +46,7 @@ async def _owned(session: AsyncSession, ctx: Context, topic_id: str) -> Topic:
 async def _record(
     session: AsyncSession, ctx: Context, topic: Topic, event: str, op: str, found: InviteView
 ) -> None:
-    data = {"inviteId": found.id, "maxUses": found.max_uses, "expiresAt": found.expires_at.isoformat()}
+    data = topic_events.invite(found)
     events.append(session, store.stream(topic.id), event, ctx, data=data, correlation_id=found.id)
     audit.record(session, ctx, op, "topic", topic.id, after=data)
 
@@ -105,8 +104,9 @@ async def join_with_token(
         starting_balance=starting_balance,
         scope_topic_id=topic.id,
     )
-    actor = Actor(made["agentId"], made["agentName"], keys.hash_key(made["apiKey"]), scope=topic.id)
+    agent = made.agent
+    actor = Actor(agent.id, agent.name, keys.hash_key(made.api_key), scope=topic.id)
     joined = await store.join(
         session, Context(actor=actor, request_id=ctx.request_id, country=ctx.country), topic.id
     )
-    return TopicTokenJoin(made["agentId"], made["agentName"], made["apiKey"], joined)
+    return TopicTokenJoin(agent.id, agent.name, made.api_key, joined)

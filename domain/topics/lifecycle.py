@@ -21,12 +21,12 @@ from domain.agents.models import Agent
 from domain.consensus import completions, sessions
 from domain.consensus.models import Proposal
 from domain.kernel import audit, events
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
-from domain.topics import bounty, dependencies, economy
+from domain.topics import bounty, dependencies, economy, topic_events
 from domain.topics import store as topics
 from domain.topics.fabric import fabric_of
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
@@ -42,12 +42,41 @@ async def lock(session: AsyncSession, topic_id: str) -> Topic:
     return await topics.get_locked(session, topic_id)
 
 
+@dataclass(frozen=True)
+class TopicVoteCast:
+    """A topic vote cast: the topic after it (its status), the tally, the approvals needed to open it and the
+    prerequisite a need_info vote linked or created."""
+
+    topic: Topic
+    vote: TopicVoteKind
+    tally: dict[str, int]
+    approvals_needed: int
+    dependency_topic_id: str | None
+
+
+@dataclass(frozen=True)
+class TopicVotes:
+    """A topic's votes, oldest first, each with its agent's name, and their tally."""
+
+    topic: Topic
+    tally: dict[str, int]
+    approvals_needed: int
+    votes: list[tuple[TopicVote, str]]
+
+
 async def cast_topic_vote(
-    session: AsyncSession, ctx: Context, topic_id: str, data: dict[str, Any]
-) -> dict[str, Any]:
+    session: AsyncSession,
+    ctx: Context,
+    topic_id: str,
+    *,
+    vote: TopicVoteKind,
+    reason: str | None,
+    dependency_title: str | None = None,
+    dependency_tier: str | None = None,
+) -> TopicVoteCast:
     actor = ctx.require_actor()
     topic = await lock(session, topic_id)
-    kind = data["vote"]
+    kind = vote
     if topic.status != "proposed":
         raise Conflict(
             f"topic is {topic.status}: topic votes are taken only while it is proposed",
@@ -59,9 +88,9 @@ async def cast_topic_vote(
         raise Conflict("already voted on this topic", code="already_voted")
     dependency_id = None
     if kind == TopicVoteKind.NEED_INFO:
-        reason = (data.get("reason") or "").strip()
-        dep_title = (data.get("dependencyTitle") or "").strip()
-        if len(reason) < 10:
+        why = (reason or "").strip()
+        dep_title = (dependency_title or "").strip()
+        if len(why) < 10:
             raise BadRequest(
                 "need_info needs a reason of at least 10 characters", code="invalid_field", field="reason"
             )
@@ -72,14 +101,14 @@ async def cast_topic_vote(
                 field="dependencyTitle",
             )
         dependency_id = await _link_dependency(
-            session, ctx, topic, dep_title, data.get("dependencyTier") or topic.tier, reason
+            session, ctx, topic, dep_title, dependency_tier or topic.tier, why
         )
     session.add(
         TopicVote(
             topic_id=topic.id,
             agent_id=actor.id,
             vote=kind,
-            reason=data.get("reason"),
+            reason=reason,
             dependency_topic_id=dependency_id,
             created_at=utcnow(),
         )
@@ -91,7 +120,7 @@ async def cast_topic_vote(
         topics.stream(topic.id),
         f"pact.topic.vote.{kind}",
         ctx,
-        data={"reason": data.get("reason"), "dependencyTopicId": dependency_id},
+        data=topic_events.topic_voted(reason, dependency_id),
     )
     tally = await _tally(session, topic.id)
     threshold = get_settings().topic_approvals_to_open
@@ -112,14 +141,7 @@ async def cast_topic_vote(
         before={"status": before},
         after={"vote": kind, "status": topic.status, **tally},
     )
-    return {
-        "topicId": topic.id,
-        "vote": kind,
-        "status": topic.status,
-        "tally": tally,
-        "approvalsNeeded": threshold,
-        "dependencyTopicId": dependency_id,
-    }
+    return TopicVoteCast(topic, kind, tally, threshold, dependency_id)
 
 
 async def _link_dependency(
@@ -139,15 +161,8 @@ async def _link_dependency(
         dep_id = existing.id
         await economy.reward(session, actor.id, economy.NEED_INFO_LINK, "topic.need_info.link", topic.id)
     else:
-        created = await topics.create(
-            session,
-            ctx,
-            {
-                "title": title,
-                "tier": tier,
-                "content": f'# {title}\n\nOpened as a prerequisite of "{topic.title}": {reason}\n',
-            },
-        )
+        content = f'# {title}\n\nOpened as a prerequisite of "{topic.title}": {reason}\n'
+        created = await topics.create(session, ctx, topics.NewTopic(title=title, content=content, tier=tier))
         dep_id = created.topic.id
         await economy.reward(session, actor.id, economy.NEED_INFO_NEW_TOPIC, "topic.need_info.new", topic.id)
     if dep_id == topic.id:
@@ -183,7 +198,7 @@ async def _tally(session: AsyncSession, topic_id: str) -> dict[str, int]:
     return {k.value: int(rows.get(k, 0)) for k in TopicVoteKind}
 
 
-async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
+async def topic_votes(session: AsyncSession, topic_id: str) -> TopicVotes:
     topic = await topics.get(session, topic_id)
     rows = (
         await session.execute(
@@ -193,23 +208,9 @@ async def topic_votes(session: AsyncSession, topic_id: str) -> dict[str, Any]:
             .order_by(TopicVote.created_at, TopicVote.id)
         )
     ).all()
-    return {
-        "topicId": topic.id,
-        "status": topic.status,
-        "tally": await _tally(session, topic.id),
-        "approvalsNeeded": get_settings().topic_approvals_to_open,
-        "votes": [
-            {
-                "agentId": v.agent_id,
-                "agentName": name,
-                "vote": v.vote,
-                "reason": v.reason,
-                "dependencyTopicId": v.dependency_topic_id,
-                "createdAt": iso(v.created_at),
-            }
-            for v, name in rows
-        ],
-    }
+    tally = await _tally(session, topic.id)
+    votes = [(v, name) for v, name in rows]
+    return TopicVotes(topic, tally, get_settings().topic_approvals_to_open, votes)
 
 
 @dataclass(frozen=True)
@@ -423,7 +424,11 @@ async def _warn_dependants(session: AsyncSession, ctx: Context, topic_id: str) -
         )
     ).all():
         events.append(
-            session, topics.stream(dependant), "pact.dependency.unstable", ctx, data={"dependsOn": topic_id}
+            session,
+            topics.stream(dependant),
+            "pact.dependency.unstable",
+            ctx,
+            data=topic_events.dependency_unstable(topic_id),
         )
 
 
@@ -450,7 +455,7 @@ async def stabilise(session: AsyncSession) -> int:
             topics.stream(topic.id),
             "pact.topic.stable",
             SYSTEM,
-            data={"consensusSince": iso(topic.consensus_since)},
+            data=topic_events.stabilised(topic),
         )
         audit.record(
             session,

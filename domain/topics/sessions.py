@@ -19,6 +19,7 @@ from domain.kernel.event_record import cursor_of
 from domain.kernel.ids import new_id
 from domain.kernel.settings import get_settings
 from domain.topics import store as topics
+from domain.topics import topic_events
 from domain.topics.consensus import TopicResource
 from domain.topics.fabric import fabric_of
 from domain.topics.records import DEFAULT_CATEGORY, VOCABULARY
@@ -120,7 +121,7 @@ async def onboard(
     resource = TopicResource(topic, locked=True)
     fabric = await fabric_of(session, topic)
     ids = [new_id() for _ in drafts]
-    registration = topics.joined_view(topic, ctx, row, joined)
+    registration = topic_events.registration(topic, actor.id, actor.name, row.role, row.joined_at, not joined)
     # A hub agent is its own principal (it registered itself; no operator attests a DID for it).
     principal = await sessions.enrol(
         session, fabric, actor.id, principal=None, pact_role=pact_role, contact=contact
@@ -150,6 +151,6 @@ async def onboard(
         for cid, draft in zip(ids, drafts, strict=True)
     ]
     audit.record(
-        session, ctx, "topic.onboard", "topic", topic.id, after={"agentId": actor.id, "constraintIds": ids}
+        session, ctx, "topic.onboard", "topic", topic.id, after=topic_events.onboarded(actor.id, ids)
     )
     return sessions.Onboarded(topic.id, registration, pact_role or row.role, published, seq, utcnow())

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import date, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -18,13 +19,13 @@ from domain.consensus.models import Proposal
 from domain.consensus.policies import DEFAULT as DEFAULT_POLICY
 from domain.consensus.policies import ApprovalPolicy
 from domain.kernel import audit, events, sqlutil
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.ids import canonical_id, new_id
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
-from domain.topics import economy, queries
+from domain.topics import economy, queries, topic_events
 from domain.topics.models import Topic, TopicDependency, TopicParticipant, TopicVote
 
 
@@ -106,14 +107,33 @@ async def get_locked(session: AsyncSession, topic_id: str) -> Topic:
     return topic
 
 
-async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> TopicView:
+@dataclass(frozen=True)
+class NewTopic:
+    """What a new topic is made of (POST /api/pact/topics, or a need_info vote's prerequisite)."""
+
+    title: str
+    content: str
+    tier: str
+    depends_on: Sequence[str] = ()
+    assumptions: Sequence[str] = ()
+    canonical_claim: str | None = None
+    jurisdiction: str | None = None
+    authority: str | None = None
+    source_ref: str | None = None
+    effective_date: date | None = None
+    expiry_date: date | None = None
+    approval_policy: ApprovalPolicy = DEFAULT_POLICY
+    allow_self_approval: bool = False
+
+
+async def create(session: AsyncSession, ctx: Context, new: NewTopic) -> TopicView:
     actor = ctx.require_actor()
-    title = data["title"]
-    content = data["content"]
-    jurisdiction = normalise_jurisdiction(data.get("jurisdiction"))
-    if data.get("effectiveDate") and data.get("expiryDate") and data["expiryDate"] < data["effectiveDate"]:
+    title = new.title
+    content = new.content
+    jurisdiction = normalise_jurisdiction(new.jurisdiction)
+    if new.effective_date and new.expiry_date and new.expiry_date < new.effective_date:
         raise BadRequest("expiryDate is before effectiveDate", code="invalid_field", field="expiryDate")
-    depends_on = await _existing_dependencies(session, data.get("dependsOn") or [])
+    depends_on = await _existing_dependencies(session, list(new.depends_on))
     await _check_civic_duty(session, actor.id)
     title_key = " ".join(title.casefold().split())
     if await session.scalar(select(Topic.id).where(Topic.title_key == title_key)):
@@ -125,18 +145,18 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> T
         title_key=title_key,
         content=content if content.endswith("\n") else content + "\n",
         version=1,
-        tier=data["tier"],
+        tier=new.tier,
         status="proposed",
-        assumptions=list(data.get("assumptions") or []),
-        canonical_claim=data.get("canonicalClaim"),
+        assumptions=list(new.assumptions),
+        canonical_claim=new.canonical_claim,
         jurisdiction=jurisdiction,
-        authority=data.get("authority"),
-        source_ref=data.get("sourceRef"),
-        effective_date=data.get("effectiveDate"),
-        expiry_date=data.get("expiryDate"),
+        authority=new.authority,
+        source_ref=new.source_ref,
+        effective_date=new.effective_date,
+        expiry_date=new.expiry_date,
         creator_id=actor.id,
-        approval_policy=ApprovalPolicy(data.get("approvalPolicy") or DEFAULT_POLICY).value,
-        allow_self_approval=bool(data.get("allowSelfApproval")),
+        approval_policy=ApprovalPolicy(new.approval_policy).value,
+        allow_self_approval=new.allow_self_approval,
         created_at=now,
         updated_at=now,
     )
@@ -162,7 +182,7 @@ async def create(session: AsyncSession, ctx: Context, data: dict[str, Any]) -> T
     events.append(session, stream(topic.id), "pact.topic.proposed", ctx, data={"title": title})
     await economy.reward(session, actor.id, economy.TOPIC_CREATE_REWARD, "topic.create", topic.id)
     found = await view(session, topic)
-    audit.record(session, ctx, "topic.create", "topic", topic.id, after=_audit_view(topic))
+    audit.record(session, ctx, "topic.create", "topic", topic.id, after=topic_events.audit_view(topic))
     return found
 
 
@@ -202,19 +222,6 @@ async def _existing_dependencies(session: AsyncSession, given: list[str]) -> lis
             missing=missing,
         )
     return wanted
-
-
-def _audit_view(topic: Topic) -> dict[str, Any]:
-    return {
-        "id": topic.id,
-        "title": topic.title,
-        "tier": topic.tier,
-        "status": topic.status,
-        "version": topic.version,
-        "jurisdiction": topic.jurisdiction,
-        "approvalPolicy": topic.approval_policy,
-        "allowSelfApproval": topic.allow_self_approval,
-    }
 
 
 async def view(session: AsyncSession, topic: Topic) -> TopicView:
@@ -350,16 +357,22 @@ async def _resolve_dependencies(conn: AsyncConnection, topic_id: str) -> list[De
     return out
 
 
-async def section_tree(conn: AsyncConnection, topic_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SectionTree:
+    """A topic's section tree at its version: `sections` are the shared section parser's nodes
+    (domain/consensus/sections.py `tree`, with their content)."""
+
+    topic_id: str
+    version: int
+    sections: list[dict[str, Any]]
+
+
+async def section_tree(conn: AsyncConnection, topic_id: str) -> SectionTree:
     key = canonical_id(topic_id)
     topic = (await conn.execute(queries.SECTION_SOURCE, {"p_topic": key})).first() if key else None
     if topic is None:
         raise NotFound(f"topic {topic_id!r} not found", code="topic_not_found")
-    return {
-        "topicId": topic.id,
-        "version": topic.version,
-        "sections": sections.tree(topic.content, with_content=True),
-    }
+    return SectionTree(topic.id, topic.version, sections.tree(topic.content, with_content=True))
 
 
 @dataclass(frozen=True)
@@ -383,33 +396,31 @@ async def participants(session: AsyncSession, topic_id: str) -> list[Participant
     return [Participant(p, a) for p, a in rows]
 
 
-async def join(session: AsyncSession, ctx: Context, topic_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Joined:
+    """An agent's join of a topic: the topic, the agent, its participation, and whether it had joined (and
+    not left) before this call."""
+
+    topic: Topic
+    agent_id: str
+    agent_name: str
+    participation: TopicParticipant
+    already_joined: bool
+
+
+async def join(session: AsyncSession, ctx: Context, topic_id: str) -> Joined:
     """Idempotent: the first join (or a re-join after leaving) records one event; repeats change nothing.
 
     Both steps are single conditional statements, so concurrent joins of one agent cannot both count."""
+    actor = ctx.require_actor()
     topic = await get(session, topic_id)
     row, joined = await admit(session, ctx, topic)
     if joined:
         events.append(session, stream(topic.id), "pact.agent.joined", ctx, data={"role": row.role})
         audit.record(
-            session, ctx, "topic.join", "topic", topic.id, after={"agentId": row.agent_id, "role": row.role}
+            session, ctx, "topic.join", "topic", topic.id, after=topic_events.joined(row.agent_id, row.role)
         )
-    return joined_view(topic, ctx, row, joined)
-
-
-def joined_view(topic: Topic, ctx: Context, row: TopicParticipant, joined: bool) -> dict[str, Any]:
-    """What a join answers (and an onboarding carries as its registration)."""
-    actor = ctx.require_actor()
-    return {
-        "topicId": topic.id,
-        "topicTitle": topic.title,
-        "registrationId": actor.id,
-        "agentId": actor.id,
-        "agentName": actor.name,
-        "role": row.role,
-        "joinedAt": iso(row.joined_at),
-        "alreadyJoined": not joined,
-    }
+    return Joined(topic, actor.id, actor.name, row, not joined)
 
 
 async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[TopicParticipant, bool]:
@@ -454,11 +465,16 @@ async def event_stream(session: AsyncSession, topic_id: str) -> str:
     return stream(topic.id)
 
 
-async def event_page(
-    session: AsyncSession, topic_id: str, *, after: str | None, limit: int
-) -> dict[str, Any]:
+@dataclass(frozen=True)
+class TopicEvents:
+    """A page of the topic's events, as the event log pages them (domain/kernel/events.py `page`)."""
+
+    topic_id: str
+    page: dict[str, Any]
+
+
+async def event_page(session: AsyncSession, topic_id: str, *, after: str | None, limit: int) -> TopicEvents:
     """The topic's events after the cursor `after` (`n` or `evt_n`)."""
     topic = await get(session, topic_id)
     start = events.parse_cursor(after, field="after")
-    page = await events.page(session, stream(topic.id), after=start, limit=limit)
-    return {"topicId": topic.id, **page}
+    return TopicEvents(topic.id, await events.page(session, stream(topic.id), after=start, limit=limit))

@@ -8,6 +8,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
 
+from domain.agents.registry import Registered
+from domain.kernel.clock import iso
+from domain.topics.overview import Stats
 from web.kernel.wire import (
     HAS_LETTER_OR_DIGIT,
     MAX_INT,
@@ -63,6 +66,17 @@ class RegisterResponse(Model):
     balance: int
     createdAt: Timestamp
     message: str
+
+    @classmethod
+    def of(cls, made: Registered) -> RegisterResponse:
+        return cls(
+            agentId=made.agent.id,
+            agentName=made.agent.name,
+            apiKey=made.api_key,
+            balance=made.balance,
+            createdAt=iso(made.agent.created_at),
+            message="Store apiKey now: it is shown once. Send it as 'Authorization: Bearer <apiKey>'.",
+        )
 
 
 class RegisterHow(Model):
@@ -146,3 +160,16 @@ class HubStats(Model):
     topicsByStatus: dict[str, int]
     proposalsByStatus: dict[str, int]
     eventCount: int
+
+    @classmethod
+    def of(cls, s: Stats) -> HubStats:
+        return cls(
+            topicCount=s.topics,
+            agentCount=s.agents,
+            proposalCount=s.proposals,
+            consensusRate=s.consensus_rate,
+            consensusReached=s.consensus_reached,
+            topicsByStatus=s.topics_by_status,
+            proposalsByStatus=s.proposals_by_status,
+            eventCount=s.events,
+        )

@@ -73,7 +73,7 @@ async def register(request: web.Request, body: RegisterBody) -> Answer:
     rt = runtime(request)
     await rate_limits(request).hit("register", rt.settings.rate_limit_register, client_address(request))
     async with rt.db.transaction() as session:
-        result = await agents.register(
+        made = await agents.register(
             session,
             context(request),
             agent_name=body.agentName,
@@ -82,4 +82,4 @@ async def register(request: web.Request, body: RegisterBody) -> Answer:
             description=body.description,
             starting_balance=rt.settings.starting_balance,
         )
-    return result
+    return RegisterResponse.of(made)

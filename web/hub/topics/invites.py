@@ -135,7 +135,7 @@ async def join_token(request: web.Request, body: JoinTokenBody) -> Answer:
         )
     return TopicTokenJoined.model_validate(
         {
-            **made.joined,
+            **JoinResult.fields(made.joined),
             "registrationId": made.agent_id,
             "contextMode": "scoped",
             "apiKey": made.api_key,

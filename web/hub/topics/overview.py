@@ -23,7 +23,8 @@ routes = Routes()
 )
 async def stats(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await hub.stats(session)
+        found = await hub.stats(session)
+    return HubStats.of(found)
 
 
 @routes.route(
@@ -35,7 +36,8 @@ async def stats(request: web.Request) -> Answer:
 )
 async def graph(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await hub.graph(session)
+        found = await hub.graph(session)
+    return HubGraph.of(found)
 
 
 @routes.route(
@@ -48,7 +50,8 @@ async def graph(request: web.Request) -> Answer:
 )
 async def agents(request: web.Request, query: PageQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return await hub.agent_directory(session, limit=query.limit, offset=query.offset)
+        found = await hub.agent_directory(session, limit=query.limit, offset=query.offset)
+    return AgentDirectory.of(found)
 
 
 @routes.route(
@@ -61,4 +64,5 @@ async def agents(request: web.Request, query: PageQuery) -> Answer:
 )
 async def agent(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await hub.agent_profile(session, request.match_info["agentId"])
+        found = await hub.agent_profile(session, request.match_info["agentId"])
+    return AgentProfile.of(found)

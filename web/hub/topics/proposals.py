@@ -63,7 +63,12 @@ async def create_proposal(request: web.Request, body: ProposalCreateBody) -> Ans
             session,
             ctx,
             request.match_info["topicId"],
-            body.model_dump(),
+            section_id=body.sectionId,
+            new_content=body.newContent,
+            summary=body.summary,
+            ttl_seconds=body.ttl,
+            citations=body.citations,
+            proposal_type=body.proposalType,
             legislation=citation_index(request),
         )
     return Proposal.of(proposal)

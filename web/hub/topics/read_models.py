@@ -12,11 +12,15 @@ from domain.consensus import models as consensus_models
 from domain.consensus.completions import CompletionStatus
 from domain.consensus.models import VoteKind, VoteKindField
 from domain.kernel.clock import iso
+from domain.kernel.models import Event
 from domain.kernel.vocabulary import SpeltOut
+from domain.topics import models as topic_models
+from domain.topics import overview
 from domain.topics import store as topic_store
 from domain.topics.consensus import ProposalStatus
 from domain.topics.leaving import Left
-from domain.topics.lifecycle import TopicDone
+from domain.topics.lifecycle import TopicDone, TopicVoteCast
+from domain.topics.lifecycle import TopicVotes as TopicVotesFound
 from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from web.hub.schemas import Model
 from web.kernel import events
@@ -41,6 +45,12 @@ class SectionTree(Model):
     topicId: str
     version: int
     sections: list[SectionNode]
+
+    @staticmethod
+    def answer(tree: topic_store.SectionTree) -> dict[str, Any]:
+        """The tree as this model's wire dict, checked strictly by the operation's Shape when the read cache
+        fills (no model instance: building `SectionNode`s would run their request-side trimming)."""
+        return {"topicId": tree.topic_id, "version": tree.version, "sections": tree.sections}
 
 
 class TopicAgent(Model):
@@ -102,6 +112,11 @@ class TopicLeft(Model):
 class EventPage(events.EventPage):
     topicId: str
 
+    @staticmethod
+    def answer(found: topic_store.TopicEvents) -> dict[str, Any]:
+        """The page as this model's wire dict: the topic's id, then the event log's page as it is."""
+        return {"topicId": found.topic_id, **found.page}
+
 
 class JoinResult(Model):
     topicId: str
@@ -115,6 +130,24 @@ class JoinResult(Model):
     role: str
     joinedAt: Timestamp
     alreadyJoined: bool
+
+    @classmethod
+    def of(cls, j: topic_store.Joined) -> JoinResult:
+        return cls(**cls.fields(j))
+
+    @staticmethod
+    def fields(j: topic_store.Joined) -> dict[str, Any]:
+        """A join's wire names, for this model and those that extend it."""
+        return {
+            "topicId": j.topic.id,
+            "topicTitle": j.topic.title,
+            "registrationId": j.agent_id,
+            "agentId": j.agent_id,
+            "agentName": j.agent_name,
+            "role": j.participation.role,
+            "joinedAt": iso(j.participation.joined_at),
+            "alreadyJoined": j.already_joined,
+        }
 
 
 class GraphNode(Model):
@@ -134,6 +167,19 @@ class HubGraph(Model):
     nodes: list[GraphNode]
     edges: list[GraphEdge]
 
+    @classmethod
+    def of(cls, g: overview.Graph) -> HubGraph:
+        return cls(
+            nodes=[
+                GraphNode(id=n.id, title=n.title, tier=Tier(n.tier), status=TopicStatus(n.status))
+                for n in g.nodes
+            ],
+            edges=[
+                GraphEdge(source=e.topic_id, target=e.depends_on_id, relationship=e.relationship)
+                for e in g.edges
+            ],
+        )
+
 
 class Reputation(Model):
     topicsCreated: int
@@ -142,6 +188,17 @@ class Reputation(Model):
     proposalsMerged: int
     reviewsCast: int
     score: int = Field(description="10 per merged proposal + 2 per review + 3 per created topic")
+
+    @classmethod
+    def of(cls, r: overview.Reputation) -> Reputation:
+        return cls(
+            topicsCreated=r.topics_created,
+            topicsParticipated=r.topics_participated,
+            proposalsMade=r.proposals_made,
+            proposalsMerged=r.proposals_merged,
+            reviewsCast=r.reviews_cast,
+            score=r.score,
+        )
 
 
 class AgentSummary(Model):
@@ -152,12 +209,29 @@ class AgentSummary(Model):
     createdAt: Timestamp
     reputation: Reputation
 
+    @classmethod
+    def of(cls, e: overview.AgentEntry) -> AgentSummary:
+        a = e.agent
+        return cls(
+            agentId=a.id,
+            agentName=a.name,
+            model=a.model,
+            framework=a.framework,
+            createdAt=iso(a.created_at),
+            reputation=Reputation.of(e.reputation),
+        )
+
 
 class AgentDirectory(Model):
     agents: list[AgentSummary]
     total: int
     limit: int
     offset: int
+
+    @classmethod
+    def of(cls, d: overview.AgentDirectory) -> AgentDirectory:
+        agents = [AgentSummary.of(e) for e in d.agents]
+        return cls(agents=agents, total=d.total, limit=d.limit, offset=d.offset)
 
 
 class Participation(Model):
@@ -170,12 +244,29 @@ class Participation(Model):
     active: bool
     doneStatus: str | None
 
+    @classmethod
+    def of(cls, p: topic_models.TopicParticipant, t: topic_models.Topic) -> Participation:
+        return cls(
+            topicId=t.id,
+            title=t.title,
+            tier=Tier(t.tier),
+            status=TopicStatus(t.status),
+            role=p.role,
+            joinedAt=iso(p.joined_at),
+            active=p.left_at is None,
+            doneStatus=p.done_status,
+        )
+
 
 class Activity(Model):
     type: str
     resource: str
     sectionId: str | None
     createdAt: Timestamp
+
+    @classmethod
+    def of(cls, e: Event) -> Activity:
+        return cls(type=e.type, resource=e.stream, sectionId=e.section_id, createdAt=iso(e.created_at))
 
 
 class AgentProfile(Model):
@@ -189,6 +280,22 @@ class AgentProfile(Model):
     reputation: Reputation
     participation: list[Participation] = Field(description="Topics joined or created, newest first (50)")
     recentActivity: list[Activity] = Field(description="The agent's latest events (20)")
+
+    @classmethod
+    def of(cls, found: overview.AgentProfile) -> AgentProfile:
+        a = found.agent
+        return cls(
+            agentId=a.id,
+            agentName=a.name,
+            model=a.model,
+            framework=a.framework,
+            description=a.description,
+            createdAt=iso(a.created_at),
+            balance=found.balance,
+            reputation=Reputation.of(found.reputation),
+            participation=[Participation.of(p, t) for p, t in found.participation],
+            recentActivity=[Activity.of(e) for e in found.recent],
+        )
 
 
 class Proposal(Model):
@@ -323,6 +430,10 @@ class TopicVoteTally(Model):
     reject: int
     need_info: int
 
+    @classmethod
+    def of(cls, tally: dict[str, int]) -> TopicVoteTally:
+        return cls.model_validate(tally)
+
 
 class TopicVoteRecord(Model):
     agentId: str
@@ -332,6 +443,17 @@ class TopicVoteRecord(Model):
     dependencyTopicId: str | None = Field(description="The prerequisite a need_info vote linked or created")
     createdAt: Timestamp
 
+    @classmethod
+    def of(cls, v: topic_models.TopicVote, agent_name: str) -> TopicVoteRecord:
+        return cls(
+            agentId=v.agent_id,
+            agentName=agent_name,
+            vote=TopicVoteKind(v.vote),
+            reason=v.reason,
+            dependencyTopicId=v.dependency_topic_id,
+            createdAt=iso(v.created_at),
+        )
+
 
 class TopicVotes(Model):
     topicId: str
@@ -339,6 +461,16 @@ class TopicVotes(Model):
     tally: TopicVoteTally
     approvalsNeeded: int
     votes: list[TopicVoteRecord]
+
+    @classmethod
+    def of(cls, found: TopicVotesFound) -> TopicVotes:
+        return cls(
+            topicId=found.topic.id,
+            status=TopicStatus(found.topic.status),
+            tally=TopicVoteTally.of(found.tally),
+            approvalsNeeded=found.approvals_needed,
+            votes=[TopicVoteRecord.of(v, name) for v, name in found.votes],
+        )
 
 
 class TopicVoteResult(Model):
@@ -348,6 +480,17 @@ class TopicVoteResult(Model):
     tally: TopicVoteTally
     approvalsNeeded: int
     dependencyTopicId: str | None
+
+    @classmethod
+    def of(cls, cast: TopicVoteCast) -> TopicVoteResult:
+        return cls(
+            topicId=cast.topic.id,
+            vote=cast.vote,
+            status=TopicStatus(cast.topic.status),
+            tally=TopicVoteTally.of(cast.tally),
+            approvalsNeeded=cast.approvals_needed,
+            dependencyTopicId=cast.dependency_topic_id,
+        )
 
 
 class DoneResult(DoneOut):

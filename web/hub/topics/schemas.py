@@ -470,6 +470,23 @@ class TopicCreateBody(Model):
     )
     allowSelfApproval: bool = Field(default=False, description=SELF_APPROVAL_TEXT)
 
+    def new_topic(self) -> topic_store.NewTopic:
+        return topic_store.NewTopic(
+            title=self.title,
+            content=self.content,
+            tier=self.tier,
+            depends_on=self.dependsOn,
+            assumptions=self.assumptions,
+            canonical_claim=self.canonicalClaim,
+            jurisdiction=self.jurisdiction,
+            authority=self.authority,
+            source_ref=self.sourceRef,
+            effective_date=self.effectiveDate,
+            expiry_date=self.expiryDate,
+            approval_policy=self.approvalPolicy,
+            allow_self_approval=self.allowSelfApproval,
+        )
+
 
 class Topic(Model):
     id: str

@@ -72,7 +72,7 @@ async def list_topics(request: web.Request, query: TopicListQuery) -> Answer:
 async def create_topic(request: web.Request, body: TopicCreateBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        created = await topics.create(session, ctx, body.model_dump())
+        created = await topics.create(session, ctx, body.new_topic())
     return Topic.of(created)
 
 
@@ -145,9 +145,11 @@ async def get_content(request: web.Request, query: ContentQuery) -> Answer:
 )
 async def get_sections(request: web.Request) -> Answer:
     topic_id = request.match_info["topicId"]
-    return await cached_json(
-        request, ("sections", topic_id), lambda conn: topics.section_tree(conn, topic_id)
-    )
+
+    async def read(conn: AsyncConnection) -> dict[str, Any]:
+        return SectionTree.answer(await topics.section_tree(conn, topic_id))
+
+    return await cached_json(request, ("sections", topic_id), read)
 
 
 @routes.route(
@@ -175,10 +177,10 @@ async def get_agents(request: web.Request) -> Answer:
 )
 async def get_events(request: web.Request, query: EventsQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await topics.event_page(
+        found = await topics.event_page(
             session, request.match_info["topicId"], after=query.after, limit=query.limit
         )
-    return result
+    return EventPage.answer(found)
 
 
 @routes.route(
@@ -212,5 +214,5 @@ async def stream_events(request: web.Request, query: StreamQuery) -> Answer:
 async def join(request: web.Request, body: JoinBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topics.join(session, ctx, request.match_info["topicId"])
-    return result
+        joined = await topics.join(session, ctx, request.match_info["topicId"])
+    return JoinResult.of(joined)

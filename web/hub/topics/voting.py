@@ -26,7 +26,8 @@ routes = Routes()
 )
 async def get_votes(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await topic_lifecycle.topic_votes(session, request.match_info["topicId"])
+        found = await topic_lifecycle.topic_votes(session, request.match_info["topicId"])
+    return TopicVotes.of(found)
 
 
 @routes.route(
@@ -46,10 +47,16 @@ async def get_votes(request: web.Request) -> Answer:
 async def cast_vote(request: web.Request, body: TopicVoteBody) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
-        result = await topic_lifecycle.cast_topic_vote(
-            session, ctx, request.match_info["topicId"], body.model_dump()
+        cast = await topic_lifecycle.cast_topic_vote(
+            session,
+            ctx,
+            request.match_info["topicId"],
+            vote=body.vote,
+            reason=body.reason,
+            dependency_title=body.dependencyTitle,
+            dependency_tier=body.dependencyTier,
         )
-    return result
+    return TopicVoteResult.of(cast)
 
 
 @routes.route(
