@@ -19,15 +19,16 @@ transaction (domain/kernel/journal.py). So:
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, case, func, or_, select, union_all
+from sqlalchemy import Row, bindparam, case, func, or_, select, union_all
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from domain.kernel import journal
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.db import after_commit, shared, table_of, unit_state
 from domain.kernel.errors import BadRequest
 from domain.kernel.ids import new_id
@@ -184,7 +185,19 @@ def _dialect(session: AsyncSession | Session) -> str:
     return bind.dialect.name if bind is not None else "sqlite"
 
 
-async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class History:
+    """A page of a wallet's ledger entries, newest first (each a row of the entry's columns), and how many it
+    has in all."""
+
+    wallet: str
+    entries: list[Row[Any]]
+    total: int
+    limit: int
+    offset: int
+
+
+async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int) -> History:
     # One index range per side (ix_ledger_entries_from / _to, both ending in id), each cut at the page's end,
     # then merged: an OR of the two would make the database collect and sort every entry of the wallet.
     entries = table_of(LedgerEntry)
@@ -201,25 +214,7 @@ async def history(session: AsyncSession, wallet: str, *, limit: int, offset: int
     rows = (
         await session.execute(select(merged).order_by(merged.c.id.desc()).limit(limit).offset(offset))
     ).all()
-    return {
-        "transactions": [
-            {
-                "id": r.id,
-                "fromWallet": r.from_wallet,
-                "toWallet": r.to_wallet,
-                "amount": r.amount,
-                "direction": "in" if r.to_wallet == wallet else "out",
-                "reason": r.reason,
-                "topicId": r.topic_id,
-                "ref": r.ref,
-                "createdAt": iso(r.created_at),
-            }
-            for r in rows
-        ],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-    }
+    return History(wallet, list(rows), total, limit, offset)
 
 
 async def total_supply(session: AsyncSession) -> int:

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, field_validator
+from sqlalchemy import Row
 
 from domain.agents.registry import Registered
 from domain.kernel.clock import iso
+from domain.kernel.ledger import History
 from domain.topics.overview import Stats
 from web.kernel.wire import (
     HAS_LETTER_OR_DIGIT,
@@ -116,6 +118,21 @@ class LedgerEntry(Model):
     )
     createdAt: Timestamp
 
+    @classmethod
+    def of(cls, r: Row[Any], wallet: str) -> LedgerEntry:
+        """An entry as the wallet `wallet` sees it: money in or out."""
+        return cls(
+            id=r.id,
+            fromWallet=r.from_wallet,
+            toWallet=r.to_wallet,
+            amount=r.amount,
+            direction="in" if r.to_wallet == wallet else "out",
+            reason=r.reason,
+            topicId=r.topic_id,
+            ref=r.ref,
+            createdAt=iso(r.created_at),
+        )
+
 
 class Wallet(Model):
     agentId: str
@@ -125,6 +142,18 @@ class Wallet(Model):
     total: int
     limit: int
     offset: int
+
+    @classmethod
+    def of(cls, agent_id: str, balance: int, h: History) -> Wallet:
+        return cls(
+            agentId=agent_id,
+            walletId=h.wallet,
+            balance=balance,
+            transactions=[LedgerEntry.of(r, h.wallet) for r in h.entries],
+            total=h.total,
+            limit=h.limit,
+            offset=h.offset,
+        )
 
 
 class AuditQuery(Model):

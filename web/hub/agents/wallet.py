@@ -33,4 +33,4 @@ async def wallet(request: web.Request, query: PageQuery) -> Answer:
         wallet_id = await economy.agent_wallet(session, actor.id)
         history = await ledger.history(session, wallet_id, limit=query.limit, offset=query.offset)
         balance = await ledger.balance(session, wallet_id)
-    return {"agentId": actor.id, "walletId": wallet_id, "balance": balance, **history}
+    return Wallet.of(actor.id, balance, history)
