@@ -55,6 +55,11 @@ def decided(sub: WorkSubmission) -> dict[str, Any]:
     }
 
 
+def validated(sub: WorkSubmission, status: str) -> dict[str, Any]:
+    """Stored format: the audit `after` of work.validate.accepted / .deferred / .rejected."""
+    return {"status": status, "checks": sub.checks, "creditsAwarded": sub.credits_awarded}
+
+
 def reviewed(sub: WorkSubmission, note: str) -> dict[str, Any]:
     """Stored format: the audit `after` of work.review.accept / .reject."""
     return {"status": sub.status, "note": note, "creditsAwarded": sub.credits_awarded}
