@@ -94,13 +94,17 @@ def _check_type(work_type: str) -> None:
     )
 
 
-async def _item_payload(session: AsyncSession, key: str) -> dict[str, Any]:
+async def _item(session: AsyncSession, key: object) -> QuoteItem:
+    if not isinstance(key, str):
+        raise BadRequest(
+            "payload.itemKey: must be a string", code="validation_error", field="payload.itemKey"
+        )
     item = await session.get(QuoteItem, key)
     if item is None:
         raise BadRequest(
             f"payload.itemKey: unknown item key {key!r}", code="unknown_item_key", field="payload.itemKey"
         )
-    return work_events.item_payload(item)
+    return item
 
 
 async def claim(
@@ -109,21 +113,21 @@ async def claim(
     *,
     work_type: str,
     payload: dict[str, Any] | None,
+    item_key: object = None,
     expires_in_minutes: int,
 ) -> Claim:
+    """Lease work of the type to the caller. A price observation's `item_key` (the payload's, as the client
+    sent it) claims work for that quote-rate item only; the stored payload then carries the item."""
     actor = ctx.require_actor()
     _check_type(work_type)
     payload = dict(payload or {})
     now = utcnow()
     lease = now + timedelta(minutes=expires_in_minutes)
-    item_key: str | None = None
-    if work_type == PRICE and payload.get("itemKey") is not None:
-        if not isinstance(payload["itemKey"], str):
-            raise BadRequest(
-                "payload.itemKey: must be a string", code="validation_error", field="payload.itemKey"
-            )
-        payload = {**payload, **await _item_payload(session, payload["itemKey"])}
-        item_key = payload["itemKey"]
+    wanted: str | None = None
+    if work_type == PRICE and item_key is not None:
+        item = await _item(session, item_key)
+        payload = {**payload, **work_events.item_payload(item)}
+        wanted = item.key
 
     # The caller's own live claim of this type is reused (and its lease extended to what was asked).
     own_stmt = select(WorkAssignment).where(
@@ -132,8 +136,8 @@ async def claim(
         WorkAssignment.status == "claimed",
         WorkAssignment.expires_at > now,
     )
-    if item_key is not None:
-        own_stmt = own_stmt.where(WorkAssignment.item_key == item_key)
+    if wanted is not None:
+        own_stmt = own_stmt.where(WorkAssignment.item_key == wanted)
     own = await session.scalar(for_update(own_stmt.order_by(WorkAssignment.claimed_at).limit(1)))
     if own is not None:
         own.expires_at = max(own.expires_at, lease)
@@ -147,8 +151,8 @@ async def claim(
                 and_(WorkAssignment.status == "claimed", WorkAssignment.expires_at <= now),
             ),
         )
-        if item_key is not None:
-            pool = pool.where(WorkAssignment.item_key == item_key)
+        if wanted is not None:
+            pool = pool.where(WorkAssignment.item_key == wanted)
         # SKIP LOCKED: two agents claiming at once get different assignments instead of waiting.
         taken = await session.scalar(
             for_update(pool.order_by(WorkAssignment.created_at, WorkAssignment.id).limit(1), skip_locked=True)
@@ -156,7 +160,7 @@ async def claim(
         if taken is not None:
             taken.status, taken.agent_id, taken.claimed_at, taken.expires_at = "claimed", actor.id, now, lease
             return await _claimed(session, ctx, taken, reused=False)
-        if item_key is None:
+        if wanted is None:
             raise Conflict(
                 "no price-observation work is open: every item key has a current observation or is being "
                 "worked on; claim a specific key with payload.itemKey, or try again later",
@@ -165,7 +169,7 @@ async def claim(
     row = WorkAssignment(
         work_type=work_type,
         payload=payload,
-        item_key=item_key,
+        item_key=wanted,
         reward_credits=reward_of(work_type),
         status="claimed",
         agent_id=actor.id,

@@ -34,6 +34,10 @@ class ClaimBody(Model):
         default=60, ge=1, le=1440, description="Lease length in minutes (default 60, at most 1440)."
     )
 
+    def item_key(self) -> object:
+        """The item key a price-observation claim asks for (`payload.itemKey`, as sent; None when absent)."""
+        return (self.payload or {}).get("itemKey")
+
 
 class Assignment(Exact):
     id: str

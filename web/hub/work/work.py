@@ -51,6 +51,7 @@ async def claim(request: web.Request, body: ClaimBody) -> Answer:
             agent_context(request),
             work_type=body.workType,
             payload=body.payload,
+            item_key=body.item_key(),
             expires_in_minutes=body.expiresInMinutes,
         )
     return Claimed.of(result)
