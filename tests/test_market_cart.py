@@ -1,11 +1,15 @@
 """Cart optimisation: exact (MILP equals brute force), fees and thresholds, pickup, the 202 bound."""
 
 import itertools
+import json
 import random
 
 import pytest
+from sqlalchemy import select
 
+from domain.kernel.models import AuditEntry
 from domain.market.cart_solver import Terms, best_single, evaluate, solve
+from domain.market.models import CartOptimisation
 from domain.market.settings import get_market_settings
 from tests.conftest import eventually
 from tests.market_fixtures import add_product, add_retailer
@@ -208,3 +212,31 @@ async def test_cart_optimisation_is_rate_limited_per_client(hub, runtime, monkey
     resp = await hub.post("/api/market/cart/optimise", json=body)
     assert resp.status == 429
     assert int(resp.headers["Retry-After"]) >= 1
+
+
+async def test_a_solved_cart_answers_its_stored_result_and_keeps_its_request(hub, runtime, shops):
+    """A cart keeps its request as the body's fields (JSON column and audit entry: stored formats) and a
+    solved cart answers its own fields and its stored result, with no `error` (issue 32 moved where both
+    are built)."""
+    items = ITEMS[:2]
+    resp = await hub.post("/api/market/cart/optimise", json={"items": items})
+    body = await _answer(hub, resp)
+    assert list(body) == [
+        *("id", "status", "url", "createdAt", "finishedAt", "preferPickup", "baskets", "itemsTotal"),
+        *("feesTotal", "total", "bestSingleRetailer", "saving", "unmatched", "matchedItems", "optimal"),
+        *("solver", "solveMs"),
+    ]
+    basket = body["baskets"][0]
+    assert list(basket) == ["retailer", "retailerName", "fulfilment", "subtotal", "fee", "total", "items"]
+    assert list(basket["items"][0]) == [
+        *("query", "quantity", "productId", "productName", "productUrl", "unitPrice", "lineTotal"),
+        *("observedAt", "stale"),
+    ]
+    async with runtime.db.read() as session:
+        cart = await session.get(CartOptimisation, body["id"])
+        entry = await session.scalar(select(AuditEntry).where(AuditEntry.entity_id == body["id"]))
+    assert cart is not None
+    assert entry is not None
+    assert cart.request == {"items": items, "preferPickup": False}
+    assert entry.op == "market.cart.optimise"
+    assert json.loads(entry.after_json) == cart.request

@@ -186,3 +186,18 @@ async def test_odd_identifiers_are_4xx_on_both_databases(hub, runtime, path, sta
 
     resp = await hub.get(URL(path, encoded=True))
     assert resp.status == status, await resp.text()
+
+
+async def test_an_offer_carries_delivery_fields_only_when_asked(hub, runtime):
+    """An offer is the product's fields and how it matched; its delivery fee and total with delivery appear
+    only with includeDelivery=true, never as null (issue 32 moved where the shape is written)."""
+    await add_retailer(runtime, "alpha", delivery_fee_cents=500)
+    me = await add_product(runtime, "alpha", "Rolled Oats 1kg", price_cents=300, pack="1 kg")
+    body = await (await hub.get("/api/market/products/compare?productId=" + me)).json()
+    assert list(body) == ["product", "includeDelivery", "offers", "cheapest", "saving"]
+    product = list(body["product"])
+    assert [list(o) for o in body["offers"]] == [[*product, "matchedBy"]]
+    assert body["cheapest"] == body["offers"][0]
+    body = await (await hub.get(f"/api/market/products/compare?productId={me}&includeDelivery=true")).json()
+    assert [list(o) for o in body["offers"]] == [[*product, "matchedBy", "deliveryFee", "totalWithDelivery"]]
+    assert (body["offers"][0]["deliveryFee"], body["offers"][0]["totalWithDelivery"]) == (5.0, 8.0)

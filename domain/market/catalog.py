@@ -4,13 +4,14 @@ price observation (the one write every price source goes through)."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import BadRequest, NotFound
 from domain.kernel.ids import canonical_id
 from domain.market import units
@@ -65,42 +66,112 @@ def unit_price(product: Product, price_cents: int, item_unit: str | None = None)
     return units.rate_per_unit(price_cents, pack, item_unit or product.pack_unit), item_unit or pack.unit
 
 
-def product_dict(product: Product, retailer: Retailer) -> dict[str, Any]:
+@dataclass(frozen=True)
+class UnitRate:
+    """A price per unit of measure, in AUD."""
+
+    price: float
+    unit: str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """A product at its retailer as the catalogue shows it: its price per canonical unit of the pack (None
+    before the first price), whether it can be picked up (the product and its retailer both offer it) and
+    whether its newest price is stale."""
+
+    product: Product
+    retailer: Retailer
+    unit_price: UnitRate | None
+    pickup_available: bool
+    stale: bool
+
+
+def listing(product: Product, retailer: Retailer) -> Listing:
     up = None
     if product.price_cents is not None:
         rate, unit = unit_price(product, product.price_cents)
-        up = {"price": round(rate / 100, 4), "unit": unit}
-    return {
-        "id": product.id,
-        "name": product.name,
-        "brand": product.brand,
-        "category": product.category,
-        "ean": product.ean,
-        "url": product.url,
-        "packSize": product.pack_size,
-        "packUnit": product.pack_unit,
-        "itemKey": product.item_key,
-        "tier": product.tier,
-        "retailer": retailer.slug,
-        "retailerName": retailer.name,
-        "price": cents(product.price_cents),
-        "unitPrice": up,
-        "inStock": product.in_stock,
-        "pickupAvailable": bool(product.pickup_available and retailer.pickup_available),
-        "observedAt": iso(product.observed_at),
-        "priceSource": product.price_source,
-        "stale": is_stale(product.observed_at),
-        "demo": product.demo,
-        "scrape": {
-            "enabled": product.scrape_enabled,
-            "status": product.scrape_status,
-            "error": product.scrape_error,
-            "lastScrapedAt": iso(product.last_scraped_at),
-        },
-    }
+        up = UnitRate(round(rate / 100, 4), unit)
+    pickup = bool(product.pickup_available and retailer.pickup_available)
+    return Listing(product, retailer, up, pickup, is_stale(product.observed_at))
 
 
-async def search(session: AsyncSession, *, query: str, category: str | None, limit: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SearchResults:
+    query: str
+    category: str | None
+    total: int
+    listings: list[Listing]
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One retailer's offer of a compared product: how it was matched (self, ean or name_pack) and, when
+    delivery is included, the retailer's delivery fee for it and the total with it (AUD)."""
+
+    listing: Listing
+    matched_by: str
+    delivery_fee: float | None = None
+    total_with_delivery: float | None = None
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A product across retailers: the offers in stock first, then the cheapest (by the total with delivery
+    when it is included), the cheapest in stock, and what buying it saves against the product's own offer."""
+
+    listing: Listing
+    include_delivery: bool
+    offers: list[Offer]
+    cheapest: Offer | None
+    saving: float | None
+
+
+@dataclass(frozen=True)
+class Observed:
+    """A price observation, stale when it is old or was recorded as stale."""
+
+    observation: PriceObservation
+    stale: bool
+
+
+@dataclass(frozen=True)
+class PriceHistory:
+    """A product's observations over the last `days`, oldest first, and their minimum, maximum and
+    average price (AUD; None without observations)."""
+
+    listing: Listing
+    days: int
+    observations: list[Observed]
+    min: float | None
+    max: float | None
+    average: float | None
+
+
+@dataclass(frozen=True)
+class RetailerCount:
+    slug: str
+    name: str
+    products: int
+    demo: bool
+
+
+@dataclass(frozen=True)
+class CatalogStats:
+    retailers: int
+    products: int
+    priced_products: int
+    stale_products: int
+    observations: int
+    quote_item_keys: int
+    last_observed_at: datetime | None
+    demo_products: int
+    by_retailer: list[RetailerCount]
+    by_category: list[tuple[str, int]]
+    generated_at: datetime
+
+
+async def search(session: AsyncSession, *, query: str, category: str | None, limit: int) -> SearchResults:
     stmt = (
         select(Product, Retailer)
         .join(Retailer, Retailer.slug == Product.retailer_slug)
@@ -115,12 +186,7 @@ async def search(session: AsyncSession, *, query: str, category: str | None, lim
             stmt.order_by(Product.in_stock.desc(), Product.price_cents, Product.name, Product.id).limit(limit)
         )
     ).all()
-    return {
-        "query": query,
-        "category": category,
-        "total": total or 0,
-        "results": [product_dict(p, r) for p, r in rows],
-    }
+    return SearchResults(query, category, total or 0, [listing(p, r) for p, r in rows])
 
 
 async def _load(session: AsyncSession, product_id: str) -> tuple[Product, Retailer]:
@@ -147,7 +213,7 @@ def delivery_fee(retailer: Retailer, subtotal_cents: int) -> int:
     return retailer.delivery_fee_cents
 
 
-async def compare(session: AsyncSession, product_id: str, *, include_delivery: bool) -> dict[str, Any]:
+async def compare(session: AsyncSession, product_id: str, *, include_delivery: bool) -> Comparison:
     """The same product at every retailer: matched by EAN, else by normalised name and pack size."""
     product, retailer = await _load(session, product_id)
     conds: list[ColumnElement[bool]] = [
@@ -164,36 +230,38 @@ async def compare(session: AsyncSession, product_id: str, *, include_delivery: b
             .where(or_(*conds), Product.price_cents.is_not(None))
         )
     ).all()
-    offers = []
+    offers: list[Offer] = []
     seen: set[str] = set()
     for p, r in rows:
         if p.id in seen:
             continue
         seen.add(p.id)
-        offer = product_dict(p, r)
-        offer["matchedBy"] = (
+        matched = (
             "self" if p.id == product.id else "ean" if product.ean and p.ean == product.ean else "name_pack"
         )
         if include_delivery:
             fee = delivery_fee(r, p.price_cents or 0)
-            offer["deliveryFee"] = cents(fee)
-            offer["totalWithDelivery"] = cents((p.price_cents or 0) + fee)
-        offers.append(offer)
-    key = "totalWithDelivery" if include_delivery else "price"
-    offers.sort(key=lambda o: (not o["inStock"], o[key], o["retailer"]))
-    cheapest = next((o for o in offers if o["inStock"]), None)
-    mine = next(o for o in offers if o["id"] == product.id) if product.price_cents is not None else None
-    return {
-        "product": product_dict(product, retailer),
-        "includeDelivery": include_delivery,
-        "offers": offers,
-        "cheapest": cheapest,
-        # What buying the cheapest offer saves against this product's own offer.
-        "saving": round(mine[key] - cheapest[key], 2) if mine and cheapest else None,
-    }
+            offers.append(Offer(listing(p, r), matched, cents(fee), cents((p.price_cents or 0) + fee)))
+        else:
+            offers.append(Offer(listing(p, r), matched))
+
+    def cost(o: Offer) -> float:
+        found = o.total_with_delivery if include_delivery else cents(o.listing.product.price_cents)
+        return found or 0.0  # every offer is priced
+
+    offers.sort(key=lambda o: (not o.listing.product.in_stock, cost(o), o.listing.retailer.slug))
+    cheapest = next((o for o in offers if o.listing.product.in_stock), None)
+    mine = (
+        next(o for o in offers if o.listing.product.id == product.id)
+        if product.price_cents is not None
+        else None
+    )
+    # What buying the cheapest offer saves against this product's own offer.
+    saving = round(cost(mine) - cost(cheapest), 2) if mine and cheapest else None
+    return Comparison(listing(product, retailer), include_delivery, offers, cheapest, saving)
 
 
-async def history(session: AsyncSession, product_id: str, *, days: int) -> dict[str, Any]:
+async def history(session: AsyncSession, product_id: str, *, days: int) -> PriceHistory:
     product, retailer = await _load(session, product_id)
     since = utcnow() - timedelta(days=days)
     obs = (
@@ -204,28 +272,17 @@ async def history(session: AsyncSession, product_id: str, *, days: int) -> dict[
         )
     ).all()
     prices = [o.price_cents for o in obs]
-    return {
-        "product": product_dict(product, retailer),
-        "days": days,
-        "observations": [
-            {
-                "price": cents(o.price_cents),
-                "unitPrice": None if o.unit_price_cents is None else round(o.unit_price_cents / 100, 4),
-                "unit": o.unit,
-                "inStock": o.in_stock,
-                "source": o.source,
-                "observedAt": iso(o.observed_at),
-                "stale": is_stale(o.observed_at) or o.stale,
-            }
-            for o in obs
-        ],
-        "min": cents(min(prices)) if prices else None,
-        "max": cents(max(prices)) if prices else None,
-        "average": cents(sum(prices) / len(prices)) if prices else None,
-    }
+    return PriceHistory(
+        listing(product, retailer),
+        days,
+        [Observed(o, is_stale(o.observed_at) or o.stale) for o in obs],
+        cents(min(prices)) if prices else None,
+        cents(max(prices)) if prices else None,
+        cents(sum(prices) / len(prices)) if prices else None,
+    )
 
 
-async def stats(session: AsyncSession) -> dict[str, Any]:
+async def stats(session: AsyncSession) -> CatalogStats:
     now = utcnow()
     per_retailer = (
         await session.execute(
@@ -254,22 +311,21 @@ async def stats(session: AsyncSession) -> dict[str, Any]:
     latest = await session.scalar(select(func.max(PriceObservation.observed_at)))
     keys = await session.scalar(select(func.count()).select_from(QuoteItem)) or 0
     demo = await session.scalar(select(func.count()).where(Product.demo.is_(True))) or 0
-    return {
-        "retailers": len(per_retailer),
-        "products": products,
-        "pricedProducts": priced,
-        "staleProducts": stale,
-        "observations": observations,
-        "quoteItemKeys": keys,
-        "lastObservedAt": iso(latest),
-        "demoProducts": demo,
-        "byRetailer": [
-            {"retailer": slug, "name": name, "products": count, "demo": bool(is_demo)}
-            for slug, name, is_demo, count in per_retailer
+    return CatalogStats(
+        retailers=len(per_retailer),
+        products=products,
+        priced_products=priced,
+        stale_products=stale,
+        observations=observations,
+        quote_item_keys=keys,
+        last_observed_at=latest,
+        demo_products=demo,
+        by_retailer=[
+            RetailerCount(slug, name, count, bool(is_demo)) for slug, name, is_demo, count in per_retailer
         ],
-        "byCategory": [{"category": c, "products": n} for c, n in per_category],
-        "generatedAt": iso(now),
-    }
+        by_category=[(c, n) for c, n in per_category],
+        generated_at=now,
+    )
 
 
 async def record_observation(

@@ -7,13 +7,13 @@ import math
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from sqlalchemy import ColumnElement, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import sqlutil
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.errors import BadRequest, NotFound
 from domain.market.models import FuelCurrentPrice, FuelPrice, FuelStation
 
@@ -161,30 +161,92 @@ def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
     return 2 * EARTH_RADIUS_KM * math.asin(min(1.0, math.sqrt(a)))
 
 
-def station_dict(s: FuelStation) -> dict[str, Any]:
-    return {
-        "id": s.id,
-        "brand": s.brand,
-        "name": s.name,
-        "address": s.address,
-        "suburb": s.suburb,
-        "state": s.state,
-        "postcode": s.postcode,
-        "latitude": s.latitude,
-        "longitude": s.longitude,
-        "source": s.source,
-        "demo": s.demo,
-    }
+@dataclass(frozen=True)
+class Priced:
+    """A station with its current price of one fuel, and its distance from the point asked about (km,
+    rounded to 10 m) for a search near a point."""
+
+    station: FuelStation
+    price: FuelCurrentPrice
+    distance_km: float | None = None
 
 
-def _priced(s: FuelStation, c: FuelCurrentPrice, **extra: Any) -> dict[str, Any]:
-    return station_dict(s) | {
-        "fuelType": c.fuel_type,
-        "price": c.cents_per_litre,
-        "priceUnit": "c/L",
-        "pricedAt": iso(c.priced_at),
-        **extra,
-    }
+@dataclass(frozen=True)
+class NearMe:
+    latitude: float
+    longitude: float
+    fuel_type: str
+    radius_km: float
+    stations: list[Priced]
+
+
+@dataclass(frozen=True)
+class Cheapest:
+    fuel_type: str
+    state: str | None
+    stations: list[Priced]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A station a search found: with the price of the fuel asked for (None without a fuel filter) and
+    every current price of the station, by fuel type."""
+
+    station: FuelStation
+    price: FuelCurrentPrice | None
+    prices: list[FuelCurrentPrice]
+
+
+@dataclass(frozen=True)
+class StationSearch:
+    fuel_type: str | None
+    state: str | None
+    suburb: str | None
+    stations: list[Found]
+
+
+@dataclass(frozen=True)
+class FuelSummary:
+    """Price ranges by fuel type (min, max, average in c/L, rounded to 0.1) of each state's stations."""
+
+    state: str | None
+    states: list[StateSummary]
+    generated_at: datetime
+
+
+@dataclass(frozen=True)
+class StateSummary:
+    state: str
+    stations: int
+    fuel_types: list[FuelTypeSummary]
+
+
+@dataclass(frozen=True)
+class FuelTypeSummary:
+    fuel_type: str
+    stations: int
+    min: float
+    max: float
+    average: float
+    latest_priced_at: datetime | None
+
+
+@dataclass(frozen=True)
+class StationPrices:
+    """One station with its current prices, by fuel type."""
+
+    station: FuelStation
+    prices: list[FuelCurrentPrice]
+
+
+@dataclass(frozen=True)
+class StationHistory:
+    """A station's recorded prices over the last `days`, by fuel type then time."""
+
+    station: FuelStation
+    fuel_type: str | None
+    days: int
+    history: list[FuelPrice]
 
 
 def _base() -> Select[FuelStation, FuelCurrentPrice]:
@@ -195,7 +257,7 @@ def _base() -> Select[FuelStation, FuelCurrentPrice]:
 
 async def near_me(
     session: AsyncSession, *, latitude: float, longitude: float, fuel_type: str, radius_km: float, limit: int
-) -> dict[str, Any]:
+) -> NearMe:
     dlat = radius_km / 110.574
     dlon = radius_km / (111.320 * max(0.01, math.cos(math.radians(latitude))))
     rows = (
@@ -213,17 +275,11 @@ async def near_me(
         if distance <= radius_km:
             found.append((c.cents_per_litre, distance, s.id, s, c))
     found.sort(key=lambda t: (t[0], t[1], t[2]))
-    return {
-        "latitude": latitude,
-        "longitude": longitude,
-        "fuelType": fuel_type,
-        "radiusKm": radius_km,
-        "count": len(found[:limit]),
-        "stations": [_priced(s, c, distanceKm=round(d, 2)) for _, d, _, s, c in found[:limit]],
-    }
+    near = [Priced(s, c, round(d, 2)) for _, d, _, s, c in found[:limit]]
+    return NearMe(latitude, longitude, fuel_type, radius_km, near)
 
 
-async def cheapest(session: AsyncSession, *, fuel_type: str, state: str | None, limit: int) -> dict[str, Any]:
+async def cheapest(session: AsyncSession, *, fuel_type: str, state: str | None, limit: int) -> Cheapest:
     stmt = _base().where(FuelCurrentPrice.fuel_type == fuel_type)
     if state:
         stmt = stmt.where(FuelStation.state == state)
@@ -231,11 +287,11 @@ async def cheapest(session: AsyncSession, *, fuel_type: str, state: str | None, 
         FuelCurrentPrice.cents_per_litre, FuelCurrentPrice.priced_at.desc(), FuelStation.id
     ).limit(limit)
     rows = (await session.execute(stmt)).all()
-    return {"fuelType": fuel_type, "state": state, "stations": [_priced(s, c) for s, c in rows]}
+    return Cheapest(fuel_type, state, [Priced(s, c) for s, c in rows])
 
 
-async def _prices_of(session: AsyncSession, station_ids: list[str]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {sid: [] for sid in station_ids}
+async def _prices_of(session: AsyncSession, station_ids: list[str]) -> dict[str, list[FuelCurrentPrice]]:
+    out: dict[str, list[FuelCurrentPrice]] = {sid: [] for sid in station_ids}
     if not station_ids:
         return out
     rows = (
@@ -246,15 +302,13 @@ async def _prices_of(session: AsyncSession, station_ids: list[str]) -> dict[str,
         )
     ).all()
     for c in rows:
-        out[c.station_id].append(
-            {"fuelType": c.fuel_type, "price": c.cents_per_litre, "pricedAt": iso(c.priced_at)}
-        )
+        out[c.station_id].append(c)
     return out
 
 
 async def search(
     session: AsyncSession, *, fuel_type: str | None, state: str | None, suburb: str | None, limit: int
-) -> dict[str, Any]:
+) -> StationSearch:
     filters: list[ColumnElement[bool]] = []
     if state:
         filters.append(FuelStation.state == state)
@@ -279,21 +333,10 @@ async def search(
         )
         pairs = [(s, None) for s in stations]
     prices = await _prices_of(session, [s.id for s, _ in pairs])
-    results = []
-    for s, c in pairs:
-        item = _priced(s, c) if c is not None else station_dict(s)
-        item["prices"] = prices[s.id]
-        results.append(item)
-    return {
-        "fuelType": fuel_type,
-        "state": state,
-        "suburb": suburb,
-        "count": len(results),
-        "stations": results,
-    }
+    return StationSearch(fuel_type, state, suburb, [Found(s, c, prices[s.id]) for s, c in pairs])
 
 
-async def summary(session: AsyncSession, *, state: str | None) -> dict[str, Any]:
+async def summary(session: AsyncSession, *, state: str | None) -> FuelSummary:
     stmt = (
         select(
             FuelStation.state,
@@ -315,20 +358,13 @@ async def summary(session: AsyncSession, *, state: str | None) -> dict[str, Any]
     if state:
         counts = counts.where(FuelStation.state == state)
     stations = dict((await session.execute(counts)).all())
-    states: dict[str, dict[str, Any]] = {}
+    states: dict[str, StateSummary] = {}
     for st, ft, n, lo, hi, avg, latest in rows:
-        entry = states.setdefault(st, {"state": st, "stations": stations.get(st, 0), "fuelTypes": []})
-        entry["fuelTypes"].append(
-            {
-                "fuelType": ft,
-                "stations": n,
-                "min": round(lo, 1),
-                "max": round(hi, 1),
-                "average": round(float(avg), 1),
-                "latestPricedAt": iso(_aware(latest)),
-            }
+        entry = states.setdefault(st, StateSummary(st, stations.get(st, 0), []))
+        entry.fuel_types.append(
+            FuelTypeSummary(ft, n, round(lo, 1), round(hi, 1), round(float(avg), 1), _aware(latest))
         )
-    return {"state": state, "states": list(states.values()), "priceUnit": "c/L", "generatedAt": iso(utcnow())}
+    return FuelSummary(state, list(states.values()), utcnow())
 
 
 def _aware(value: datetime | str | None) -> datetime | None:
@@ -348,14 +384,14 @@ async def _station(session: AsyncSession, station_id: str) -> FuelStation:
     return station
 
 
-async def station(session: AsyncSession, station_id: str) -> dict[str, Any]:
+async def station(session: AsyncSession, station_id: str) -> StationPrices:
     s = await _station(session, station_id)
-    return station_dict(s) | {"prices": (await _prices_of(session, [s.id]))[s.id]}
+    return StationPrices(s, (await _prices_of(session, [s.id]))[s.id])
 
 
 async def history(
     session: AsyncSession, *, station_id: str, fuel_type: str | None, days: int
-) -> dict[str, Any]:
+) -> StationHistory:
     s = await _station(session, station_id)
     stmt = select(FuelPrice).where(
         FuelPrice.station_id == s.id, FuelPrice.priced_at >= utcnow() - timedelta(days=days)
@@ -363,17 +399,4 @@ async def history(
     if fuel_type:
         stmt = stmt.where(FuelPrice.fuel_type == fuel_type)
     rows = (await session.scalars(stmt.order_by(FuelPrice.fuel_type, FuelPrice.priced_at))).all()
-    return {
-        "station": station_dict(s),
-        "fuelType": fuel_type,
-        "days": days,
-        "history": [
-            {
-                "fuelType": p.fuel_type,
-                "price": p.cents_per_litre,
-                "pricedAt": iso(p.priced_at),
-                "source": p.source,
-            }
-            for p in rows
-        ],
-    }
+    return StationHistory(s, fuel_type, days, list(rows))

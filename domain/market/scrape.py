@@ -97,7 +97,15 @@ async def scrape_price(session: AsyncSession, payload: dict[str, Any]) -> None:
 SCRAPE_JOB = Job("market.scrape_price", scrape_price, prepare=prepare_scrape)
 
 
-async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Queued:
+    """A scrape of a product's page, queued as the job `job_id`."""
+
+    product_id: str
+    job_id: str
+
+
+async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -> Queued:
     key = canonical_id(product_id)
     product = await session.get(Product, key) if key else None
     if product is None:
@@ -108,7 +116,7 @@ async def request_scrape(session: AsyncSession, ctx: Context, product_id: str) -
         )
     job_id = outbox.enqueue(session, SCRAPE_JOB, {"product_id": product.id})
     audit.record(session, ctx, "market.scrape.request", "product", product.id, after={"job": job_id})
-    return {"productId": product.id, "jobId": job_id, "status": "queued"}
+    return Queued(product.id, job_id)
 
 
 async def _queued_products(session: AsyncSession) -> set[str]:

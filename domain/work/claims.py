@@ -7,7 +7,8 @@ is as good as open, so a lapsed claim frees the work at once, and the sweep tidi
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -15,12 +16,13 @@ from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict
 from domain.kernel.sqlutil import execute_counted, for_update
 from domain.kernel.vocabulary import SpeltOut
 from domain.market.models import Product, QuoteItem
+from domain.work import work_events
 from domain.work.models import WorkAssignment
 from domain.work.settings import get_work_settings
 
@@ -53,20 +55,29 @@ def reward_of(work_type: str) -> int:
     return cfg.price_reward_credits if work_type == PRICE else cfg.spotcheck_reward_credits
 
 
-def to_dict(a: WorkAssignment) -> dict[str, Any]:
-    return {
-        "id": a.id,
-        "workType": a.work_type,
-        "payload": a.payload,
-        "rewardCredits": a.reward_credits,
-        "status": a.status,
-        "agentId": a.agent_id,
-        "claimedAt": iso(a.claimed_at),
-        "submittedAt": iso(a.submitted_at),
-        "resolvedAt": iso(a.resolved_at),
-        "expiresAt": iso(a.expires_at),
-        "createdAt": iso(a.created_at),
-    }
+@dataclass(frozen=True)
+class Claim:
+    """The assignment a claim leased, and whether it was the caller's own live claim reused."""
+
+    assignment: WorkAssignment
+    reused: bool
+
+
+@dataclass(frozen=True)
+class Listed:
+    """An assignment as a list shows it: `lapsed` when its lease ran out, so the work is free again (open,
+    nobody's) though the sweep has not tidied the row yet."""
+
+    assignment: WorkAssignment
+    lapsed: bool = False
+
+
+@dataclass(frozen=True)
+class AssignmentList:
+    """The assignments a list found (at most LIST_LIMIT), with the status asked for."""
+
+    items: list[Listed]
+    status: str | None
 
 
 def _check_type(work_type: str) -> None:
@@ -83,18 +94,17 @@ def _check_type(work_type: str) -> None:
     )
 
 
-async def _item_payload(session: AsyncSession, key: str) -> dict[str, Any]:
+async def _item(session: AsyncSession, key: object) -> QuoteItem:
+    if not isinstance(key, str):
+        raise BadRequest(
+            "payload.itemKey: must be a string", code="validation_error", field="payload.itemKey"
+        )
     item = await session.get(QuoteItem, key)
     if item is None:
         raise BadRequest(
             f"payload.itemKey: unknown item key {key!r}", code="unknown_item_key", field="payload.itemKey"
         )
-    return {
-        "itemKey": item.key,
-        "unit": item.unit,
-        "description": item.description,
-        "category": item.category,
-    }
+    return item
 
 
 async def claim(
@@ -103,21 +113,21 @@ async def claim(
     *,
     work_type: str,
     payload: dict[str, Any] | None,
+    item_key: object = None,
     expires_in_minutes: int,
-) -> dict[str, Any]:
+) -> Claim:
+    """Lease work of the type to the caller. A price observation's `item_key` (the payload's, as the client
+    sent it) claims work for that quote-rate item only; the stored payload then carries the item."""
     actor = ctx.require_actor()
     _check_type(work_type)
     payload = dict(payload or {})
     now = utcnow()
     lease = now + timedelta(minutes=expires_in_minutes)
-    item_key: str | None = None
-    if work_type == PRICE and payload.get("itemKey") is not None:
-        if not isinstance(payload["itemKey"], str):
-            raise BadRequest(
-                "payload.itemKey: must be a string", code="validation_error", field="payload.itemKey"
-            )
-        payload = {**payload, **await _item_payload(session, payload["itemKey"])}
-        item_key = payload["itemKey"]
+    wanted: str | None = None
+    if work_type == PRICE and item_key is not None:
+        item = await _item(session, item_key)
+        payload = {**payload, **work_events.item_payload(item)}
+        wanted = item.key
 
     # The caller's own live claim of this type is reused (and its lease extended to what was asked).
     own_stmt = select(WorkAssignment).where(
@@ -126,8 +136,8 @@ async def claim(
         WorkAssignment.status == "claimed",
         WorkAssignment.expires_at > now,
     )
-    if item_key is not None:
-        own_stmt = own_stmt.where(WorkAssignment.item_key == item_key)
+    if wanted is not None:
+        own_stmt = own_stmt.where(WorkAssignment.item_key == wanted)
     own = await session.scalar(for_update(own_stmt.order_by(WorkAssignment.claimed_at).limit(1)))
     if own is not None:
         own.expires_at = max(own.expires_at, lease)
@@ -141,8 +151,8 @@ async def claim(
                 and_(WorkAssignment.status == "claimed", WorkAssignment.expires_at <= now),
             ),
         )
-        if item_key is not None:
-            pool = pool.where(WorkAssignment.item_key == item_key)
+        if wanted is not None:
+            pool = pool.where(WorkAssignment.item_key == wanted)
         # SKIP LOCKED: two agents claiming at once get different assignments instead of waiting.
         taken = await session.scalar(
             for_update(pool.order_by(WorkAssignment.created_at, WorkAssignment.id).limit(1), skip_locked=True)
@@ -150,7 +160,7 @@ async def claim(
         if taken is not None:
             taken.status, taken.agent_id, taken.claimed_at, taken.expires_at = "claimed", actor.id, now, lease
             return await _claimed(session, ctx, taken, reused=False)
-        if item_key is None:
+        if wanted is None:
             raise Conflict(
                 "no price-observation work is open: every item key has a current observation or is being "
                 "worked on; claim a specific key with payload.itemKey, or try again later",
@@ -159,7 +169,7 @@ async def claim(
     row = WorkAssignment(
         work_type=work_type,
         payload=payload,
-        item_key=item_key,
+        item_key=wanted,
         reward_credits=reward_of(work_type),
         status="claimed",
         agent_id=actor.id,
@@ -172,16 +182,12 @@ async def claim(
     return await _claimed(session, ctx, row, reused=False)
 
 
-async def _claimed(
-    session: AsyncSession, ctx: Context, row: WorkAssignment, *, reused: bool
-) -> dict[str, Any]:
-    audit.record(
-        session, ctx, "work.claim", "work_assignment", row.id, after={"expiresAt": iso(row.expires_at)}
-    )
-    return {"assignment": to_dict(row), "reused": reused}
+async def _claimed(session: AsyncSession, ctx: Context, row: WorkAssignment, *, reused: bool) -> Claim:
+    audit.record(session, ctx, "work.claim", "work_assignment", row.id, after=work_events.claimed(row))
+    return Claim(row, reused)
 
 
-async def assignments(session: AsyncSession, ctx: Context, *, status: str | None) -> dict[str, Any]:
+async def assignments(session: AsyncSession, ctx: Context, *, status: str | None) -> AssignmentList:
     """Open work is everyone's to see; other statuses are the caller's own assignments."""
     actor = ctx.require_actor()
     now = utcnow()
@@ -204,13 +210,11 @@ async def assignments(session: AsyncSession, ctx: Context, *, status: str | None
             stmt.order_by(WorkAssignment.created_at.desc(), WorkAssignment.id).limit(LIST_LIMIT)
         )
     ).all()
-    listed = []
-    for row in rows:
-        item = to_dict(row)
-        if row.status == "claimed" and row.expires_at <= now:
-            item["status"], item["agentId"] = "open", None  # a lapsed lease: the work is free again
-        listed.append(item)
-    return {"assignments": listed, "count": len(listed), "status": status}
+    return AssignmentList([Listed(row, lapsed=_lapsed(row, now)) for row in rows], status)
+
+
+def _lapsed(row: WorkAssignment, now: datetime) -> bool:
+    return row.status == "claimed" and row.expires_at <= now
 
 
 async def expire_leases(session: AsyncSession) -> int:
@@ -267,13 +271,7 @@ async def create_price_assignments(session: AsyncSession) -> int:
         session.add(
             WorkAssignment(
                 work_type=PRICE,
-                payload={
-                    "itemKey": item.key,
-                    "unit": item.unit,
-                    "description": item.description,
-                    "category": item.category,
-                    "lastObservedAt": iso(last),
-                },
+                payload=work_events.offered_payload(item, last),
                 item_key=item.key,
                 reward_credits=cfg.price_reward_credits,
                 status="open",

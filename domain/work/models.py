@@ -4,6 +4,7 @@ a submission (or what it reports) is wrong."""
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import ForeignKey, Index, Integer, String, Text, UniqueConstraint
@@ -85,6 +86,13 @@ class WorkSubmission(Base):
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
 
 
+class DefectKind(StrEnum):
+    """What a defect is about: a refused price observation, or one an applicability spot-check reported."""
+
+    PRICE = "price"
+    APPLICABILITY = "applicability"
+
+
 class WorkDefect(Base):
     """A defect: a price observation the validator or a curator refused (kind price), or one reported by
     an applicability spot-check (kind applicability). Staff resolve it: accepted (the defect is real) or
@@ -97,7 +105,7 @@ class WorkDefect(Base):
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_id)
-    kind: Mapped[str] = mapped_column(String(20))  # price, applicability
+    kind: Mapped[str] = mapped_column(String(20))  # DefectKind
     submission_id: Mapped[str] = mapped_column(ForeignKey("work_submissions.id", ondelete="CASCADE"))
     assignment_id: Mapped[str] = mapped_column(String(36))
     agent_id: Mapped[str] = mapped_column(String(36))

@@ -18,8 +18,8 @@ from domain.kernel.ids import new_id
 from domain.kernel.models import LedgerEntry
 from domain.market.catalog import normalise, record_observation
 from domain.market.models import Product, QuoteItem
-from domain.work import feed
-from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
+from domain.work import feed, work_events
+from domain.work.models import DefectKind, WorkAssignment, WorkDefect, WorkSubmission
 
 
 async def pay(session: AsyncSession, sub: WorkSubmission) -> int:
@@ -128,12 +128,12 @@ async def accept(
     await pay(session, sub)
     _decided(sub, "accepted", by, notes)
     _resolve(assignment)
-    await feed.notify(session, sub.agent_id, "work.submission.accepted", summary(sub), ctx)
+    await feed.notify(session, sub.agent_id, "work.submission.accepted", work_events.decided(sub), ctx)
 
 
 async def defer(session: AsyncSession, sub: WorkSubmission, *, by: str, notes: str) -> None:
     _decided(sub, "deferred", by, notes)
-    await feed.notify(session, sub.agent_id, "work.submission.deferred", summary(sub))
+    await feed.notify(session, sub.agent_id, "work.submission.deferred", work_events.decided(sub))
 
 
 async def reject(
@@ -149,7 +149,7 @@ async def reject(
 ) -> WorkDefect:
     now = utcnow()
     defect = WorkDefect(
-        kind="price",
+        kind=DefectKind.PRICE,
         submission_id=sub.id,
         assignment_id=assignment.id,
         agent_id=sub.agent_id,
@@ -169,18 +169,5 @@ async def reject(
     sub.price_defect_id = defect.id
     _decided(sub, "rejected", by, notes)
     _resolve(assignment)
-    await feed.notify(session, sub.agent_id, "work.submission.rejected", summary(sub), ctx)
+    await feed.notify(session, sub.agent_id, "work.submission.rejected", work_events.decided(sub), ctx)
     return defect
-
-
-def summary(sub: WorkSubmission) -> dict[str, Any]:
-    return {
-        "submissionId": sub.id,
-        "assignmentId": sub.assignment_id,
-        "status": sub.status,
-        "creditsAwarded": sub.credits_awarded,
-        "notes": sub.notes,
-        "decidedBy": sub.decided_by,
-        "priceObservationId": sub.price_observation_id,
-        "priceDefectId": sub.price_defect_id,
-    }

@@ -4,23 +4,23 @@ resolve defects. Every decision is audited and lands in the agent's work feed.""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated
 
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel import audit
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
 from domain.kernel.vocabulary import SpeltOut
 from domain.market.models import Retailer
-from domain.work import feed, outcomes
+from domain.work import feed, outcomes, work_events
 from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
-from domain.work.submissions import to_dict as submission_dict
 
 
 class SubmissionStatus(StrEnum):
@@ -40,7 +40,39 @@ SubmissionStatusField = Annotated[SubmissionStatus, SpeltOut(SubmissionStatus)]
 DefectStatusField = Annotated[DefectStatus, SpeltOut(DefectStatus)]
 
 
-async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Reviewed:
+    """A submission as a curator reads it, with the retailer it names (None when it names none or it is
+    gone)."""
+
+    submission: WorkSubmission
+    retailer: Retailer | None
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    """One page of submissions for curators, with the filter that chose them."""
+
+    items: list[Reviewed]
+    total: int
+    limit: int
+    offset: int
+    status: str
+
+
+@dataclass(frozen=True)
+class DefectList:
+    """The defects a filter found (newest first), with the filter."""
+
+    defects: list[WorkDefect]
+    status: str
+    scenario: str | None
+    cluster: str | None
+    submitted_by: str | None
+    limit: int
+
+
+async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) -> ReviewPage:
     """Submissions by status (`all` for every one), oldest first, with what a curator needs to judge."""
     stmt = select(WorkSubmission)
     if status != "all":
@@ -52,38 +84,21 @@ async def queue(session: AsyncSession, *, status: str, limit: int, offset: int) 
         )
     ).all()
     retailers = {r.slug: r for r in (await session.scalars(select(Retailer))).all()}
-    return {
-        "submissions": [_review_item(s, retailers.get(s.retailer_slug or "")) for s in rows],
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "status": status,
-    }
+    items = [Reviewed(s, retailers.get(s.retailer_slug or "")) for s in rows]
+    return ReviewPage(items, total, limit, offset, status)
 
 
-def _review_item(sub: WorkSubmission, retailer: Retailer | None) -> dict[str, Any]:
-    return {
-        **submission_dict(sub),
-        "agentId": sub.agent_id,
-        "agentName": sub.agent_name,
-        "submission": sub.submission,
-        "itemKey": sub.item_key,
-        "retailer": None
-        if retailer is None
-        else {"slug": retailer.slug, "name": retailer.name, "domain": retailer.domain},
-        "createdAt": iso(sub.created_at),
-        "decidedAt": iso(sub.decided_at),
-        "decisionNote": sub.decision_note,
-    }
-
-
-async def item(session: AsyncSession, submission_id: str) -> dict[str, Any]:
+async def item(session: AsyncSession, submission_id: str) -> Reviewed:
     key = canonical_id(submission_id)
     sub = await session.get(WorkSubmission, key) if key else None
     if sub is None:
         raise NotFound(f"submission {submission_id!r} not found", code="submission_not_found")
+    return await _reviewed(session, sub)
+
+
+async def _reviewed(session: AsyncSession, sub: WorkSubmission) -> Reviewed:
     retailer = await session.get(Retailer, sub.retailer_slug) if sub.retailer_slug else None
-    return _review_item(sub, retailer)
+    return Reviewed(sub, retailer)
 
 
 async def _locked(session: AsyncSession, submission_id: str) -> tuple[WorkSubmission, WorkAssignment]:
@@ -113,7 +128,7 @@ async def _locked(session: AsyncSession, submission_id: str) -> tuple[WorkSubmis
 
 async def decide(
     session: AsyncSession, ctx: Context, submission_id: str, *, decision: str, note: str
-) -> dict[str, Any]:
+) -> Reviewed:
     curator = ctx.require_actor()
     sub, assignment = await _locked(session, submission_id)
     before = sub.status
@@ -145,31 +160,9 @@ async def decide(
         "work_submission",
         sub.id,
         before={"status": before},
-        after={"status": sub.status, "note": note, "creditsAwarded": sub.credits_awarded},
+        after=work_events.reviewed(sub, note),
     )
-    retailer = await session.get(Retailer, sub.retailer_slug) if sub.retailer_slug else None
-    return _review_item(sub, retailer)
-
-
-def defect_dict(d: WorkDefect) -> dict[str, Any]:
-    return {
-        "id": d.id,
-        "kind": d.kind,
-        "status": d.status,
-        "reason": d.reason,
-        "detail": d.detail,
-        "scenario": d.scenario,
-        "cluster": d.cluster,
-        "submissionId": d.submission_id,
-        "assignmentId": d.assignment_id,
-        "submittedBy": d.agent_id,
-        "agentName": d.agent_name,
-        "data": d.data,
-        "createdAt": iso(d.created_at),
-        "resolvedAt": iso(d.resolved_at),
-        "resolvedBy": d.resolved_by,
-        "resolutionNote": d.resolution_note,
-    }
+    return await _reviewed(session, sub)
 
 
 async def defects(
@@ -180,7 +173,7 @@ async def defects(
     cluster: str | None,
     submitted_by: str | None,
     limit: int,
-) -> dict[str, Any]:
+) -> DefectList:
     stmt = select(WorkDefect)
     if status != "all":
         stmt = stmt.where(WorkDefect.status == status)
@@ -193,25 +186,17 @@ async def defects(
     rows = (
         await session.scalars(stmt.order_by(WorkDefect.created_at.desc(), WorkDefect.id).limit(limit))
     ).all()
-    return {
-        "defects": [defect_dict(d) for d in rows],
-        "count": len(rows),
-        "filter": {
-            "status": status,
-            "scenario": scenario,
-            "cluster": cluster,
-            "submittedBy": submitted_by,
-            "limit": limit,
-        },
-    }
+    return DefectList(list(rows), status, scenario, cluster, submitted_by, limit)
 
 
 async def resolve_defect(
     session: AsyncSession, ctx: Context, defect_id: str, *, status: str, note: str | None
-) -> dict[str, Any]:
+) -> WorkDefect:
     staff = ctx.require_actor()
     key = canonical_id(defect_id)
-    defect = await session.scalar(for_update(select(WorkDefect).where(WorkDefect.id == key))) if key else None
+    defect: WorkDefect | None = (
+        await session.scalar(for_update(select(WorkDefect).where(WorkDefect.id == key))) if key else None
+    )
     if defect is None:
         raise NotFound(f"defect {defect_id!r} not found", code="defect_not_found")
     if defect.status != "open":
@@ -237,7 +222,7 @@ async def resolve_defect(
         session,
         defect.agent_id,
         "work.defect.resolved",
-        {"defectId": defect.id, "submissionId": defect.submission_id, "status": status, "note": note},
+        work_events.defect_resolved(defect, status, note),
         ctx,
     )
-    return defect_dict(defect)
+    return defect

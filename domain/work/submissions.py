@@ -18,9 +18,9 @@ from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
-from domain.work import observations, outcomes
+from domain.work import observations, outcomes, work_events
 from domain.work.claims import PRICE, SPOTCHECK
-from domain.work.models import WorkAssignment, WorkDefect, WorkSubmission
+from domain.work.models import DefectKind, WorkAssignment, WorkDefect, WorkSubmission
 from domain.work.validator import VALIDATE_JOB
 
 MAX_SUBMISSION_BYTES = 64_000
@@ -158,7 +158,7 @@ async def submit(
         "work.submit",
         "work_submission",
         sub.id,
-        after={"assignmentId": row.id, "workType": row.work_type, "status": sub.status},
+        after=work_events.submitted(row, sub),
     )
     return sub
 
@@ -169,7 +169,7 @@ async def _record_defects(
     ids = []
     for found in defects:
         defect = WorkDefect(
-            kind="applicability",
+            kind=DefectKind.APPLICABILITY,
             submission_id=sub.id,
             assignment_id=row.id,
             agent_id=sub.agent_id,
@@ -198,32 +198,6 @@ async def get(session: AsyncSession, ctx: Context, submission_id: str) -> WorkSu
     return sub
 
 
-def to_dict(sub: WorkSubmission) -> dict[str, Any]:
-    """The spec's work submit response, plus what a client needs to follow up."""
-    body: dict[str, Any] = {
-        "submissionId": sub.id,
-        "assignmentId": sub.assignment_id,
-        "workType": sub.work_type,
-        "status": sub.status,
-        "accepted": sub.status == "accepted",
-        "deferred": sub.status == "deferred",
-        "creditsAwarded": sub.credits_awarded,
-        "creditsHeld": sub.reward_credits if sub.status in ("deferred", "validating") else 0,
-        "ledgerId": sub.ledger_ref,
-        "notes": sub.notes or _pending_note(sub),
-        "checks": sub.checks,
-        "decidedBy": sub.decided_by,
-    }
-    if sub.work_type == SPOTCHECK:
-        body["defectIds"] = list(sub.defect_ids)
-    if sub.price_observation_id:
-        body["priceObservationId"] = sub.price_observation_id
-    if sub.price_defect_id:
-        body["priceDefectId"] = sub.price_defect_id
-    return body
-
-
-def _pending_note(sub: WorkSubmission) -> str:
-    if sub.status == "validating":
-        return f"validating: the outcome is not known yet; poll GET /api/work/submissions/{sub.id}"
-    return ""
+def credits_held(sub: WorkSubmission) -> int:
+    """The reward waiting on the validator or a curator (none once the submission is decided)."""
+    return sub.reward_credits if sub.status in ("deferred", "validating") else 0

@@ -41,7 +41,7 @@ from domain.kernel.vocabulary import SpeltOut
 from domain.market import outbound
 from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 from domain.market.retailers import host_belongs
-from domain.work import outcomes
+from domain.work import outcomes, work_events
 from domain.work.models import WorkAssignment, WorkSubmission
 from domain.work.settings import get_work_settings
 
@@ -298,7 +298,7 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
         f"work.validate.{status}",
         "work_submission",
         sub.id,
-        after={"status": status, "checks": sub.checks, "creditsAwarded": sub.credits_awarded},
+        after=work_events.validated(sub, status),
     )
 
 

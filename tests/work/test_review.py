@@ -164,3 +164,26 @@ async def test_staff_resolve_defects(hub, market, register, shop, fast):
     feed = await (await hub.get("/api/work/events", headers=agent["headers"])).json()
     assert feed["events"][-1]["type"] == "work.defect.resolved"
     assert feed["events"][-1]["data"]["status"] == "accepted"
+
+
+async def test_a_submission_answers_its_fields_in_order_and_only_those_of_its_kind(
+    hub, market, register, shop, fast
+):
+    """The wire shape the submission and review answers always had (issue 32 moved where it is written): the
+    spec's fields in the model's order, a price observation's ids only once there are any, no spot-check
+    `defectIds`, and on the review API the curator's fields after `url`."""
+    curator = await staff_headers(market, "Cora Curator", roles=("curator",))
+    _agent, result = await deferred_submission(hub, register, shop, "ok-shape")
+    spec = ["submissionId", "assignmentId", "workType", "status", "accepted", "deferred", "creditsAwarded"]
+    spec += ["creditsHeld", "ledgerId", "notes", "checks", "decidedBy"]
+    assert list(result) == [*spec, "url"]
+    item = await (await hub.get(f"/api/review/work/{result['submissionId']}", headers=curator)).json()
+    curators = ["agentId", "agentName", "submission", "itemKey", "retailer", "createdAt", "decidedAt"]
+    assert list(item) == [*spec, "url", *curators, "decisionNote"]
+    assert item["url"] == f"/api/review/work/{result['submissionId']}"
+    decided = await (
+        await hub.post(
+            f"/api/review/work/{result['submissionId']}/reject", json={"note": "no"}, headers=curator
+        )
+    ).json()
+    assert list(decided) == [*spec, "priceDefectId", "url", *curators, "decisionNote"]

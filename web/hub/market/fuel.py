@@ -45,7 +45,7 @@ async def near_me(request: web.Request, query: NearMeQuery) -> Answer:
             radius_km=query.radiusKm,
             limit=query.limit,
         )
-    return result
+    return NearMe.answer(result)
 
 
 @routes.route(
@@ -59,7 +59,7 @@ async def near_me(request: web.Request, query: NearMeQuery) -> Answer:
 async def cheapest(request: web.Request, query: CheapestQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await fuel.cheapest(session, fuel_type=query.fuelType, state=query.state, limit=query.limit)
-    return result
+    return CheapestFuel.answer(result)
 
 
 @routes.route(
@@ -75,7 +75,7 @@ async def search(request: web.Request, query: FuelSearchQuery) -> Answer:
         result = await fuel.search(
             session, fuel_type=query.fuelType, state=query.state, suburb=query.suburb, limit=query.limit
         )
-    return result
+    return FuelSearch.answer(result)
 
 
 @routes.route(
@@ -88,7 +88,7 @@ async def search(request: web.Request, query: FuelSearchQuery) -> Answer:
 )
 async def summary(request: web.Request, query: FuelSummaryQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        return await fuel.summary(session, state=query.state)
+        return FuelSummary.answer(await fuel.summary(session, state=query.state))
 
 
 @routes.route(
@@ -105,7 +105,7 @@ async def history(request: web.Request, query: FuelHistoryQuery) -> Answer:
         result = await fuel.history(
             session, station_id=query.stationId, fuel_type=query.fuelType, days=query.days
         )
-    return result
+    return StationHistory.answer(result)
 
 
 @routes.route(
@@ -118,4 +118,4 @@ async def history(request: web.Request, query: FuelHistoryQuery) -> Answer:
 )
 async def station(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await fuel.station(session, request.match_info["stationId"])
+        return StationDetail.answer(await fuel.station(session, request.match_info["stationId"]))

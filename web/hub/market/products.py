@@ -43,7 +43,7 @@ PRODUCT_404 = {404: "Product not found"}
 async def search(request: web.Request, query: ProductSearchQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.search(session, query=query.query, category=query.category, limit=query.limit)
-    return result
+    return ProductSearch.answer(result)
 
 
 @routes.route(
@@ -58,7 +58,7 @@ async def search(request: web.Request, query: ProductSearchQuery) -> Answer:
 async def compare(request: web.Request, query: CompareQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.compare(session, query.productId, include_delivery=query.includeDelivery)
-    return result
+    return Comparison.answer(result)
 
 
 @routes.route(
@@ -73,7 +73,7 @@ async def compare(request: web.Request, query: CompareQuery) -> Answer:
 async def history(request: web.Request, query: ProductHistoryQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await catalog.history(session, query.productId, days=query.days)
-    return result
+    return ProductHistory.answer(result)
 
 
 @routes.route(
@@ -85,7 +85,7 @@ async def history(request: web.Request, query: ProductHistoryQuery) -> Answer:
 )
 async def stats(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        return await catalog.stats(session)
+        return CatalogStats.answer(await catalog.stats(session))
 
 
 @routes.route(
@@ -102,7 +102,7 @@ async def refresh(request: web.Request) -> Answer:
     ctx = agent_context(request)
     async with runtime(request).db.transaction() as session:
         result = await scrape.request_scrape(session, ctx, request.match_info["productId"])
-    return result
+    return ScrapeQueued.of(result)
 
 
 def _cart_url(request: web.Request, cart_id: str) -> str:
@@ -126,7 +126,7 @@ async def optimise(request: web.Request, body: CartBody) -> Answer:
     )
     db = runtime(request).db
     async with db.transaction() as session:
-        job = await cart.create(session, context(request), body.model_dump())
+        job = await cart.create(session, context(request), body.command())
 
     async def reload() -> CartOptimisation:
         async with db.read() as session:
@@ -140,8 +140,8 @@ async def optimise(request: web.Request, body: CartBody) -> Answer:
 
 def _cart_response(request: web.Request, current: CartOptimisation) -> Answer:
     url = _cart_url(request, current.id)
-    body = cart.to_dict(current, url)
-    if body["status"] == "pending":
+    body = CartResult.answer(current, url)
+    if current.status == "pending":
         return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
     return body
 

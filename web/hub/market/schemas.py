@@ -7,10 +7,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
-from domain.market import cart
+from domain.market import cart, catalog, fuel, scrape
+from domain.market.cart_records import CartLine, CartRequest
 from domain.market.fuel import AustralianState, FuelType
-from domain.market.models import ProductTier, QuoteCategory
+from domain.market.models import CartOptimisation, FuelCurrentPrice, ProductTier, QuoteCategory
+from domain.market.models import FuelStation as MarketFuelStation
 from domain.market.units import QuoteUnit
 from web.hub.schemas import Model as HubModel
 from web.kernel.wire import HAS_ASCII_ALNUM, Text, Timestamp
@@ -54,6 +57,9 @@ class CartItem(Model):
 class CartBody(Model):
     items: list[CartItem] = Field(min_length=1, max_length=cart.MAX_ITEMS)
     preferPickup: bool = False
+
+    def command(self) -> CartRequest:
+        return CartRequest(tuple(CartLine(i.query, i.quantity) for i in self.items), self.preferPickup)
 
 
 class CartBasketItem(BaseModel):
@@ -110,6 +116,18 @@ class CartResult(BaseModel):
     solver: str | None = None
     solveMs: float | None = None
 
+    @staticmethod
+    def answer(c: CartOptimisation, url: str) -> dict[str, Any]:
+        """The cart as this model's wire dict: a solved cart's result as it was stored (its fields were always
+        the stored ones: domain/market/cart_stored.py), a failed one's error; nothing else left as null."""
+        body: dict[str, Any] = {"id": c.id, "status": c.status, "url": url, "createdAt": iso(c.created_at)}
+        if c.status == "done" and c.result is not None:
+            body.update(c.result)
+            body["finishedAt"] = iso(c.finished_at)
+        elif c.status == "failed":
+            body["error"] = c.error
+        return body
+
 
 class UnitPrice(BaseModel):
     price: float
@@ -149,6 +167,40 @@ class Product(BaseModel):
     demo: bool
     scrape: ScrapeState
 
+    @staticmethod
+    def fields(found: catalog.Listing) -> dict[str, Any]:
+        """The listing as this model's wire dict (the market's answers are dicts checked strictly by their
+        operation's Shape as they are written: a number goes out as the domain gave it)."""
+        product, retailer, up = found.product, found.retailer, found.unit_price
+        return {
+            "id": product.id,
+            "name": product.name,
+            "brand": product.brand,
+            "category": product.category,
+            "ean": product.ean,
+            "url": product.url,
+            "packSize": product.pack_size,
+            "packUnit": product.pack_unit,
+            "itemKey": product.item_key,
+            "tier": product.tier,
+            "retailer": retailer.slug,
+            "retailerName": retailer.name,
+            "price": catalog.cents(product.price_cents),
+            "unitPrice": None if up is None else {"price": up.price, "unit": up.unit},
+            "inStock": product.in_stock,
+            "pickupAvailable": found.pickup_available,
+            "observedAt": iso(product.observed_at),
+            "priceSource": product.price_source,
+            "stale": found.stale,
+            "demo": product.demo,
+            "scrape": {
+                "enabled": product.scrape_enabled,
+                "status": product.scrape_status,
+                "error": product.scrape_error,
+                "lastScrapedAt": iso(product.last_scraped_at),
+            },
+        }
+
 
 class ProductSearch(BaseModel):
     query: str
@@ -156,11 +208,29 @@ class ProductSearch(BaseModel):
     total: int
     results: list[Product] = Field(description="Cheapest first")
 
+    @staticmethod
+    def answer(found: catalog.SearchResults) -> dict[str, Any]:
+        return {
+            "query": found.query,
+            "category": found.category,
+            "total": found.total,
+            "results": [Product.fields(r) for r in found.listings],
+        }
+
 
 class Offer(Product):
     matchedBy: Literal["self", "ean", "name_pack"]
     deliveryFee: float | None = Field(default=None, description="With includeDelivery=true")
     totalWithDelivery: float | None = Field(default=None, description="With includeDelivery=true")
+
+    @staticmethod
+    def offer_fields(o: catalog.Offer, include_delivery: bool) -> dict[str, Any]:
+        """The offer as this model's wire dict: the delivery fields only when delivery is included."""
+        body = {**Product.fields(o.listing), "matchedBy": o.matched_by}
+        if include_delivery:
+            body["deliveryFee"] = o.delivery_fee
+            body["totalWithDelivery"] = o.total_with_delivery
+        return body
 
 
 class Comparison(BaseModel):
@@ -169,6 +239,19 @@ class Comparison(BaseModel):
     offers: list[Offer]
     cheapest: Offer | None = Field(description="The cheapest offer in stock")
     saving: float | None
+
+    @staticmethod
+    def answer(c: catalog.Comparison) -> dict[str, Any]:
+        def offer(o: catalog.Offer) -> dict[str, Any]:
+            return Offer.offer_fields(o, c.include_delivery)
+
+        return {
+            "product": Product.fields(c.listing),
+            "includeDelivery": c.include_delivery,
+            "offers": [offer(o) for o in c.offers],
+            "cheapest": None if c.cheapest is None else offer(c.cheapest),
+            "saving": c.saving,
+        }
 
 
 class PriceObservation(BaseModel):
@@ -188,6 +271,31 @@ class ProductHistory(BaseModel):
     min: float | None
     max: float | None
     average: float | None
+
+    @staticmethod
+    def answer(h: catalog.PriceHistory) -> dict[str, Any]:
+        return {
+            "product": Product.fields(h.listing),
+            "days": h.days,
+            "observations": [_observation(o) for o in h.observations],
+            "min": h.min,
+            "max": h.max,
+            "average": h.average,
+        }
+
+
+def _observation(found: catalog.Observed) -> dict[str, Any]:
+    """A price observation as PriceObservation's wire dict."""
+    o = found.observation
+    return {
+        "price": catalog.cents(o.price_cents),
+        "unitPrice": None if o.unit_price_cents is None else round(o.unit_price_cents / 100, 4),
+        "unit": o.unit,
+        "inStock": o.in_stock,
+        "source": o.source,
+        "observedAt": iso(o.observed_at),
+        "stale": found.stale,
+    }
 
 
 class RetailerCount(BaseModel):
@@ -215,11 +323,37 @@ class CatalogStats(BaseModel):
     byCategory: list[CategoryCount]
     generatedAt: Timestamp
 
+    @staticmethod
+    def answer(s: catalog.CatalogStats) -> dict[str, Any]:
+        return {
+            "retailers": s.retailers,
+            "products": s.products,
+            "pricedProducts": s.priced_products,
+            "staleProducts": s.stale_products,
+            "observations": s.observations,
+            "quoteItemKeys": s.quote_item_keys,
+            "lastObservedAt": iso(s.last_observed_at),
+            "demoProducts": s.demo_products,
+            "byRetailer": [
+                {"retailer": r.slug, "name": r.name, "products": r.products, "demo": r.demo}
+                for r in s.by_retailer
+            ],
+            "byCategory": [{"category": c, "products": n} for c, n in s.by_category],
+            "generatedAt": iso(s.generated_at),
+        }
+
 
 class ScrapeQueued(BaseModel):
     productId: str
     jobId: str
     status: Literal["queued"]
+
+    @classmethod
+    def of(cls, q: scrape.Queued) -> ScrapeQueued:
+        return cls(productId=q.product_id, jobId=q.job_id, status="queued")
+
+
+PRICE_UNIT = "c/L"  # fuel prices are cents per litre
 
 
 class FuelStation(BaseModel):
@@ -235,11 +369,33 @@ class FuelStation(BaseModel):
     source: str
     demo: bool
 
+    @staticmethod
+    def fields(s: MarketFuelStation) -> dict[str, Any]:
+        """The station as this model's wire dict (the fuel answers are dicts checked by their operation's
+        Shape as they are written)."""
+        return {
+            "id": s.id,
+            "brand": s.brand,
+            "name": s.name,
+            "address": s.address,
+            "suburb": s.suburb,
+            "state": s.state,
+            "postcode": s.postcode,
+            "latitude": s.latitude,
+            "longitude": s.longitude,
+            "source": s.source,
+            "demo": s.demo,
+        }
+
 
 class FuelPrice(BaseModel):
     fuelType: FuelType
     price: float = Field(description="Cents per litre")
     pricedAt: Timestamp
+
+    @staticmethod
+    def fields(c: FuelCurrentPrice) -> dict[str, Any]:
+        return {"fuelType": c.fuel_type, "price": c.cents_per_litre, "pricedAt": iso(c.priced_at)}
 
 
 class PricedStation(FuelStation):
@@ -247,6 +403,15 @@ class PricedStation(FuelStation):
     price: float = Field(description="Cents per litre")
     priceUnit: Literal["c/L"]
     pricedAt: Timestamp
+
+    @staticmethod
+    def priced_fields(s: MarketFuelStation, c: FuelCurrentPrice) -> dict[str, Any]:
+        return FuelStation.fields(s) | {
+            "fuelType": c.fuel_type,
+            "price": c.cents_per_litre,
+            "priceUnit": PRICE_UNIT,
+            "pricedAt": iso(c.priced_at),
+        }
 
 
 class NearStation(PricedStation):
@@ -261,11 +426,33 @@ class NearMe(BaseModel):
     count: int
     stations: list[NearStation]
 
+    @staticmethod
+    def answer(found: fuel.NearMe) -> dict[str, Any]:
+        return {
+            "latitude": found.latitude,
+            "longitude": found.longitude,
+            "fuelType": found.fuel_type,
+            "radiusKm": found.radius_km,
+            "count": len(found.stations),
+            "stations": [
+                PricedStation.priced_fields(p.station, p.price) | {"distanceKm": p.distance_km}
+                for p in found.stations
+            ],
+        }
+
 
 class CheapestFuel(BaseModel):
     fuelType: FuelType
     state: AustralianState | None
     stations: list[PricedStation]
+
+    @staticmethod
+    def answer(found: fuel.Cheapest) -> dict[str, Any]:
+        return {
+            "fuelType": found.fuel_type,
+            "state": found.state,
+            "stations": [PricedStation.priced_fields(p.station, p.price) for p in found.stations],
+        }
 
 
 class FoundStation(FuelStation):
@@ -284,6 +471,21 @@ class FuelSearch(BaseModel):
     suburb: str | None
     count: int
     stations: list[FoundStation]
+
+    @staticmethod
+    def answer(found: fuel.StationSearch) -> dict[str, Any]:
+        def station(f: fuel.Found) -> dict[str, Any]:
+            s, c = f.station, f.price
+            item = PricedStation.priced_fields(s, c) if c is not None else FuelStation.fields(s)
+            return item | {"prices": [FuelPrice.fields(p) for p in f.prices]}
+
+        return {
+            "fuelType": found.fuel_type,
+            "state": found.state,
+            "suburb": found.suburb,
+            "count": len(found.stations),
+            "stations": [station(f) for f in found.stations],
+        }
 
 
 class FuelTypeSummary(BaseModel):
@@ -307,9 +509,36 @@ class FuelSummary(BaseModel):
     priceUnit: Literal["c/L"]
     generatedAt: Timestamp
 
+    @staticmethod
+    def answer(found: fuel.FuelSummary) -> dict[str, Any]:
+        def fuel_type(f: fuel.FuelTypeSummary) -> dict[str, Any]:
+            return {
+                "fuelType": f.fuel_type,
+                "stations": f.stations,
+                "min": f.min,
+                "max": f.max,
+                "average": f.average,
+                "latestPricedAt": iso(f.latest_priced_at),
+            }
+
+        states = [
+            {"state": st.state, "stations": st.stations, "fuelTypes": [fuel_type(f) for f in st.fuel_types]}
+            for st in found.states
+        ]
+        return {
+            "state": found.state,
+            "states": states,
+            "priceUnit": PRICE_UNIT,
+            "generatedAt": iso(found.generated_at),
+        }
+
 
 class StationDetail(FuelStation):
     prices: list[FuelPrice]
+
+    @staticmethod
+    def answer(found: fuel.StationPrices) -> dict[str, Any]:
+        return FuelStation.fields(found.station) | {"prices": [FuelPrice.fields(p) for p in found.prices]}
 
 
 class FuelHistoryEntry(FuelPrice):
@@ -321,6 +550,24 @@ class StationHistory(BaseModel):
     fuelType: FuelType | None
     days: int
     history: list[FuelHistoryEntry]
+
+    @staticmethod
+    def answer(found: fuel.StationHistory) -> dict[str, Any]:
+        history = [
+            {
+                "fuelType": p.fuel_type,
+                "price": p.cents_per_litre,
+                "pricedAt": iso(p.priced_at),
+                "source": p.source,
+            }
+            for p in found.history
+        ]
+        return {
+            "station": FuelStation.fields(found.station),
+            "fuelType": found.fuel_type,
+            "days": found.days,
+            "history": history,
+        }
 
 
 class NearMeQuery(Model):

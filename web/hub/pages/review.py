@@ -40,6 +40,7 @@ from web.hub.pages.session import (
     take_flash,
     ttl,
 )
+from web.hub.work.schemas import ReviewItem
 from web.kernel.forms import posted
 from web.kernel.html import Markup, page
 from web.kernel.request import context, runtime
@@ -66,7 +67,7 @@ async def render(
                 counts = await queues.waiting(session)
             if "curator" in roles:
                 found = await work_review.queue(session, status="deferred", limit=1, offset=0)
-                work_waiting = int(found["total"])
+                work_waiting = found.total
     response = page(
         title,
         body,
@@ -244,7 +245,8 @@ async def _lists(
         if "curator" in roles and queues.shows_work(filters):
             if filters.status is DeskStatus.OPEN:
                 work = await work_review.queue(session, status="deferred", limit=size, offset=offset("work"))
-                found_work = Page(tuple(work["submissions"]), int(work["total"]), offset("work"), size)
+                rows = tuple(ReviewItem.review_fields(r) for r in work.items)
+                found_work = Page(rows, work.total, offset("work"), size)
             else:  # waiting work is on the queue; answered, decided and all read the curators' decisions
                 decided_work = await queues.work_history(session, offset=offset("work"))
     body = views.queue(
@@ -488,9 +490,14 @@ async def _proposal_again(
     return await render(request, "Objected proposal", body, signed_in, status=status)
 
 
+async def _work_item(session: Any, submission_id: str) -> dict[str, Any]:
+    """A submission as the work page shows it: the review API's item by wire name (its ReviewItem)."""
+    return ReviewItem.review_fields(await work_review.item(session, submission_id))
+
+
 @guarded("curator", post=False)
 async def work_page(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
-    found = await _load(request, signed_in, "submission", work_review.item)
+    found = await _load(request, signed_in, "submission", _work_item)
     if isinstance(found, web.Response):
         return found
     return await render(request, "Deferred observation", views.work(found, signed_in.csrf_token), signed_in)
@@ -518,7 +525,7 @@ def _work_decision(decision: str) -> PageHandler:
                     )
             except DomainError as exc:
                 return await _work_again(request, signed_in, exc.status, _refused(exc), form)
-            observed = done.get("submission") if isinstance(done, dict) else None
+            observed = done.submission.submission
             product = observed.get("productName") if isinstance(observed, dict) else None
             flash = Flash(
                 "Observation ",
@@ -535,7 +542,7 @@ def _work_decision(decision: str) -> PageHandler:
 async def _work_again(
     request: web.Request, signed_in: SignedIn, status: int, error: str, form: dict[str, str]
 ) -> web.StreamResponse:
-    found = await _load(request, signed_in, "submission", work_review.item)
+    found = await _load(request, signed_in, "submission", _work_item)
     if isinstance(found, web.Response):
         return found
     body = views.work(found, signed_in.csrf_token, error=error, form=form)

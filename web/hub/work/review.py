@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -22,8 +22,9 @@ CURATOR = Staff(role="curator")
 DECIDE_ERRORS = {404: "Submission not found", 409: "Already decided, or still being validated"}
 
 
-def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "url": public_url(request, f"/api/review/work/{item['submissionId']}")}
+def _url(request: web.Request) -> Callable[[str], str]:
+    """A submission's address on the review API, from its id."""
+    return lambda submission_id: public_url(request, f"/api/review/work/{submission_id}")
 
 
 @routes.route(
@@ -38,8 +39,7 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
 async def queue(request: web.Request, query: ReviewQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await review.queue(session, status=query.status, limit=query.limit, offset=query.offset)
-    result["submissions"] = [_with_url(request, item) for item in result["submissions"]]
-    return result
+    return ReviewQueue.answer(result, _url(request))
 
 
 @routes.route(
@@ -54,7 +54,7 @@ async def queue(request: web.Request, query: ReviewQuery) -> Answer:
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         result = await review.item(session, request.match_info["submissionId"])
-    return _with_url(request, result)
+    return ReviewItem.answer_with(result, _url(request))
 
 
 @routes.route(
@@ -91,4 +91,4 @@ async def _decide(request: web.Request, decision: str, note: str) -> Answer:
         result = await review.decide(
             session, staff_context(request), request.match_info["submissionId"], decision=decision, note=note
         )
-    return _with_url(request, result)
+    return ReviewItem.answer_with(result, _url(request))

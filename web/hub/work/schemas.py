@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 from uuid import UUID
 
 from pydantic import Field
 
+from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
-from domain.work.claims import AssignmentStatusField, WorkType
+from domain.work import claims, review, submissions
+from domain.work.claims import AssignmentStatus, AssignmentStatusField, WorkType
+from domain.work.models import DefectKind, WorkDefect, WorkSubmission
 from domain.work.review import DefectStatus, DefectStatusField, SubmissionStatusField
 from domain.work.validator import VerdictField
 from web.hub.schemas import Model
@@ -30,6 +34,10 @@ class ClaimBody(Model):
         default=60, ge=1, le=1440, description="Lease length in minutes (default 60, at most 1440)."
     )
 
+    def item_key(self) -> object:
+        """The item key a price-observation claim asks for (`payload.itemKey`, as sent; None when absent)."""
+        return (self.payload or {}).get("itemKey")
+
 
 class Assignment(Exact):
     id: str
@@ -44,10 +52,32 @@ class Assignment(Exact):
     expiresAt: Timestamp = Field(description="Lease end when claimed; when unclaimed, when the offer lapses")
     createdAt: Timestamp
 
+    @classmethod
+    def of(cls, listed: claims.Listed) -> Assignment:
+        """The assignment; one whose lease lapsed reads as open work, nobody's."""
+        a = listed.assignment
+        return cls(
+            id=a.id,
+            workType=a.work_type,
+            payload=a.payload,
+            rewardCredits=a.reward_credits,
+            status=AssignmentStatus.OPEN if listed.lapsed else AssignmentStatus(a.status),
+            agentId=None if listed.lapsed else a.agent_id,
+            claimedAt=iso(a.claimed_at),
+            submittedAt=iso(a.submitted_at),
+            resolvedAt=iso(a.resolved_at),
+            expiresAt=iso(a.expires_at),
+            createdAt=iso(a.created_at),
+        )
+
 
 class Claimed(Exact):
     assignment: Assignment
     reused: bool = Field(description="True when the caller's own live claim of that type was returned")
+
+    @classmethod
+    def of(cls, c: claims.Claim) -> Claimed:
+        return cls(assignment=Assignment.of(claims.Listed(c.assignment)), reused=c.reused)
 
 
 class AssignmentsQuery(Model):
@@ -60,6 +90,11 @@ class Assignments(Exact):
     assignments: list[Assignment]
     count: int
     status: str | None
+
+    @classmethod
+    def of(cls, found: claims.AssignmentList) -> Assignments:
+        listed = [Assignment.of(a) for a in found.items]
+        return cls(assignments=listed, count=len(listed), status=found.status)
 
 
 class SubmitBody(Model):
@@ -97,6 +132,44 @@ class WorkResult(Exact):
     priceDefectId: str | None = None
     url: str = Field(description="Where to read this submission again")
 
+    @staticmethod
+    def fields_of(sub: WorkSubmission) -> dict[str, Any]:
+        """The submission by wire name, without its url. A field of one kind of work only (a spot-check's
+        defectIds, the price observation's or its defect's id once there is one) is left out, not null."""
+        body: dict[str, Any] = {
+            "submissionId": sub.id,
+            "assignmentId": sub.assignment_id,
+            "workType": sub.work_type,
+            "status": sub.status,
+            "accepted": sub.status == "accepted",
+            "deferred": sub.status == "deferred",
+            "creditsAwarded": sub.credits_awarded,
+            "creditsHeld": submissions.credits_held(sub),
+            "ledgerId": sub.ledger_ref,
+            "notes": sub.notes or _pending_note(sub),
+            "checks": sub.checks,
+            "decidedBy": sub.decided_by,
+        }
+        if sub.work_type == WorkType.APPLICABILITY_SPOTCHECK:
+            body["defectIds"] = list(sub.defect_ids)
+        if sub.price_observation_id:
+            body["priceObservationId"] = sub.price_observation_id
+        if sub.price_defect_id:
+            body["priceDefectId"] = sub.price_defect_id
+        return body
+
+    @classmethod
+    def answer(cls, sub: WorkSubmission, url: str) -> dict[str, Any]:
+        """The spec's work submit response, plus what a client needs to follow up, as this model's wire dict
+        (checked strictly by the operation's Shape as it is written)."""
+        return {**cls.fields_of(sub), "url": url}
+
+
+def _pending_note(sub: WorkSubmission) -> str:
+    if sub.status == "validating":
+        return f"validating: the outcome is not known yet; poll GET /api/work/submissions/{sub.id}"
+    return ""
+
 
 class WorkFeed(Exact):
     events: list[Event]
@@ -114,7 +187,7 @@ class DefectsQuery(Model):
 
 class Defect(Exact):
     id: str
-    kind: Literal["price", "applicability"]
+    kind: Literal[DefectKind.PRICE, DefectKind.APPLICABILITY]
     status: DefectStatusField
     reason: str
     detail: str
@@ -130,6 +203,27 @@ class Defect(Exact):
     resolvedBy: str | None
     resolutionNote: str | None
 
+    @classmethod
+    def of(cls, d: WorkDefect) -> Defect:
+        return cls(
+            id=d.id,
+            kind=DefectKind(d.kind),
+            status=DefectStatus(d.status),
+            reason=d.reason,
+            detail=d.detail,
+            scenario=d.scenario,
+            cluster=d.cluster,
+            submissionId=d.submission_id,
+            assignmentId=d.assignment_id,
+            submittedBy=d.agent_id,
+            agentName=d.agent_name,
+            data=d.data,
+            createdAt=iso(d.created_at),
+            resolvedAt=iso(d.resolved_at),
+            resolvedBy=d.resolved_by,
+            resolutionNote=d.resolution_note,
+        )
+
 
 class DefectFilter(Exact):
     status: str
@@ -143,6 +237,20 @@ class Defects(Exact):
     defects: list[Defect]
     count: int
     filter: DefectFilter
+
+    @classmethod
+    def of(cls, found: review.DefectList) -> Defects:
+        return cls(
+            defects=[Defect.of(d) for d in found.defects],
+            count=len(found.defects),
+            filter=DefectFilter(
+                status=found.status,
+                scenario=found.scenario,
+                cluster=found.cluster,
+                submittedBy=found.submitted_by,
+                limit=found.limit,
+            ),
+        )
 
 
 class ResolveDefectBody(Model):
@@ -174,6 +282,30 @@ class ReviewItem(WorkResult):
     decidedAt: Timestamp | None
     decisionNote: str | None
 
+    @staticmethod
+    def review_fields(r: review.Reviewed) -> dict[str, Any]:
+        """The submission as a curator reads it, by wire name, without its url (the review desk's pages
+        read these too)."""
+        sub, retailer = r.submission, r.retailer
+        return {
+            **WorkResult.fields_of(sub),
+            "agentId": sub.agent_id,
+            "agentName": sub.agent_name,
+            "submission": sub.submission,
+            "itemKey": sub.item_key,
+            "retailer": None
+            if retailer is None
+            else {"slug": retailer.slug, "name": retailer.name, "domain": retailer.domain},
+            "createdAt": iso(sub.created_at),
+            "decidedAt": iso(sub.decided_at),
+            "decisionNote": sub.decision_note,
+        }
+
+    @classmethod
+    def answer_with(cls, r: review.Reviewed, url: Callable[[str], str]) -> dict[str, Any]:
+        """This model's wire dict; `url` gives a submission's address from its id."""
+        return {**cls.review_fields(r), "url": url(r.submission.id)}
+
 
 class ReviewQueue(Exact):
     submissions: list[ReviewItem]
@@ -181,6 +313,16 @@ class ReviewQueue(Exact):
     limit: int
     offset: int
     status: str
+
+    @staticmethod
+    def answer(page: review.ReviewPage, url: Callable[[str], str]) -> dict[str, Any]:
+        return {
+            "submissions": [ReviewItem.answer_with(r, url) for r in page.items],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+            "status": page.status,
+        }
 
 
 class DecisionAcceptBody(Model):

@@ -51,9 +51,10 @@ async def claim(request: web.Request, body: ClaimBody) -> Answer:
             agent_context(request),
             work_type=body.workType,
             payload=body.payload,
+            item_key=body.item_key(),
             expires_in_minutes=body.expiresInMinutes,
         )
-    return result
+    return Claimed.of(result)
 
 
 @routes.route(
@@ -69,7 +70,7 @@ async def claim(request: web.Request, body: ClaimBody) -> Answer:
 async def assignments(request: web.Request, query: AssignmentsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         result = await claims.assignments(session, agent_context(request), status=query.status)
-    return result
+    return Assignments.of(result)
 
 
 def _submission_url(request: web.Request, submission_id: str) -> str:
@@ -78,7 +79,7 @@ def _submission_url(request: web.Request, submission_id: str) -> str:
 
 def _result(request: web.Request, sub: WorkSubmission) -> Answer:
     url = _submission_url(request, sub.id)
-    body = {**submissions.to_dict(sub), "url": url}
+    body = WorkResult.answer(sub, url)
     if sub.status == "validating":
         return Reply(body, status=202, headers={"Location": url, "Retry-After": "1"})
     return body
@@ -173,7 +174,7 @@ async def defects(request: web.Request, query: DefectsQuery) -> Answer:
             submitted_by=query.submittedBy,
             limit=query.limit,
         )
-    return result
+    return Defects.of(result)
 
 
 @routes.route(
@@ -195,4 +196,4 @@ async def resolve_defect(request: web.Request, body: ResolveDefectBody) -> Answe
             status=body.status,
             note=body.note,
         )
-    return result
+    return Defect.of(result)
