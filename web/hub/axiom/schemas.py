@@ -11,6 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.axiom import citations, import_run, keys, legislation
 from domain.axiom import facts as fact_records
 from domain.axiom.importers import FileKind
+from domain.axiom.legislation import Instrument as InstrumentRecord  # beside the `legislation` fields
+from domain.axiom.legislation import InstrumentPage as InstrumentPageRecord
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
 from domain.kernel.clock import iso
@@ -371,6 +373,17 @@ class LegislationProvenance(BaseModel):
     attribution: str | None = Field(description="The credit the source's licence asks for")
     sample: bool = Field(description="Concord's seeded sample: titles and headings, no statutory text")
 
+    @staticmethod
+    def fields(p: legislation.Provenance) -> dict[str, Any]:
+        return {
+            "sourceRegister": p.source_register,
+            "source": p.source,
+            "versionDate": _day(p.version_date),
+            "licence": p.licence,
+            "attribution": p.attribution,
+            "sample": p.sample,
+        }
+
 
 class LegislationSection(BaseModel):
     sectionId: str = Field(description="Pinpoint such as 's 19', 's 180(1)(a)', 'pt 2 div 1', 'sch 1 cl 2'")
@@ -387,6 +400,22 @@ class LegislationSection(BaseModel):
         description="The instrument's provenance (null: not recorded)"
     )
 
+    @staticmethod
+    def fields(s: legislation.Section, provenance: dict[str, Any] | None) -> dict[str, Any]:
+        return {
+            "sectionId": s.section_id,
+            "title": s.title,
+            "content": s.content,
+            "depth": s.depth,
+            "parentId": s.parent_id,
+            "order": s.order,
+            "status": s.status,
+            "amendedBy": s.amended_by,
+            "crossReferences": s.cross_references,
+            "notes": s.notes,
+            "provenance": provenance,
+        }
+
 
 class Amendment(BaseModel):
     title: str
@@ -394,6 +423,16 @@ class Amendment(BaseModel):
     commenced: Date | None
     description: str | None
     sections: list[str]
+
+    @staticmethod
+    def fields(a: legislation.Amendment) -> dict[str, Any]:
+        return {
+            "title": a.title,
+            "id": a.id,
+            "commenced": _day(a.commenced),
+            "description": a.description,
+            "sections": a.sections,
+        }
 
 
 class Instrument(BaseModel):
@@ -428,6 +467,43 @@ class Instrument(BaseModel):
     )
     amendments: list[Amendment] = Field(default_factory=list, description="With include=amendments")
 
+    @staticmethod
+    def answer(i: legislation.Instrument) -> dict[str, Any]:
+        """The instrument as this model's wire dict, checked strictly by the operation's Shape as it is
+        written: the parts not asked for (sections, amendments, versions) are left out, not sent empty, and
+        a section tree of thousands builds no model instances."""
+        provenance = LegislationProvenance.fields(i.provenance) if i.provenance else None
+        found: dict[str, Any] = {
+            "id": i.id,
+            "jurisdiction": i.jurisdiction,
+            "jurisdictionAbbreviation": i.jurisdiction_abbreviation,
+            "type": i.type,
+            "title": i.title,
+            "designation": i.designation,
+            "shortTitle": i.short_title,
+            "year": i.year,
+            "number": i.number,
+            "registerId": i.register_id,
+            "status": i.status,
+            "inForce": i.in_force,
+            "inForceDate": _day(i.in_force_date),
+            "lastAmendedDate": _day(i.last_amended_date),
+            "repealedDate": _day(i.repealed_date),
+            "administeredBy": i.administered_by,
+            "url": i.url,
+            "citation": i.citation,
+            "sectionCount": i.section_count,
+            "updatedAt": i.updated_at.isoformat(),
+            "provenance": provenance,
+        }
+        if i.sections is not None:
+            found["sections"] = [LegislationSection.fields(s, provenance) for s in i.sections]
+        if i.amendments is not None:
+            found["amendments"] = [Amendment.fields(a) for a in i.amendments]
+        if i.versions is not None:
+            found["versions"] = [d.isoformat() for d in i.versions]
+        return found
+
 
 class LegislationPage(BaseModel):
     legislation: list[Instrument]
@@ -438,11 +514,31 @@ class LegislationPage(BaseModel):
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
 
+    @staticmethod
+    def answer(page: InstrumentPageRecord, credits: int, links: dict[str, str | None]) -> dict[str, Any]:
+        return {
+            "legislation": [Instrument.answer(i) for i in page.instruments],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+            "hasMore": page.has_more,
+            "creditsRemaining": credits,
+            "_links": links,
+        }
+
 
 class LegislationDetail(BaseModel):
     legislation: Instrument
     sectionCount: int
     creditsRemaining: int
+
+    @staticmethod
+    def answer(i: InstrumentRecord, credits: int) -> dict[str, Any]:
+        return {
+            "legislation": Instrument.answer(i),
+            "sectionCount": i.section_count,
+            "creditsRemaining": credits,
+        }
 
 
 class SearchHit(BaseModel):
