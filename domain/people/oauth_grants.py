@@ -249,14 +249,14 @@ async def issue_code(
     return code
 
 
-def token_response(pair: dict[str, Any]) -> dict[str, Any]:
+def token_response(pair: user_sessions.TokenPair) -> dict[str, Any]:
     """A session's token pair as RFC 6749 §5.1 answers it."""
     return {
-        "access_token": pair["accessToken"],
+        "access_token": pair.access_token,
         "token_type": "Bearer",
-        "expires_in": pair["expiresIn"],
-        "refresh_token": pair["refreshToken"],
-        "scope": " ".join(pair["scopes"]),
+        "expires_in": pair.expires_in,
+        "refresh_token": pair.refresh_token,
+        "scope": " ".join(pair.scopes),
     }
 
 
