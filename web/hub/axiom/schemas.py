@@ -15,10 +15,12 @@ from domain.axiom.legislation import Instrument as InstrumentRecord  # beside th
 from domain.axiom.legislation import InstrumentPage as InstrumentPageRecord
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
+from domain.kernel import jurisdictions
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics.store import Tier, TopicStatus
 from web.hub.topics.read_models import SectionNode
+from web.kernel import errors
 from web.kernel.wire import Date, Timestamp
 
 # --- keys and usage ----------------------------------------------------------------------------------
@@ -674,6 +676,73 @@ class Resolution(BaseModel):
             asAt=_day(r.as_at),
             versionDate=_day(r.version_date),
         )
+
+
+# The error bodies of a citation not resolved (404 citation_not_resolved, citation_ambiguous; the 400
+# invalid_citation of a topic proposal's citations): how the citation was read and the instruments or topics
+# it may mean. Error bodies are not declared field by field in /openapi.json (errors.HubError allows extras);
+# these models are the one place their fields are written, by web/kernel/errors.py's render.
+
+
+class ParsedCitation(BaseModel):
+    kind: Literal["legislation", "standard"]
+    title: str
+    designation: str | None = Field(description="A standard's designation, in canonical form")
+    jurisdiction: str | None
+    section: str | None
+
+    @staticmethod
+    def answer(p: citations.Parsed) -> dict[str, Any]:
+        return {
+            "kind": p.kind,
+            "title": p.title,
+            "designation": p.designation.key if p.designation else None,
+            "jurisdiction": p.jurisdiction,
+            "section": p.section,
+        }
+
+
+class CitationCandidate(BaseModel):
+    docId: str
+    docType: InstrumentTypeField
+    title: str
+    jurisdiction: str
+    jurisdictionAbbreviation: str
+    verifiedRef: str
+    inForce: bool | None
+
+    @staticmethod
+    def answer(e: citations.Entry) -> dict[str, Any]:
+        return {
+            "docId": e.doc_id,
+            "docType": e.type,
+            "title": e.canonical_title,
+            "jurisdiction": e.jurisdiction,
+            "jurisdictionAbbreviation": jurisdictions.abbreviation(e.jurisdiction),
+            "verifiedRef": e.citation(),
+            "inForce": e.in_force,
+        }
+
+
+class TopicCandidate(BaseModel):
+    docId: str = Field(description="topic: followed by the topic's id")
+    docType: Literal["topic"]
+    title: str
+    jurisdiction: str | None
+
+    @staticmethod
+    def answer(c: citations.TopicCandidate) -> dict[str, Any]:
+        return {
+            "docId": f"topic:{c.topic_id}",
+            "docType": "topic",
+            "title": c.title,
+            "jurisdiction": c.jurisdiction,
+        }
+
+
+errors.writes(citations.Parsed, ParsedCitation.answer)
+errors.writes(citations.Entry, CitationCandidate.answer)
+errors.writes(citations.TopicCandidate, TopicCandidate.answer)
 
 
 # --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------
