@@ -313,9 +313,24 @@ async def _keep_version(
     )
 
 
+@dataclass(frozen=True)
+class Ingested:
+    """The ids of a batch's instruments by what ingest did with each."""
+
+    created: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    versioned: list[str]  # older compilations, kept as versions only
+
+    @property
+    def count(self) -> int:
+        """Instruments created or updated."""
+        return len(self.created) + len(self.updated)
+
+
 async def ingest(
     session: AsyncSession, ctx: Context, docs: list[InstrumentIn], *, bulk: bool = False
-) -> dict[str, Any]:
+) -> Ingested:
     """Upsert instruments (their sections and amendments are replaced). The doc row is read FOR UPDATE and
     then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise.
 
@@ -421,7 +436,7 @@ async def ingest(
             await session.execute(
                 insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
             )
-        audit.record(
+        audit.record(  # its data is a stored format
             session,
             ctx,
             "legislation.ingest",
@@ -444,13 +459,7 @@ async def ingest(
         await legislation_queries.index_pending(session, doc_ids=created + updated)
     if created or updated or versioned:
         await bump_generation(session)
-    return {
-        "created": created,
-        "updated": updated,
-        "unchanged": unchanged,
-        "versioned": versioned,
-        "count": len(created) + len(updated),
-    }
+    return Ingested(created, updated, unchanged, versioned)
 
 
 # ---------------------------------------------------------------------------------------------- reads

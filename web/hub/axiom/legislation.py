@@ -172,7 +172,7 @@ async def ingest(request: web.Request) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await legislation.ingest(session, staff_context(request), docs)
     citation_index(request).mark_stale()
-    return result
+    return IngestResult.of(result)
 
 
 MAX_FIELD = 4096

@@ -617,6 +617,12 @@ class IngestResult(BaseModel):
     versioned: list[str] = Field(description="Older compilations kept as versions only")
     count: int = Field(description="Instruments created or updated")
 
+    @classmethod
+    def of(cls, r: legislation.Ingested) -> IngestResult:
+        return cls(
+            created=r.created, updated=r.updated, unchanged=r.unchanged, versioned=r.versioned, count=r.count
+        )
+
 
 # --- citation resolution -----------------------------------------------------------------------------
 
