@@ -311,7 +311,7 @@ def cmd_ingest_legislation(settings: Settings, path: str) -> None:
     except (OSError, ValueError, DomainError) as exc:
         raise SystemExit(f"concord legislation ingest: {path}: {exc}") from None
 
-    async def run() -> dict[str, list[str]]:
+    async def run() -> legislation.Ingested:
         db = Database(settings.db_url)
         try:
             async with db.transaction() as session:
@@ -321,8 +321,8 @@ def cmd_ingest_legislation(settings: Settings, path: str) -> None:
 
     result = asyncio.run(run())
     print(
-        f"ingested {path}: {len(result['created'])} created, {len(result['updated'])} updated, "
-        f"{len(result['unchanged'])} unchanged"
+        f"ingested {path}: {len(result.created)} created, {len(result.updated)} updated, "
+        f"{len(result.unchanged)} unchanged"
     )
 
 

@@ -202,3 +202,36 @@ async def test_a_citation_of_no_imported_section_is_a_clear_400(hub, runtime, re
     assert words in body["detail"], body["detail"]
     listed = await (await hub.get(f"/api/pact/{topic_id}/proposals")).json()
     assert listed["total"] == 0
+
+
+async def test_a_citation_of_a_title_several_jurisdictions_hold_lists_them(hub, runtime, register):
+    """The 400 names the instruments the title may mean, as the resolver's 404 does (candidates)."""
+    staff = await staff_headers(runtime)
+    await ingest(hub, staff, FIRST, act("Sprocket Keeping Act 2031", "Vic", ("s 1", "Short title")))
+    topic_id, (author, *_rest) = await open_topic(hub, register)
+    body = await propose(
+        hub, topic_id, author, expect=400, citations=["legislation:Sprocket Keeping Act 2031 s 1"]
+    )
+    assert (body["error"], body["field"]) == ("invalid_citation", "citations")
+    assert [(c["docId"], c["jurisdictionAbbreviation"]) for c in body["candidates"]] == [
+        ("nsw-sprocket-keeping-act-2031", "NSW"),
+        ("vic-sprocket-keeping-act-2031", "Vic"),
+    ]
+    assert body["candidates"][0] == {
+        "docId": "nsw-sprocket-keeping-act-2031",
+        "docType": "act",
+        "title": "Sprocket Keeping Act 2031",
+        "jurisdiction": "AU-NSW",
+        "jurisdictionAbbreviation": "NSW",
+        "verifiedRef": "Sprocket Keeping Act 2031 (NSW)",
+        "inForce": True,
+    }
+    resolved = await resolve(hub, "Sprocket Keeping Act 2031 s 1", 404)
+    assert resolved["candidates"] == body["candidates"]
+    assert resolved["parsed"] == {
+        "kind": "legislation",
+        "title": "Sprocket Keeping Act 2031",
+        "designation": None,
+        "jurisdiction": None,
+        "section": "s 1",
+    }

@@ -104,15 +104,6 @@ class Parsed:
     designation_text: str | None = None
     pinpoint: pinpoints.Pinpoint | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "title": self.title,
-            "designation": self.designation.key if self.designation else None,
-            "jurisdiction": self.jurisdiction,
-            "section": self.section,
-        }
-
 
 def _strip_emphasis(text: str) -> str:
     return re.sub(r"(?<!\w)[*_]+|[*_]+(?!\w)", "", text)
@@ -196,17 +187,6 @@ class Entry:
         if self.status == "repealed" or self.repealed_date is not None:
             return False
         return True if self.in_force_date is not None else None
-
-    def candidate(self) -> dict[str, Any]:
-        return {
-            "docId": self.doc_id,
-            "docType": self.type,
-            "title": self.canonical_title,
-            "jurisdiction": self.jurisdiction,
-            "jurisdictionAbbreviation": jurisdictions.abbreviation(self.jurisdiction),
-            "verifiedRef": self.citation(),
-            "inForce": self.in_force,
-        }
 
 
 @dataclass
@@ -368,7 +348,7 @@ def _not_resolved(parsed: Parsed, detail: str, hint: str, suggestions: list[str]
         code="citation_not_resolved",
         resolved=False,
         citation=parsed.citation,
-        parsed=parsed.to_dict(),
+        parsed=parsed,
         hint=hint,
         suggestions=suggestions or [],
     )
@@ -507,8 +487,8 @@ def find_legislation(index: CitationIndex, parsed: Parsed) -> tuple[Entry, str] 
             code="citation_ambiguous",
             resolved=False,
             citation=parsed.citation,
-            parsed=parsed.to_dict(),
-            candidates=[e.candidate() for e in cands],
+            parsed=parsed,
+            candidates=cands,  # the Entry records: the web layer writes them (web/hub/axiom/schemas.py)
             hint="add the jurisdiction in parentheses after the title, e.g. '… 2011 (NSW) s 19'",
         )
     return next(iter(unique.values())), tier
@@ -555,6 +535,15 @@ async def compilation_at(session: AsyncSession, entry: Entry, as_at: date) -> En
     )
 
 
+@dataclass(frozen=True)
+class TopicCandidate:
+    """A verified topic a citation's title names, one of several (citation_ambiguous)."""
+
+    topic_id: str
+    title: str
+    jurisdiction: str | None
+
+
 async def resolve_topic(session: AsyncSession, parsed: Parsed, as_at: date | None = None) -> Resolved | None:
     title = parsed.title if parsed.kind == "legislation" else parsed.citation.strip()
     key = " ".join(title.casefold().split())
@@ -571,16 +560,8 @@ async def resolve_topic(session: AsyncSession, parsed: Parsed, as_at: date | Non
             code="citation_ambiguous",
             resolved=False,
             citation=parsed.citation,
-            parsed=parsed.to_dict(),
-            candidates=[
-                {
-                    "docId": f"topic:{t.id}",
-                    "docType": "topic",
-                    "title": t.title,
-                    "jurisdiction": t.jurisdiction,
-                }
-                for t in rows
-            ],
+            parsed=parsed,
+            candidates=[TopicCandidate(t.id, t.title, t.jurisdiction) for t in rows],
             hint="cite the exact topic title",
         )
     topic = rows[0]

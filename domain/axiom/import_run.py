@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from domain.axiom import bulk, importers, legislation
 from domain.axiom.provenance import Register
@@ -73,13 +72,13 @@ class Progress:
             return f"; full-text index rebuilt in {self.index_seconds:.1f} s"
         return ""
 
-    def add(self, result: dict[str, Any]) -> None:
-        for key in ("created", "updated", "unchanged", "versioned"):
-            value = result.get(key)
-            if isinstance(value, list):
-                setattr(self, key, getattr(self, key) + len(value))
-                if key in ("created", "updated"):
-                    self.ids += value[: max(0, 100 - len(self.ids))]
+    def add(self, result: legislation.Ingested) -> None:
+        self.created += len(result.created)
+        self.updated += len(result.updated)
+        self.unchanged += len(result.unchanged)
+        self.versioned += len(result.versioned)
+        for ids in (result.created, result.updated):
+            self.ids += ids[: max(0, 100 - len(self.ids))]
 
 
 def _size(path: Path) -> int:
@@ -107,14 +106,14 @@ def _write_state(state: Path, size: int, offset: int) -> None:
     os.replace(tmp, state)
 
 
-async def _ingest(db: Database, ctx: Context, docs: list[legislation.InstrumentIn]) -> dict[str, Any]:
+async def _ingest(db: Database, ctx: Context, docs: list[legislation.InstrumentIn]) -> legislation.Ingested:
     async with db.transaction() as session:
         return await legislation.ingest(session, ctx, docs)
 
 
 async def _ingest_bulk(
     db: Database, ctx: Context, docs: list[legislation.InstrumentIn], run_id: str
-) -> dict[str, Any]:
+) -> legislation.Ingested:
     async with db.transaction() as session:
         await bulk.heartbeat(session, run_id)
         return await legislation.ingest(session, ctx, docs, bulk=True)

@@ -6,8 +6,8 @@ import hashlib
 import json
 import re
 import uuid
-from dataclasses import dataclass
-from datetime import date
+from dataclasses import dataclass, replace
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -294,11 +294,15 @@ def _amendments(doc_id: str, doc: InstrumentIn) -> list[LegislationAmendment]:
 def _snapshot(
     doc: LegislationDoc, sections: list[LegislationSection], amendments: list[LegislationAmendment]
 ) -> dict[str, Any]:
-    """An instrument as it stands, whole (facts, provenance, sections, amendments): a kept version."""
-    data = doc_dict(doc, section_count=len(sections))
-    data["sections"] = [section_dict(s) for s in sorted(sections, key=lambda s: s.order)]
-    data["amendments"] = [amendment_dict(a) for a in amendments]
-    return data
+    """An instrument as it stands, whole (facts, provenance, sections, amendments): a kept version's
+    snapshot, a stored format (`_stored`)."""
+    whole = Instrument.of(
+        doc,
+        section_count=len(sections),
+        sections=[Section.of(s) for s in sorted(sections, key=lambda s: s.order)],
+        amendments=[Amendment.of(a) for a in amendments],
+    )
+    return _stored(whole)
 
 
 async def _keep_version(
@@ -309,9 +313,24 @@ async def _keep_version(
     )
 
 
+@dataclass(frozen=True)
+class Ingested:
+    """The ids of a batch's instruments by what ingest did with each."""
+
+    created: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    versioned: list[str]  # older compilations, kept as versions only
+
+    @property
+    def count(self) -> int:
+        """Instruments created or updated."""
+        return len(self.created) + len(self.updated)
+
+
 async def ingest(
     session: AsyncSession, ctx: Context, docs: list[InstrumentIn], *, bulk: bool = False
-) -> dict[str, Any]:
+) -> Ingested:
     """Upsert instruments (their sections and amendments are replaced). The doc row is read FOR UPDATE and
     then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise.
 
@@ -417,7 +436,7 @@ async def ingest(
             await session.execute(
                 insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
             )
-        audit.record(
+        audit.record(  # its data is a stored format
             session,
             ctx,
             "legislation.ingest",
@@ -440,13 +459,7 @@ async def ingest(
         await legislation_queries.index_pending(session, doc_ids=created + updated)
     if created or updated or versioned:
         await bump_generation(session)
-    return {
-        "created": created,
-        "updated": updated,
-        "unchanged": unchanged,
-        "versioned": versioned,
-        "count": len(created) + len(updated),
-    }
+    return Ingested(created, updated, unchanged, versioned)
 
 
 # ---------------------------------------------------------------------------------------------- reads
@@ -468,72 +481,271 @@ def in_force(doc: LegislationDoc) -> bool | None:
     return None
 
 
-def _d(value: date | None) -> str | None:
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where an instrument's text came from."""
+
+    source_register: str
+    source: str | None
+    version_date: date | None
+    licence: str | None
+    attribution: str | None
+
+    @property
+    def sample(self) -> bool:
+        """Concord's seeded sample: titles and headings, no statutory text."""
+        return self.source_register == Register.SAMPLE
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    section_id: str
+    title: str
+    content: str | None
+    depth: int
+    parent_id: str | None
+    order: int
+    status: str
+    amended_by: str | None
+    cross_references: list[str]
+    notes: str | None
+
+    @classmethod
+    def of(cls, s: LegislationSection) -> Section:
+        return cls(
+            s.section_id,
+            s.title,
+            s.content,
+            s.depth,
+            s.parent_id,
+            s.order,
+            s.status,
+            s.amended_by,
+            s.cross_references or [],
+            s.notes,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Amendment:
+    title: str
+    id: str | None
+    commenced: date | None
+    description: str | None
+    sections: list[str]
+
+    @classmethod
+    def of(cls, a: LegislationAmendment) -> Amendment:
+        return cls(a.amending_title, a.amending_id, a.commenced, a.description, a.sections or [])
+
+
+@dataclass(frozen=True, slots=True)
+class Instrument:
+    """An instrument as a read answers it: its facts (the derived ones, citation, inForce and the
+    jurisdiction's abbreviation, as they were worked out when it was read or its version kept) and the parts
+    asked for. A part that is None was not asked for (and is left out of the answer, not sent empty)."""
+
+    id: str
+    jurisdiction: str
+    jurisdiction_abbreviation: str
+    type: str
+    title: str
+    designation: str | None
+    short_title: str | None
+    year: int | None
+    number: str | None
+    register_id: str | None
+    status: str
+    in_force: bool | None
+    in_force_date: date | None
+    last_amended_date: date | None
+    repealed_date: date | None
+    administered_by: str | None
+    url: str | None
+    citation: str
+    section_count: int
+    updated_at: datetime
+    provenance: Provenance | None
+    sections: list[Section] | None = None
+    amendments: list[Amendment] | None = None
+    versions: list[date] | None = None  # one instrument's read: the compilation dates stored
+
+    @classmethod
+    def of(
+        cls,
+        doc: LegislationDoc,
+        *,
+        section_count: int,
+        sections: list[Section] | None = None,
+        amendments: list[Amendment] | None = None,
+    ) -> Instrument:
+        provenance = None
+        if doc.source_register is not None:
+            provenance = Provenance(
+                doc.source_register, doc.source, doc.version_date, doc.licence, doc.attribution
+            )
+        return cls(
+            id=doc.id,
+            jurisdiction=doc.jurisdiction,
+            jurisdiction_abbreviation=jurisdictions.abbreviation(doc.jurisdiction),
+            type=doc.type,
+            title=doc.title,
+            designation=doc.designation,
+            short_title=doc.short_title,
+            year=doc.year,
+            number=doc.number,
+            register_id=doc.register_id,
+            status=doc.status,
+            in_force=in_force(doc),
+            in_force_date=doc.in_force_date,
+            last_amended_date=doc.last_amended_date,
+            repealed_date=doc.repealed_date,
+            administered_by=doc.administered_by,
+            url=doc.url,
+            citation=citation_of(doc),
+            section_count=section_count,
+            updated_at=doc.updated_at,
+            provenance=provenance,
+            sections=sections,
+            amendments=amendments,
+        )
+
+
+@dataclass(frozen=True)
+class InstrumentPage:
+    instruments: list[Instrument]
+    total: int
+    limit: int
+    offset: int
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.instruments) < self.total
+
+
+# A kept version's snapshot (legislation_versions.snapshot) is a stored format: its keys and values stay
+# byte for byte as they were written, so what an earlier citation was verified against reads back the same.
+
+
+def _day(value: date | None) -> str | None:
     return value.isoformat() if value else None
 
 
-def section_dict(s: LegislationSection) -> dict[str, Any]:
+def _on_day(value: Any) -> date | None:
+    return date.fromisoformat(value) if value else None
+
+
+def _stored(inst: Instrument) -> dict[str, Any]:
+    """An instrument, whole (facts, provenance, sections, amendments), as a kept version stores it."""
+    p = inst.provenance
     return {
-        "sectionId": s.section_id,
-        "title": s.title,
-        "content": s.content,
-        "depth": s.depth,
-        "parentId": s.parent_id,
-        "order": s.order,
-        "status": s.status,
-        "amendedBy": s.amended_by,
-        "crossReferences": s.cross_references or [],
-        "notes": s.notes,
+        "id": inst.id,
+        "jurisdiction": inst.jurisdiction,
+        "jurisdictionAbbreviation": inst.jurisdiction_abbreviation,
+        "type": inst.type,
+        "title": inst.title,
+        "designation": inst.designation,
+        "shortTitle": inst.short_title,
+        "year": inst.year,
+        "number": inst.number,
+        "registerId": inst.register_id,
+        "status": inst.status,
+        "inForce": inst.in_force,
+        "inForceDate": _day(inst.in_force_date),
+        "lastAmendedDate": _day(inst.last_amended_date),
+        "repealedDate": _day(inst.repealed_date),
+        "administeredBy": inst.administered_by,
+        "url": inst.url,
+        "citation": inst.citation,
+        "sectionCount": inst.section_count,
+        "updatedAt": inst.updated_at.isoformat(),
+        "provenance": None
+        if p is None
+        else {
+            "sourceRegister": p.source_register,
+            "source": p.source,
+            "versionDate": _day(p.version_date),
+            "licence": p.licence,
+            "attribution": p.attribution,
+            "sample": p.sample,
+        },
+        "sections": [
+            {
+                "sectionId": s.section_id,
+                "title": s.title,
+                "content": s.content,
+                "depth": s.depth,
+                "parentId": s.parent_id,
+                "order": s.order,
+                "status": s.status,
+                "amendedBy": s.amended_by,
+                "crossReferences": s.cross_references,
+                "notes": s.notes,
+            }
+            for s in inst.sections or []
+        ],
+        "amendments": [
+            {
+                "title": a.title,
+                "id": a.id,
+                "commenced": _day(a.commenced),
+                "description": a.description,
+                "sections": a.sections,
+            }
+            for a in inst.amendments or []
+        ],
     }
 
 
-def amendment_dict(a: LegislationAmendment) -> dict[str, Any]:
-    return {
-        "title": a.amending_title,
-        "id": a.amending_id,
-        "commenced": _d(a.commenced),
-        "description": a.description,
-        "sections": a.sections or [],
-    }
-
-
-def provenance_dict(doc: LegislationDoc) -> dict[str, Any] | None:
-    if doc.source_register is None:
-        return None
-    return {
-        "sourceRegister": doc.source_register,
-        "source": doc.source,
-        "versionDate": _d(doc.version_date),
-        "licence": doc.licence,
-        "attribution": doc.attribution,
-        "sample": doc.source_register == Register.SAMPLE,
-    }
-
-
-def doc_dict(doc: LegislationDoc, *, section_count: int) -> dict[str, Any]:
-    return {
-        "id": doc.id,
-        "jurisdiction": doc.jurisdiction,
-        "jurisdictionAbbreviation": jurisdictions.abbreviation(doc.jurisdiction),
-        "type": doc.type,
-        "title": doc.title,
-        "designation": doc.designation,
-        "shortTitle": doc.short_title,
-        "year": doc.year,
-        "number": doc.number,
-        "registerId": doc.register_id,
-        "status": doc.status,
-        "inForce": in_force(doc),
-        "inForceDate": _d(doc.in_force_date),
-        "lastAmendedDate": _d(doc.last_amended_date),
-        "repealedDate": _d(doc.repealed_date),
-        "administeredBy": doc.administered_by,
-        "url": doc.url,
-        "citation": citation_of(doc),
-        "sectionCount": section_count,
-        "updatedAt": doc.updated_at.isoformat(),
-        "provenance": provenance_dict(doc),
-    }
+def _from_stored(snap: dict[str, Any]) -> Instrument:
+    """A kept version read back from its snapshot (as `_stored` wrote it)."""
+    p = snap.get("provenance")
+    return Instrument(
+        id=snap["id"],
+        jurisdiction=snap["jurisdiction"],
+        jurisdiction_abbreviation=snap["jurisdictionAbbreviation"],
+        type=snap["type"],
+        title=snap["title"],
+        designation=snap["designation"],
+        short_title=snap["shortTitle"],
+        year=snap["year"],
+        number=snap["number"],
+        register_id=snap["registerId"],
+        status=snap["status"],
+        in_force=snap["inForce"],
+        in_force_date=_on_day(snap["inForceDate"]),
+        last_amended_date=_on_day(snap["lastAmendedDate"]),
+        repealed_date=_on_day(snap["repealedDate"]),
+        administered_by=snap["administeredBy"],
+        url=snap["url"],
+        citation=snap["citation"],
+        section_count=snap["sectionCount"],
+        updated_at=datetime.fromisoformat(snap["updatedAt"]),
+        provenance=None
+        if p is None
+        else Provenance(
+            p["sourceRegister"], p["source"], _on_day(p["versionDate"]), p["licence"], p["attribution"]
+        ),
+        sections=[
+            Section(
+                s["sectionId"],
+                s["title"],
+                s["content"],
+                s["depth"],
+                s["parentId"],
+                s["order"],
+                s["status"],
+                s["amendedBy"],
+                s["crossReferences"],
+                s["notes"],
+            )
+            for s in snap.get("sections", [])
+        ],
+        amendments=[
+            Amendment(a["title"], a["id"], _on_day(a["commenced"]), a["description"], a["sections"])
+            for a in snap.get("amendments", [])
+        ],
+    )
 
 
 def parse_include(raw: str | None) -> set[str]:
@@ -551,9 +763,7 @@ def parse_include(raw: str | None) -> set[str]:
     return names
 
 
-async def _attach(
-    session: AsyncSession, docs: list[LegislationDoc], include: set[str]
-) -> list[dict[str, Any]]:
+async def _attach(session: AsyncSession, docs: list[LegislationDoc], include: set[str]) -> list[Instrument]:
     ids = [d.id for d in docs]
     counts = (
         dict(
@@ -568,28 +778,35 @@ async def _attach(
         if ids
         else {}
     )
-    out = {d.id: doc_dict(d, section_count=counts.get(d.id, 0)) for d in docs}
+    sections: dict[str, list[Section]] | None = None
+    amendments: dict[str, list[Amendment]] | None = None
     if "sections" in include and ids:
-        for d in ids:
-            out[d]["sections"] = []
+        sections = {d: [] for d in ids}
         rows = await session.scalars(
             select(LegislationSection)
             .where(LegislationSection.doc_id.in_(ids))
             .order_by(LegislationSection.doc_id, LegislationSection.order, LegislationSection.id)
         )
         for s in rows:
-            out[s.doc_id]["sections"].append(section_dict(s) | {"provenance": out[s.doc_id]["provenance"]})
+            sections[s.doc_id].append(Section.of(s))
     if "amendments" in include and ids:
-        for d in ids:
-            out[d]["amendments"] = []
+        amendments = {d: [] for d in ids}
         rows_a = await session.scalars(
             select(LegislationAmendment)
             .where(LegislationAmendment.doc_id.in_(ids))
             .order_by(LegislationAmendment.doc_id, LegislationAmendment.commenced, LegislationAmendment.id)
         )
         for a in rows_a:
-            out[a.doc_id]["amendments"].append(amendment_dict(a))
-    return [out[d] for d in ids]
+            amendments[a.doc_id].append(Amendment.of(a))
+    return [
+        Instrument.of(
+            d,
+            section_count=counts.get(d.id, 0),
+            sections=sections[d.id] if sections is not None else None,
+            amendments=amendments[d.id] if amendments is not None else None,
+        )
+        for d in docs
+    ]
 
 
 def _like(text: str) -> str:
@@ -605,7 +822,7 @@ async def list_docs(
     limit: int,
     offset: int,
     include: set[str],
-) -> dict[str, Any]:
+) -> InstrumentPage:
     stmt = select(LegislationDoc)
     if jurisdiction:
         stmt = stmt.where(LegislationDoc.jurisdiction.startswith(jurisdiction, autoescape=True))
@@ -631,29 +848,28 @@ async def list_docs(
             )
         ).all()
     )
-    return {
-        "legislation": await _attach(session, rows, include),
-        "total": total,
-        "limit": limit,
-        "offset": offset,
-        "hasMore": offset + len(rows) < total,
-    }
+    return InstrumentPage(await _attach(session, rows, include), total, limit, offset)
 
 
-def _one_section(data: dict[str, Any], section: str, title: str) -> None:
+def _one_section(inst: Instrument, section: str) -> Instrument:
+    """The instrument with only the section asked for and its subsections, cited to that section."""
+    sections = inst.sections or []
     wanted = normalise_section(section)
-    ids = section_map([s["sectionId"] for s in data["sections"]])  # `r 5` finds a stored `reg 5`
+    ids = section_map([s.section_id for s in sections])  # `r 5` finds a stored `reg 5`
     sid = ids.get(wanted) if wanted is not None else None
-    matched = [s for s in data["sections"] if s["sectionId"] in (sid, section)]
+    matched = [s for s in sections if s.section_id in (sid, section)]
     if not matched:
         raise NotFound(
-            f"section {section!r} is not in {title}",
+            f"section {section!r} is not in {inst.title}",
             code="section_not_found",
             hint="GET the instrument without section to list its sections",
         )
-    sid = matched[0]["sectionId"]
-    data["sections"] = [s for s in data["sections"] if s["sectionId"] == sid or s["parentId"] == sid]
-    data["citation"] = f"{data['citation']} {sid}"
+    sid = matched[0].section_id
+    return replace(
+        inst,
+        sections=[s for s in sections if s.section_id == sid or s.parent_id == sid],
+        citation=f"{inst.citation} {sid}",
+    )
 
 
 async def get_doc(
@@ -663,9 +879,10 @@ async def get_doc(
     section: str | None,
     include: set[str],
     as_at: date | None = None,
-) -> dict[str, Any]:
-    """One instrument with its sections; with as_at, the compilation in force at that date: the current one
-    when its version date is on or before it (or unknown), else the latest kept version on or before it."""
+) -> Instrument:
+    """One instrument with its sections and the compilation dates stored (`versions`); with as_at, the
+    compilation in force at that date: the current one when its version date is on or before it (or
+    unknown), else the latest kept version on or before it."""
     doc = await session.get(LegislationDoc, doc_id) if DOC_ID.match(doc_id) else None
     if doc is None:
         raise NotFound(
@@ -696,70 +913,64 @@ async def get_doc(
                 hint="versions lists the compilation dates stored",
                 versions=[d.isoformat() for d in versions],
             )
-        data: dict[str, Any] = dict(snap)
-        for s in data["sections"]:
-            s["provenance"] = data.get("provenance")
+        inst = _from_stored(snap)
         if "amendments" not in include:
-            data.pop("amendments", None)
+            inst = replace(inst, amendments=None)
     else:
-        data = (await _attach(session, [doc], include | {"sections"}))[0]
-    data["versions"] = sorted(
-        {*(d.isoformat() for d in versions), *([doc.version_date.isoformat()] if doc.version_date else [])}
-    )
-    if section is not None:
-        _one_section(data, section, doc.title)
-    return {"legislation": data, "sectionCount": data["sectionCount"]}
+        inst = (await _attach(session, [doc], include | {"sections"}))[0]
+    inst = replace(inst, versions=sorted({*versions, *([doc.version_date] if doc.version_date else [])}))
+    return _one_section(inst, section) if section is not None else inst
 
 
-def to_markdown(docs: list[dict[str, Any]]) -> str:
+def to_markdown(docs: list[Instrument]) -> str:
     parts = []
     for d in docs:
-        lines = [f"# {d['citation'] if d['type'] != 'standard' else d['designation'] + ' ' + d['title']}", ""]
-        facts = [
-            ("Id", d["id"]),
-            ("Type", d["type"]),
-            ("Jurisdiction", f"{d['jurisdiction']} ({d['jurisdictionAbbreviation']})"),
-            ("Year", d["year"]),
-            ("Number", d["number"]),
-            ("Register id", d["registerId"]),
-            ("Status", d["status"]),
-            ("In force from", d["inForceDate"]),
-            ("Last amended", d["lastAmendedDate"]),
-            ("Repealed", d["repealedDate"]),
-            ("Source", d["url"]),
+        lines = [f"# {d.citation if d.type != 'standard' else f'{d.designation} {d.title}'}", ""]
+        facts: list[tuple[str, object]] = [
+            ("Id", d.id),
+            ("Type", d.type),
+            ("Jurisdiction", f"{d.jurisdiction} ({d.jurisdiction_abbreviation})"),
+            ("Year", d.year),
+            ("Number", d.number),
+            ("Register id", d.register_id),
+            ("Status", d.status),
+            ("In force from", _day(d.in_force_date)),
+            ("Last amended", _day(d.last_amended_date)),
+            ("Repealed", _day(d.repealed_date)),
+            ("Source", d.url),
         ]
-        prov = d.get("provenance")
+        prov = d.provenance
         if prov:
             facts += [
                 (
                     "Provenance",
                     "Concord's sample: titles and headings only, no statutory text"
-                    if prov["sample"]
-                    else prov["sourceRegister"],
+                    if prov.sample
+                    else prov.source_register,
                 ),
-                ("Read from", prov["source"]),
-                ("Version (compilation) date", prov["versionDate"]),
-                ("Licence", prov["licence"]),
-                ("Attribution", prov["attribution"]),
+                ("Read from", prov.source),
+                ("Version (compilation) date", _day(prov.version_date)),
+                ("Licence", prov.licence),
+                ("Attribution", prov.attribution),
             ]
         lines += [f"- {k}: {v}" for k, v in facts if v not in (None, "")]
-        for s in d.get("sections") or []:
-            if s["sectionId"].endswith(")") and s["parentId"]:
+        for s in d.sections or []:
+            if s.section_id.endswith(")") and s.parent_id:
                 continue  # a subsection: its text is in its provision's
-            lines += ["", f"{'#' * min(6, 1 + s['depth'])} {s['sectionId']} {s['title']}"]
-            if s["status"] != "in_force":
-                lines += ["", f"*{s['status'].replace('_', ' ')}*"]
-            if s["content"]:
-                lines += ["", s["content"].strip()]
-            if s.get("notes"):
-                lines += ["", "> " + s["notes"].strip().replace("\n", "\n> ")]
-            if s.get("amendedBy"):
-                lines += ["", f"*amended: {s['amendedBy']}*"]
-        if d.get("amendments"):
+            lines += ["", f"{'#' * min(6, 1 + s.depth)} {s.section_id} {s.title}"]
+            if s.status != "in_force":
+                lines += ["", f"*{s.status.replace('_', ' ')}*"]
+            if s.content:
+                lines += ["", s.content.strip()]
+            if s.notes:
+                lines += ["", "> " + s.notes.strip().replace("\n", "\n> ")]
+            if s.amended_by:
+                lines += ["", f"*amended: {s.amended_by}*"]
+        if d.amendments:
             lines += ["", "## Amendments", ""]
             lines += [
-                f"- {a['title']}" + (f" (commenced {a['commenced']})" if a["commenced"] else "")
-                for a in d["amendments"]
+                f"- {a.title}" + (f" (commenced {_day(a.commenced)})" if a.commenced else "")
+                for a in d.amendments
             ]
         parts.append("\n".join(lines) + "\n")
     return "\n".join(parts)

@@ -32,4 +32,4 @@ def load_sample() -> list[legislation.InstrumentIn]:
 async def seed_legislation(session: AsyncSession) -> int:
     """Upserts every sample instrument by its stable id, so running it again changes nothing."""
     result = await legislation.ingest(session, SYSTEM, load_sample())
-    return int(result["count"])
+    return result.count

@@ -23,7 +23,6 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from sqlalchemy import select, update
@@ -249,17 +248,6 @@ async def issue_code(
     return code
 
 
-def token_response(pair: dict[str, Any]) -> dict[str, Any]:
-    """A session's token pair as RFC 6749 §5.1 answers it."""
-    return {
-        "access_token": pair["accessToken"],
-        "token_type": "Bearer",
-        "expires_in": pair["expiresIn"],
-        "refresh_token": pair["refreshToken"],
-        "scope": " ".join(pair["scopes"]),
-    }
-
-
 def _grant(description: str) -> OAuthError:
     return OAuthError("invalid_grant", description)
 
@@ -286,8 +274,8 @@ async def exchange_code(
     settings: Settings,
     client: OAuthClient,
     form: Mapping[str, str],
-) -> dict[str, Any] | Refused:
-    """grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6): the token response."""
+) -> user_sessions.TokenPair | Refused:
+    """grant_type=authorization_code (RFC 6749 §4.1.3, RFC 7636 §4.6): the session's first token pair."""
     code = _required(form, "code")
     redirect_uri = _required(form, "redirect_uri")
     verifier = _required(form, "code_verifier")
@@ -337,12 +325,12 @@ async def exchange_code(
         session_id=session_id,
     )
     row.session_id = session_id
-    return token_response(pair)
+    return pair
 
 
 async def refresh(
     session: AsyncSession, settings: Settings, client: OAuthClient, form: Mapping[str, str]
-) -> dict[str, Any] | Refused:
+) -> user_sessions.TokenPair | Refused:
     """grant_type=refresh_token (RFC 6749 §6): rotation; a token presented twice ends its session. A
     `scope` parameter narrows the new access token (not the grant: the next refresh without one gets the
     whole grant again); a scope outside the grant is invalid_scope, and the refresh token stays unused."""
@@ -364,7 +352,7 @@ async def refresh(
         raise OAuthError("invalid_scope", str(exc)) from None
     if isinstance(result, user_sessions.Refusal):
         return Refused(_grant(result.error.detail))
-    return token_response(result)
+    return result
 
 
 async def revoke(

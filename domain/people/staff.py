@@ -57,7 +57,8 @@ def _roles_of(row: StaffKey) -> list[Role]:
 
 
 def public(row: StaffKey) -> dict[str, Any]:
-    """A key as the operator may see it: never its secret nor its hash."""
+    """A key as the operator may see it: never its secret nor its hash. A stored format: the audit trail's
+    before/after of a key (the CLI prints it as it is); no API answers it."""
     return {
         "id": row.id,
         "name": row.name,
@@ -87,7 +88,7 @@ async def create(session: AsyncSession, *, name: str, roles: Iterable[str]) -> d
         row.id,
         after={"id": row.id, "name": name, "roles": chosen},
     )
-    return {**public(row), "apiKey": secret}
+    return {**public(row), "apiKey": secret}  # the CLI's: it prints the key once
 
 
 async def list_keys(session: AsyncSession) -> list[dict[str, Any]]:

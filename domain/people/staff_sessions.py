@@ -57,7 +57,7 @@ async def start(
         "staff.session.start",
         "staff_session",
         row.id,
-        after={"staffKeyId": member.actor.id, "expiresAt": iso(row.expires_at)},
+        after={"staffKeyId": member.actor.id, "expiresAt": iso(row.expires_at)},  # stored format (audit)
     )
     return token, SignedIn(row.id, member, row.csrf_token)
 

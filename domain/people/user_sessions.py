@@ -68,6 +68,21 @@ class Refusal:
     error: DomainError
 
 
+@dataclass(frozen=True)
+class TokenPair:
+    """A session's new pair of tokens (the access token's lifetime and the refresh token's, in seconds), the
+    scopes the access token holds, and the person they are for."""
+
+    access_token: str
+    token_type: str
+    expires_in: int
+    refresh_token: str
+    refresh_expires_in: int
+    scopes: list[str]
+    user: User
+    organisation: Organisation
+
+
 class NotGranted(Exception):
     """A refresh asked to narrow its access token to a scope its grant does not hold."""
 
@@ -191,7 +206,7 @@ def _pair(
     *,
     replaces: str | None = None,
     now: datetime | None = None,
-) -> dict[str, Any]:
+) -> TokenPair:
     """A new pair of the session: a sign-in's (random), or, replacing the refresh token `replaces`, one
     derived from it (its row keeps the access token's scopes, for a retry: `_replayed`)."""
     now = now or utcnow()
@@ -218,7 +233,7 @@ def _replayed(
     opened: UserSession,
     successor: RefreshToken,
     token: str,
-) -> dict[str, Any]:
+) -> TokenPair:
     """The pair a refresh with `token` issued, made again from the new refresh token's row: the access
     token has the same claims (issued at the row's creation, its scopes, the derived jti), so the same
     signature, and the refresh token is derived again."""
@@ -237,16 +252,17 @@ def _replayed(
 
 def _pair_body(
     settings: Settings, user: User, org: Organisation, access: str, refresh_token: str, scopes: list[str]
-) -> dict[str, Any]:
-    return {
-        "accessToken": access,
-        "tokenType": TOKEN_TYPE,
-        "expiresIn": settings.access_token_minutes * 60,
-        "refreshToken": refresh_token,
-        "refreshExpiresIn": settings.refresh_token_days * 86400,
-        "scopes": scopes,
-        "user": {"id": user.id, "email": user.email, "organisation": org.name, "organisationId": org.id},
-    }
+) -> TokenPair:
+    return TokenPair(
+        access_token=access,
+        token_type=TOKEN_TYPE,
+        expires_in=settings.access_token_minutes * 60,
+        refresh_token=refresh_token,
+        refresh_expires_in=settings.refresh_token_days * 86400,
+        scopes=scopes,
+        user=user,
+        organisation=org,
+    )
 
 
 async def login(
@@ -257,7 +273,7 @@ async def login(
     email: str,
     password: str,
     organisation: str | None = None,
-) -> dict[str, Any]:
+) -> TokenPair:
     """A new session and its first token pair; 401 with the same words whatever was wrong."""
     user, org = await verify_credentials(session, email=email, password=password, organisation=organisation)
     return await open_session(session, ctx, settings, user, org)
@@ -312,7 +328,7 @@ async def open_session(
     scopes: list[str] | None = None,
     audience: str | None = None,
     session_id: str | None = None,
-) -> dict[str, Any]:
+) -> TokenPair:
     """A new session of a person and its first token pair: the person's own sign-in, or (with `client_id`,
     `scopes` and `audience`) the one an OAuth client opens with an authorization code."""
     opened = UserSession(
@@ -327,6 +343,7 @@ async def open_session(
     await session.flush()
     pair = _pair(session, settings, user, org, opened)
     person_ctx = Context(actor=actor_of(user), request_id=ctx.request_id, country=ctx.country)
+    # The audit entries' data (a session opened, a refresh token reused) is a stored format.
     after = {"userId": user.id} if client_id is None else {"userId": user.id, "clientId": client_id}
     op = "people.session.login" if client_id is None else "people.session.oauth"
     audit.record(session, person_ctx, op, "user_session", opened.id, after=after)
@@ -350,7 +367,7 @@ async def refresh(
     *,
     client_id: str | None = None,
     narrow: list[str] | None = None,
-) -> dict[str, Any] | Refusal:
+) -> TokenPair | Refusal:
     """The next token pair for a refresh token, which is used up. A token presented again within
     `refresh_reuse_grace_seconds` of its use, while the new refresh token is unused, gets the very pair
     its use got (a client's retry, or two requests at once); otherwise it ends its session (the refusal
@@ -445,10 +462,8 @@ async def _retried(
     return successor if successor.used_at is None else None
 
 
-async def logout(
-    session: AsyncSession, *, refresh_token: str | None, person: Person | None
-) -> dict[str, Any]:
-    """End the session of a refresh token or of the access token's person (idempotent)."""
+async def logout(session: AsyncSession, *, refresh_token: str | None, person: Person | None) -> str:
+    """End the session of a refresh token or of the access token's person (idempotent); its id."""
     if refresh_token:
         session_id = await session.scalar(
             select(RefreshToken.session_id).where(
@@ -473,7 +488,7 @@ async def logout(
         audit.record(
             session, Context(actor=actor_of(user)), "people.session.logout", "user_session", session_id
         )
-    return {"loggedOut": True, "sessionId": session_id}
+    return session_id
 
 
 def _claims(settings: Settings, token: str, audiences: list[str]) -> dict[str, Any]:

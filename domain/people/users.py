@@ -93,7 +93,8 @@ def needs_rehash(stored: str) -> bool:
 
 
 def public(user: User, org: Organisation) -> dict[str, Any]:
-    """A person as the operator may see them: never the password hash."""
+    """A person as the operator may see them: never the password hash. A stored format: the audit trail's
+    before/after of a person (the CLI prints it as it is); no API answers it."""
     return {
         "id": user.id,
         "email": user.email,

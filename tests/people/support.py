@@ -22,4 +22,4 @@ async def person_headers(runtime: Any, *, org: str, scopes: list[str], email: st
         session.add(User(org_id=found.id, email=email, password_hash=hashed, scopes=scopes))
         await session.flush()
         pair = await sessions.login(session, SYSTEM, runtime.settings, email=email, password=PASSWORD)
-    return {"Authorization": f"Bearer {pair['accessToken']}"}
+    return {"Authorization": f"Bearer {pair.access_token}"}

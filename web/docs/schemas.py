@@ -21,6 +21,7 @@ from domain.documents.models import DocumentStatusField
 from domain.documents.proposals import ProposalStatus
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
+from domain.people import user_sessions
 from web.kernel.collaboration import ConstraintStatusQuery, ConstraintWithdrawal, IntentLifecycle
 from web.kernel.completions import STATUS_TEXT, SUMMARY_TEXT, DoneOut
 from web.kernel.sessions_wire import ContactIn
@@ -97,10 +98,27 @@ class TokenPair(Exact):
     scopes: list[str]
     user: SignedInUser
 
+    @classmethod
+    def of(cls, pair: user_sessions.TokenPair) -> TokenPair:
+        user, org = pair.user, pair.organisation
+        return cls(
+            accessToken=pair.access_token,
+            tokenType=pair.token_type,  # type: ignore[arg-type]  # user_sessions.TOKEN_TYPE
+            expiresIn=pair.expires_in,
+            refreshToken=pair.refresh_token,
+            refreshExpiresIn=pair.refresh_expires_in,
+            scopes=pair.scopes,
+            user=SignedInUser(id=user.id, email=user.email, organisation=org.name, organisationId=org.id),
+        )
+
 
 class LoggedOut(Exact):
     loggedOut: Literal[True]
     sessionId: str
+
+    @classmethod
+    def of(cls, session_id: str) -> LoggedOut:
+        return cls(loggedOut=True, sessionId=session_id)
 
 
 class DocumentListQuery(Model):

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 
 from aiohttp import web
 from pydantic import BaseModel, ConfigDict
@@ -41,6 +42,26 @@ _HTTP_CODES = {
 }
 
 
+R = TypeVar("R")
+
+# How an error field that a domain error holds as a record is written: by its web model, registered by the
+# area that owns the record (web/hub/axiom/schemas.py: a citation as parsed, its candidates), so the domain
+# writes no wire names for it. A list is written item by item; other values go out as they are.
+_WRITERS: dict[type[Any], Callable[[Any], Any]] = {}
+
+
+def writes(kind: type[R], write: Callable[[R], Any]) -> None:
+    """Write the error fields of type `kind` with `write` (a web model's wire dict)."""
+    _WRITERS[kind] = write
+
+
+def _written(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_written(v) for v in value]
+    write = _WRITERS.get(type(value))
+    return value if write is None else write(value)
+
+
 def code_for(status: int) -> str:
     return _HTTP_CODES.get(status, HTTPStatus(status).phrase.lower().replace(" ", "_"))
 
@@ -54,7 +75,7 @@ def render(
     extra: dict[str, Any] | None = None,
     headers: dict[str, str] | None = None,
 ) -> web.Response:
-    extra = {k: v for k, v in (extra or {}).items() if v is not None}
+    extra = {k: _written(v) for k, v in (extra or {}).items() if v is not None}
     if style == "problem":
         body = {
             "type": f"https://concord.local/problems/{code}",

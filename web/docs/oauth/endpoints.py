@@ -11,7 +11,6 @@ import base64
 import binascii
 from collections.abc import Collection
 from functools import wraps
-from typing import Any
 from urllib.parse import unquote
 
 from aiohttp import web
@@ -19,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.documents.servicekeys import SCOPES
 from domain.kernel.errors import DomainError, RateLimited
-from domain.people import oauth_clients, oauth_grants
+from domain.people import oauth_clients, oauth_grants, user_sessions
 from domain.people.models import OAuthClient
 from domain.people.oauth_clients import OAuthError
 from web.docs.oauth import urls
@@ -256,14 +255,14 @@ async def token(request: web.Request) -> Answer:
         raise OAuthError("unsupported_grant_type", "grant_type: authorization_code or refresh_token")
     async with rt.db.transaction() as session:
         client = await _client(request, session, form)
-        result: dict[str, Any] | oauth_grants.Refused
+        result: user_sessions.TokenPair | oauth_grants.Refused
         if grant == "authorization_code":
             result = await oauth_grants.exchange_code(session, context(request), rt.settings, client, form)
         else:
             result = await oauth_grants.refresh(session, rt.settings, client, form)
     if isinstance(result, oauth_grants.Refused):
         raise result.error  # after the revocation it caused is committed
-    return Reply(result, headers=NO_STORE)
+    return Reply(TokenResponse.of(result), headers=NO_STORE)
 
 
 @routes.route(

@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from domain.people import user_sessions
 from web.kernel.access import ServiceScope as Scope
 from web.kernel.wire import Exact
 
@@ -112,6 +113,17 @@ class TokenResponse(Exact):
         description="The scopes granted: those asked, left ticked on the consent page and held by the "
         "person; after a refresh with scope, that narrower set."
     )
+
+    @classmethod
+    def of(cls, pair: user_sessions.TokenPair) -> TokenResponse:
+        """A session's token pair as RFC 6749 §5.1 answers it."""
+        return cls(
+            access_token=pair.access_token,
+            token_type="Bearer",
+            expires_in=pair.expires_in,
+            refresh_token=pair.refresh_token,
+            scope=" ".join(pair.scopes),
+        )
 
 
 class RevokeRequest(BaseModel):

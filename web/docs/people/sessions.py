@@ -43,7 +43,7 @@ async def login(request: web.Request, body: LoginBody) -> Answer:
             password=body.password,
             organisation=body.organisation,
         )
-    return Reply(pair, headers=NO_STORE)
+    return Reply(TokenPair.of(pair), headers=NO_STORE)
 
 
 @routes.route(
@@ -66,7 +66,7 @@ async def refresh(request: web.Request, body: RefreshBody) -> Answer:
         result = await sessions.refresh(session, rt.settings, body.refreshToken)
     if isinstance(result, sessions.Refusal):
         raise result.error  # after the session's end is committed
-    return Reply(result, headers=NO_STORE)
+    return Reply(TokenPair.of(result), headers=NO_STORE)
 
 
 @routes.route(
@@ -84,5 +84,5 @@ async def logout(request: web.Request, body: LogoutBody) -> Answer:
     token = bearer_token(request)
     person = await person_of(request, token) if token and not body.refreshToken else None
     async with rt.db.transaction() as session:
-        done = await sessions.logout(session, refresh_token=body.refreshToken, person=person)
-    return done
+        ended = await sessions.logout(session, refresh_token=body.refreshToken, person=person)
+    return LoggedOut.of(ended)

@@ -109,7 +109,7 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> Ans
     jurisdiction = jurisdictions.prefix_filter(query.jurisdiction)
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
-        result = await legislation.list_docs(
+        page = await legislation.list_docs(
             session,
             jurisdiction=jurisdiction,
             type_=query.type,
@@ -119,10 +119,9 @@ async def list_legislation(request: web.Request, query: LegislationQuery) -> Ans
             include=include,
         )
     if query.format == "markdown":
-        return _markdown(legislation.to_markdown(result["legislation"]), credits)
-    result["creditsRemaining"] = credits
-    result["_links"] = page_links(request, offset=query.offset, limit=query.limit, has_more=result["hasMore"])
-    return result
+        return _markdown(legislation.to_markdown(page.instruments), credits)
+    links = page_links(request, offset=query.offset, limit=query.limit, has_more=page.has_more)
+    return LegislationPage.answer(page, credits, links)
 
 
 @routes.route(
@@ -173,7 +172,7 @@ async def ingest(request: web.Request) -> Answer:
     async with runtime(request).db.transaction() as session:
         result = await legislation.ingest(session, staff_context(request), docs)
     citation_index(request).mark_stale()
-    return result
+    return IngestResult.of(result)
 
 
 MAX_FIELD = 4096
@@ -277,10 +276,9 @@ async def get_legislation(request: web.Request, query: DocQuery) -> Answer:
     include = legislation.parse_include(query.include)
     credits = await spend_credit(request)
     async with runtime(request).db.read() as session:
-        result = await legislation.get_doc(
+        found = await legislation.get_doc(
             session, request.match_info["docId"], section=query.section, include=include, as_at=query.asAt
         )
     if query.format == "markdown":
-        return _markdown(legislation.to_markdown([result["legislation"]]), credits)
-    result["creditsRemaining"] = credits
-    return result
+        return _markdown(legislation.to_markdown([found]), credits)
+    return LegislationDetail.answer(found, credits)

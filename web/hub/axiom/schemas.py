@@ -11,12 +11,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from domain.axiom import citations, import_run, keys, legislation
 from domain.axiom import facts as fact_records
 from domain.axiom.importers import FileKind
+from domain.axiom.legislation import Instrument as InstrumentRecord  # beside the `legislation` fields
+from domain.axiom.legislation import InstrumentPage as InstrumentPageRecord
 from domain.axiom.legislation import InstrumentType, InstrumentTypeField
 from domain.axiom.provenance import Register
+from domain.kernel import jurisdictions
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics.store import Tier, TopicStatus
 from web.hub.topics.read_models import SectionNode
+from web.kernel import errors
 from web.kernel.wire import Date, Timestamp
 
 # --- keys and usage ----------------------------------------------------------------------------------
@@ -371,6 +375,17 @@ class LegislationProvenance(BaseModel):
     attribution: str | None = Field(description="The credit the source's licence asks for")
     sample: bool = Field(description="Concord's seeded sample: titles and headings, no statutory text")
 
+    @staticmethod
+    def fields(p: legislation.Provenance) -> dict[str, Any]:
+        return {
+            "sourceRegister": p.source_register,
+            "source": p.source,
+            "versionDate": _day(p.version_date),
+            "licence": p.licence,
+            "attribution": p.attribution,
+            "sample": p.sample,
+        }
+
 
 class LegislationSection(BaseModel):
     sectionId: str = Field(description="Pinpoint such as 's 19', 's 180(1)(a)', 'pt 2 div 1', 'sch 1 cl 2'")
@@ -387,6 +402,22 @@ class LegislationSection(BaseModel):
         description="The instrument's provenance (null: not recorded)"
     )
 
+    @staticmethod
+    def fields(s: legislation.Section, provenance: dict[str, Any] | None) -> dict[str, Any]:
+        return {
+            "sectionId": s.section_id,
+            "title": s.title,
+            "content": s.content,
+            "depth": s.depth,
+            "parentId": s.parent_id,
+            "order": s.order,
+            "status": s.status,
+            "amendedBy": s.amended_by,
+            "crossReferences": s.cross_references,
+            "notes": s.notes,
+            "provenance": provenance,
+        }
+
 
 class Amendment(BaseModel):
     title: str
@@ -394,6 +425,16 @@ class Amendment(BaseModel):
     commenced: Date | None
     description: str | None
     sections: list[str]
+
+    @staticmethod
+    def fields(a: legislation.Amendment) -> dict[str, Any]:
+        return {
+            "title": a.title,
+            "id": a.id,
+            "commenced": _day(a.commenced),
+            "description": a.description,
+            "sections": a.sections,
+        }
 
 
 class Instrument(BaseModel):
@@ -428,6 +469,43 @@ class Instrument(BaseModel):
     )
     amendments: list[Amendment] = Field(default_factory=list, description="With include=amendments")
 
+    @staticmethod
+    def answer(i: legislation.Instrument) -> dict[str, Any]:
+        """The instrument as this model's wire dict, checked strictly by the operation's Shape as it is
+        written: the parts not asked for (sections, amendments, versions) are left out, not sent empty, and
+        a section tree of thousands builds no model instances."""
+        provenance = LegislationProvenance.fields(i.provenance) if i.provenance else None
+        found: dict[str, Any] = {
+            "id": i.id,
+            "jurisdiction": i.jurisdiction,
+            "jurisdictionAbbreviation": i.jurisdiction_abbreviation,
+            "type": i.type,
+            "title": i.title,
+            "designation": i.designation,
+            "shortTitle": i.short_title,
+            "year": i.year,
+            "number": i.number,
+            "registerId": i.register_id,
+            "status": i.status,
+            "inForce": i.in_force,
+            "inForceDate": _day(i.in_force_date),
+            "lastAmendedDate": _day(i.last_amended_date),
+            "repealedDate": _day(i.repealed_date),
+            "administeredBy": i.administered_by,
+            "url": i.url,
+            "citation": i.citation,
+            "sectionCount": i.section_count,
+            "updatedAt": i.updated_at.isoformat(),
+            "provenance": provenance,
+        }
+        if i.sections is not None:
+            found["sections"] = [LegislationSection.fields(s, provenance) for s in i.sections]
+        if i.amendments is not None:
+            found["amendments"] = [Amendment.fields(a) for a in i.amendments]
+        if i.versions is not None:
+            found["versions"] = [d.isoformat() for d in i.versions]
+        return found
+
 
 class LegislationPage(BaseModel):
     legislation: list[Instrument]
@@ -438,11 +516,31 @@ class LegislationPage(BaseModel):
     creditsRemaining: int
     links: PageLinks = Field(alias="_links")
 
+    @staticmethod
+    def answer(page: InstrumentPageRecord, credits: int, links: dict[str, str | None]) -> dict[str, Any]:
+        return {
+            "legislation": [Instrument.answer(i) for i in page.instruments],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+            "hasMore": page.has_more,
+            "creditsRemaining": credits,
+            "_links": links,
+        }
+
 
 class LegislationDetail(BaseModel):
     legislation: Instrument
     sectionCount: int
     creditsRemaining: int
+
+    @staticmethod
+    def answer(i: InstrumentRecord, credits: int) -> dict[str, Any]:
+        return {
+            "legislation": Instrument.answer(i),
+            "sectionCount": i.section_count,
+            "creditsRemaining": credits,
+        }
 
 
 class SearchHit(BaseModel):
@@ -519,6 +617,12 @@ class IngestResult(BaseModel):
     versioned: list[str] = Field(description="Older compilations kept as versions only")
     count: int = Field(description="Instruments created or updated")
 
+    @classmethod
+    def of(cls, r: legislation.Ingested) -> IngestResult:
+        return cls(
+            created=r.created, updated=r.updated, unchanged=r.unchanged, versioned=r.versioned, count=r.count
+        )
+
 
 # --- citation resolution -----------------------------------------------------------------------------
 
@@ -578,6 +682,73 @@ class Resolution(BaseModel):
             asAt=_day(r.as_at),
             versionDate=_day(r.version_date),
         )
+
+
+# The error bodies of a citation not resolved (404 citation_not_resolved, citation_ambiguous; the 400
+# invalid_citation of a topic proposal's citations): how the citation was read and the instruments or topics
+# it may mean. Error bodies are not declared field by field in /openapi.json (errors.HubError allows extras);
+# these models are the one place their fields are written, by web/kernel/errors.py's render.
+
+
+class ParsedCitation(BaseModel):
+    kind: Literal["legislation", "standard"]
+    title: str
+    designation: str | None = Field(description="A standard's designation, in canonical form")
+    jurisdiction: str | None
+    section: str | None
+
+    @staticmethod
+    def answer(p: citations.Parsed) -> dict[str, Any]:
+        return {
+            "kind": p.kind,
+            "title": p.title,
+            "designation": p.designation.key if p.designation else None,
+            "jurisdiction": p.jurisdiction,
+            "section": p.section,
+        }
+
+
+class CitationCandidate(BaseModel):
+    docId: str
+    docType: InstrumentTypeField
+    title: str
+    jurisdiction: str
+    jurisdictionAbbreviation: str
+    verifiedRef: str
+    inForce: bool | None
+
+    @staticmethod
+    def answer(e: citations.Entry) -> dict[str, Any]:
+        return {
+            "docId": e.doc_id,
+            "docType": e.type,
+            "title": e.canonical_title,
+            "jurisdiction": e.jurisdiction,
+            "jurisdictionAbbreviation": jurisdictions.abbreviation(e.jurisdiction),
+            "verifiedRef": e.citation(),
+            "inForce": e.in_force,
+        }
+
+
+class TopicCandidate(BaseModel):
+    docId: str = Field(description="topic: followed by the topic's id")
+    docType: Literal["topic"]
+    title: str
+    jurisdiction: str | None
+
+    @staticmethod
+    def answer(c: citations.TopicCandidate) -> dict[str, Any]:
+        return {
+            "docId": f"topic:{c.topic_id}",
+            "docType": "topic",
+            "title": c.title,
+            "jurisdiction": c.jurisdiction,
+        }
+
+
+errors.writes(citations.Parsed, ParsedCitation.answer)
+errors.writes(citations.Entry, CitationCandidate.answer)
+errors.writes(citations.TopicCandidate, TopicCandidate.answer)
 
 
 # --- legislation ingest (the body as /openapi.json documents it) ----------------------------------------
