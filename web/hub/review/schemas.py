@@ -125,8 +125,8 @@ class EscalationItem(Exact):
     @staticmethod
     def fields(r: review_escalations.InQueue) -> dict[str, Any]:
         """The escalation with its context by wire name, all but its url (the review desk's pages read these
-        too). A dict, as it always was: a model instance would run the request-side validators of the
-        priority and decision vocabularies on an answer."""
+        too). A dict, as the answer always was: the operation checks it against the model, and its keys keep
+        their order (an `Answered` instance would list url before decision)."""
         esc, info = r.escalation, r.resource
         return {
             "escalationId": esc.id,
