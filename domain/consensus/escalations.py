@@ -19,9 +19,10 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import escalation_events
 from domain.consensus.models import Escalation, EscalationPriority, stored_priority
 from domain.kernel import audit, events, outbox, webhooks
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.db import Database, table_of
 from domain.kernel.errors import BadRequest
@@ -267,15 +268,7 @@ async def _record(
             ASKED_EVENT,
             ctx,
             section_id=section_id,
-            data={
-                "queryId": esc.id,
-                "agentId": actor.id,
-                "agentName": actor.name,
-                "question": message,
-                "sectionId": section_id,
-                "context": context,
-                "timeoutAt": iso(esc.timeout_at),
-            },
+            data=escalation_events.asked(esc, actor),
             correlation_id=esc.id,
         )
     else:
@@ -285,17 +278,12 @@ async def _record(
             "pact.escalation.created" if resource_type == "topic" else "pact.escalation.human",
             ctx,
             section_id=section_id,
-            data={
-                "escalationId": esc.id,
-                "message": message,
-                "priority": esc.priority,
-                "proposalId": proposal_id,
-            },
+            data=escalation_events.created(esc),
             # Part of its proposal's story when it names one; the answer links to it by the escalation's id.
             correlation_id=proposal_id or esc.id,
         )
     op = "human.ask" if question else "escalation.create"
-    audit.record(session, ctx, op, "escalation", esc.id, after=to_dict(esc))
+    audit.record(session, ctx, op, "escalation", esc.id, after=escalation_events.snapshot(esc))
     outbox.enqueue(session, NOTIFY_JOB, {"escalation_id": esc.id})
     return esc
 
@@ -371,7 +359,7 @@ async def close_raised_for(
             "pact.escalation.closed",
             ctx,
             section_id=section_id,
-            data={"escalationId": escalation_id, "proposalId": proposal_id, "reason": reason},
+            data=escalation_events.closed(escalation_id, proposal_id, reason),
             correlation_id=proposal_id,
             in_response_to=escalation_id,
         )
@@ -382,37 +370,10 @@ async def close_raised_for(
             "escalation",
             escalation_id,
             before={"status": EscalationStatus.OPEN.value},
-            after={"status": EscalationStatus.CLOSED.value, "reason": reason, "proposalId": proposal_id},
+            after=escalation_events.closed_audit(EscalationStatus.CLOSED.value, proposal_id, reason),
         )
         outbox.enqueue(session, CLOSED_JOB, {"escalation_id": escalation_id})
     return sorted(escalation_id for escalation_id, _section, _proposal in closed)
-
-
-def to_dict(esc: Escalation) -> dict[str, Any]:
-    """The escalation as the reviewers' webhook receives it."""
-    return {
-        "escalationId": esc.id,
-        "id": esc.id,
-        "kind": esc.kind,
-        "resourceType": esc.resource_type,
-        "resourceId": esc.resource_id,
-        "sectionId": esc.section_id,
-        "proposalId": esc.proposal_id,
-        "message": esc.message,
-        "question": esc.message,
-        "context": esc.context,
-        "timeoutAt": iso(esc.timeout_at),
-        "priority": stored_priority(esc.priority),
-        "status": esc.status,
-        "raisedBy": esc.raised_by_name,
-        "delivery": {
-            "status": esc.delivery_status,
-            "attempts": esc.delivery_attempts,
-            "error": esc.delivery_error,
-            "deliveredAt": iso(esc.delivered_at),
-        },
-        "createdAt": iso(esc.created_at),
-    }
 
 
 async def mark_failed(session: AsyncSession, payload: dict[str, Any], reason: str) -> None:
@@ -436,7 +397,7 @@ async def notify(db: Database, payload: dict[str, Any]) -> None:
             return
         esc.delivery_attempts += 1
         url = get_settings().escalation_webhook_url
-        body = {"event": "escalation.created", "escalation": to_dict(esc)}
+        body = {"event": "escalation.created", "escalation": escalation_events.snapshot(esc)}
     outcome: str | None = None  # None: delivered
     if url:
         try:
@@ -481,15 +442,7 @@ async def notify_closed(db: Database, payload: dict[str, Any]) -> None:
         esc = await session.get(Escalation, payload["escalation_id"])
         if esc is None or esc.status != EscalationStatus.CLOSED.value:
             return
-        body = {
-            "event": "escalation.closed",
-            "escalation": {
-                **to_dict(esc),
-                "reason": esc.resolution,
-                "closedBy": esc.resolved_by,
-                "closedAt": iso(esc.resolved_at),
-            },
-        }
+        body = escalation_events.closed_webhook(esc)
     try:
         # DeliveryFailed is raised: the job is retried
         await webhooks.post_json(url, body, idempotency_key=f"escalation.closed:{esc.id}")
@@ -661,12 +614,7 @@ async def expire_questions(session: AsyncSession) -> int:
             TIMED_OUT_EVENT,
             SYSTEM,
             section_id=esc.section_id,
-            data={
-                "queryId": esc.id,
-                "agentId": esc.raised_by,
-                "agentName": esc.raised_by_name,
-                "timeoutAt": iso(esc.timeout_at),
-            },
+            data=escalation_events.timed_out(esc),
             correlation_id=esc.id,
             in_response_to=esc.id,
         )
@@ -677,6 +625,6 @@ async def expire_questions(session: AsyncSession) -> int:
             "escalation",
             esc.id,
             before={"status": EscalationStatus.OPEN.value},
-            after={"status": EscalationStatus.TIMED_OUT.value, "timeoutAt": iso(esc.timeout_at)},
+            after=escalation_events.timed_out_audit(EscalationStatus.TIMED_OUT.value, esc),
         )
     return len(due)

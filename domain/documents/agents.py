@@ -8,7 +8,7 @@ PostgreSQL (SQLite writers are serialised anyway), and records an event and an a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
@@ -32,7 +32,7 @@ from domain.documents.membership import (
 )
 from domain.documents.models import Document, DocumentAgent, ServiceKey
 from domain.kernel import event_views, events, keys
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.ids import new_id
@@ -42,12 +42,22 @@ RESOURCE = "document"
 # ---- membership ----------------------------------------------------------------------------------
 
 
-async def join(
-    session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
-) -> DocumentAgent:
+@dataclass(frozen=True)
+class JoinRequest:
+    """What an agent asks for when it joins a document: its name, its document role (editor when None), the
+    capabilities it takes (all the role allows when None), the invite token it joins with, its contact."""
+
+    agent_name: str
+    role: str | None = None
+    capabilities: Sequence[str] | None = None
+    invite_token: str | None = None
+    contact: Mapping[str, str] | None = None
+
+
+async def join(session: AsyncSession, caller: Caller, document_id: str, asked: JoinRequest) -> DocumentAgent:
     """The caller's key joins the document as a new agent (the row a join answers)."""
     doc = await library.get(session, caller, document_id, for_update=True)
-    agent = await admit(session, caller, doc, body)
+    agent = await admit(session, caller, doc, asked)
     data = agent_events.joined(agent)
     await record(session, agent_ctx(caller, agent), doc, "pact.agent.joined", "document.join", data=data)
     return agent
@@ -57,7 +67,7 @@ async def admit(
     session: AsyncSession,
     caller: Caller,
     doc: Document,
-    body: dict[str, Any],
+    asked: JoinRequest,
     *,
     pact_role: sessions.PactRole | None = None,
     contact: Mapping[str, str] | None = None,
@@ -65,7 +75,7 @@ async def admit(
     """The membership of a join (the document locked by the caller), checked and added, with its session
     profile (the key's principal, the PACT role and contact declared; seen now); no event: the join records
     `pact.agent.joined`, an onboarding `pact.fabric.onboarded` instead (PACT §4.4.5)."""
-    name = " ".join(body["agentName"].split())
+    name = " ".join(asked.agent_name.split())
     if not name or not any(ch.isalnum() for ch in name):
         raise BadRequest("agentName must contain a letter or digit", field="agentName")
     if await membership(session, caller, doc) is not None:
@@ -79,15 +89,15 @@ async def admit(
     )
     if taken:
         raise Conflict(f"an agent named {name!r} is already on this document", code="agent.already_joined")
-    role = body.get("role") or "editor"
+    role = asked.role or "editor"
     agent = DocumentAgent(
         id=new_id(),
         document_id=doc.id,
         key_id=caller.key_id,
         agent_name=name,
         role=role,
-        capabilities=_capabilities(role, body.get("capabilities")),
-        invite_token_hash=_invite_hash(body.get("inviteToken")),
+        capabilities=_capabilities(role, asked.capabilities),
+        invite_token_hash=_invite_hash(asked.invite_token),
         status="active",
         joined_at=utcnow(),
     )
@@ -99,7 +109,7 @@ async def admit(
         agent.id,
         principal=caller.principal,
         pact_role=pact_role,
-        contact=contact if contact is not None else body.get("contact"),
+        contact=contact if contact is not None else asked.contact,
     )
     return agent
 
@@ -109,7 +119,7 @@ def _invite_hash(token: str | None) -> str | None:
     return keys.hash_key(token) if token else None
 
 
-def _capabilities(role: str, asked: list[str] | None) -> list[str]:
+def _capabilities(role: str, asked: Sequence[str] | None) -> list[str]:
     """The role's capabilities, or the ones asked for if the role grants them all (400 otherwise: the
     answer lists exactly what the agent may do, so asking for more is refused rather than dropped)."""
     allowed = ROLE_CAPABILITIES.get(role, ())
@@ -219,18 +229,36 @@ async def agents(session: AsyncSession, caller: Caller, document_id: str) -> lis
 # ---- content --------------------------------------------------------------------------------------
 
 
-async def content(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Content:
+    """A document's Markdown, or one section's (`section_id`), with the document's version."""
+
+    document_id: str
+    content: str
+    version: int
+    updated_at: datetime
+    section_id: str | None = None
+
+
+async def content(session: AsyncSession, caller: Caller, document_id: str) -> Content:
     doc = await library.get(session, caller, document_id)
-    return {
-        "documentId": doc.id,
-        "format": "markdown",
-        "content": library.require_ready(doc),
-        "version": doc.version,
-        "updatedAt": iso(doc.updated_at),
-    }
+    return Content(doc.id, library.require_ready(doc), doc.version, doc.updated_at)
 
 
 SECTIONS_PAGE = 1000  # sections a tree read answers at most (the REST read's default and largest page)
+
+
+@dataclass(frozen=True)
+class SectionTree:
+    """A document's sections: the whole tree (`sections` the top-level ones, each with its `children`), or
+    with `page` a page of them, flat in document order (a node's parent may be on an earlier page), with
+    the document's `total` and the `next_cursor` (None on the last page)."""
+
+    document_id: str
+    sections: list[sections.Section]
+    page: bool = False
+    total: int | None = None
+    next_cursor: str | None = None
 
 
 async def section_tree(
@@ -240,17 +268,16 @@ async def section_tree(
     *,
     limit: int | None = None,
     cursor: str | None = None,
-) -> dict[str, Any]:
+) -> SectionTree:
     """The section tree; with `limit` (or `cursor`) a page of it. A document with no more sections than
     the limit answers its whole tree as it always did; a larger one answers `limit` sections in document
-    order from the one after `cursor` (a section id: the `nextCursor` of the page before), as a tree
-    whose top nodes name their `parentId` when the parent is on an earlier page, with `total` and
-    `nextCursor` (null on the last page)."""
+    order from the one after `cursor` (a section id: the `next_cursor` of the page before), with `total`
+    and `next_cursor` (None on the last page)."""
     doc = await library.get(session, caller, document_id)
     content = await library.ready_content(doc)
     found = sections.parse(content)
     if cursor is None and (limit is None or len(found) <= limit):
-        return {"documentId": doc.id, "sections": sections.tree(content)}
+        return SectionTree(doc.id, [s for s in found if s.parent is None])
     start = 0
     if cursor is not None:
         at = next((n for n, s in enumerate(found) if s.id == cursor), None)
@@ -264,30 +291,8 @@ async def section_tree(
         start = at + 1
     size = limit or SECTIONS_PAGE
     page = found[start : start + size]
-    nodes: dict[str, dict[str, Any]] = {}
-    top: list[dict[str, Any]] = []
-    for sec in page:
-        node: dict[str, Any] = {
-            "sectionId": sec.id,
-            "title": sec.title,
-            "heading": sec.title,
-            "level": sec.level,
-        }
-        parent = nodes.get(sec.parent) if sec.parent else None
-        if parent is None:
-            node["parentId"] = sec.parent
-            top.append(node)
-        else:
-            parent["children"].append(node)
-        node["children"] = []
-        nodes[sec.id] = node
     more = start + size < len(found)
-    return {
-        "documentId": doc.id,
-        "sections": top,
-        "total": len(found),
-        "nextCursor": page[-1].id if more and page else None,
-    }
+    return SectionTree(doc.id, page, True, len(found), page[-1].id if more and page else None)
 
 
 def section_markdown(markdown: str, section_id: str) -> str:
@@ -307,58 +312,54 @@ def section_markdown(markdown: str, section_id: str) -> str:
 
 async def section_content(
     session: AsyncSession, caller: Caller, document_id: str, section_id: str
-) -> dict[str, Any]:
+) -> Content:
     """The Markdown of one section of the caller's document, with the document's version."""
     doc = await library.get(session, caller, document_id)
-    return {
-        "documentId": doc.id,
-        "sectionId": section_id,
-        "content": section_markdown(await library.ready_content(doc), section_id),
-        "version": doc.version,
-    }
+    markdown = section_markdown(await library.ready_content(doc), section_id)
+    return Content(doc.id, markdown, doc.version, doc.updated_at, section_id)
 
 
 # ---- escalation ----------------------------------------------------------------------------------
 
 
 async def escalate(
-    session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]
-) -> dict[str, Any]:
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    question: str | None,
+    message: str | None = None,
+    section_id: str | None = None,
+    proposal_id: str | None = None,
+    priority: str | None = None,
+) -> escalations.Raised:
+    """The agent's question for the human reviewers (`question` or `message`: see
+    escalations.question_of), about a section or a proposal of the document if it names one."""
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
-    question = escalations.question_of(body.get("question"), body.get("message"))
-    if body.get("sectionId"):
-        await section(doc, body["sectionId"])
-    if body.get("proposalId"):
+    text = escalations.question_of(question, message)
+    if section_id:
+        await section(doc, section_id)
+    if proposal_id:
         found = await session.scalar(
             select(Proposal.id).where(
-                Proposal.id == body["proposalId"],
+                Proposal.id == proposal_id,
                 Proposal.resource_type == "document",
                 Proposal.resource_id == doc.id,
             )
         )
         if found is None:
-            raise NotFound(f"proposal {body['proposalId']} not found", code="proposal.not_found")
-    result = await escalations.create(
+            raise NotFound(f"proposal {proposal_id} not found", code="proposal.not_found")
+    return await escalations.create(
         session,
         agent_ctx(caller, agent),
         resource_type="document",
         resource_id=doc.id,
-        message=question,
-        section_id=body.get("sectionId"),
-        proposal_id=body.get("proposalId"),
-        priority=body.get("priority") or "medium",
+        message=text,
+        section_id=section_id,
+        proposal_id=proposal_id,
+        priority=priority or "medium",
     )
-    return {
-        "escalationId": result.id,
-        "status": result.status,
-        "question": question,
-        "message": question,
-        "sectionId": result.section_id,
-        "proposalId": result.proposal_id,
-        "priority": result.priority,
-        "createdAt": iso(result.created_at),
-    }
 
 
 # ---- events and poll -------------------------------------------------------------------------------

@@ -34,9 +34,19 @@ class CommentPage:
     page_size: int
 
 
-async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) -> Comment:
-    doc = await library.get(session, caller, body["documentId"])
-    paragraph = body.get("paragraphId")
+async def create(
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    text: str,
+    paragraph_id: str | None = None,
+    author: str | None = None,
+) -> Comment:
+    """A comment on the caller's document, on a section (`paragraph_id` sec:…) or anywhere; by `author`, or
+    the caller's name."""
+    doc = await library.get(session, caller, document_id)
+    paragraph = paragraph_id
     if paragraph and paragraph.startswith("sec:") and doc.status == DocumentStatus.READY:
         await offload.outline(doc.content or "")
         if sections.find(doc.content or "", paragraph) is None:
@@ -47,8 +57,8 @@ async def create(session: AsyncSession, caller: Caller, body: dict[str, Any]) ->
         session,
         doc,
         caller,
-        text=body["text"],
-        author=body.get("author") or caller.name,
+        text=text,
+        author=author or caller.name,
         paragraph_id=paragraph,
         agent_id=None,
     )

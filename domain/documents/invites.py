@@ -42,6 +42,8 @@ class TokenJoin:
 
 
 def _invite_data(found: InviteView) -> dict[str, Any]:
+    """Stored format: the data of pact.invite.issued / .revoked and their audit entries (hashed into the
+    chain: its keys never change)."""
     return {
         "inviteId": found.id,
         "role": found.role,
@@ -124,10 +126,6 @@ async def join_with_token(
         key_id=key.id,
         name=key.name,
     )
-    joined = await agents.join(
-        session,
-        caller,
-        doc.id,
-        {"agentName": agent_name, "role": redeemed.role or DEFAULT_ROLE, "inviteToken": token},
-    )
+    asked = agents.JoinRequest(agent_name, role=redeemed.role or DEFAULT_ROLE, invite_token=token)
+    joined = await agents.join(session, caller, doc.id, asked)
     return TokenJoin(agent=joined, api_key=secret, document_id=doc.id, invite_id=redeemed.invite_id)

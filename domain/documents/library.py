@@ -13,12 +13,12 @@ from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import policies
-from domain.documents import blobs, docx_merge, export_docx, offload, sandbox, xmltext
+from domain.documents import blobs, docx_merge, export_docx, library_events, offload, sandbox, xmltext
 from domain.documents.access import Caller
 from domain.documents.detect import Unsupported, detect
 from domain.documents.models import Comment, Document, DocumentAgent, DocumentStatus, DocumentTag, ShareLink
 from domain.kernel import audit, events, outbox
-from domain.kernel.clock import iso, utcnow
+from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM
 from domain.kernel.db import Database
 from domain.kernel.errors import BadRequest, Conflict, NotFound, Unprocessable
@@ -61,10 +61,6 @@ def tag_rows(doc: Document) -> list[DocumentTag]:
     ]
 
 
-def approval_view(approval: policies.Approval) -> dict[str, Any]:
-    return {"approvalPolicy": approval.policy.value, "allowSelfApproval": approval.allow_self_approval}
-
-
 def title_from(filename: str | None) -> str:
     stem = Path((filename or "").replace("\x00", "")).stem
     title = " ".join(re.sub(r"[_]+", " ", stem).split())
@@ -86,23 +82,25 @@ async def get(
     return doc
 
 
-def summary(doc: Document) -> dict[str, Any]:
-    out = {
-        "id": doc.id,
-        "title": doc.title,
-        "status": doc.status,
-        "createdAt": iso(doc.created_at),
-        "updatedAt": iso(doc.updated_at),
-        "tags": list(doc.tags or []),
-        "format": doc.kind,
-        "mediaType": doc.media_type,
-        "sizeBytes": doc.size_bytes,
-        "version": doc.version,
-        **approval_view(policies.of(doc)),
-    }
-    if doc.status == DocumentStatus.FAILED:
-        out["error"] = doc.error
-    return out
+@dataclass(frozen=True)
+class DocumentPage:
+    """A page of the organisation's documents, newest first."""
+
+    rows: list[Document]
+    total: int
+    page: int
+    page_size: int
+
+
+@dataclass(frozen=True)
+class Metadata:
+    """A document with its counts: its reviewers (active reviewer agents and the addresses of its live share
+    links) and its comments."""
+
+    doc: Document
+    reviewers: int
+    comments_total: int
+    comments_resolved: int
 
 
 async def create(
@@ -119,7 +117,7 @@ async def create(
     title: str | None,
     tags: list[str],
     approval: policies.Approval = policies.DEFAULT_APPROVAL,
-) -> dict[str, Any]:
+) -> Document:
     now = utcnow()
     doc = Document(
         id=document_id,
@@ -150,9 +148,11 @@ async def create(
         caller.ctx,
         data={"title": doc.title, "format": kind},
     )
-    audit.record(session, caller.ctx, "document.upload", "document", doc.id, after=summary(doc))
+    audit.record(
+        session, caller.ctx, "document.upload", "document", doc.id, after=library_events.snapshot(doc)
+    )
     outbox.enqueue(session, CONVERT_JOB, {"document_id": doc.id})
-    return summary(doc)
+    return doc
 
 
 def new_document_id() -> str:
@@ -169,7 +169,7 @@ async def accept_upload(
     tags: str | list[str] | None,
     field: str,
     approval: policies.Approval = policies.DEFAULT_APPROVAL,
-) -> dict[str, Any]:
+) -> Document:
     """Type-check a staged upload from its bytes, keep it and record the document (conversion queued).
 
     The one path for REST multipart uploads and MCP base64 uploads; the staged file is discarded on any error.
@@ -278,7 +278,7 @@ CONVERT_JOB = Job("documents.convert", convert_job, on_failure=mark_failed, prep
 
 async def list_documents(
     session: AsyncSession, caller: Caller, *, tag: str | None, page: int, page_size: int
-) -> dict[str, Any]:
+) -> DocumentPage:
     """A page of the organisation's documents, newest first, optionally only those with a tag.
 
     Paged in SQL by offset (the spec's page and pageSize): the ids of the page are read off an index in
@@ -305,12 +305,7 @@ async def list_documents(
         ).all()
     )
     found = {d.id: d for d in (await session.scalars(select(Document).where(Document.id.in_(ids)))).all()}
-    return {
-        "data": [summary(found[i]) for i in ids],
-        "total": total,
-        "page": page,
-        "pageSize": page_size,
-    }
+    return DocumentPage([found[i] for i in ids], total, page, page_size)
 
 
 async def ids_starting(session: AsyncSession, caller: Caller, prefix: str, *, limit: int) -> list[str]:
@@ -350,7 +345,7 @@ async def reviewers_count(session: AsyncSession, doc: Document) -> int:
     return len(agents) + len(emails)
 
 
-async def metadata(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+async def metadata(session: AsyncSession, caller: Caller, document_id: str) -> Metadata:
     doc = await get(session, caller, document_id)
     total, resolved = (
         await session.execute(
@@ -359,11 +354,7 @@ async def metadata(session: AsyncSession, caller: Caller, document_id: str) -> d
             )
         )
     ).one()
-    return {
-        **summary(doc),
-        "reviewers": await reviewers_count(session, doc),
-        "comments": {"total": int(total or 0), "resolved": int(resolved or 0)},
-    }
+    return Metadata(doc, await reviewers_count(session, doc), int(total or 0), int(resolved or 0))
 
 
 def _docx_of(doc: Document, markdown: str) -> bytes:

@@ -7,7 +7,6 @@ active editors and reviewers except the author (and the author too where the pol
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy import bindparam, exists, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -16,7 +15,7 @@ from domain.consensus import engine as consensus
 from domain.consensus import locks, policies, profiles, sections, withdrawal
 from domain.consensus.models import Proposal
 from domain.consensus.session_models import SessionPresence
-from domain.documents import library
+from domain.documents import library, library_events
 from domain.documents.access import Caller
 from domain.documents.membership import WRITER_ROLES, agent_ctx, capabilities, member, require_writer
 from domain.documents.models import Document, DocumentAgent
@@ -151,23 +150,35 @@ def _can(agent: DocumentAgent, capability: str) -> None:
         raise Forbidden(f"this agent joined without the {capability} capability", code="capability.missing")
 
 
-async def propose(session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any]) -> Proposal:
+async def propose(
+    session: AsyncSession,
+    caller: Caller,
+    document_id: str,
+    *,
+    section_id: str,
+    content: str,
+    summary: str,
+    ttl_seconds: int | None = None,
+    proposal_id: str | None = None,
+) -> Proposal:
+    """The caller's agent proposes `content` for a section, open for votes `ttl_seconds` (DEFAULT_TTL when
+    None); `proposal_id` names it (propose_named), else it gets a new id."""
     doc = await library.get(session, caller, document_id, for_update=True)
     agent = await member(session, caller, doc)
     _can(agent, "propose")
     library.require_ready(doc)
     resource = DocumentResource(doc, locked=True)
-    await locks.assert_unlocked_for(session, resource, LOCK_RULES, body["sectionId"], agent.id)
+    await locks.assert_unlocked_for(session, resource, LOCK_RULES, section_id, agent.id)
     proposal = await consensus.propose(
         session,
         agent_ctx(caller, agent),
         resource,
         POLICY,
-        section_id=body["sectionId"],
-        new_content=body["content"],
-        summary=body["summary"],
-        ttl_seconds=int(body.get("ttlSeconds") or DEFAULT_TTL),
-        proposal_id=body.get("proposalId"),
+        section_id=section_id,
+        new_content=content,
+        summary=summary,
+        ttl_seconds=int(ttl_seconds or DEFAULT_TTL),
+        proposal_id=proposal_id,
     )
     return proposal
 
@@ -201,13 +212,11 @@ async def propose_named(
         session,
         caller,
         document_id,
-        {
-            "sectionId": section_id,
-            "content": text,
-            "summary": summary,
-            "ttlSeconds": ttl_seconds,
-            "proposalId": proposal_id,
-        },
+        section_id=section_id,
+        content=text,
+        summary=summary,
+        ttl_seconds=ttl_seconds,
+        proposal_id=proposal_id,
     ), True
 
 
@@ -280,7 +289,7 @@ async def set_approval(
     *,
     policy: policies.ApprovalPolicy | None,
     allow_self_approval: bool | None,
-) -> dict[str, Any]:
+) -> library.Metadata:
     """The document's owner (the key that uploaded it) sets its approval policy and self-approval flag."""
     doc = await library.get(session, caller, document_id, for_update=True)
     if doc.owner_key_id != caller.key_id:
@@ -302,7 +311,7 @@ async def set_approval(
             "document.approval_policy",
             "document",
             doc.id,
-            before=library.approval_view(before),
-            after=library.approval_view(resource.approval),
+            before=library_events.approval(before),
+            after=library_events.approval(resource.approval),
         )
     return await library.metadata(session, caller, doc.id)

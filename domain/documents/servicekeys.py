@@ -83,6 +83,8 @@ async def create(
 
 
 def public(key: ServiceKey, org: Organisation) -> dict[str, Any]:
+    """Stored format: the key as its audit entries keep it (never the secret), and as `concord keys list` and
+    `revoke` print it; no HTTP answer carries it."""
     return {
         "id": key.id,
         "name": key.name,

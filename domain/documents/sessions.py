@@ -6,7 +6,7 @@ counterparty is ever cross-org here. A document is never closed."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from dataclasses import replace
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -135,7 +135,7 @@ async def onboard(
     session: AsyncSession,
     caller: Caller,
     document_id: str,
-    join: dict[str, Any],
+    join: tap.JoinRequest,
     drafts: Sequence[sessions.ConstraintDraft],
     *,
     declared_role: PactRole | None = None,
@@ -145,16 +145,16 @@ async def onboard(
     """Join and publish constraints in one transaction (§4.4.5): every check first (the join's, then each
     constraint's), then the membership, one `pact.fabric.onboarded` event (no `pact.agent.joined`) and the
     constraints, whose `pact.constraint.published` events carry its id as their correlationId. A refusal
-    writes nothing. `join` is a join's body; without agentName the key's name is the agent's.
+    writes nothing. `join` is what a join asks for; without an agent name the key's name is the agent's.
     `declared_role` is PACT's role descriptor as the caller gave it (answered and recorded as given; the
-    document role is `join["role"]`); `ceilings` is the document's disclosure policy, if it has one."""
+    document role is `join.role`); `ceilings` is the document's disclosure policy, if it has one."""
     doc = await library.get(session, caller, document_id, for_update=True)
     if await membership(session, caller, doc) is not None:
         raise Conflict(
             "this key has already joined the document; publish more constraints with POST …/constraints",
             code="agent.already_joined",
         )
-    role = join.get("role") or "editor"
+    role = join.role or "editor"
     content = await library.ready_content(doc)
     sessions.check_constraints(
         content, drafts, may_publish=role in WRITER_ROLES, role=declared_role or role, ceilings=ceilings
@@ -163,7 +163,7 @@ async def onboard(
         session,
         caller,
         doc,
-        {**join, "agentName": join.get("agentName") or caller.name},
+        replace(join, agent_name=join.agent_name or caller.name),
         pact_role=declared_role,
         contact=contact,
     )

@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -24,7 +25,7 @@ from sqlalchemy.orm import defer
 from domain.consensus import engine as consensus
 from domain.consensus import sections
 from domain.consensus.models import Proposal, ProposalVote
-from domain.documents import comments, library, offload, proposals
+from domain.documents import comments, library, offload, proposals, share_events
 from domain.documents.access import Caller
 from domain.documents.models import Comment, Document, ShareLink, ShareLinkCode, ShareLinkSession
 from domain.kernel import audit, events, keys
@@ -75,7 +76,7 @@ def _domain(value: str) -> str:
     return value
 
 
-def _emails(values: list[str]) -> list[str]:
+def _emails(values: Sequence[str]) -> list[str]:
     out: list[str] = []
     for i, raw in enumerate(values):
         email = raw.strip()
@@ -89,13 +90,34 @@ def _emails(values: list[str]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+@dataclass(frozen=True)
+class Terms:
+    """What a new share link grants, as its owner asks for it."""
+
+    permission: str
+    access_mode: str
+    public: bool = False
+    reviewer_emails: Sequence[str] = ()
+    allowed_domain: str | None = None
+    expires_in_hours: int = 168
+
+
+@dataclass(frozen=True)
+class Created:
+    """A share link just made, with its token (shown this once: only its hash is kept) and review URL."""
+
+    link: ShareLink
+    token: str
+    url: str
+
+
 async def create(
-    session: AsyncSession, caller: Caller, document_id: str, body: dict[str, Any], *, base_url: str
-) -> dict[str, Any]:
+    session: AsyncSession, caller: Caller, document_id: str, terms: Terms, *, base_url: str
+) -> Created:
     doc = await library.get(session, caller, document_id)
-    mode = body["accessMode"]
-    emails = _emails(body.get("reviewerEmails") or [])
-    domain = _domain(body["allowedDomain"]) if body.get("allowedDomain") else None
+    mode = terms.access_mode
+    emails = _emails(terms.reviewer_emails)
+    domain = _domain(terms.allowed_domain) if terms.allowed_domain else None
     if mode == "closed-individual" and not emails:
         raise BadRequest("accessMode closed-individual needs reviewerEmails", field="reviewerEmails")
     if mode == AccessMode.CLOSED_ORG:
@@ -113,49 +135,21 @@ async def create(
         document_id=doc.id,
         org_id=doc.org_id,
         token_hash=keys.hash_key(token),
-        permission=body["permission"],
+        permission=terms.permission,
         access_mode=mode,
-        public=bool(body.get("public")),
+        public=bool(terms.public),
         reviewer_emails=emails,
         allowed_domain=domain,
         created_by=caller.key_id,
         created_at=now,
-        expires_at=now + timedelta(hours=int(body.get("expiresInHours") or 168)),
+        expires_at=now + timedelta(hours=int(terms.expires_in_hours or 168)),
     )
     session.add(link)
     await session.flush()
-    view = public_view(link)
-    events.append(session, library.stream(doc.id), "pact.share-link.created", caller.ctx, data=view)
-    audit.record(session, caller.ctx, "share_link.create", "share_link", link.id, after=view)
-    return {
-        "token": token,
-        "url": f"{base_url}/share/{token}",
-        "expiresAt": iso(link.expires_at),
-        **view,
-    }
-
-
-def public_view(link: ShareLink) -> dict[str, Any]:
-    return {
-        "id": link.id,
-        "documentId": link.document_id,
-        "permission": link.permission,
-        "accessMode": link.access_mode,
-        "public": link.public,
-        "reviewerEmails": list(link.reviewer_emails or []),
-        "allowedDomain": link.allowed_domain,
-        "expiresAt": iso(link.expires_at),
-    }
-
-
-def owner_view(link: ShareLink) -> dict[str, Any]:
-    """What the owner organisation sees of a link in its list (never the token: only its hash is kept)."""
-    return {
-        **public_view(link),
-        "createdAt": iso(link.created_at),
-        "revokedAt": iso(link.revoked_at),
-        "state": state(link),
-    }
+    data = share_events.link(link)
+    events.append(session, library.stream(doc.id), "pact.share-link.created", caller.ctx, data=data)
+    audit.record(session, caller.ctx, "share_link.create", "share_link", link.id, after=data)
+    return Created(link, token, f"{base_url}/share/{token}")
 
 
 def state(link: ShareLink) -> str:
@@ -167,7 +161,15 @@ def state(link: ShareLink) -> str:
 # ---- the owner's side: list, revoke --------------------------------------------------------------------
 
 
-async def list_links(session: AsyncSession, caller: Caller, document_id: str) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Links:
+    """A document's share links, oldest first (revoked and expired ones included)."""
+
+    document_id: str
+    links: list[ShareLink]
+
+
+async def list_links(session: AsyncSession, caller: Caller, document_id: str) -> Links:
     doc = await library.get(session, caller, document_id)
     rows = (
         await session.scalars(
@@ -176,10 +178,10 @@ async def list_links(session: AsyncSession, caller: Caller, document_id: str) ->
             .order_by(ShareLink.created_at, ShareLink.id)
         )
     ).all()
-    return {"documentId": doc.id, "data": [owner_view(link) for link in rows]}
+    return Links(doc.id, list(rows))
 
 
-async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_id: str) -> dict[str, Any]:
+async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_id: str) -> ShareLink:
     doc = await library.get(session, caller, document_id)
     link = await session.scalar(
         select(ShareLink).where(ShareLink.id == link_id, ShareLink.document_id == doc.id).with_for_update()
@@ -188,17 +190,21 @@ async def revoke(session: AsyncSession, caller: Caller, document_id: str, link_i
     )
     if link is None:
         raise NotFound(f"share link {link_id} not found on document {doc.id}", code="share_link_not_found")
-    before = owner_view(link)
+    before = share_events.owned(link, state(link))
     if link.revoked_at is None:
         link.revoked_at = utcnow()
         link.revoked_by = caller.key_id
         await session.execute(delete(ShareLinkSession).where(ShareLinkSession.link_id == link.id))
         events.append(
-            session, library.stream(doc.id), "pact.share-link.revoked", caller.ctx, data={"linkId": link.id}
+            session,
+            library.stream(doc.id),
+            "pact.share-link.revoked",
+            caller.ctx,
+            data=share_events.revoked(link),
         )
-    view = owner_view(link)
-    audit.record(session, caller.ctx, "share_link.revoke", "share_link", link.id, before=before, after=view)
-    return view
+    after = share_events.owned(link, state(link))
+    audit.record(session, caller.ctx, "share_link.revoke", "share_link", link.id, before=before, after=after)
+    return link
 
 
 # ---- the holder's side: a live link, its session, the address proof -------------------------------------
@@ -233,15 +239,10 @@ async def live_link(session: AsyncSession, token: str, *, content: bool = True) 
     return link, doc
 
 
-def lookup_view(link: ShareLink, doc: Document) -> dict[str, Any]:
-    """What any holder of the token may know before proving an address: the link's terms and the
-    document's title (the reviewer list stays with the owner: GET /api/documents/{id}/share-links)."""
-    return {**public_view(link), "reviewerEmails": [], "title": doc.title, "status": doc.status}
-
-
-async def lookup(session: AsyncSession, token: str) -> dict[str, Any]:
-    link, doc = await live_link(session, token)
-    return lookup_view(link, doc)
+async def lookup(session: AsyncSession, token: str) -> tuple[ShareLink, Document]:
+    """What any holder of the token may know before proving an address: the link's terms and its document
+    (the reviewer list stays with the owner: GET /api/documents/{id}/share-links)."""
+    return await live_link(session, token)
 
 
 def needs_proof(link: ShareLink) -> bool:
@@ -463,7 +464,7 @@ async def confirm_code(
     row.email = email
     row.verified_at = now
     audit.record(
-        session, ctx, "share_link.verify", "share_link", link.id, after={"email": email, "sessionId": row.id}
+        session, ctx, "share_link.verify", "share_link", link.id, after=share_events.verified(email, row)
     )
     return CodeCheck(True, "address proven", cookie=cookie, session=row)
 
@@ -582,7 +583,7 @@ class SharedView:
     (empty until ready, or when left out), its section tree, its comments and, for a FullReview link, its
     objected proposals."""
 
-    link: dict[str, Any]
+    link: ShareLink
     reviewer: str | None
     doc: Document
     content: str
@@ -615,7 +616,7 @@ async def document_view(session: AsyncSession, visit_: Visit, *, with_sections: 
         )
     ).all()
     return SharedView(
-        link=lookup_view(link, doc),
+        link=link,
         reviewer=visit_.email,
         doc=doc,
         content=content,
@@ -625,15 +626,19 @@ async def document_view(session: AsyncSession, visit_: Visit, *, with_sections: 
     )
 
 
-async def add_comment(session: AsyncSession, ctx: Context, visit_: Visit, body: dict[str, Any]) -> Comment:
+async def add_comment(
+    session: AsyncSession,
+    ctx: Context,
+    visit_: Visit,
+    *,
+    text: str,
+    paragraph_id: str | None = None,
+    author: str | None = None,
+) -> Comment:
     require_admitted(visit_)
     require_permission(visit_.link, "CommentOnly", "commenting")
-    who = reviewer_caller(ctx, visit_, body.get("author"))
-    return await comments.create(
-        session,
-        who,
-        {"documentId": visit_.doc.id, "text": body["text"], "paragraphId": body.get("paragraphId") or None},
-    )
+    who = reviewer_caller(ctx, visit_, author)
+    return await comments.create(session, who, visit_.doc.id, text=text, paragraph_id=paragraph_id or None)
 
 
 async def resolve_comment(session: AsyncSession, ctx: Context, visit_: Visit, comment_id: str) -> Comment:
@@ -661,13 +666,9 @@ async def decide(
     proposal = await consensus.decide_paused(
         session, ctx, resource, proposals.POLICY, proposal_id, approve=decision == "approve"
     )
-    data = {
-        "proposalId": proposal.id,
-        "decision": decision,
-        "note": note,
-        "reviewer": visit_.email,
-        "shareLinkId": visit_.link.id,
-    }
+    data = share_events.decided(
+        proposal.id, decision=decision, note=note, reviewer=visit_.email, link_id=visit_.link.id
+    )
     events.append(
         session,
         library.stream(visit_.doc.id),

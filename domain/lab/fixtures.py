@@ -274,7 +274,7 @@ class Lab:
                     session,
                     caller,
                     resource.resource_id,
-                    {"agentName": member.agent_name, "role": member.role},
+                    agents.JoinRequest(member.agent_name, role=member.role),
                 )
                 # The vector's session facts: the PACT role and contact it declared, when it was last seen.
                 seen = last_seen_of(member, utcnow())
@@ -303,20 +303,18 @@ class Lab:
         if resource.proposals:
             author = await self._caller(AUTHOR)
             async with self.db.transaction() as session:
-                await agents.join(session, author, resource.resource_id, {"agentName": "lab-author"})
+                await agents.join(session, author, resource.resource_id, agents.JoinRequest("lab-author"))
             for proposal in resource.proposals:
                 async with self.db.transaction() as session:
                     await proposals.propose(
                         session,
                         author,
                         resource.resource_id,
-                        {
-                            "sectionId": proposal.section_id,
-                            "content": f"Proposed text ({proposal.proposal_id}).",
-                            "summary": proposal.summary,
-                            "ttlSeconds": PROPOSAL_TTL_SECONDS,
-                            "proposalId": proposal.proposal_id,
-                        },
+                        section_id=proposal.section_id,
+                        content=f"Proposed text ({proposal.proposal_id}).",
+                        summary=proposal.summary,
+                        ttl_seconds=PROPOSAL_TTL_SECONDS,
+                        proposal_id=proposal.proposal_id,
                     )
                     if proposal.due_by:  # the vector's deadline for the votes, not the proposal's expiry
                         await session.execute(

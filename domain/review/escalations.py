@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import escalations as raised
 from domain.consensus.escalations import EscalationKind, EscalationStatus
-from domain.consensus.models import Escalation, Proposal, stored_priority
+from domain.consensus.models import Escalation, Proposal
 from domain.kernel import audit, events, outbox, webhooks
 from domain.kernel.clock import iso, utcnow
 from domain.kernel.context import Context
@@ -34,8 +34,8 @@ from domain.kernel.outbox import Job
 from domain.kernel.settings import get_settings
 from domain.kernel.sqlutil import for_update
 from domain.kernel.vocabulary import SpeltOut
+from domain.review import answer_events, resources
 from domain.review import queue as queue_
-from domain.review import resources
 
 log = logging.getLogger("concord.review")
 
@@ -71,7 +71,52 @@ def wire_status(state: EscalationStatus) -> ReviewStatus:
     return _WIRE[state]
 
 
-async def queue(session: AsyncSession, filters: queue_.Filters, *, limit: int, offset: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class InQueue:
+    """An escalation or question as a reviewer reads it: the row, its status at the time of reading, its
+    resource (None when gone), the section's body as it reads now (None when the section is gone) and the
+    proposal it names (None when it names none)."""
+
+    escalation: Escalation
+    state: EscalationStatus
+    resource: resources.Info | None
+    section_text: str | None
+    proposal: Proposal | None
+
+    @property
+    def status(self) -> ReviewStatus:
+        return wire_status(self.state)
+
+    @property
+    def answered(self) -> bool:
+        """Whether it carries an answer (a person's, or why it closed)."""
+        return self.state in (EscalationStatus.RESOLVED, EscalationStatus.CLOSED)
+
+
+@dataclass(frozen=True)
+class QueuePage:
+    """One page of the reviewers' queue, with the filters that chose it."""
+
+    items: list[InQueue]
+    total: int
+    limit: int
+    offset: int
+    filters: queue_.Filters
+
+
+@dataclass(frozen=True)
+class Answered:
+    """An answer just recorded through the review API or desk: the escalation with its context, the decision
+    on its proposal (if any), the answer event's sequence number and, after a decision, the resource's
+    version."""
+
+    item: InQueue
+    decision: str | None
+    event_sequence: int
+    resource_version: int | None
+
+
+async def queue(session: AsyncSession, filters: queue_.Filters, *, limit: int, offset: int) -> QueuePage:
     """A page of the reviewers' queue (domain/review/queue.py, the desk's own query), each item with its
     context."""
     page = await queue_.escalations(session, filters, offset=offset, limit=limit)
@@ -86,60 +131,23 @@ async def queue(session: AsyncSession, filters: queue_.Filters, *, limit: int, o
         if proposal_ids
         else {}
     )
-    return {
-        "escalations": [
-            _item(e, found.get((e.resource_type, e.resource_id)), proposals.get(e.proposal_id or ""))
-            for e in rows
-        ],
-        "total": page.total,
-        "limit": limit,
-        "offset": offset,
-        "status": filters.status,
-        "kind": filters.kind,
-        "priority": filters.priority,
-        "resource": filters.resource,
-        "source": None if filters.resource is queue_.ResourceType.ALL else filters.resource,
-    }
+    items = [
+        _item(e, found.get((e.resource_type, e.resource_id)), proposals.get(e.proposal_id or ""))
+        for e in rows
+    ]
+    return QueuePage(items, page.total, limit, offset, filters)
 
 
-def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | None) -> dict[str, Any]:
+def _item(esc: Escalation, info: resources.Info | None, proposal: Proposal | None) -> InQueue:
     text = resources.section_text(info.markdown if info else None, esc.section_id)
-    state = raised.state_at(esc, utcnow())
-    return {
-        "escalationId": esc.id,
-        "kind": esc.kind,
-        "status": wire_status(state),
-        "source": esc.resource_type,
-        "resourceType": esc.resource_type,
-        "resourceId": esc.resource_id,
-        "resourceTitle": info.title if info else None,
-        "resourceVersion": info.version if info else None,
-        "sectionId": esc.section_id,
-        "sectionText": text,
-        "question": esc.message,
-        "context": esc.context,
-        "timeoutAt": iso(esc.timeout_at),
-        "priority": stored_priority(esc.priority),
-        "raisedBy": esc.raised_by,
-        "raisedByName": esc.raised_by_name,
-        "createdAt": iso(esc.created_at),
-        "proposal": resources.proposal_brief(proposal) if proposal is not None else None,
-        "answer": None
-        if state not in (EscalationStatus.RESOLVED, EscalationStatus.CLOSED)
-        else {
-            "text": esc.resolution or "",
-            "answeredBy": esc.resolved_by,
-            "answeredAt": iso(esc.resolved_at),
-            "decision": esc.decision,
-        },
-    }
+    return InQueue(esc, raised.state_at(esc, utcnow()), info, text, proposal)
 
 
 def _missing(escalation_id: str) -> NotFound:
     return NotFound(f"escalation {escalation_id!r} not found", code="escalation_not_found")
 
 
-async def item(session: AsyncSession, escalation_id: str) -> dict[str, Any]:
+async def item(session: AsyncSession, escalation_id: str) -> InQueue:
     key = canonical_id(escalation_id)
     esc = await session.get(Escalation, key) if key else None
     if esc is None:
@@ -147,7 +155,7 @@ async def item(session: AsyncSession, escalation_id: str) -> dict[str, Any]:
     return await _context(session, esc)
 
 
-async def _context(session: AsyncSession, esc: Escalation) -> dict[str, Any]:
+async def _context(session: AsyncSession, esc: Escalation) -> InQueue:
     found = await resources.infos(session, {(esc.resource_type, esc.resource_id)})
     proposal = await session.get(Proposal, esc.proposal_id) if esc.proposal_id else None
     return _item(esc, found.get((esc.resource_type, esc.resource_id)), proposal)
@@ -236,14 +244,7 @@ async def settle(
             raised.RESPONDED_EVENT,
             ctx,
             section_id=esc.section_id,
-            data={
-                "queryId": esc.id,
-                "responderId": reviewer.id,
-                "responderName": reviewer.name,
-                "agentId": esc.raised_by,
-                "agentName": esc.raised_by_name,
-                "answer": text,
-            },
+            data=answer_events.responded(esc, reviewer, text),
             correlation_id=esc.id,  # as the question's own event
             in_response_to=esc.id,
         )
@@ -255,17 +256,9 @@ async def settle(
             esc.resource_type,
             esc.resource_id,
             section_id=esc.section_id,
-            data={
-                "escalationId": esc.id,
-                "resolutionId": esc.id,
-                "answer": text,
-                "decision": decision,
-                "proposalId": esc.proposal_id,
-                "proposalStatus": decided.status if decided is not None else None,
-                "resolvedProposalIds": [decided.id] if decided is not None else [],
-                "isOverride": is_override,
-                "answeredBy": reviewer.name,
-            },
+            data=answer_events.resolved(
+                esc, reviewer, text=text, decision=decision, decided=decided, is_override=is_override
+            ),
             correlation_id=esc.proposal_id or esc.id,  # as the escalation's own event
             in_response_to=esc.id,
         )
@@ -277,14 +270,9 @@ async def settle(
         "escalation",
         esc.id,
         before={"status": "open"},
-        after={
-            "status": "answered",
-            "answer": text,
-            "decision": decision,
-            "isOverride": is_override,
-            "proposalId": esc.proposal_id,
-            "proposalStatus": decided.status if decided is not None else None,
-        },
+        after=answer_events.answered_audit(
+            esc, text=text, decision=decision, decided=decided, is_override=is_override
+        ),
     )
     outbox.enqueue(session, ANSWER_JOB, {"escalation_id": esc.id})
     return Settled(esc, decided, new_version, seq)
@@ -292,15 +280,10 @@ async def settle(
 
 async def answer(
     session: AsyncSession, ctx: Context, escalation_id: str, *, text: str, decision: str | None
-) -> dict[str, Any]:
+) -> Answered:
     """The review API's and the review desk's answer: `settle`, then the escalation with its context."""
     done = await settle(session, ctx, await locked(session, escalation_id), text=text, decision=decision)
-    result = await _context(session, done.escalation)
-    result["decision"] = decision
-    result["eventSequence"] = done.event_sequence
-    if done.version is not None:
-        result["resourceVersion"] = done.version
-    return result
+    return Answered(await _context(session, done.escalation), decision, done.event_sequence, done.version)
 
 
 async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
@@ -313,7 +296,7 @@ async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
         esc = await session.get(Escalation, payload["escalation_id"])
         if esc is None:
             return
-        body = _answer_body(esc)
+        body = answer_events.answer_webhook(esc, wire_status(raised.state_at(esc, utcnow())))
     try:
         # DeliveryFailed is raised: the job is retried
         await webhooks.post_json(url, body, idempotency_key=f"escalation.answered:{esc.id}")
@@ -321,26 +304,6 @@ async def notify_answer(db: Database, payload: dict[str, Any]) -> None:
         # Retrying cannot help until the settings change; the escalation's own delivery already shows the
         # refusal, so the answer's is logged rather than retried into a failed job.
         log.warning("answer to escalation %s not posted: %s", esc.id, exc)
-
-
-def _answer_body(esc: Escalation) -> dict[str, Any]:
-    return {
-        "event": "escalation.answered",
-        "escalation": {
-            "escalationId": esc.id,
-            "kind": esc.kind,
-            "resourceType": esc.resource_type,
-            "resourceId": esc.resource_id,
-            "sectionId": esc.section_id,
-            "proposalId": esc.proposal_id,
-            "question": esc.message,
-            "status": wire_status(raised.state_at(esc, utcnow())),
-            "answer": esc.resolution,
-            "decision": esc.decision,
-            "answeredBy": esc.resolved_by,
-            "answeredAt": iso(esc.resolved_at),
-        },
-    }
 
 
 ANSWER_JOB = Job(

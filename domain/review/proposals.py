@@ -16,7 +16,7 @@ from domain.kernel import audit
 from domain.kernel.context import Context
 from domain.kernel.errors import Conflict, NotFound
 from domain.kernel.ids import canonical_ref
-from domain.review import resources
+from domain.review import answer_events, resources
 
 STATUSES = ("objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all")
 DECIDED = ("approved", "rejected", "expired", "superseded", "merged", "withdrawn")
@@ -121,16 +121,9 @@ async def decide(
         "document",
         decided_proposal.resource_id,
         section_id=decided_proposal.section_id,
-        data={
-            "proposalId": decided_proposal.id,
-            "decision": decision,
-            "note": note,
-            "proposalStatus": decided_proposal.status,
-            "resolvedProposalIds": [decided_proposal.id],
-            "isOverride": decision == "approve",  # approving overrides the objection
-            "decidedBy": reviewer.name,
-            "newVersion": version if decided_proposal.status == "approved" else None,
-        },
+        data=answer_events.proposal_resolved(
+            decided_proposal, reviewer, decision=decision, note=note, version=version
+        ),
         correlation_id=decided_proposal.id,
     )
     audit.record(
@@ -140,7 +133,7 @@ async def decide(
         "proposal",
         decided_proposal.id,
         before={"status": "objected"},
-        after={"status": decided_proposal.status, "note": note, "documentVersion": version},
+        after=answer_events.proposal_decided_audit(decided_proposal, note=note, version=version),
     )
     result = (await _items(session, [decided_proposal]))[0]
     return Decided(result, decision, note, reviewer.name, seq)

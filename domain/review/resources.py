@@ -121,16 +121,3 @@ async def resolved_event(
         correlation_id=correlation_id,
         in_response_to=in_response_to,
     )
-
-
-def proposal_brief(p: Proposal) -> dict[str, Any]:
-    return {
-        "proposalId": p.id,
-        "status": p.status,
-        "sectionId": p.section_id,
-        "summary": p.summary,
-        "newContent": p.new_content,
-        "authorId": p.author_id,
-        "authorName": p.author_name,
-        "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
-    }

@@ -8,12 +8,13 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel, StrictInt, ValidationInfo, field_validator
 from pydantic_core import PydanticCustomError
 
-from domain.consensus import completions, engine, records
+from domain.consensus import completions, engine, escalations, policies, records, sections
 from domain.consensus import models as consensus_models
 from domain.consensus.completions import SUMMARY_MAX, CompletionStatus
 from domain.consensus.models import EscalationPriority, VoteKind, VoteKindField
 from domain.consensus.policies import ApprovalPolicy
-from domain.documents import comments, membership, sharing
+from domain.documents import agents as tap
+from domain.documents import comments, library, membership, sharing
 from domain.documents import models as document_models
 from domain.documents.agents import Departure
 from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
@@ -142,6 +143,29 @@ class DocumentSummary(Out):
     allowSelfApproval: bool = Field(description=SELF_APPROVAL_TEXT)
     error: str | None = Field(default=None, description="Why the conversion failed (status failed only)")
 
+    @staticmethod
+    def answer(doc: document_models.Document) -> dict[str, Any]:
+        """The document by wire name. A dict: `error` is there only on a failed document, where a model
+        instance would write it as null on every other one."""
+        approval = policies.of(doc)
+        out: dict[str, Any] = {
+            "id": doc.id,
+            "title": doc.title,
+            "status": doc.status,
+            "createdAt": iso(doc.created_at),
+            "updatedAt": iso(doc.updated_at),
+            "tags": list(doc.tags or []),
+            "format": doc.kind,
+            "mediaType": doc.media_type,
+            "sizeBytes": doc.size_bytes,
+            "version": doc.version,
+            "approvalPolicy": approval.policy.value,
+            "allowSelfApproval": approval.allow_self_approval,
+        }
+        if doc.status == document_models.DocumentStatus.FAILED:
+            out["error"] = doc.error
+        return out
+
 
 class UploadForm(Model):
     """The upload's approval fields (form fields, read as text: allowSelfApproval is true or false)."""
@@ -165,6 +189,15 @@ class DocumentList(Out):
     page: int
     pageSize: int
 
+    @staticmethod
+    def answer(found: library.DocumentPage) -> dict[str, Any]:
+        return {
+            "data": [DocumentSummary.answer(d) for d in found.rows],
+            "total": found.total,
+            "page": found.page,
+            "pageSize": found.page_size,
+        }
+
 
 class CommentCounts(Out):
     total: int
@@ -174,6 +207,14 @@ class CommentCounts(Out):
 class DocumentMetadata(DocumentSummary):
     reviewers: int
     comments: CommentCounts
+
+    @staticmethod
+    def of_metadata(m: library.Metadata) -> dict[str, Any]:
+        return {
+            **DocumentSummary.answer(m.doc),
+            "reviewers": m.reviewers,
+            "comments": {"total": m.comments_total, "resolved": m.comments_resolved},
+        }
 
 
 Permission = Annotated[sharing.Permission, SpeltOut(sharing.Permission)]
@@ -267,15 +308,43 @@ class ShareLink(Out):
     allowedDomain: str | None
     expiresAt: Timestamp
 
+    @staticmethod
+    def terms(link: document_models.ShareLink) -> dict[str, Any]:
+        """The link's terms by wire name (the answers below extend them, in this order)."""
+        return {
+            "id": link.id,
+            "documentId": link.document_id,
+            "permission": link.permission,
+            "accessMode": link.access_mode,
+            "public": link.public,
+            "reviewerEmails": list(link.reviewer_emails or []),
+            "allowedDomain": link.allowed_domain,
+            "expiresAt": iso(link.expires_at),
+        }
+
 
 class ShareLinkOut(ShareLink):
     token: str = Field(description="Shown once")
     url: str = Field(description="The review link")
 
+    @staticmethod
+    def answer(made: sharing.Created) -> dict[str, Any]:
+        return {
+            "token": made.token,
+            "url": made.url,
+            "expiresAt": iso(made.link.expires_at),
+            **ShareLink.terms(made.link),
+        }
+
 
 class ShareLinkLookup(ShareLink):
     title: str
     status: DocumentStatusField
+
+    @staticmethod
+    def answer(link: document_models.ShareLink, doc: document_models.Document) -> dict[str, Any]:
+        """What any holder of the token may know: the reviewer list stays with the owner."""
+        return {**ShareLink.terms(link), "reviewerEmails": [], "title": doc.title, "status": doc.status}
 
 
 class CommentBody(Model):
@@ -368,6 +437,16 @@ class JoinBody(Model):
                 "the role's)",
             )
         return value
+
+    def request(self) -> tap.JoinRequest:
+        """What the join asks the domain for."""
+        return tap.JoinRequest(
+            self.agentName,
+            role=self.role,
+            capabilities=self.capabilities,
+            invite_token=self.inviteToken,
+            contact=self.contact.kept() if self.contact else None,
+        )
 
 
 def role_limits(limits: dict[str, tuple[str, ...]]) -> dict[str, Any]:
@@ -595,6 +674,16 @@ class DocumentContent(Out):
     version: int
     updatedAt: Timestamp
 
+    @staticmethod
+    def answer(c: tap.Content) -> dict[str, Any]:
+        return {
+            "documentId": c.document_id,
+            "format": "markdown",
+            "content": c.content,
+            "version": c.version,
+            "updatedAt": iso(c.updated_at),
+        }
+
 
 class Section(Out):
     sectionId: str = Field(description="sec: + heading slugs joined by ':'")
@@ -607,6 +696,17 @@ class Section(Out):
         "for a top-level section",
     )
     children: list[Section]
+
+    @staticmethod
+    def node(sec: sections.Section) -> dict[str, Any]:
+        """A section with its children, by wire name (no parentId: the whole tree's nodes)."""
+        return {
+            "sectionId": sec.id,
+            "title": sec.title,
+            "heading": sec.title,
+            "level": sec.level,
+            "children": [Section.node(c) for c in sec.children],
+        }
 
 
 class SectionsQuery(Model):
@@ -635,6 +735,36 @@ class DocumentSections(Out):
     nextCursor: str | None = Field(
         default=None, description="Paged reads only: send as `cursor` for the next page; null on the last"
     )
+
+    @staticmethod
+    def answer(found: tap.SectionTree) -> dict[str, Any]:
+        """The whole tree, or a page of it as a tree: a top node of the page names its parentId (null for a
+        top-level section, else a section on an earlier page), with total and nextCursor."""
+        if not found.page:
+            return {"documentId": found.document_id, "sections": [Section.node(s) for s in found.sections]}
+        nodes: dict[str, dict[str, Any]] = {}
+        top: list[dict[str, Any]] = []
+        for sec in found.sections:
+            node: dict[str, Any] = {
+                "sectionId": sec.id,
+                "title": sec.title,
+                "heading": sec.title,
+                "level": sec.level,
+            }
+            parent = nodes.get(sec.parent) if sec.parent else None
+            if parent is None:
+                node["parentId"] = sec.parent
+                top.append(node)
+            else:
+                parent["children"].append(node)
+            node["children"] = []
+            nodes[sec.id] = node
+        return {
+            "documentId": found.document_id,
+            "sections": top,
+            "total": found.total,
+            "nextCursor": found.next_cursor,
+        }
 
 
 Vote = VoteKindField
@@ -726,6 +856,19 @@ class Escalation(Out):
     proposalId: str | None
     priority: Literal[EscalationPriority.LOW, EscalationPriority.MEDIUM, EscalationPriority.HIGH]
     createdAt: Timestamp
+
+    @staticmethod
+    def answer(e: escalations.Raised) -> dict[str, Any]:
+        return {
+            "escalationId": e.id,
+            "status": e.status,
+            "question": e.message,
+            "message": e.message,
+            "sectionId": e.section_id,
+            "proposalId": e.proposal_id,
+            "priority": e.priority,
+            "createdAt": iso(e.created_at),
+        }
 
 
 # ---- responses of intents, constraints and salience ------------------------------------------------

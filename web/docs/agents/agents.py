@@ -70,7 +70,7 @@ route = document_route(routes)
 async def join(request: web.Request, body: JoinBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        agent = await tap.join(session, who, doc_id(request), body.model_dump())
+        agent = await tap.join(session, who, doc_id(request), body.request())
     return Joined.of(agent)
 
 
@@ -137,8 +137,8 @@ async def agents(request: web.Request) -> Answer:
 async def content(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.content(session, who, doc_id(request))
-    return result
+        found = await tap.content(session, who, doc_id(request))
+    return DocumentContent.answer(found)
 
 
 @route(
@@ -153,10 +153,10 @@ async def content(request: web.Request) -> Answer:
 async def section_tree(request: web.Request, query: SectionsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await tap.section_tree(
+        found = await tap.section_tree(
             session, who, doc_id(request), limit=query.limit or tap.SECTIONS_PAGE, cursor=query.cursor
         )
-    return result
+    return DocumentSections.answer(found)
 
 
 @route(
@@ -302,8 +302,17 @@ async def unlock(request: web.Request) -> Answer:
 async def escalate(request: web.Request, body: EscalateBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await tap.escalate(session, who, doc_id(request), body.model_dump())
-    return result
+        raised = await tap.escalate(
+            session,
+            who,
+            doc_id(request),
+            question=body.question,
+            message=body.message,
+            section_id=body.sectionId,
+            proposal_id=body.proposalId,
+            priority=body.priority,
+        )
+    return Escalation.answer(raised)
 
 
 @route(

@@ -41,7 +41,15 @@ route = document_route(routes)
 async def propose(request: web.Request, body: ProposalBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        made = await proposals.propose(session, who, doc_id(request), body.model_dump())
+        made = await proposals.propose(
+            session,
+            who,
+            doc_id(request),
+            section_id=body.sectionId,
+            content=body.content,
+            summary=body.summary,
+            ttl_seconds=body.ttlSeconds,
+        )
     return Proposal.of(made)
 
 

@@ -12,6 +12,7 @@ from pydantic import ConfigDict, Field
 
 from domain.consensus.records import ConstraintType, ConstraintTypeField
 from domain.consensus.sessions import ConstraintDraft
+from domain.documents import agents as tap
 from domain.documents import sessions
 from domain.documents.membership import ROLE_CAPABILITIES, DocumentRole
 from domain.kernel.errors import Unprocessable
@@ -184,12 +185,12 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
 async def onboard(request: web.Request, body: OnboardBody) -> Answer:
     who = caller(request)
     declared = body.role if isinstance(body.role, sessions.PactRole) else None
-    join = {
-        "agentName": body.agentName,
-        "role": sessions.DOCUMENT_ROLE[declared] if declared else body.role,
-        "capabilities": body.capabilities,
-        "inviteToken": body.inviteToken or body.invite_token,
-    }
+    join = tap.JoinRequest(
+        body.agentName or "",  # none: the key's name
+        role=sessions.DOCUMENT_ROLE[declared] if declared else body.role,
+        capabilities=body.capabilities,
+        invite_token=body.inviteToken or body.invite_token,
+    )
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in body.constraints]
     policy = request.config_dict.get(ONBOARD_POLICY)
     ceilings = policy(doc_id(request)) if policy else None

@@ -61,7 +61,14 @@ async def search_comments(request: web.Request, query: CommentSearchQuery) -> An
 async def create_comment(request: web.Request, body: CommentBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        made = await comments.create(session, who, body.model_dump())
+        made = await comments.create(
+            session,
+            who,
+            body.documentId,
+            text=body.text,
+            paragraph_id=body.paragraphId,
+            author=body.author,
+        )
     return CommentOut.of(made)
 
 

@@ -106,7 +106,7 @@ async def upload(request: web.Request) -> Answer:
         if writer is not None:
             writer.discard()
         raise
-    result = await library.accept_upload(
+    doc = await library.accept_upload(
         rt.db,
         who,
         writer,
@@ -116,7 +116,7 @@ async def upload(request: web.Request) -> Answer:
         field="file",
         approval=Approval(form.approvalPolicy, form.allowSelfApproval),
     )
-    return Reply(result, headers={"Location": f"/api/documents/{result['id']}"})
+    return Reply(DocumentSummary.answer(doc), headers={"Location": f"/api/documents/{doc.id}"})
 
 
 @routes.route(
@@ -133,10 +133,10 @@ async def upload(request: web.Request) -> Answer:
 async def list_documents(request: web.Request, query: DocumentListQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await library.list_documents(
+        found = await library.list_documents(
             session, who, tag=query.tag, page=query.page, page_size=query.pageSize
         )
-    return result
+    return DocumentList.answer(found)
 
 
 @routes.route(
@@ -152,8 +152,8 @@ async def list_documents(request: web.Request, query: DocumentListQuery) -> Answ
 async def get_document(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await library.metadata(session, who, request.match_info["id"])
-    return result
+        found = await library.metadata(session, who, request.match_info["id"])
+    return DocumentMetadata.of_metadata(found)
 
 
 @routes.route(
@@ -177,7 +177,7 @@ async def set_approval(request: web.Request, body: DocumentApprovalBody) -> Answ
             policy=body.approvalPolicy,
             allow_self_approval=body.allowSelfApproval,
         )
-    return result
+    return DocumentMetadata.of_metadata(result)
 
 
 @routes.route(

@@ -94,16 +94,16 @@ async def list_page(rt: Runtime, who: Caller, cursor: str | None) -> mt.ListReso
         found = await library.list_documents(session, who, tag=None, page=page, page_size=PAGE)
     resources = [
         mt.Resource(
-            uri=document_uri(d["id"]),
-            name=d["title"],
-            title=d["title"],
-            description=f"{d['status']}, version {d['version']}"
-            + (f", tags: {', '.join(d['tags'])}" if d["tags"] else ""),
+            uri=document_uri(d.id),
+            name=d.title,
+            title=d.title,
+            description=f"{d.status}, version {d.version}"
+            + (f", tags: {', '.join(d.tags)}" if d.tags else ""),
             mime_type=MARKDOWN,
         )
-        for d in found["data"]
+        for d in found.rows
     ]
-    more = page * PAGE < found["total"]
+    more = page * PAGE < found.total
     return mt.ListResourcesResult(resources=resources, next_cursor=str(page + 1) if more else None)
 
 
@@ -115,10 +115,10 @@ async def read(rt: Runtime, who: Caller, uri: str) -> mt.ReadResourceResult:
         )
     async with rt.db.read() as session:
         if target.section_id is None:
-            text = (await tap.content(session, who, target.document_id))["content"]
+            text = (await tap.content(session, who, target.document_id)).content
         else:
             found = await tap.section_content(session, who, target.document_id, target.section_id)
-            text = found["content"]
+            text = found.content
     return mt.ReadResourceResult(contents=[mt.TextResourceContents(uri=uri, mime_type=MARKDOWN, text=text)])
 
 

@@ -121,10 +121,6 @@ def tool(
     return register
 
 
-def _body(args: BaseModel) -> dict[str, Any]:
-    return args.model_dump(exclude={"documentId"})
-
-
 # ---- documents -------------------------------------------------------------------------------------
 
 
@@ -146,7 +142,8 @@ class ListArgs(BaseModel):
     Effect.READS,
 )
 async def list_documents(session: AsyncSession, who: Caller, a: ListArgs) -> dict[str, Any]:
-    return await library.list_documents(session, who, tag=a.tag, page=a.page, page_size=a.pageSize)
+    found = await library.list_documents(session, who, tag=a.tag, page=a.page, page_size=a.pageSize)
+    return schemas.DocumentList.answer(found)
 
 
 class UploadArgs(BaseModel):
@@ -168,7 +165,7 @@ async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
     writer = blobs.BlobWriter(rt.settings.blob_dir, rt.settings.max_upload_bytes)
     writer.write(data)
     writer.close()
-    return await library.accept_upload(
+    doc = await library.accept_upload(
         rt.db,
         who,
         writer,
@@ -178,6 +175,7 @@ async def upload(rt: Runtime, who: Caller, a: UploadArgs) -> dict[str, Any]:
         field="contentBase64",
         approval=Approval(a.approvalPolicy, a.allowSelfApproval),
     )
+    return schemas.DocumentSummary.answer(doc)
 
 
 TOOLS["pact_upload_document"] = Tool(
@@ -204,7 +202,7 @@ TOOLS["pact_upload_document"] = Tool(
     Effect.READS,
 )
 async def get_document(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await library.metadata(session, who, a.documentId)
+    return schemas.DocumentMetadata.of_metadata(await library.metadata(session, who, a.documentId))
 
 
 # ---- reading and membership -------------------------------------------------------------------------
@@ -220,7 +218,7 @@ async def get_document(session: AsyncSession, who: Caller, a: DocArgs) -> dict[s
     Effect.READS,
 )
 async def get(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.content(session, who, a.documentId)
+    return schemas.DocumentContent.answer(await tap.content(session, who, a.documentId))
 
 
 @tool(
@@ -233,7 +231,7 @@ async def get(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
     Effect.READS,
 )
 async def sections(session: AsyncSession, who: Caller, a: DocArgs) -> dict[str, Any]:
-    return await tap.section_tree(session, who, a.documentId)
+    return schemas.DocumentSections.answer(await tap.section_tree(session, who, a.documentId))
 
 
 # A tool's arguments are the REST body plus documentId, so both interfaces validate the same fields (no
@@ -253,7 +251,7 @@ class JoinArgs(DocArgs, schemas.JoinBody):
     Effect.CLAIMS,
 )
 async def join(session: AsyncSession, who: Caller, a: JoinArgs) -> dict[str, Any]:
-    agent = await tap.join(session, who, a.documentId, _body(a))
+    agent = await tap.join(session, who, a.documentId, a.request())
     return schemas.Joined.of(agent).model_dump(mode="json")
 
 
@@ -489,7 +487,17 @@ class EscalateArgs(DocArgs, schemas.EscalateBody):
     },
 )
 async def escalate(session: AsyncSession, who: Caller, a: EscalateArgs) -> dict[str, Any]:
-    return await tap.escalate(session, who, a.documentId, _body(a))
+    raised = await tap.escalate(
+        session,
+        who,
+        a.documentId,
+        question=a.question,
+        message=a.message,
+        section_id=a.sectionId,
+        proposal_id=a.proposalId,
+        priority=a.priority,
+    )
+    return schemas.Escalation.answer(raised)
 
 
 class AskHumanArgs(DocArgs, human_wire.AskHumanBody):
@@ -658,7 +666,15 @@ class RejectArgs(VoteArgs):
     },
 )
 async def propose(session: AsyncSession, who: Caller, a: ProposeArgs) -> dict[str, Any]:
-    made = await proposals.propose(session, who, a.documentId, _body(a))
+    made = await proposals.propose(
+        session,
+        who,
+        a.documentId,
+        section_id=a.sectionId,
+        content=a.content,
+        summary=a.summary,
+        ttl_seconds=a.ttlSeconds,
+    )
     return schemas.Proposal.of(made).model_dump(mode="json")
 
 
@@ -878,12 +894,12 @@ class OnboardArgs(DocArgs):
 )
 async def pact_onboard(session: AsyncSession, who: Caller, a: OnboardArgs) -> dict[str, Any]:
     declared = doc_sessions.PactRole(a.role) if a.role in set(doc_sessions.PactRole) else None
-    join = {
-        "agentName": a.agentName,
-        "role": doc_sessions.DOCUMENT_ROLE[declared] if declared else a.role,
-        "capabilities": a.capabilities,
-        "inviteToken": a.inviteToken,
-    }
+    join = tap.JoinRequest(
+        a.agentName or "",  # none: the key's name
+        role=doc_sessions.DOCUMENT_ROLE[declared] if declared else a.role,
+        capabilities=a.capabilities,
+        invite_token=a.inviteToken,
+    )
     drafts = [ConstraintDraft(c.sectionId, c.boundary, c.type) for c in a.constraints]
     done = await doc_sessions.onboard(
         session,

@@ -145,14 +145,14 @@ def review_page(
     gives the section tree when `view` has none (asked only when the version's tree is not rendered yet)."""
     sections_of = tree or (lambda: view.sections)
     link, doc = view.link, view.doc
-    perm = link["permission"]
+    perm = link.permission
     title = doc.title
     who = f" as {view.reviewer}" if view.reviewer else ""
     parts = [
         '<a class="skip" href="#document">Skip to the document</a>',
         f'<header><h1 id="title">{esc(title)}</h1>',
         f"<p>Shared with you{esc(who)} for <strong>{esc(PERMISSION_WORDS.get(perm, perm))}</strong>; "
-        f"this link works until {when(link['expiresAt'])}.</p>",
+        f"this link works until {when(iso(link.expires_at))}.</p>",
         f"{_status(note, error)}</header>",
     ]
     toc = (

@@ -104,10 +104,21 @@ def reviewer_ctx(request: web.Request, found: sharing.Visit) -> Context:
 async def create_share_link(request: web.Request, body: ShareLinkBody) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await sharing.create(
-            session, who, request.match_info["id"], body.model_dump(), base_url=base_url(request)
+        made = await sharing.create(
+            session,
+            who,
+            request.match_info["id"],
+            sharing.Terms(
+                permission=body.permission,
+                access_mode=body.accessMode,
+                public=body.public,
+                reviewer_emails=body.reviewerEmails,
+                allowed_domain=body.allowedDomain,
+                expires_in_hours=body.expiresInHours,
+            ),
+            base_url=base_url(request),
         )
-    return result
+    return ShareLinkOut.answer(made)
 
 
 @routes.route(
@@ -122,8 +133,8 @@ async def create_share_link(request: web.Request, body: ShareLinkBody) -> Answer
 async def list_share_links(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
-        result = await sharing.list_links(session, who, request.match_info["id"])
-    return result
+        found = await sharing.list_links(session, who, request.match_info["id"])
+    return ShareLinkList.answer(found)
 
 
 @routes.route(
@@ -138,8 +149,8 @@ async def list_share_links(request: web.Request) -> Answer:
 async def revoke_share_link(request: web.Request) -> Answer:
     who = caller(request)
     async with runtime(request).db.transaction() as session:
-        result = await sharing.revoke(session, who, request.match_info["id"], request.match_info["linkId"])
-    return result
+        link = await sharing.revoke(session, who, request.match_info["id"], request.match_info["linkId"])
+    return ShareLinkInfo.answer(link)
 
 
 # ---- the token's holder ------------------------------------------------------------------------------
@@ -156,8 +167,8 @@ async def revoke_share_link(request: web.Request) -> Answer:
 )
 async def lookup_share_link(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await sharing.lookup(session, request.match_info["token"])
-    return result
+        link, doc = await sharing.lookup(session, request.match_info["token"])
+    return ShareLinkLookup.answer(link, doc)
 
 
 @routes.route(
@@ -195,7 +206,14 @@ async def share_view(request: web.Request) -> Answer:
 async def share_comment(request: web.Request, body: ShareCommentBody) -> Answer:
     found = await visit(request)
     async with runtime(request).db.transaction() as session:
-        made = await sharing.add_comment(session, reviewer_ctx(request, found), found, body.model_dump())
+        made = await sharing.add_comment(
+            session,
+            reviewer_ctx(request, found),
+            found,
+            text=body.text,
+            paragraph_id=body.paragraphId,
+            author=body.author,
+        )
     return CommentOut.of(made)
 
 

@@ -288,13 +288,15 @@ async def comment_form(request: web.Request) -> web.StreamResponse:
     text = form.get("text", "").strip()
     if not text or len(text) > 10_000:
         return await _render(request, status=400, error="text: write a comment of 1 to 10000 characters")
-    body = {
-        "text": text,
-        "paragraphId": form.get("paragraphId") or None,
-        "author": form.get("author", "").strip()[:200] or None,
-    }
     async with runtime(request).db.transaction() as session:
-        await sharing.add_comment(session, context(request, sharing.reviewer_actor(found)), found, body)
+        await sharing.add_comment(
+            session,
+            context(request, sharing.reviewer_actor(found)),
+            found,
+            text=text,
+            paragraph_id=form.get("paragraphId") or None,
+            author=form.get("author", "").strip()[:200] or None,
+        )
     return _redirect(request, "comment")
 
 

@@ -7,6 +7,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from domain.documents import sharing
+from domain.documents.models import ShareLink as ShareLinkRow
 from domain.kernel.clock import iso
 from domain.review.escalations import Decision, DecisionField
 from web.docs.schemas import EMAIL, CommentOut, Model, Out, Proposal, Section, ShareLink, ShareLinkLookup
@@ -20,10 +21,24 @@ class ShareLinkInfo(ShareLink):
     revokedAt: Timestamp | None
     state: Literal["active", "expired", "revoked"]
 
+    @staticmethod
+    def answer(link: ShareLinkRow) -> dict[str, Any]:
+        """What the owner organisation sees of a link (never the token: only its hash is kept)."""
+        return {
+            **ShareLink.terms(link),
+            "createdAt": iso(link.created_at),
+            "revokedAt": iso(link.revoked_at),
+            "state": sharing.state(link),
+        }
+
 
 class ShareLinkList(Out):
     documentId: str
     data: list[ShareLinkInfo] = Field(description="Oldest first, revoked and expired ones included")
+
+    @staticmethod
+    def answer(found: sharing.Links) -> dict[str, Any]:
+        return {"documentId": found.document_id, "data": [ShareLinkInfo.answer(link) for link in found.links]}
 
 
 class SharedDocument(Out):
@@ -59,11 +74,11 @@ class ShareView(Out):
 
     @staticmethod
     def answer(view: sharing.SharedView) -> dict[str, Any]:
-        """The view as this model describes it. A dict for now: the link and the section tree are still the
-        domain's dicts, and a model instance would add their unset defaults (a section's parentId) to the
-        answer; the operation checks it against this model all the same."""
+        """The view as this model describes it. A dict: the section tree is the consensus area's dicts, and a
+        model instance would add their unset defaults (a section's parentId) to the answer; the operation
+        checks it against this model all the same."""
         return {
-            "link": view.link,
+            "link": ShareLinkLookup.answer(view.link, view.doc),
             "reviewer": view.reviewer,
             "document": SharedDocument.of(view).model_dump(mode="json"),
             "sections": view.sections,

@@ -40,6 +40,7 @@ from web.hub.pages.session import (
     take_flash,
     ttl,
 )
+from web.hub.review.schemas import EscalationItem
 from web.hub.work.schemas import ReviewItem
 from web.kernel.forms import posted
 from web.kernel.html import Markup, page
@@ -366,7 +367,7 @@ def _name(text: str, size: int = 80) -> str:
 
 async def escalation_item(session: Any, escalation_id: str) -> tuple[dict[str, Any], ProposedChange | None]:
     """An escalation with its context and, when it names a proposal, what that proposal changes."""
-    item = await escalations.item(session, escalation_id)
+    item = EscalationItem.fields(await escalations.item(session, escalation_id))
     proposal = item["proposal"]
     change = await queues.proposed_change(session, proposal["proposalId"]) if proposal is not None else None
     if proposal is not None and item["sectionText"] is None and proposal["sectionId"]:
@@ -412,8 +413,8 @@ async def answer_escalation(request: web.Request, signed_in: SignedIn) -> web.St
             return await _escalation_again(request, signed_in, exc.status, _refused(exc), form)
         flash = Flash(
             "Answer sent to ",
-            f"/review/escalations/{done['escalationId']}",
-            _name(str(done["question"])),
+            f"/review/escalations/{done.item.escalation.id}",
+            _name(done.item.escalation.message),
             f"; {views.DECIDED[decision]}." if decision else ".",
         )
         return see_other(request, HOME, flash)

@@ -3,7 +3,7 @@ escalation, and the one answer (optionally deciding the proposal it names)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
 
 from aiohttp import web
 
@@ -21,8 +21,8 @@ TAGS = ["Review"]
 REVIEWER = Staff(role="reviewer")
 
 
-def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
-    return {**item, "url": public_url(request, f"/api/review/escalations/{item['escalationId']}")}
+def _url(request: web.Request) -> Callable[[str], str]:
+    return lambda escalation_id: public_url(request, f"/api/review/escalations/{escalation_id}")
 
 
 @routes.route(
@@ -37,9 +37,8 @@ def _with_url(request: web.Request, item: dict[str, Any]) -> dict[str, Any]:
 )
 async def queue(request: web.Request, query: EscalationsQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await escalations.queue(session, query.filters(), limit=query.limit, offset=query.offset)
-    result["escalations"] = [_with_url(request, item) for item in result["escalations"]]
-    return result
+        page = await escalations.queue(session, query.filters(), limit=query.limit, offset=query.offset)
+    return EscalationQueue.answer(page, _url(request))
 
 
 @routes.route(
@@ -53,8 +52,8 @@ async def queue(request: web.Request, query: EscalationsQuery) -> Answer:
 )
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
-        result = await escalations.item(session, request.match_info["escalationId"])
-    return _with_url(request, result)
+        found = await escalations.item(session, request.match_info["escalationId"])
+    return EscalationItem.answer_of(found, _url(request))
 
 
 @routes.route(
@@ -73,11 +72,11 @@ async def item(request: web.Request) -> Answer:
 )
 async def answer(request: web.Request, body: AnswerBody) -> Answer:
     async with runtime(request).db.transaction() as session:
-        result = await escalations.answer(
+        done = await escalations.answer(
             session,
             staff_context(request),
             request.match_info["escalationId"],
             text=body.answer,
             decision=body.decision,
         )
-    return _with_url(request, result)
+    return Answered.of_answer(done, _url(request))

@@ -8,8 +8,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from domain.consensus.escalations import EscalationKind
-from domain.consensus.models import EscalationPriority, ProposalVote
+from domain.consensus.models import EscalationPriority, Proposal, ProposalVote, stored_priority
 from domain.kernel.clock import iso
+from domain.review import escalations as review_escalations
 from domain.review import proposals as review_proposals
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
 from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
@@ -68,6 +69,20 @@ class EscalatedProposal(Exact):
     authorName: str
     votes: Votes
 
+    @staticmethod
+    def fields(p: Proposal) -> dict[str, Any]:
+        """The proposal an escalation names, by wire name."""
+        return {
+            "proposalId": p.id,
+            "status": p.status,
+            "sectionId": p.section_id,
+            "summary": p.summary,
+            "newContent": p.new_content,
+            "authorId": p.author_id,
+            "authorName": p.author_name,
+            "votes": {"approve": p.approve_count, "reject": p.reject_count, "object": p.object_count},
+        }
+
 
 class Answer(Exact):
     """A reviewer's answer; for a closed escalation, why it closed and who closed it (decision null)."""
@@ -107,6 +122,46 @@ class EscalationItem(Exact):
     answer: Answer | None
     url: str
 
+    @staticmethod
+    def fields(r: review_escalations.InQueue) -> dict[str, Any]:
+        """The escalation with its context by wire name, all but its url (the review desk's pages read these
+        too). A dict, as the answer always was: the operation checks it against the model, and its keys keep
+        their order (an `Answered` instance would list url before decision)."""
+        esc, info = r.escalation, r.resource
+        return {
+            "escalationId": esc.id,
+            "kind": esc.kind,
+            "status": r.status,
+            "source": esc.resource_type,
+            "resourceType": esc.resource_type,
+            "resourceId": esc.resource_id,
+            "resourceTitle": info.title if info else None,
+            "resourceVersion": info.version if info else None,
+            "sectionId": esc.section_id,
+            "sectionText": r.section_text,
+            "question": esc.message,
+            "context": esc.context,
+            "timeoutAt": iso(esc.timeout_at),
+            "priority": stored_priority(esc.priority),
+            "raisedBy": esc.raised_by,
+            "raisedByName": esc.raised_by_name,
+            "createdAt": iso(esc.created_at),
+            "proposal": EscalatedProposal.fields(r.proposal) if r.proposal is not None else None,
+            "answer": {
+                "text": esc.resolution or "",
+                "answeredBy": esc.resolved_by,
+                "answeredAt": iso(esc.resolved_at),
+                "decision": esc.decision,
+            }
+            if r.answered
+            else None,
+        }
+
+    @staticmethod
+    def answer_of(r: review_escalations.InQueue, url: Callable[[str], str]) -> dict[str, Any]:
+        """The escalation as the review API answers it; `url` gives an escalation's address from its id."""
+        return {**EscalationItem.fields(r), "url": url(r.escalation.id)}
+
 
 class EscalationQueue(Exact):
     """A page of the queue: by priority (urgent, high, medium, low) then oldest first; answered, decided and
@@ -124,6 +179,21 @@ class EscalationQueue(Exact):
         description="The former name of resource: null when it is all"
     )
 
+    @staticmethod
+    def answer(page: review_escalations.QueuePage, url: Callable[[str], str]) -> dict[str, Any]:
+        filters = page.filters
+        return {
+            "escalations": [EscalationItem.answer_of(r, url) for r in page.items],
+            "total": page.total,
+            "limit": page.limit,
+            "offset": page.offset,
+            "status": filters.status,
+            "kind": filters.kind,
+            "priority": filters.priority,
+            "resource": filters.resource,
+            "source": None if filters.resource is ResourceType.ALL else filters.resource,
+        }
+
 
 class AnswerBody(Model):
     answer: Text = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
@@ -136,6 +206,15 @@ class AnswerBody(Model):
 class Answered(EscalationItem):
     decision: DecisionField | None
     eventSequence: int = Field(description="Sequence number of pact.human.resolved on the resource's stream")
+
+    @staticmethod
+    def of_answer(done: review_escalations.Answered, url: Callable[[str], str]) -> dict[str, Any]:
+        result = EscalationItem.fields(done.item)
+        result["decision"] = done.decision
+        result["eventSequence"] = done.event_sequence
+        if done.resource_version is not None:  # the version after the decision, in its place
+            result["resourceVersion"] = done.resource_version
+        return {**result, "url": url(done.item.escalation.id)}
 
 
 class ProposalsQuery(Model):
