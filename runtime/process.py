@@ -43,6 +43,7 @@ class Runtime:
     worker: dramatiq.Worker | None = None
     supervised: Supervised | None = None
     publisher: RedisPublisher | None = None
+    owns_db: bool = True
 
     @classmethod
     async def start(
@@ -53,8 +54,15 @@ class Runtime:
         scheduler: bool = False,
         worker: bool | None = None,
         supervised: Supervised | None = None,
+        db: Database | None = None,
     ) -> Runtime:
-        db = Database(settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
+        """The process's services on `settings`; on `db` when given (its owner keeps it open after stop: the
+        suite hands one Database to every test's runtime, so its pooled connections outlive a test)."""
+        owns_db = db is None
+        if db is None:
+            db = Database(
+                settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow
+            )
         process_metrics().track_pool("main", db.engine)
         broker = setup_broker(settings)
         generation: Generation = (
@@ -69,6 +77,7 @@ class Runtime:
             # Started by the web apps (web/app.py): only a process that serves them has listeners.
             live=LiveEvents(db, settings, machine_wide),
             supervised=supervised,
+            owns_db=owns_db,
         )
         if settings.redis_url:  # this process's committed events, for the web processes of every machine
             rt.publisher = RedisPublisher(settings)
@@ -124,4 +133,6 @@ class Runtime:
             await asyncio.to_thread(self.worker.stop)
         if self.publisher is not None:
             await asyncio.to_thread(self.publisher.stop)
-        await self.db.dispose()
+        self.db.off_commit(self._committed)
+        if self.owns_db:
+            await self.db.dispose()

@@ -162,22 +162,47 @@ async def _wipe(db: Any) -> None:
             )
 
 
+# Idle connections a worker keeps between tests: enough for most tests' requests, few enough that four
+# workers leave PostgreSQL's slots (100 by default) to the servers and workers the tests start.
+WARM_CONNECTIONS = 4
+
+
+@pytest.fixture(scope="session")
+async def shared_db(database: str) -> AsyncIterator[Any]:
+    """One Database for every test's runtime in this worker (the whole run shares one event loop,
+    pyproject's asyncio_default_*_loop_scope): its pooled connections outlive a test, so a test does not
+    pay for new database sessions (on PostgreSQL, a new server process with cold catalogue caches each)."""
+    from domain.kernel.db import Database
+
+    settings = get_settings()
+    db = Database(settings.db_url, pool_size=settings.db_pool_size, max_overflow=settings.db_max_overflow)
+    yield db
+    await db.dispose()
+
+
 @pytest.fixture
-async def runtime(broker: Any) -> AsyncIterator[Any]:
+async def runtime(broker: Any, shared_db: Any) -> AsyncIterator[Any]:
     from runtime.process import Runtime
 
     settings = get_settings()
-    rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False)
+    rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False, db=shared_db)
     await _wipe(rt.db)
     from workers.database import forget_cached
 
     forget_cached()  # the workers' Database outlives the tables it remembered ids from
+    shared_db.forget_cached()  # and so does the tests' own
     if REDIS_URL:
         client = broker.client
         for key in client.scan_iter(f"{settings.queue_namespace}:ratelimit*"):
             client.delete(key)
     yield rt
     await rt.stop()
+    pool = shared_db.engine.pool
+    if pool.checkedout() or pool.checkedin() > WARM_CONNECTIONS:
+        # A connection the test left checked out would shrink the pool for every later test, and the idle
+        # connections a busy test opened would hold the server's slots (the `concord` processes other tests
+        # start need theirs): start afresh.
+        await shared_db.dispose()
 
 
 @pytest.fixture

@@ -302,6 +302,11 @@ class Database:
         """Run `callback(session)` after every committed write unit of work (e.g. wake the relay)."""
         self._after_commit.append(callback)
 
+    def off_commit(self, callback: Callable[[AsyncSession], None]) -> None:
+        """Stop running `callback` after commits (a runtime stopping on a Database it does not own)."""
+        if callback in self._after_commit:
+            self._after_commit.remove(callback)
+
     @asynccontextmanager
     async def transaction(self) -> AsyncIterator[AsyncSession]:
         """A write unit of work: commits on success, rolls back on any error. Inside a request whose guard
