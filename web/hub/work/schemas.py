@@ -19,6 +19,7 @@ from pydantic import (
 )
 from stdnum import ean as gtin
 
+from domain.kernel import events as kernel_events
 from domain.kernel.clock import iso
 from domain.kernel.errors import BadRequest
 from domain.kernel.vocabulary import SpeltOut
@@ -28,7 +29,7 @@ from domain.work.models import DefectKind, WorkDefect, WorkSubmission
 from domain.work.review import DefectStatus, DefectStatusField, SubmissionStatusField
 from domain.work.validator import VerdictField
 from web.hub.schemas import Model
-from web.kernel.events import Event
+from web.kernel.events import Event, EventPage
 from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
 
@@ -263,6 +264,10 @@ class WorkFeed(Exact):
     events: list[Event]
     nextCursor: str = Field(description="Send as `after` for the next page")
     hasMore: bool
+
+    @staticmethod
+    def answer(page: kernel_events.Page) -> dict[str, Any]:
+        return EventPage.fields(page)
 
 
 class DefectsQuery(Model):

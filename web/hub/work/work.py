@@ -157,7 +157,7 @@ async def events(request: web.Request, query: EventsQuery) -> Answer:
     actor = ctx.require_actor()
     async with runtime(request).db.read() as session:
         result = await feed.page(session, actor.id, after=query.after, limit=query.limit)
-    return result
+    return WorkFeed.answer(result)
 
 
 @routes.route(
