@@ -317,7 +317,7 @@ async def measure(
     async def event_page(after: int, section: str | None = None) -> Any:
         async with db.read() as session:
             page = await events.page(session, DEEP_STREAM, after=after, limit=limit, section_id=section)
-        assert len(page["events"]) == limit, "the deep stream is shorter than the deep page"
+        assert len(page.events) == limit, "the deep stream is shorter than the deep page"
         return page
 
     async with db.read() as session:

@@ -545,3 +545,23 @@ async def test_an_objection_ends_what_is_owed_and_human_only_owes_nothing(docs, 
     status = await _get(docs, f"{hbase}/_status", keys[0]["headers"])
     assert status["pending_obligations"] == []  # a person decides: no agent owes a vote
     assert status["phase"] == "escalated"
+
+
+async def test_an_onboardings_registration_is_answered_as_its_event_stores_it(docs, hub, register, runtime):
+    """The answer's `registration` is the join's, key for key what `pact.fabric.onboarded` stores (issue 32:
+    the answer is written from the join's record, the event's data from the stored format). The answer's
+    keys are in its model's order; PostgreSQL serves stored data in its own key order."""
+    keys, base = await _document(docs, runtime, ("editor",))
+    body = {"agentName": "Finance", "role": "editor", "constraints": []}
+    done = await _post(docs, f"{base}/_onboard", keys[0]["headers"], body)
+    found = await _events(docs, base, keys[0]["headers"])
+    stored = next(e for e in found if e["type"] == "pact.fabric.onboarded")["data"]["registration"]
+    assert done["registration"] == stored
+
+    topic_id, _ = await open_topic(hub, register, n_agents=1)
+    newcomer = await register()
+    tbase = f"/api/pact/{topic_id}"
+    good = await _post(hub, f"{tbase}/_onboard", newcomer["headers"], {"constraints": []})
+    onboarded = next(e for e in await _events(hub, tbase) if e["type"] == "pact.fabric.onboarded")
+    assert good["registration"] == onboarded["data"]["registration"]
+    assert good["registration"]["alreadyJoined"] is False

@@ -18,9 +18,10 @@ what it names: the kept version answers for that date. Other citations (URLs, fr
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -32,6 +33,7 @@ from domain.kernel import jurisdictions
 from domain.kernel.errors import BadRequest, NotFound
 
 PREFIX = "legislation:"
+K = TypeVar("K")
 _FORM = re.compile(r"^legislation:\s*(?P<ref>.*?)\s*(?:@\s*(?P<at>[^@\s]*))?\s*$", re.DOTALL)
 EXAMPLE = (
     "legislation:<instrument id> s 7(1), or legislation:Widget Act 2031 (NSW) s 7(1), optionally @YYYY-MM-DD"
@@ -141,10 +143,28 @@ async def _verify(
     return SectionCitation(entry.doc_id, verified.section_ref, entry.version_date)
 
 
-async def describe(session: AsyncSession, cited: list[tuple[dict[str, Any], str]]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CitedSection:
+    """A stored legislation citation and what it names in the compilation it was verified against; the
+    instrument's facts are None when it is no longer stored."""
+
+    citation: str
+    doc_id: str
+    section_ref: str
+    version_date: date | None
+    title: str | None
+    jurisdiction: str | None
+    jurisdiction_abbreviation: str | None
+    verified_ref: str | None
+    section_title: str | None
+    current: bool
+
+
+async def describe(session: AsyncSession, cited: Sequence[tuple[K, str]]) -> list[tuple[K, CitedSection]]:
     """Each stored legislation citation with what it names, read from the compilation it was verified
-    against: `cited` pairs the citing proposal's fields (proposalId, …) with the stored citation."""
-    parsed = [(extra, c, s) for extra, c in cited if (s := stored(c)) is not None]
+    against: `cited` pairs what the caller keeps of the citing item (its proposal) with the stored citation;
+    the pairs come back in order, those that are not legislation citations left out."""
+    parsed = [(key, c, s) for key, c in cited if (s := stored(c)) is not None]
     ids = sorted({s.doc_id for _, _, s in parsed})
     docs = {d.id: d for d in await session.scalars(select(LegislationDoc).where(LegislationDoc.id.in_(ids)))}
     headings: dict[tuple[str, str], str] = {}
@@ -158,27 +178,25 @@ async def describe(session: AsyncSession, cited: list[tuple[dict[str, Any], str]
         ):
             headings[(doc_id, sid)] = title
     out = []
-    for extra, text, s in parsed:
+    for key, text, s in parsed:
         doc = docs.get(s.doc_id)
         heading = None
         if doc is not None:
             current = s.version_date is None or doc.version_date == s.version_date
             heading = headings.get((s.doc_id, s.section_id)) if current else await _kept_heading(session, s)
-        out.append(
-            {
-                **extra,
-                "citation": text,
-                "docId": s.doc_id,
-                "sectionRef": s.section_id,
-                "versionDate": s.version_date.isoformat() if s.version_date else None,
-                "title": doc.title if doc else None,
-                "jurisdiction": doc.jurisdiction if doc else None,
-                "jurisdictionAbbreviation": jurisdictions.abbreviation(doc.jurisdiction) if doc else None,
-                "verifiedRef": citation_of(doc, s.section_id) if doc else None,
-                "sectionTitle": heading,
-                "current": doc is not None and (s.version_date is None or doc.version_date == s.version_date),
-            }
+        section = CitedSection(
+            citation=text,
+            doc_id=s.doc_id,
+            section_ref=s.section_id,
+            version_date=s.version_date,
+            title=doc.title if doc else None,
+            jurisdiction=doc.jurisdiction if doc else None,
+            jurisdiction_abbreviation=jurisdictions.abbreviation(doc.jurisdiction) if doc else None,
+            verified_ref=citation_of(doc, s.section_id) if doc else None,
+            section_title=heading,
+            current=doc is not None and (s.version_date is None or doc.version_date == s.version_date),
         )
+        out.append((key, section))
     return out
 
 

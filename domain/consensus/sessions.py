@@ -24,7 +24,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -280,13 +280,17 @@ class ConstraintDraft:
     category: str
 
 
+Registration = TypeVar("Registration")
+
+
 @dataclass(frozen=True)
-class Onboarded:
-    """A completed onboarding: the join's registration, the role, the published constraints and the
-    `pact.fabric.onboarded` event's sequence number."""
+class Onboarded(Generic[Registration]):
+    """A completed onboarding: the join's registration (the area's join record: a topic's `store.Joined`, a
+    document's agent row; the event stores it as the join's answer), the role, the published constraints
+    and the `pact.fabric.onboarded` event's sequence number."""
 
     fabric_id: str
-    registration: dict[str, Any]
+    registration: Registration
     role: str
     constraints: list[records.Constraint]
     event_seq: int

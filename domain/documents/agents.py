@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -373,7 +372,7 @@ async def event_stream(session: AsyncSession, caller: Caller, document_id: str) 
 
 async def event_page(
     session: AsyncSession, caller: Caller, document_id: str, *, after: str | None, limit: int
-) -> dict[str, Any]:
+) -> events.Page:
     """The document's events after the cursor `after` (`n` or `evt_n`)."""
     doc = await library.get(session, caller, document_id)
     start = events.parse_cursor(after, field="after")

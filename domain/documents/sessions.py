@@ -141,7 +141,7 @@ async def onboard(
     declared_role: PactRole | None = None,
     contact: Mapping[str, str] | None = None,
     ceilings: Mapping[str, int] | None = None,
-) -> sessions.Onboarded:
+) -> sessions.Onboarded[DocumentAgent]:
     """Join and publish constraints in one transaction (§4.4.5): every check first (the join's, then each
     constraint's), then the membership, one `pact.fabric.onboarded` event (no `pact.agent.joined`) and the
     constraints, whose `pact.constraint.published` events carry its id as their correlationId. A refusal
@@ -198,4 +198,4 @@ async def onboard(
     audit.record(
         session, ctx, "document.onboard", "document", doc.id, after={**registration, "constraintIds": ids}
     )
-    return sessions.Onboarded(doc.id, registration, declared_role or agent.role, published, seq, utcnow())
+    return sessions.Onboarded(doc.id, agent, declared_role or agent.role, published, seq, utcnow())

@@ -49,19 +49,16 @@ async def poll(
     """Up to `limit` events of `stream` after the cursor `since`, optionally of one section only."""
     after = events.parse_cursor(since, field="since")
     page = await events.page(session, stream, after=after, limit=limit, section_id=section_id or None)
-    found: list[dict[str, Any]] = page["events"]
-    last = found[-1]["sequenceNumber"] if found else after
-    return PollPage(since or cursor_of(0), found, cursor_of(last), bool(page["hasMore"]))
+    return PollPage(since or cursor_of(0), page.events, cursor_of(page.last_seq), page.has_more)
 
 
 async def transcript(session: AsyncSession, stream: str, *, since: str | None, limit: int) -> Transcript:
     """Up to `limit` events of `stream` after the cursor `since`, each with a one-line summary."""
     after = events.parse_cursor(since, field="since")
     page = await events.page(session, stream, after=after, limit=limit)
-    found: list[dict[str, Any]] = page["events"]
-    entries = [TranscriptEntry(record, summary_of(record)) for record in found]
-    latest = found[-1]["eventId"] if found else (cursor_of(after) if after else None)
-    return Transcript(entries, latest, bool(page["hasMore"]))
+    entries = [TranscriptEntry(record, summary_of(record)) for record in page.events]
+    latest = cursor_of(page.last_seq) if page.events else (cursor_of(after) if after else None)
+    return Transcript(entries, latest, page.has_more)
 
 
 def summary_of(record: Mapping[str, Any]) -> str | None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
@@ -152,9 +153,24 @@ def to_dict(event: Event) -> dict[str, Any]:
     return served(columns(event))
 
 
+@dataclass(frozen=True)
+class Page:
+    """A page of a stream's events. The events are the served records (event_record.py: hashed as served,
+    so they stay dicts); `last_seq` is the last one's sequence number, else the `after` the page started
+    from (the next page starts after it)."""
+
+    events: list[dict[str, Any]]
+    last_seq: int
+    has_more: bool
+
+    @property
+    def next_cursor(self) -> str:
+        return str(self.last_seq)
+
+
 async def page(
     session: AsyncSession, stream: str, *, after: int, limit: int, section_id: str | None = None
-) -> dict[str, Any]:
+) -> Page:
     """Up to `limit` events of the stream after sequence number `after`, optionally only one section's.
 
     The section filter is applied in SQL before the limit, so a page holds `limit` matching events when
@@ -165,11 +181,7 @@ async def page(
     rows = list((await session.scalars(stmt.order_by(Event.seq).limit(limit + 1))).all())
     has_more = len(rows) > limit
     rows = rows[:limit]
-    return {
-        "events": [to_dict(e) for e in rows],
-        "nextCursor": str(rows[-1].seq) if rows else str(after),
-        "hasMore": has_more,
-    }
+    return Page([to_dict(e) for e in rows], rows[-1].seq if rows else after, has_more)
 
 
 async def last_numbers(session: AsyncSession, streams: Collection[str]) -> dict[str, int]:

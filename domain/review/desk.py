@@ -27,6 +27,7 @@ from domain.review import queue, resources
 from domain.review.diff import SectionDiff, section_diff
 from domain.review.escalations import ReviewStatus, wire_status
 from domain.review.queue import PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
+from domain.work import observation_stored
 from domain.work.models import WorkSubmission
 
 PROPOSAL_DECISION_OPS = ("review.proposal.approve", "review.proposal.reject", "share_link.decide")
@@ -306,7 +307,7 @@ async def work_history(session: AsyncSession, *, offset: int, limit: int = PAGE_
     items = tuple(
         WorkRow(
             submission_id=w.id,
-            product=str((w.submission or {}).get("productName") or w.id),
+            product=observation_stored.product_name(w.submission) or w.id,
             agent=w.agent_name,
             status=w.status,
             decided_by=w.decided_by,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import timedelta
 from enum import StrEnum
 from typing import Any
@@ -397,7 +398,24 @@ async def set_approval(
 LEGISLATION_CITED_MAX = 200
 
 
-async def legislation_cited(session: AsyncSession, topic_id: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class CitingProposal:
+    """The proposal of a topic that cites a legislation section."""
+
+    proposal_id: str
+    status: str
+    topic_section_id: str
+
+
+@dataclass(frozen=True)
+class LegislationCited:
+    """A legislation section a topic's proposal cites, and what it names."""
+
+    proposal: CitingProposal
+    section: section_citations.CitedSection
+
+
+async def legislation_cited(session: AsyncSession, topic_id: str) -> list[LegislationCited]:
     """The imported legislation sections the topic's proposals cite (oldest proposal first, at most
     LEGISLATION_CITED_MAX), each with the proposal citing it and what it names in the compilation it was
     verified against."""
@@ -407,9 +425,9 @@ async def legislation_cited(session: AsyncSession, topic_id: str) -> list[dict[s
         .order_by(Proposal.created_at, Proposal.id)
     )
     cited = [
-        ({"proposalId": pid, "proposalStatus": status, "topicSectionId": section}, c)
+        (CitingProposal(pid, status, section), c)
         for pid, status, section, cites in rows
         for c in cites or []
         if section_citations.is_legislation(c)
     ][:LEGISLATION_CITED_MAX]
-    return await section_citations.describe(session, cited)
+    return [LegislationCited(p, s) for p, s in await section_citations.describe(session, cited)]

@@ -103,7 +103,7 @@ async def onboard(
     *,
     pact_role: sessions.PactRole | None = None,
     contact: Mapping[str, str] | None = None,
-) -> sessions.Onboarded:
+) -> sessions.Onboarded[topics.Joined]:
     """Join the topic and publish constraints in one transaction (§4.4.5): every check first, then the
     participation, one `pact.fabric.onboarded` event (no `pact.agent.joined`) and the constraints, whose
     events carry its id as their correlationId. A refusal writes nothing."""
@@ -122,6 +122,7 @@ async def onboard(
     fabric = await fabric_of(session, topic)
     ids = [new_id() for _ in drafts]
     registration = topic_events.registration(topic, actor.id, actor.name, row.role, row.joined_at, not joined)
+    joined_as = topics.Joined(topic, actor.id, actor.name, row, already_joined=not joined)
     # A hub agent is its own principal (it registered itself; no operator attests a DID for it).
     principal = await sessions.enrol(
         session, fabric, actor.id, principal=None, pact_role=pact_role, contact=contact
@@ -153,4 +154,4 @@ async def onboard(
     audit.record(
         session, ctx, "topic.onboard", "topic", topic.id, after=topic_events.onboarded(actor.id, ids)
     )
-    return sessions.Onboarded(topic.id, registration, pact_role or row.role, published, seq, utcnow())
+    return sessions.Onboarded(topic.id, joined_as, pact_role or row.role, published, seq, utcnow())

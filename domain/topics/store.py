@@ -470,7 +470,7 @@ class TopicEvents:
     """A page of the topic's events, as the event log pages them (domain/kernel/events.py `page`)."""
 
     topic_id: str
-    page: dict[str, Any]
+    page: events.Page
 
 
 async def event_page(session: AsyncSession, topic_id: str, *, after: str | None, limit: int) -> TopicEvents:

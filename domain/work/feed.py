@@ -21,7 +21,7 @@ async def notify(
     events.append(session, stream(agent_id), type_, ctx, data=data)
 
 
-async def page(session: AsyncSession, agent_id: str, *, after: str | None, limit: int) -> dict[str, Any]:
+async def page(session: AsyncSession, agent_id: str, *, after: str | None, limit: int) -> events.Page:
     """The agent's work events after the cursor `after` (`n` or `evt_n`)."""
     start = events.parse_cursor(after, field="after")
     return await events.page(session, stream(agent_id), after=start, limit=limit)

@@ -6,7 +6,6 @@ status, so each outcome is applied once; the ledger's unique reference backs tha
 from __future__ import annotations
 
 import hashlib
-from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -18,8 +17,9 @@ from domain.kernel.ids import new_id
 from domain.kernel.models import LedgerEntry
 from domain.market.catalog import normalise, record_observation
 from domain.market.models import Product, QuoteItem
-from domain.work import feed, work_events
+from domain.work import feed, observation_stored, work_events
 from domain.work.models import DefectKind, WorkAssignment, WorkDefect, WorkSubmission
+from domain.work.observations import Observation
 
 
 async def pay(session: AsyncSession, sub: WorkSubmission) -> int:
@@ -41,21 +41,21 @@ async def pay(session: AsyncSession, sub: WorkSubmission) -> int:
     return sub.reward_credits
 
 
-async def _product_for(session: AsyncSession, sub: WorkSubmission, obs: dict[str, Any]) -> Product:
+async def _product_for(session: AsyncSession, sub: WorkSubmission, obs: Observation) -> Product:
     """The catalogue product the observation is of: the retailer's product with that GTIN, else with that
     URL, else a new crowd-sourced product whose pack size follows from the two prices."""
     found = None
-    if obs.get("ean"):
+    if obs.ean:
         found = await session.scalar(
             select(Product)
-            .where(Product.retailer_slug == sub.retailer_slug, Product.ean.in_(ean_forms(obs["ean"])))
+            .where(Product.retailer_slug == sub.retailer_slug, Product.ean.in_(ean_forms(obs.ean)))
             .order_by(Product.created_at)
             .limit(1)
         )
     if found is None:
         found = await session.scalar(
             select(Product)
-            .where(Product.retailer_slug == sub.retailer_slug, Product.url == obs["productUrl"])
+            .where(Product.retailer_slug == sub.retailer_slug, Product.url == obs.product_url)
             .order_by(Product.created_at)
             .limit(1)
         )
@@ -64,16 +64,16 @@ async def _product_for(session: AsyncSession, sub: WorkSubmission, obs: dict[str
             found.item_key = sub.item_key
         return found
     item = await session.get(QuoteItem, sub.item_key)
-    digest = hashlib.sha256(obs["productUrl"].encode()).hexdigest()[:24]
+    digest = hashlib.sha256(obs.product_url.encode()).hexdigest()[:24]
     product = Product(
         retailer_slug=sub.retailer_slug,
-        sku=f"crowd:{obs['ean'] or digest}",
-        name=obs["productName"],
-        norm_name=normalise(obs["productName"]),
-        url=obs["productUrl"],
-        ean=obs.get("ean"),
+        sku=f"crowd:{obs.ean or digest}",
+        name=obs.product_name,
+        norm_name=normalise(obs.product_name),
+        url=obs.product_url,
+        ean=obs.ean,
         category=item.category if item else "other",
-        pack_size=obs["priceCents"] / obs["unitPriceCents"],
+        pack_size=obs.price_cents / obs.unit_price_cents,
         pack_unit=item.unit if item else "item",
         item_key=sub.item_key,
         tier="standard",
@@ -92,10 +92,10 @@ def ean_forms(ean: str) -> list[str]:
 
 
 async def record_market(session: AsyncSession, sub: WorkSubmission) -> str:
-    obs = sub.submission
+    obs = observation_stored.read(sub.submission)
     product = await _product_for(session, sub, obs)
     row = await record_observation(
-        session, product, price_cents=obs["priceCents"], in_stock=obs.get("inStock", True), source="crowd"
+        session, product, price_cents=obs.price_cents, in_stock=obs.in_stock, source="crowd"
     )
     row.ref = new_id()
     await session.flush()

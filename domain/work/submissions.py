@@ -6,6 +6,7 @@ applicability spot-check is decided at once."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -18,7 +19,7 @@ from domain.kernel.context import Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden, NotFound
 from domain.kernel.ids import canonical_id
 from domain.kernel.sqlutil import for_update
-from domain.work import observations, outcomes, work_events
+from domain.work import observation_stored, observations, outcomes, work_events
 from domain.work.claims import PRICE, SPOTCHECK
 from domain.work.models import DefectKind, WorkAssignment, WorkDefect, WorkSubmission
 from domain.work.validator import VALIDATE_JOB
@@ -27,11 +28,11 @@ MAX_SUBMISSION_BYTES = 64_000
 MAX_DEFECTS = 100
 
 
-def product_key(obs: observations.PriceObservationSubmission) -> str:
+def product_key(obs: observations.Observation) -> str:
     """The product's identity at its retailer: its GTIN, else its URL without query or fragment."""
     if obs.ean:
         return f"gtin:{obs.ean}"
-    parts = urlsplit(obs.productUrl)
+    parts = urlsplit(obs.product_url)
     path = parts.path.rstrip("/") or "/"
     return urlunsplit(("", (parts.hostname or "").lower(), path, "", ""))[:400]
 
@@ -107,8 +108,15 @@ def _spotcheck_defects(submission: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 async def submit(
-    session: AsyncSession, ctx: Context, *, assignment_id: str, submission: Any
+    session: AsyncSession,
+    ctx: Context,
+    *,
+    assignment_id: str,
+    submission: Any,
+    observation: Callable[[dict[str, Any]], observations.Observation],
 ) -> WorkSubmission:
+    """`submission` as sent; `observation` reads a price observation from it (its request model: a 400 naming
+    the field it refuses), once the assignment is known to be the caller's and open."""
     actor = ctx.require_actor()
     if not isinstance(submission, dict):
         raise BadRequest("submission: must be a JSON object", code="validation_error", field="submission")
@@ -132,9 +140,9 @@ async def submit(
     )
     defects: list[dict[str, Any]] = []
     if row.work_type == PRICE:
-        obs = observations.parse(submission)
+        obs = observation(submission)
         item, retailer = await observations.check(session, obs, assigned_key=row.item_key)
-        sub.submission = obs.model_dump()
+        sub.submission = observation_stored.stored(obs)
         sub.item_key, sub.retailer_slug, sub.product_key = item.key, retailer.slug, product_key(obs)
     elif row.work_type == SPOTCHECK:
         defects = _spotcheck_defects(submission)

@@ -41,8 +41,9 @@ from domain.kernel.vocabulary import SpeltOut
 from domain.market import outbound
 from domain.market.models import PriceObservation, Product, QuoteItem, Retailer
 from domain.market.retailers import host_belongs
-from domain.work import outcomes, work_events
+from domain.work import observation_stored, outcomes, work_events
 from domain.work.models import WorkAssignment, WorkSubmission
+from domain.work.observations import Observation
 from domain.work.settings import get_work_settings
 
 VALIDATOR = "validator"
@@ -110,21 +111,21 @@ async def check_url(url: str, retailer: Retailer) -> Finding:
     )
 
 
-def check_sanity(obs: dict[str, Any], unit: str) -> Finding:
-    pack = obs["priceCents"] / obs["unitPriceCents"]
+def check_sanity(obs: Observation, unit: str) -> Finding:
+    pack = obs.price_cents / obs.unit_price_cents
     lo, hi = PACK_RANGE
     if not lo <= pack <= hi:
         return Finding(
             "sanity",
             Verdict.REJECT,
-            f"priceCents {obs['priceCents']} at unitPriceCents {obs['unitPriceCents']} per {unit} means "
+            f"priceCents {obs.price_cents} at unitPriceCents {obs.unit_price_cents} per {unit} means "
             f"a pack of {pack:g} {unit}, outside {lo:g} to {hi:g}",
             "price_inconsistent",
         )
     return Finding("sanity", Verdict.PASS, f"a pack of {pack:g} {unit}")
 
 
-async def check_duplicate(session: AsyncSession, sub: WorkSubmission) -> Finding:
+async def check_duplicate(session: AsyncSession, sub: WorkSubmission, obs: Observation) -> Finding:
     window = utcnow() - timedelta(hours=get_work_settings().duplicate_hours)
     earlier = await session.scalar(
         select(WorkSubmission.id)
@@ -149,7 +150,7 @@ async def check_duplicate(session: AsyncSession, sub: WorkSubmission) -> Finding
             f"{get_work_settings().duplicate_hours:g} h (submission {earlier})",
             "duplicate",
         )
-    ean = sub.submission.get("ean")
+    ean = obs.ean
     if ean:
         other = await session.scalar(
             select(Product.item_key)
@@ -184,7 +185,7 @@ async def check_retailer(session: AsyncSession, retailer: Retailer) -> Finding:
     return Finding("retailer", Verdict.PASS, f"{retailer.name} has observations")
 
 
-async def check_median(session: AsyncSession, obs: dict[str, Any], item: QuoteItem) -> Finding:
+async def check_median(session: AsyncSession, obs: Observation, item: QuoteItem) -> Finding:
     cfg = get_work_settings()
     since = utcnow() - timedelta(days=cfg.median_days)
     rates = (
@@ -211,9 +212,9 @@ async def check_median(session: AsyncSession, obs: dict[str, Any], item: QuoteIt
             "no_median",
         )
     median = statistics.median(values)
-    distance = abs(obs["unitPriceCents"] - median) / median
+    distance = abs(obs.unit_price_cents - median) / median
     detail = (
-        f"{obs['unitPriceCents']} c/{item.unit} against a {cfg.median_days}-day median of {median:.0f} "
+        f"{obs.unit_price_cents} c/{item.unit} against a {cfg.median_days}-day median of {median:.0f} "
         f"({len(values)} observations): {distance:.0%} away"
     )
     if distance > cfg.median_tolerance:
@@ -241,7 +242,7 @@ async def prepare_validation(db: Database, payload: dict[str, Any]) -> Finding |
         sub = await session.get(WorkSubmission, payload.get("submission_id"))
         if sub is None or sub.status != "validating":
             return None
-        url = str(sub.submission.get("productUrl", ""))
+        url = observation_stored.product_url(sub.submission)
         retailer = await session.get(Retailer, sub.retailer_slug)
     if retailer is None or check_domain(url, retailer).result != Verdict.PASS:
         return None
@@ -261,7 +262,7 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
     )
     if assignment is None:
         return
-    obs = dict(sub.submission)
+    obs = observation_stored.read(sub.submission)
     retailer = await session.get(Retailer, sub.retailer_slug)
     item = await session.get(QuoteItem, sub.item_key)
     if retailer is None or item is None:  # removed since the submission was checked
@@ -269,11 +270,11 @@ async def validate(session: AsyncSession, payload: dict[str, Any]) -> None:
             Finding("reference", Verdict.DEFER, "the retailer or item key no longer exists", "reference_gone")
         ]
     else:
-        domain = check_domain(obs["productUrl"], retailer)
+        domain = check_domain(obs.product_url, retailer)
         findings = [
             domain,
             check_sanity(obs, item.unit),
-            await check_duplicate(session, sub),
+            await check_duplicate(session, sub, obs),
             await check_retailer(session, retailer),
             await check_median(session, obs, item),
         ]

@@ -358,10 +358,10 @@ class LiveEvents:
             while state.heard > state.known and self._streams.get(state.name) is state:
                 async with self.db.read() as session:
                     page = await events.page(session, state.name, after=state.known, limit=READ_PAGE)
-                if not page["events"]:
+                if not page.events:
                     state.heard = state.known  # nothing committed beyond it; a later notice says again
                     break
-                for record in page["events"]:
+                for record in page.events:
                     event = state.ahead.pop(int(record["sequenceNumber"]), None) or LiveEvent.of(record)
                     self._deliver(state, event)
         except Exception:

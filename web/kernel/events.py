@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from domain.kernel import event_views
+from domain.kernel import events as kernel_events
 from domain.kernel.event_record import CURSOR_PREFIX, ActorKind, EntityType
 from domain.kernel.events import MAX_SEQ
 from web.kernel.wire import Exact, Timestamp, decimal_at_most
@@ -107,6 +108,11 @@ class EventPage(Exact):
     events: list[Event]
     nextCursor: str = Field(description="Send as `after` for the next page")
     hasMore: bool
+
+    @staticmethod
+    def fields(page: kernel_events.Page) -> dict[str, Any]:
+        """The page as this model's wire dict: its events as served (each hashed as it is), not rebuilt."""
+        return {"events": page.events, "nextCursor": page.next_cursor, "hasMore": page.has_more}
 
 
 class Change(Event):

@@ -563,7 +563,7 @@ class OnboardedOut(Exact):
     onboarded_at: Timestamp
 
     @classmethod
-    def fields(cls, o: s.Onboarded, member_id: str) -> dict[str, Any]:
+    def fields(cls, o: s.Onboarded[Any], member_id: str) -> dict[str, Any]:
         accepted = [AcceptedConstraint.of(c) for c in o.constraints]
         return {
             "status": "onboarded",

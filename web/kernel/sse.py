@@ -115,11 +115,11 @@ async def _replay(request: web.Request, response: web.StreamResponse, stream: st
     while True:
         async with db.read() as session:  # a page's read only: no connection is held while the client reads
             page = await events.page(session, stream, after=after, limit=REPLAY_PAGE)
-        found = page["events"]
+        found = page.events
         if found:
             await response.write(b"".join(message(e["sequenceNumber"], e["type"], e) for e in found))
-            after = int(found[-1]["sequenceNumber"])
-        if not page["hasMore"]:
+            after = page.last_seq
+        if not page.has_more:
             return after
 
 

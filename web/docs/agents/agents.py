@@ -327,7 +327,7 @@ async def event_page(request: web.Request, query: EventsQuery) -> Answer:
     who = caller(request)
     async with runtime(request).db.read() as session:
         result = await tap.event_page(session, who, doc_id(request), after=query.after, limit=query.limit)
-    return result
+    return EventPage.fields(result)
 
 
 @route(

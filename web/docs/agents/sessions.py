@@ -210,5 +210,5 @@ async def onboard(request: web.Request, body: OnboardBody) -> Answer:
         if not is_refusal(exc):
             raise
         return Reply(OnboardRejected.of(exc, doc_id(request)), status=422)
-    reg = Joined.model_validate(done.registration)
+    reg = Joined.of(done.registration)
     return DocumentOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId))

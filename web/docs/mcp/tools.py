@@ -910,6 +910,6 @@ async def pact_onboard(session: AsyncSession, who: Caller, a: OnboardArgs) -> di
         declared_role=declared,
         contact=a.contact.kept() if a.contact else None,
     )
-    reg = schemas.Joined.model_validate(done.registration)
+    reg = schemas.Joined.of(done.registration)
     out = DocumentOnboarded(registration=reg, **sessions_wire.OnboardedOut.fields(done, reg.agentId))
     return out.model_dump(mode="json")

@@ -115,7 +115,7 @@ class EventPage(events.EventPage):
     @staticmethod
     def answer(found: topic_store.TopicEvents) -> dict[str, Any]:
         """The page as this model's wire dict: the topic's id, then the event log's page as it is."""
-        return {"topicId": found.topic_id, **found.page}
+        return {"topicId": found.topic_id, **events.EventPage.fields(found.page)}
 
 
 class JoinResult(Model):

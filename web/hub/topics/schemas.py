@@ -22,6 +22,7 @@ from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
 from domain.kernel.vocabulary import SpeltOut
 from domain.topics import bounty, dependencies
+from domain.topics import consensus as topic_consensus
 from domain.topics import store as topic_store
 from domain.topics.store import Tier, TopicStatus, TopicVoteKind
 from domain.topics.verification import Outcome, OutcomeField, Verification
@@ -570,6 +571,25 @@ class LegislationCitation(Model):
         "imported; GET /api/axiom/legislation/{docId}?asAt=versionDate reads the cited text)"
     )
 
+    @classmethod
+    def of(cls, c: topic_consensus.LegislationCited) -> LegislationCitation:
+        s = c.section
+        return cls(
+            proposalId=c.proposal.proposal_id,
+            proposalStatus=c.proposal.status,
+            topicSectionId=c.proposal.topic_section_id,
+            citation=s.citation,
+            docId=s.doc_id,
+            sectionRef=s.section_ref,
+            versionDate=s.version_date.isoformat() if s.version_date else None,
+            title=s.title,
+            jurisdiction=s.jurisdiction,
+            jurisdictionAbbreviation=s.jurisdiction_abbreviation,
+            verifiedRef=s.verified_ref,
+            sectionTitle=s.section_title,
+            current=s.current,
+        )
+
 
 class TopicDetail(Topic):
     legislationCitations: list[LegislationCitation] = Field(
@@ -577,8 +597,8 @@ class TopicDetail(Topic):
     )
 
     @classmethod
-    def of_cited(cls, v: topic_store.TopicView, cited: list[dict[str, Any]]) -> TopicDetail:
-        return cls(**Topic.fields(v), legislationCitations=[LegislationCitation(**c) for c in cited])
+    def of_cited(cls, v: topic_store.TopicView, cited: list[topic_consensus.LegislationCited]) -> TopicDetail:
+        return cls(**Topic.fields(v), legislationCitations=[LegislationCitation.of(c) for c in cited])
 
 
 class TopicApprovalBody(Model):

@@ -177,5 +177,5 @@ async def onboard(request: web.Request, body: OnboardBody) -> Answer:
         if not is_refusal(exc):
             raise
         return Reply(OnboardRejected.of(exc, _topic(request)), status=422)
-    reg = JoinResult.model_validate(done.registration)
+    reg = JoinResult.of(done.registration)
     return TopicOnboarded(registration=reg, **OnboardedOut.fields(done, reg.agentId))

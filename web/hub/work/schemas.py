@@ -4,19 +4,32 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
+from stdnum import ean as gtin
 
+from domain.kernel import events as kernel_events
 from domain.kernel.clock import iso
+from domain.kernel.errors import BadRequest
 from domain.kernel.vocabulary import SpeltOut
-from domain.work import claims, review, submissions
+from domain.work import claims, observations, review, submissions
 from domain.work.claims import AssignmentStatus, AssignmentStatusField, WorkType
 from domain.work.models import DefectKind, WorkDefect, WorkSubmission
 from domain.work.review import DefectStatus, DefectStatusField, SubmissionStatusField
 from domain.work.validator import VerdictField
 from web.hub.schemas import Model
-from web.kernel.events import Event
+from web.kernel.events import Event, EventPage
 from web.kernel.wire import MAX_INT, Exact, Text, Timestamp
 
 
@@ -105,6 +118,82 @@ class SubmitBody(Model):
     )
 
 
+Key = Annotated[StrictStr, Field(min_length=1, max_length=80)]
+Slug = Annotated[StrictStr, Field(min_length=1, max_length=64)]
+Name = Annotated[StrictStr, Field(min_length=5, max_length=250)]
+Url = Annotated[StrictStr, Field(min_length=1, max_length=2000)]
+
+
+class PriceObservationSubmission(BaseModel):
+    """A price observation submission (spec: "Price observation submission"), a price_observation_mining
+    submission's `submission`, and every rule of its table that needs no reference data (those that do are
+    domain/work/observations.check's). It is read by the submit operation from SubmitBody's free-form
+    `submission` once the assignment is known to be a price observation's (`read`), so it is not part of the
+    OpenAPI documents."""
+
+    model_config = ConfigDict(extra="ignore", str_strip_whitespace=True)
+
+    itemKey: Key
+    retailerSlug: Slug
+    productName: Name
+    productUrl: Url
+    ean: StrictStr | None = None
+    priceCents: StrictInt = Field(ge=1, le=observations.MAX_CENTS)
+    unitPriceCents: StrictInt = Field(ge=1, le=observations.MAX_CENTS)
+    unitPriceUnit: Literal["m2", "lm", "L", "item", "kg"]
+    inStock: StrictBool = True
+
+    @field_validator("productUrl")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http(s) URL of the public product page")
+        if parts.username or parts.password:
+            raise ValueError("must not carry a user name or password")
+        try:
+            parts.port  # noqa: B018 - raises on a malformed port
+        except ValueError:
+            raise ValueError("has a malformed port") from None
+        return value
+
+    @field_validator("ean")
+    @classmethod
+    def _gtin(cls, value: str | None) -> str | None:
+        if value is None or value == "":
+            return None
+        digits = value.replace(" ", "").replace("-", "")
+        if not digits.isdigit() or len(digits) not in (8, 12, 13, 14):
+            raise ValueError("must be a GTIN of 8, 12, 13 or 14 digits")
+        if not gtin.is_valid(digits):
+            raise ValueError("check digit does not match: not a valid GTIN")
+        return digits.zfill(14)  # one form for every length, so de-duplication compares like with like
+
+    def observation(self) -> observations.Observation:
+        return observations.Observation(
+            item_key=self.itemKey,
+            retailer_slug=self.retailerSlug,
+            product_name=self.productName,
+            product_url=self.productUrl,
+            ean=self.ean,
+            price_cents=self.priceCents,
+            unit_price_cents=self.unitPriceCents,
+            unit_price_unit=self.unitPriceUnit,
+            in_stock=self.inStock,
+        )
+
+    @classmethod
+    def read(cls, submission: dict[str, Any]) -> observations.Observation:
+        """The observation `submission` holds; a 400 naming every field it refuses."""
+        try:
+            return cls.model_validate(submission).observation()
+        except ValidationError as exc:
+            errors = exc.errors()
+            where = [f"submission.{'.'.join(str(p) for p in e['loc'])}" for e in errors]
+            detail = "; ".join(f"{loc}: {e['msg']}" for loc, e in zip(where, errors, strict=True))
+            raise BadRequest(detail, code="validation_error", field=where[0], fields=where) from None
+
+
 class Finding(Exact):
     check: str
     result: VerdictField
@@ -175,6 +264,10 @@ class WorkFeed(Exact):
     events: list[Event]
     nextCursor: str = Field(description="Send as `after` for the next page")
     hasMore: bool
+
+    @staticmethod
+    def answer(page: kernel_events.Page) -> dict[str, Any]:
+        return EventPage.fields(page)
 
 
 class DefectsQuery(Model):

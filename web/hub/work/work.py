@@ -16,6 +16,7 @@ from web.hub.work.schemas import (
     Defect,
     Defects,
     DefectsQuery,
+    PriceObservationSubmission,
     ResolveDefectBody,
     SubmitBody,
     WorkFeed,
@@ -106,7 +107,11 @@ async def submit(request: web.Request, body: SubmitBody) -> Answer:
     ctx = agent_context(request)
     async with db.transaction() as session:
         sub = await submissions.submit(
-            session, ctx, assignment_id=str(body.assignmentId), submission=body.submission
+            session,
+            ctx,
+            assignment_id=str(body.assignmentId),
+            submission=body.submission,
+            observation=PriceObservationSubmission.read,
         )
     submission_id = sub.id
 
@@ -152,7 +157,7 @@ async def events(request: web.Request, query: EventsQuery) -> Answer:
     actor = ctx.require_actor()
     async with runtime(request).db.read() as session:
         result = await feed.page(session, actor.id, after=query.after, limit=query.limit)
-    return result
+    return WorkFeed.answer(result)
 
 
 @routes.route(
