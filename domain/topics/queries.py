@@ -6,9 +6,10 @@ that use them are in the area's other modules."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Select, bindparam, func, or_, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Proposal
@@ -61,7 +62,7 @@ DEPENDENCIES_OF = (
     .order_by(DEPENDENCIES.c.created_at, DEPENDENCIES.c.depends_on_id)
 )
 
-# The topic list in one statement: every column the answer shows (not the content, the largest), and each
+# The topic list's page: every column the answer shows (not the content, the largest), and each
 # topic's counts as correlated subqueries on their indexes.
 _PARTICIPANT_COUNT = (
     select(func.count())
@@ -82,9 +83,37 @@ _LISTED = select(
 )
 
 
+# The topics a listed topic depends on, in the order they were linked, as one array (NULL when none), for
+# PostgreSQL's page statement: an ordered aggregate on the dependencies' primary key, per row of the page.
+# SQLite (3.40 here) has no ordered aggregate (json_group_array's order is not defined), so there the page's
+# dependencies stay a second statement (DEPENDENCIES_OF).
+_DEPENDED = DEPENDENCIES.alias("listed_dependencies")
+_DEPENDS_ON_ARRAY = (
+    select(
+        func.array_agg(
+            aggregate_order_by(_DEPENDED.c.depends_on_id, _DEPENDED.c.created_at, _DEPENDED.c.depends_on_id)
+        )
+    )
+    .where(_DEPENDED.c.topic_id == TOPICS.c.id)
+    .correlate(TOPICS)
+    .scalar_subquery()
+)
+
+
+class TopicListStatements(NamedTuple):
+    """The topic list's statements for one combination of filters. `page` carries each row's `total`, the
+    count of every topic matching (a window over the filtered rows, computed before LIMIT and OFFSET), and
+    on PostgreSQL its `depends_on` array; `total` counts them alone, for a page that came back empty past
+    the end (where no row carries it)."""
+
+    page: Select[Any]
+    total: Select[Any]
+    dependencies_inline: bool
+
+
 @cache
-def topic_list(tier: bool, status: bool, jurisdiction: bool) -> tuple[Select[Any], Select[Any]]:
-    """The topic list's count and page statements for the filters given (each built once: building one costs
+def topic_list(tier: bool, status: bool, jurisdiction: bool, *, postgresql: bool) -> TopicListStatements:
+    """The topic list's statements for the filters given and the dialect (each built once: building one costs
     its cache key again on every read). Parameters: `p_tier`, `p_status`, `p_jurisdiction` with its region
     prefix `p_region` (`AU-%`: AU matches AU-NSW), `p_limit`, `p_offset`."""
     conds: list[Any] = []
@@ -101,10 +130,10 @@ def topic_list(tier: bool, status: bool, jurisdiction: bool) -> tuple[Select[Any
         )
     newest_first = (TOPICS.c.created_at.desc(), TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
     count = select(func.count()).select_from(TOPICS).where(*conds)
+    listed = _LISTED.add_columns(func.count().over().label("total"))
+    if postgresql:
+        listed = listed.add_columns(_DEPENDS_ON_ARRAY.label("depends_on"))
     page = (
-        _LISTED.where(*conds)
-        .order_by(*newest_first)
-        .limit(bindparam("p_limit"))
-        .offset(bindparam("p_offset"))
+        listed.where(*conds).order_by(*newest_first).limit(bindparam("p_limit")).offset(bindparam("p_offset"))
     )
-    return count, page
+    return TopicListStatements(page, count, postgresql)
