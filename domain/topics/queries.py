@@ -85,8 +85,6 @@ _LISTED = select(
 
 # The topics a listed topic depends on, in the order they were linked, as one array (NULL when none), for
 # PostgreSQL's page statement: an ordered aggregate on the dependencies' primary key, per row of the page.
-# SQLite (3.40 here) has no ordered aggregate (json_group_array's order is not defined), so there the page's
-# dependencies stay a second statement (DEPENDENCIES_OF).
 _DEPENDED = DEPENDENCIES.alias("listed_dependencies")
 _DEPENDS_ON_ARRAY = (
     select(
@@ -101,14 +99,22 @@ _DEPENDS_ON_ARRAY = (
 
 
 class TopicListStatements(NamedTuple):
-    """The topic list's statements for one combination of filters. `page` carries each row's `total`, the
-    count of every topic matching (a window over the filtered rows, computed before LIMIT and OFFSET), and
-    on PostgreSQL its `depends_on` array; `total` counts them alone, for a page that came back empty past
-    the end (where no row carries it)."""
+    """The topic list's statements for one combination of filters in one dialect.
+
+    On PostgreSQL (`whole_page` true) `page` is the whole read in one round trip: each row also carries
+    `total`, the count of every topic matching (`count(*) OVER ()`, computed before LIMIT and OFFSET, over the
+    same index range the page reads), and `depends_on`, its dependencies as an ordered array; `total` is run
+    only for a page that comes back empty past the end, where no row carries the count.
+
+    On SQLite (`whole_page` false) `total` and `page` both run and the page's dependencies are
+    DEPENDENCIES_OF: SQLite 3.40 has no ordered aggregate (json_group_array's order is not defined), and a
+    window function makes it materialise the filtered topics and sort them (a scan and a temporary B-tree,
+    where the page alone reads ix_topics_created_id backwards); its statements are calls in the process, not
+    round trips."""
 
     page: Select[Any]
     total: Select[Any]
-    dependencies_inline: bool
+    whole_page: bool
 
 
 @cache
@@ -130,9 +136,9 @@ def topic_list(tier: bool, status: bool, jurisdiction: bool, *, postgresql: bool
         )
     newest_first = (TOPICS.c.created_at.desc(), TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
     count = select(func.count()).select_from(TOPICS).where(*conds)
-    listed = _LISTED.add_columns(func.count().over().label("total"))
+    listed = _LISTED
     if postgresql:
-        listed = listed.add_columns(_DEPENDS_ON_ARRAY.label("depends_on"))
+        listed = listed.add_columns(func.count().over().label("total"), _DEPENDS_ON_ARRAY.label("depends_on"))
     page = (
         listed.where(*conds).order_by(*newest_first).limit(bindparam("p_limit")).offset(bindparam("p_offset"))
     )
