@@ -327,6 +327,28 @@ async def test_list_limit_defaults_to_50_and_pages_with_offset(hub, register):
     assert past["total"] == 55
 
 
+async def test_a_filtered_list_pages_with_its_own_total_and_each_topics_dependencies(hub, register):
+    """Every page of a filtered list says how many topics match the filter, an offset past the end too, and
+    shows each topic's own dependencies in the order given."""
+    agent = await register()
+    base = [(await create_topic(hub, agent, tier="derived"))["id"] for _ in range(3)]
+    made = [
+        (await create_topic(hub, agent, tier="contested", dependsOn=base[n % 3 :] + base[: n % 3]))["id"]
+        for n in range(4)
+    ]
+    for offset, ids in ((0, made[::-1][:3]), (3, made[:1]), (4, []), (999, [])):
+        params = {"tier": "contested", "limit": "3", "offset": str(offset)}
+        page = await (await hub.get("/api/pact/topics", params=params)).json()
+        assert page["total"] == 4, (offset, page)
+        assert [t["id"] for t in page["topics"]] == ids
+        for t in page["topics"]:
+            n = made.index(t["id"])
+            assert t["dependsOn"] == base[n % 3 :] + base[: n % 3]
+    none = await (await hub.get("/api/pact/topics", params={"tier": "institutional", "offset": "2"})).json()
+    assert none["total"] == 0
+    assert none["topics"] == []
+
+
 @pytest.mark.parametrize(
     ("params", "field"),
     [

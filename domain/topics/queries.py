@@ -6,9 +6,10 @@ that use them are in the area's other modules."""
 from __future__ import annotations
 
 from functools import cache
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Select, bindparam, func, or_, select
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.models import Proposal
@@ -61,7 +62,7 @@ DEPENDENCIES_OF = (
     .order_by(DEPENDENCIES.c.created_at, DEPENDENCIES.c.depends_on_id)
 )
 
-# The topic list in one statement: every column the answer shows (not the content, the largest), and each
+# The topic list's page: every column the answer shows (not the content, the largest), and each
 # topic's counts as correlated subqueries on their indexes.
 _PARTICIPANT_COUNT = (
     select(func.count())
@@ -82,9 +83,43 @@ _LISTED = select(
 )
 
 
+# The topics a listed topic depends on, in the order they were linked, as one array (NULL when none), for
+# PostgreSQL's page statement: an ordered aggregate on the dependencies' primary key, per row of the page.
+_DEPENDED = DEPENDENCIES.alias("listed_dependencies")
+_DEPENDS_ON_ARRAY = (
+    select(
+        func.array_agg(
+            aggregate_order_by(_DEPENDED.c.depends_on_id, _DEPENDED.c.created_at, _DEPENDED.c.depends_on_id)
+        )
+    )
+    .where(_DEPENDED.c.topic_id == TOPICS.c.id)
+    .correlate(TOPICS)
+    .scalar_subquery()
+)
+
+
+class TopicListStatements(NamedTuple):
+    """The topic list's statements for one combination of filters in one dialect.
+
+    On PostgreSQL (`whole_page` true) `page` is the whole read in one round trip: each row also carries
+    `total`, the count of every topic matching (`count(*) OVER ()`, computed before LIMIT and OFFSET, over the
+    same index range the page reads), and `depends_on`, its dependencies as an ordered array; `total` is run
+    only for a page that comes back empty past the end, where no row carries the count.
+
+    On SQLite (`whole_page` false) `total` and `page` both run and the page's dependencies are
+    DEPENDENCIES_OF: SQLite 3.40 has no ordered aggregate (json_group_array's order is not defined), and a
+    window function makes it materialise the filtered topics and sort them (a scan and a temporary B-tree,
+    where the page alone reads ix_topics_created_id backwards); its statements are calls in the process, not
+    round trips."""
+
+    page: Select[Any]
+    total: Select[Any]
+    whole_page: bool
+
+
 @cache
-def topic_list(tier: bool, status: bool, jurisdiction: bool) -> tuple[Select[Any], Select[Any]]:
-    """The topic list's count and page statements for the filters given (each built once: building one costs
+def topic_list(tier: bool, status: bool, jurisdiction: bool, *, postgresql: bool) -> TopicListStatements:
+    """The topic list's statements for the filters given and the dialect (each built once: building one costs
     its cache key again on every read). Parameters: `p_tier`, `p_status`, `p_jurisdiction` with its region
     prefix `p_region` (`AU-%`: AU matches AU-NSW), `p_limit`, `p_offset`."""
     conds: list[Any] = []
@@ -101,10 +136,10 @@ def topic_list(tier: bool, status: bool, jurisdiction: bool) -> tuple[Select[Any
         )
     newest_first = (TOPICS.c.created_at.desc(), TOPICS.c.id.desc())  # ix_topics_created_id, read backwards
     count = select(func.count()).select_from(TOPICS).where(*conds)
+    listed = _LISTED
+    if postgresql:
+        listed = listed.add_columns(func.count().over().label("total"), _DEPENDS_ON_ARRAY.label("depends_on"))
     page = (
-        _LISTED.where(*conds)
-        .order_by(*newest_first)
-        .limit(bindparam("p_limit"))
-        .offset(bindparam("p_offset"))
+        listed.where(*conds).order_by(*newest_first).limit(bindparam("p_limit")).offset(bindparam("p_offset"))
     )
-    return count, page
+    return TopicListStatements(page, count, postgresql)

@@ -264,14 +264,26 @@ async def list_topics(
     limit: int,
     offset: int,
 ) -> TopicPage:
-    """One page of the topics, newest first, with how many match (on a bare connection: Core rows)."""
-    count, page = queries.topic_list(bool(tier), bool(status), bool(jurisdiction))
+    """One page of the topics, newest first, with how many match (on a bare connection: Core rows): on
+    PostgreSQL one statement (each row carries the total and its dependencies; the total is counted apart
+    only when a page past the end comes back empty), on SQLite the count, the page and its dependencies."""
+    statements = queries.topic_list(
+        bool(tier), bool(status), bool(jurisdiction), postgresql=conn.dialect.name == "postgresql"
+    )
     params: dict[str, Any] = {"p_tier": tier, "p_status": status, "p_limit": limit, "p_offset": offset}
     if jurisdiction:
         params["p_jurisdiction"] = j = normalise_jurisdiction(jurisdiction)
         params["p_region"] = f"{j}-%"
-    total = int(await conn.scalar(count, params) or 0)
-    rows = (await conn.execute(page, params)).all()
+    if statements.whole_page:
+        rows = (await conn.execute(statements.page, params)).all()
+        if rows:
+            total = int(rows[0].total)
+        else:  # none match, or the offset is past the end: no row carries the count
+            total = int(await conn.scalar(statements.total, params) or 0) if offset > 0 else 0
+        items = [TopicView(t, t.participants, t.proposals, list(t.depends_on or ())) for t in rows]
+        return TopicPage(items, total, limit, offset)
+    total = int(await conn.scalar(statements.total, params) or 0)
+    rows = (await conn.execute(statements.page, params)).all()
     deps: dict[str, list[str]] = {t.id: [] for t in rows}
     if rows:
         for tid, dep in await conn.execute(queries.DEPENDENCIES_OF, {"p_topics": list(deps)}):
