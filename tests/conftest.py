@@ -86,6 +86,27 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.write_line(CLOCK_NOTE)
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The tests marked slow start the run, spread over the workers: a worker that took one near the end of
+    a run would hold the run up while the others sat idle, and one that took them all would run them one
+    after the other. `make test` hands each worker a contiguous share of the collection first (`--dist
+    worksteal`: the first gets len // workers, the next len(rest) // (workers - 1)…; an idle worker later
+    takes the second half of the longest queue), so each share starts with every n-th slow test. The order
+    is computed alike in every worker (xdist runs only when the collections are equal)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    rest = [item for item in items if not item.get_closest_marker("slow")]
+    ordered: list[pytest.Item] = []
+    left = len(items)
+    for share in range(workers):
+        size = left // (workers - share)
+        mine = slow[share::workers]
+        ordered += mine + rest[: max(0, size - len(mine))]
+        del rest[: max(0, size - len(mine))]
+        left -= size
+    items[:] = ordered + rest
+
+
 @pytest.fixture
 def clock() -> Iterator[wall.Clock]:
     """The process's wall clock; a test moves it with clock.advance(), and it is put back afterwards."""
@@ -94,14 +115,60 @@ def clock() -> Iterator[wall.Clock]:
     wall.clock.shift = shift
 
 
+TEMPLATE_PREFIX = "concord_test_template_"
+
+
+def _migrated_template() -> str:
+    """A PostgreSQL database migrated to this checkout's migrations, named by a digest of them, made by the
+    first worker that needs it and copied by every worker (`CREATE DATABASE … TEMPLATE`: a file copy, a
+    fraction of a second, where migrating costs each worker seconds of CPU). It outlives the run, as a cache
+    for the next one; a template of other migrations is dropped when a new one is made. An advisory lock
+    makes one worker build it while the others wait."""
+    import hashlib
+
+    import asyncpg
+
+    from migrations import HERE, upgrade
+
+    digest = hashlib.sha256()
+    for path in sorted([HERE / "env.py", *HERE.glob("versions/*.py")]):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    name = f"{TEMPLATE_PREFIX}{digest.hexdigest()[:16]}"
+
+    async def make() -> None:
+        url = _pg_url(PG_ADMIN_URL or "", "postgres").replace("postgresql+asyncpg", "postgresql")
+        conn = await asyncpg.connect(url)
+        try:
+            await conn.execute("SELECT pg_advisory_lock(hashtext('concord test template'))")
+            if await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):
+                return
+            building = f"{name}_building"
+            await conn.execute(f'DROP DATABASE IF EXISTS "{building}"')
+            await conn.execute(f'CREATE DATABASE "{building}"')
+            await asyncio.to_thread(upgrade, _pg_url(PG_ADMIN_URL or "", building))
+            for (old,) in await conn.fetch(
+                "SELECT datname FROM pg_database WHERE datname LIKE $1 AND datname <> $2",
+                f"{TEMPLATE_PREFIX}%",
+                building,
+            ):
+                await conn.execute(f'DROP DATABASE IF EXISTS "{old}" WITH (FORCE)')
+            await conn.execute(f'ALTER DATABASE "{building}" RENAME TO "{name}"')
+        finally:
+            await conn.close()  # the session's advisory lock goes with it
+
+    asyncio.run(make())
+    return name
+
+
 @pytest.fixture(scope="session", autouse=True)
 def database() -> Iterator[str]:
     from migrations import upgrade
 
-    if PG_ADMIN_URL:
-        _admin(f'CREATE DATABASE "{PG_DB}"')
     settings = get_settings()
-    upgrade(settings.db_url)
+    if PG_ADMIN_URL:
+        _admin(f'CREATE DATABASE "{PG_DB}" TEMPLATE "{_migrated_template()}"')
+    else:
+        upgrade(settings.db_url)
     yield settings.db_url
     if PG_ADMIN_URL:
         _admin(
