@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.axiom_helpers import act
 from tests.processes import concord
 
@@ -24,6 +26,7 @@ async def test_create_staff_key_prints_it_once_and_it_works(hub, runtime):
     assert resp.status == 200, await resp.text()
 
 
+@pytest.mark.slow
 async def test_staff_keys_carry_roles_are_listed_without_secrets_and_revoked(hub, runtime):
     code, out, err = await concord(
         "keys", "create-staff", "--name", "Rey Both", "--role", "reviewer", "--role", "curator"

@@ -259,6 +259,7 @@ async def _wait_ready(base: str, proc: Any, log: Path) -> None:
     await eventually(check, timeout=120, interval=0.1)
 
 
+@pytest.mark.slow
 async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
     await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
     key = await make_key(runtime)
@@ -282,6 +283,7 @@ async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
     assert "Traceback" not in text, text[-4000:]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
 async def test_a_worker_group_converts_in_bounded_children(runtime, tmp_path):
     await runtime.relay.stop()

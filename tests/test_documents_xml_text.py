@@ -242,6 +242,7 @@ def _marked(plain: str) -> str:
     anything=st.text(_ANY, max_size=60),
     plain=st.text(_PLAIN, min_size=1, max_size=20),
 )
+@pytest.mark.slow
 async def test_any_text_goes_through_upload_proposal_merge_and_download(docs, runtime, anything, plain):
     keys = [await make_key(runtime, name=f"k{i}") for i in range(3)]
     # An upload whose Markdown holds the text (NUL becomes U+FFFD in the conversion).

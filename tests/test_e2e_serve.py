@@ -133,6 +133,7 @@ async def _quiet_test_relay(runtime: Any) -> None:
     await runtime.relay.stop()
 
 
+@pytest.mark.slow
 async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp_path: Path):
     url, calls = hook
     shop = url.removesuffix("/hook")
@@ -161,6 +162,7 @@ async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp
     assert "Traceback" not in text, text[-4000:]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
 async def test_web_process_and_a_dramatiq_worker_process_on_redis(runtime: Any, hook: Any, tmp_path: Path):
     url, calls = hook

@@ -196,6 +196,7 @@ async def _stop_ends_streams(server: Server, sessions: list[Pinned]) -> None:
     assert "Traceback" not in server.log.read_text()
 
 
+@pytest.mark.slow
 async def test_live_events_across_processes_of_serve_without_redis(
     runtime: Any, sessions: list[Pinned], tmp_path: Path
 ):
@@ -210,6 +211,7 @@ async def test_live_events_across_processes_of_serve_without_redis(
         stop(server.proc)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
 async def test_live_events_across_processes_and_a_worker_on_redis(
     runtime: Any, sessions: list[Pinned], tmp_path: Path

@@ -331,6 +331,7 @@ GARBAGE_BODIES: list[dict[str, Any]] = [
 GARBAGE_QUERIES = ["\x00", "-1", "9" * 40, "true", "", "%", "🦀", "AU-NSW-SYD", "1e9"]
 
 
+@pytest.mark.slow
 async def test_no_input_produces_a_500(hub, register, settings, monkeypatch):
     monkeypatch.setattr(settings, "rate_limit_register", 100_000)
     from web.hub.api import build_api

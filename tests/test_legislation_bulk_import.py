@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select, text
 
 from domain import wiring
@@ -100,6 +101,7 @@ async def _assert_left_unfinished(hub: Any, runtime: Any, key: dict[str, Any], s
         assert await _search_total(hub, key, "dry") == 2 * stored
 
 
+@pytest.mark.slow
 async def test_an_import_killed_mid_way_and_resumed_leaves_every_section_searchable(
     hub, runtime, tmp_path: Path
 ):
@@ -156,6 +158,7 @@ async def _job_done(runtime: Any) -> bool:
     return job.status == "done"
 
 
+@pytest.mark.slow
 async def test_an_ingest_during_a_bulk_import_is_searchable_at_once(hub, runtime, tmp_path: Path):
     staff = await staff_headers(runtime)
     key = await axiom_key(hub)

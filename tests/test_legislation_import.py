@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from domain.axiom.seed import seed_legislation
 from tests.axiom_helpers import axiom_key, staff_headers
@@ -230,6 +231,7 @@ async def test_the_seeded_sample_stays_marked_as_a_sample(hub, runtime):
     assert "no statutory text" in markdown
 
 
+@pytest.mark.slow
 async def test_a_corpus_jsonl_imports_by_cli_with_progress_and_resumes(hub, runtime, tmp_path: Path):
     corpus = write_corpus(
         tmp_path / "corpus.jsonl",

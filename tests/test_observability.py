@@ -467,6 +467,7 @@ async def _serve(args: list[str], env: dict[str, str], log: Path) -> tuple[subpr
     return proc, hub, docs
 
 
+@pytest.mark.slow
 async def test_served_processes_share_their_metrics_and_log_json(runtime, tmp_path: Path):
     """`concord serve --processes 2`: whichever process answers the scrape, it counts every process's
     requests, the background process's job and the scheduler's sweeps; every log line is JSON."""
@@ -576,6 +577,7 @@ class fresh_client:  # noqa: N801 - the shape tests.documents_support.upload exp
         return self.http.post(f"{self.base}{path}", **kwargs)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="dramatiq worker processes need Redis (CONCORD_TEST_REDIS_URL)")
 async def test_a_worker_machine_serves_its_job_metrics(runtime, tmp_path: Path):
     """`dramatiq workers.main --fork-function workers.exposition:serve` beside a web process that shares no
@@ -693,6 +695,7 @@ async def test_every_line_of_a_worker_group_is_json(runtime, tmp_path: Path):
     assert all(r["level"] == "INFO" for r in records), text
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="`concord worker` runs on Redis (CONCORD_TEST_REDIS_URL)")
 async def test_every_line_of_concord_worker_is_json(runtime, tmp_path: Path):
     """`concord worker`, the command the deploy files run, under CONCORD_LOG_FORMAT=json: the group's parent,
@@ -738,6 +741,7 @@ async def test_every_line_of_concord_worker_is_json(runtime, tmp_path: Path):
     assert any(r["logger"].startswith("dramatiq.") for r in records), text  # Dramatiq's own lines too
 
 
+@pytest.mark.slow
 async def test_the_scheduler_alone_serves_its_sweep_metrics(runtime, tmp_path: Path):
     """`concord scheduler` runs no app, so it shows its sweep runs on CONCORD_METRICS_PORT (a scheduler pod
     shares no metrics directory with a web pod), behind the token like every /metrics."""

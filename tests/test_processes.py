@@ -249,6 +249,7 @@ async def _outbox_done(runtime: Any) -> bool:
     return bool(statuses) and set(statuses) == {"done"}
 
 
+@pytest.mark.slow
 async def test_serve_with_two_processes(
     runtime: Any, hook: Any, fresh: aiohttp.ClientSession, tmp_path: Path
 ):
@@ -277,6 +278,7 @@ async def test_serve_with_two_processes(
             _stops_cleanly(server)
 
 
+@pytest.mark.slow
 async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Path):
     env = {"CONCORD_REDIS_URL": ""}
     server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
@@ -302,6 +304,7 @@ async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Pa
         shutil.rmtree(directory)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REDIS_URL, reason="production mode needs Redis (CONCORD_TEST_REDIS_URL)")
 async def test_web_with_two_processes_and_a_worker_process_on_redis(
     runtime: Any, hook: Any, fresh: aiohttp.ClientSession, tmp_path: Path

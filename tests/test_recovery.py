@@ -281,6 +281,7 @@ async def hanging_hook(aiohttp_server: Any) -> AsyncIterator[tuple[str, HangingH
     reason="production mode: `concord worker` groups on Redis and PostgreSQL "
     "(CONCORD_TEST_DATABASE_URL and CONCORD_TEST_REDIS_URL)",
 )
+@pytest.mark.slow
 async def test_a_worker_killed_mid_job_has_its_job_run_again_by_another(
     hub: Any, register: Any, runtime: Any, hanging_hook: tuple[str, HangingHook], tmp_path: Path
 ) -> None:

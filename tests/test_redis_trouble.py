@@ -99,6 +99,7 @@ async def _web(runtime: Any, tmp_path: Path, redis: RedisServer, **env: str) -> 
     return proc, log, base
 
 
+@pytest.mark.slow
 async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
     runtime: Any, tmp_path: Path, redis_server: RedisServer
 ) -> None:
@@ -195,6 +196,7 @@ async def test_redis_down_up_restarted_and_down_again_never_answers_5xx(
     assert text.count("rate limits: Redis cannot answer") == 2, text[-3000:]  # down at first, down at last
 
 
+@pytest.mark.slow
 async def test_a_hanging_redis_leaves_the_process_ready(
     runtime: Any, tmp_path: Path, redis_server: RedisServer
 ) -> None:
@@ -230,6 +232,7 @@ async def test_a_hanging_redis_leaves_the_process_ready(
         stop(proc, signal.SIGTERM, timeout=60)
 
 
+@pytest.mark.slow
 async def test_an_exhausted_connection_pool_makes_requests_wait_not_fail(
     runtime: Any, tmp_path: Path, redis_server: RedisServer
 ) -> None:

@@ -7,6 +7,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
+import pytest
 from sqlalchemy import func, select
 
 from domain.kernel.db import Database
@@ -41,6 +42,7 @@ async def _holders(runtime: Any) -> dict[str, int]:
         return {holder: n for holder, n in rows.tuples().all()}
 
 
+@pytest.mark.slow
 async def test_two_scheduler_processes_never_sweep_at_once(runtime: Any, tmp_path: Path):
     env = {"CONCORD_SWEEP_INTERVAL_SCALE": "0.01", "CONCORD_LOG_LEVEL": "INFO"}
     procs = [start([command("concord"), "scheduler"], env, tmp_path / f"scheduler-{n}.log") for n in range(2)]

@@ -29,7 +29,7 @@ from tests.processes import children, command, free_port, running, start, stop
 
 # From the kill until the next job's effect is seen: the parent's restart pause (0.5-1 s), a new process's
 # start (imports, broker) and the job. A bound on the restart happening at all, not a speed check.
-NEXT_JOB_BOUND = 15.0
+NEXT_JOB_BOUND = 60.0
 
 needs_redis = pytest.mark.skipif(
     not REDIS_URL, reason="`concord worker` runs on Redis (CONCORD_TEST_REDIS_URL)"
@@ -122,6 +122,7 @@ def _liveness(alive: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @needs_redis
 async def test_a_killed_worker_process_is_replaced_and_the_next_job_runs(
     group: Group, runtime: Any, docs: Any
@@ -159,6 +160,7 @@ async def test_a_killed_worker_process_is_replaced_and_the_next_job_runs(
     assert str(group.alive) in gone.stderr
 
 
+@pytest.mark.slow
 @needs_redis
 async def test_a_frozen_worker_process_is_replaced(group: Group, runtime: Any, docs: Any) -> None:
     key = await make_key(runtime)
@@ -176,6 +178,7 @@ async def test_a_frozen_worker_process_is_replaced(group: Group, runtime: Any, d
             os.kill(frozen, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @needs_redis
 async def test_the_processes_stop_when_the_groups_parent_is_killed(group: Group) -> None:
     workers = await _ready(group, 1)

@@ -5,11 +5,14 @@ browser tests take them (/tmp/concord-shots/ when it exists)."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.consensus_helpers import open_topic
 from tests.pages.support import staff_key
 from tests.pages.test_review_browser import shot, sign_in
 
 
+@pytest.mark.slow
 async def test_a_reviewer_answers_an_agents_question_in_the_browser(
     browser, live_hub, hub, register, runtime
 ):

@@ -65,6 +65,7 @@ async def test_the_reference_is_served_from_the_app_itself(hub, docs):
             assert (await client.head(path)).status == 200
 
 
+@pytest.mark.slow
 async def test_swagger_ui_renders_with_a_sidebar_and_every_page_fits_a_phone(browser, live_hub, live_docs):
     page = browser
     errors: list[str] = []
