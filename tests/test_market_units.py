@@ -36,3 +36,18 @@ def test_rate_only_in_the_pack_dimension():
     assert units.rate_per_unit(1790, sheet, "m²") == pytest.approx(1790 / 2.88)
     with pytest.raises(units.UnitError):
         units.rate_per_unit(1790, sheet, "L")
+
+
+@pytest.mark.parametrize(
+    ("name", "unit"),
+    [("m²", "m²"), ("M²", "m²"), ("l", "L"), (" L ", "L"), ("LM", "lm"), ("Item", "item"), ("kg", "kg")]
+    + [("m2", "m²"), ("sqm", "m²"), ("each", "item"), ("g", "kg"), ("mL", "L")],
+)
+def test_the_canonical_unit_of_a_unit_name_in_any_case(name, unit):
+    assert units.canonical(name) == unit
+
+
+@pytest.mark.parametrize("name", ["", "furlong", "m3", "litre per m"])
+def test_an_unknown_unit_name_has_no_canonical_unit(name):
+    with pytest.raises(units.UnitError):
+        units.canonical(name)

@@ -101,8 +101,9 @@ def of(row: PendingObligation) -> Obligation:
 
 
 def payload(o: Obligation) -> dict[str, Any]:
-    """The obligation as its events carry it: PACT's pending-obligation shape, the principal, and the
-    shape again under `obligation` (where the conformance vectors look for it)."""
+    """The obligation as its events carry it: PACT's pending-obligation shape, the principal (as PACT and as
+    the rest of Concord's event data spell it), and the shape again under `obligation` (where the conformance
+    vectors look for it). A stored format (hashed into the chain): its keys never change."""
     shape = {
         "id": o.id,
         "fabric_id": o.resource_id,

@@ -250,6 +250,11 @@ def parse(markdown: str) -> list[Section]:
     return list(_parsed(markdown)[1])
 
 
+def top_level(markdown: str) -> list[Section]:
+    """The section tree: the top-level sections in document order, each with its `children`."""
+    return [s for s in _parsed(markdown)[1] if s.parent is None]
+
+
 def find(markdown: str, section_id: str) -> Section | None:
     return _parsed(markdown)[2].get(section_id)
 
@@ -341,7 +346,6 @@ def _splice(markdown: str, old: Outline, sec: Section, new_lines: list[str], tex
 
 def tree(markdown: str, *, with_content: bool = False) -> list[dict[str, Any]]:
     """Nested section dicts: sectionId, title (also as heading), level, children."""
-    sections = parse(markdown)
 
     def node(sec: Section) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -355,4 +359,4 @@ def tree(markdown: str, *, with_content: bool = False) -> list[dict[str, Any]]:
         out["children"] = [node(c) for c in sec.children]
         return out
 
-    return [node(s) for s in sections if s.parent is None]
+    return [node(s) for s in top_level(markdown)]

@@ -276,7 +276,7 @@ async def section_tree(
     content = await library.ready_content(doc)
     found = sections.parse(content)
     if cursor is None and (limit is None or len(found) <= limit):
-        return SectionTree(doc.id, [s for s in found if s.parent is None])
+        return SectionTree(doc.id, sections.top_level(content))
     start = 0
     if cursor is not None:
         at = next((n for n, s in enumerate(found) if s.id == cursor), None)

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
-from typing import Any
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -580,14 +579,14 @@ async def pending(session: AsyncSession, doc: Document, proposal_ids: list[str])
 @dataclass(frozen=True)
 class SharedView:
     """What a share link shows: the link, the proven address (closed links), the document with its text
-    (empty until ready, or when left out), its section tree, its comments and, for a FullReview link, its
-    objected proposals."""
+    (empty until ready, or when left out), its section tree (its top-level sections, each with its children),
+    its comments and, for a FullReview link, its objected proposals."""
 
     link: ShareLink
     reviewer: str | None
     doc: Document
     content: str
-    sections: list[dict[str, Any]]
+    sections: list[sections.Section]
     comments: list[Comment]
     proposals: list[Proposal]
 
@@ -620,7 +619,7 @@ async def document_view(session: AsyncSession, visit_: Visit, *, with_sections: 
         reviewer=visit_.email,
         doc=doc,
         content=content,
-        sections=sections.tree(content) if content and with_sections else [],
+        sections=sections.top_level(content) if content and with_sections else [],
         comments=list(rows),
         proposals=await objected(session, doc) if link.permission == Permission.FULL_REVIEW else [],
     )

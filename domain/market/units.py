@@ -23,6 +23,7 @@ class QuoteUnit(StrEnum):
 
 
 CANONICAL = tuple(QuoteUnit)
+_BY_NAME = {unit.lower(): unit for unit in QuoteUnit}  # a canonical unit's name in any case
 
 # Factor to the canonical unit of each dimension.
 _FACTORS: dict[str, tuple[str, float]] = {
@@ -74,8 +75,8 @@ class Quantity:
 def canonical(unit: str) -> str:
     """The canonical unit of a unit name, or UnitError."""
     key = unit.strip().lower()
-    if key in ("m²", "lm", "l", "item", "kg"):
-        return {"m²": "m²", "lm": "lm", "l": "L", "item": "item", "kg": "kg"}[key]
+    if key in _BY_NAME:
+        return _BY_NAME[key]
     if key not in _FACTORS:
         raise UnitError(f"unknown unit {unit!r}")
     return _FACTORS[key][0]

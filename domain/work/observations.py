@@ -7,14 +7,35 @@ and the assignment stays as it was. Its stored JSON is read and written in obser
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.kernel.errors import BadRequest
 from domain.market.models import QuoteItem, Retailer
+from domain.market.units import QuoteUnit
 
-# The wire names of the canonical quote units (the spec writes m2 where the quote rates say m²).
-WIRE_UNITS = {"m2": "m²", "lm": "lm", "L": "L", "item": "item", "kg": "kg"}
+
+class PriceUnit(StrEnum):
+    """The unit a submitted unit price is per: the canonical quote units as the spec spells them on the wire
+    (m2 where the quote rates say m²). Each member is named as its `QuoteUnit` is."""
+
+    SQUARE_METRE = "m2"
+    LINEAL_METRE = "lm"
+    LITRE = "L"
+    ITEM = "item"
+    KILOGRAM = "kg"
+
+    @property
+    def quote_unit(self) -> QuoteUnit:
+        return QuoteUnit[self.name]
+
+    @classmethod
+    def of(cls, unit: str) -> PriceUnit:
+        """The wire spelling of a canonical quote unit."""
+        return cls[QuoteUnit(unit).name]
+
+
 MAX_CENTS = 100_000_000  # a million dollars: beyond any retail product, and well inside an int column
 
 
@@ -29,12 +50,12 @@ class Observation:
     ean: str | None
     price_cents: int
     unit_price_cents: int
-    unit_price_unit: str
+    unit_price_unit: str  # a PriceUnit when submitted; a stored one is read as it was stored
     in_stock: bool = True
 
     @property
-    def unit(self) -> str:
-        return WIRE_UNITS[self.unit_price_unit]
+    def unit(self) -> QuoteUnit:
+        return PriceUnit(self.unit_price_unit).quote_unit
 
 
 async def check(
@@ -62,7 +83,7 @@ async def check(
             field="submission.retailerSlug",
         )
     if obs.unit != item.unit:
-        wire = next(k for k, v in WIRE_UNITS.items() if v == item.unit)
+        wire = PriceUnit.of(item.unit)
         raise BadRequest(
             f"submission.unitPriceUnit: item key {item.key} is priced per {wire}, not {obs.unit_price_unit}",
             code="unit_mismatch",

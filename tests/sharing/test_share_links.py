@@ -3,11 +3,12 @@ one-time code, expiry and revocation, the owner's list."""
 
 from __future__ import annotations
 
+import re
 import socket
 from datetime import timedelta
 from typing import Any
 
-from tests.documents_support import make_key
+from tests.documents_support import make_key, upload_ready
 from tests.sharing.conftest import code_from_dir, csrf_of
 
 WRITES = ("comment", "resolve")
@@ -60,6 +61,66 @@ async def test_open_link_page_renders_markdown_sections_and_comments(docs, share
     assert [s["sectionId"] for s in view["sections"]] == ["sec:plan"]
     assert view["comments"][0]["text"] == "Check <b>totals</b>"
     assert view["link"]["permission"] == "ReadOnly"
+
+
+TREE_MD = (
+    b"Before any heading.\n\n# Plan\n\n### Skipped a level\n\nDeep.\n\n## Budget\n\nMoney.\n\n"
+    b"# Annex\n\nEnd.\n"
+)
+
+
+def _node(section_id: str, title: str, level: int, *children: dict[str, Any]) -> dict[str, Any]:
+    nested = list(children)
+    return {"sectionId": section_id, "title": title, "heading": title, "level": level, "children": nested}
+
+
+async def test_the_share_view_shows_the_documents_section_tree(docs, shared):
+    """The API's view answers the document's whole section tree, key for key as the document API's sections
+    read does; the page lists it as its contents and as the comment form's sections, in document order."""
+    owner = shared["owner"]
+    doc = await upload_ready(docs, owner, TREE_MD, "tree.md")
+    resp = await docs.post(
+        f"/api/documents/{doc['id']}/share-link",
+        headers=owner["headers"],
+        json={"permission": "CommentOnly", "accessMode": "open"},
+    )
+    assert resp.status == 201, await resp.text()
+    token = (await resp.json())["token"]
+    resp = await docs.get(f"/api/share/{token}")
+    assert resp.status == 200, await resp.text()
+    view = await resp.json()
+    expected = [
+        _node("sec:_root", "", 0),
+        _node(
+            "sec:plan",
+            "Plan",
+            1,
+            _node("sec:plan:skipped-a-level", "Skipped a level", 2),
+            _node("sec:plan:budget", "Budget", 2),
+        ),
+        _node("sec:annex", "Annex", 1),
+    ]
+    assert view["sections"] == expected
+    assert [list(node) for node in view["sections"]] == [list(node) for node in expected]  # the keys' order
+    resp = await docs.get(f"/api/tap/{doc['id']}/sections", headers=owner["headers"])
+    assert resp.status == 200, await resp.text()
+    assert (await resp.json())["sections"] == view["sections"]
+
+    page = await (await docs.get(f"/share/{token}")).text()
+    ids = ["sec:_root", "sec:plan", "sec:plan:skipped-a-level", "sec:plan:budget", "sec:annex"]
+    contents = re.search(r'<nav aria-labelledby="toc">(.*?)</nav>', page, re.DOTALL)
+    assert contents, page
+    assert re.findall(r'<a href="#([^"]+)">', contents[1]) == ids
+    assert '<li><a href="#sec:plan">Plan</a><ul><li>' in contents[1]  # nested under its parent
+    options = re.findall(r'<option value="([^"]*)">([^<]*)</option>', page)
+    assert options == [
+        ("", "The whole document"),
+        ("sec:_root", "Introduction"),
+        ("sec:plan", "Plan"),
+        ("sec:plan:skipped-a-level", "\u2014 Skipped a level"),
+        ("sec:plan:budget", "\u2014 Budget"),
+        ("sec:annex", "Annex"),
+    ]
 
 
 async def test_each_permission_against_each_write(docs, shared):

@@ -60,6 +60,21 @@ async def test_every_rule_is_a_400_naming_the_field(hub, market, register, shop,
     assert resp.status in (200, 202), await resp.text()
 
 
+async def test_the_unit_is_the_item_keys_as_the_spec_spells_it(hub, market, register, shop):
+    """A key priced per m² takes unit prices per m2 (the wire's spelling), and a wrong unit's 400 names the
+    unit to use in that spelling."""
+    agent = await register()
+    tiles = "tile_floor_ceramic_m2"
+    assignment = await claim(hub, agent, tiles)
+    resp = await submit(hub, agent, assignment["id"], observation(shop, itemKey=tiles, unitPriceUnit="L"))
+    assert resp.status == 400, await resp.text()
+    error = await resp.json()
+    assert (error["error"], error["field"]) == ("unit_mismatch", "submission.unitPriceUnit"), error
+    assert "priced per m2, not L" in error["detail"], error
+    resp = await submit(hub, agent, assignment["id"], observation(shop, itemKey=tiles, unitPriceUnit="m2"))
+    assert resp.status in (200, 202), await resp.text()
+
+
 async def test_missing_fields_and_bad_bodies(hub, market, register, shop):
     agent = await register()
     assignment = await claim(hub, agent)

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from html import escape
-from typing import Any
 
 from domain.consensus.models import Proposal
+from domain.consensus.sections import Section
 from domain.documents import share_render, xmltext
 from domain.documents.share_render import Rendered
 from domain.documents.sharing import Pending, SharedView
@@ -90,12 +90,12 @@ def code_form(
     return page(f"Review {title}", body)
 
 
-def _toc(nodes: list[dict[str, Any]], article: Rendered | None) -> str:
+def _toc(nodes: list[Section], article: Rendered | None) -> str:
     if not nodes:
         return ""
     items = "".join(
-        f'<li><a href="{_href(n["sectionId"], article)}">{esc(n["title"] or "Introduction")}</a>'
-        f"{_toc(n['children'], article)}</li>"
+        f'<li><a href="{_href(n.id, article)}">{esc(n.title or "Introduction")}</a>'
+        f"{_toc(n.children, article)}</li>"
         for n in nodes
     )
     return f"<ul>{items}</ul>"
@@ -121,11 +121,11 @@ def _pager(article: Rendered) -> str:
     return f'<nav class="pager" aria-label="Pages of the document"><p>{" · ".join(links)}</p></nav>'
 
 
-def _flat(nodes: list[dict[str, Any]], depth: int = 0) -> list[tuple[str, str]]:
+def _flat(nodes: list[Section], depth: int = 0) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for n in nodes:
-        out.append((n["sectionId"], "\u2014 " * depth + (n["title"] or "Introduction")))
-        out.extend(_flat(n["children"], depth + 1))
+        out.append((n.id, "\u2014 " * depth + (n.title or "Introduction")))
+        out.extend(_flat(n.children, depth + 1))
     return out
 
 
@@ -137,7 +137,7 @@ def review_page(
     note: str | None,
     error: str | None,
     article: Rendered | None = None,
-    tree: Callable[[], list[dict[str, Any]]] | None = None,
+    tree: Callable[[], list[Section]] | None = None,
     media: str | None = None,
     pending: dict[str, Pending] | None = None,
 ) -> str:

@@ -163,7 +163,7 @@ async def _render(
             note=note,
             error=error,
             article=article,
-            tree=lambda: sections.tree(content),  # known: share_render.page parsed it
+            tree=lambda: sections.top_level(content),  # known: share_render.page parsed it
             media=_base(request) if doc.kind == "docx" else None,
             pending=pending,
         )

@@ -74,14 +74,14 @@ class ShareView(Out):
 
     @staticmethod
     def answer(view: sharing.SharedView) -> dict[str, Any]:
-        """The view as this model describes it. A dict: the section tree is the consensus area's dicts, and a
-        model instance would add their unset defaults (a section's parentId) to the answer; the operation
-        checks it against this model all the same."""
+        """The view as this model describes it. A dict: a model instance would add the sections' unset
+        defaults (a section's parentId, which only a paged read has) to the answer; the operation checks it
+        against this model all the same."""
         return {
             "link": ShareLinkLookup.answer(view.link, view.doc),
             "reviewer": view.reviewer,
             "document": SharedDocument.of(view).model_dump(mode="json"),
-            "sections": view.sections,
+            "sections": [Section.node(s) for s in view.sections],
             "comments": [CommentOut.of(c).model_dump(mode="json") for c in view.comments],
             "proposals": [Proposal.of(p).model_dump(mode="json") for p in view.proposals],
         }

@@ -26,6 +26,7 @@ from domain.kernel.vocabulary import SpeltOut
 from domain.work import claims, observations, review, submissions
 from domain.work.claims import AssignmentStatus, AssignmentStatusField, WorkType
 from domain.work.models import DefectKind, WorkDefect, WorkSubmission
+from domain.work.observations import PriceUnit
 from domain.work.review import DefectStatus, DefectStatusField, SubmissionStatusField
 from domain.work.validator import VerdictField
 from web.hub.schemas import Model
@@ -140,7 +141,7 @@ class PriceObservationSubmission(BaseModel):
     ean: StrictStr | None = None
     priceCents: StrictInt = Field(ge=1, le=observations.MAX_CENTS)
     unitPriceCents: StrictInt = Field(ge=1, le=observations.MAX_CENTS)
-    unitPriceUnit: Literal["m2", "lm", "L", "item", "kg"]
+    unitPriceUnit: Annotated[PriceUnit, SpeltOut(PriceUnit)]
     inStock: StrictBool = True
 
     @field_validator("productUrl")
