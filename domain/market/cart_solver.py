@@ -15,10 +15,10 @@ only for retailers with a threshold and a fee).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
+if TYPE_CHECKING:  # numpy and SciPy load at the first solve (start-up cost of every process otherwise)
+    from scipy.optimize import LinearConstraint
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,11 @@ class _Rows:
         self.ub.append(ub)
 
     def constraint(self, n: int) -> LinearConstraint:
+        # Deferred: importing numpy and SciPy costs a process ~0.2 s of CPU at start-up (solve only).
+        import numpy as np
+        from scipy.optimize import LinearConstraint
+        from scipy.sparse import coo_matrix
+
         coords = (np.array(self.r, dtype=np.intp), np.array(self.c, dtype=np.intp))
         a = coo_matrix((np.array(self.v), coords), shape=(len(self.lb), n)).tocsr()
         return LinearConstraint(a, np.array(self.lb), np.array(self.ub))
@@ -81,6 +86,10 @@ def solve(costs: list[dict[str, int]], terms: dict[str, Terms]) -> Solution:
     for i, offers in enumerate(costs):
         if not offers:
             raise ValueError(f"item {i} has no offer")
+    # Deferred: importing numpy and SciPy costs a process ~0.2 s of CPU at start-up (solve only).
+    import numpy as np
+    from scipy.optimize import Bounds, milp
+
     full = costs
     costs = [_undominated(offers, terms) for offers in costs]
     retailers = sorted({r for offers in costs for r in offers})
