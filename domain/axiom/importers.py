@@ -27,7 +27,6 @@ from pydantic import ValidationError
 
 from domain.axiom import legislation, numbering
 from domain.axiom.provenance import CC_BY, Register, attribution, register_for
-from domain.documents import convert_docx, convert_pdf
 from domain.documents.errors import ConversionError
 from domain.documents.safety import check_zip, read_member
 from domain.kernel.errors import BadRequest
@@ -173,10 +172,16 @@ def instrument(
 
 
 def _docx_lines(data: bytes | Path) -> list[str]:
+    # Deferred: python-docx and BeautifulSoup are a start-up cost of every process that imports this module.
+    from domain.documents import convert_docx
+
     return convert_docx.convert(data).split("\n")
 
 
 def _pdf_lines(data: bytes | Path) -> list[str]:
+    # Deferred: pypdf (~0.13 s of CPU) is a start-up cost of every process that imports this module.
+    from domain.documents import convert_pdf
+
     return convert_pdf.convert(data).split("\n")
 
 

@@ -20,12 +20,12 @@ import select
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from domain.documents import convert
 from domain.documents.errors import ConversionError
 
 MB = 1024 * 1024
@@ -69,7 +69,7 @@ def _context() -> Any:
     if "forkserver" in multiprocessing.get_all_start_methods():
         ctx = multiprocessing.get_context("forkserver")
         # Imported once in the forkserver, so each child starts with the converters loaded.
-        ctx.set_forkserver_preload([__name__])
+        ctx.set_forkserver_preload([__name__, "domain.documents.convert"])
         return ctx
     return multiprocessing.get_context("spawn")
 
@@ -108,11 +108,11 @@ def _set_limits(memory_bytes: int, cpu_seconds: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, as_hard))
 
 
-def _convert(kind: str, path: str) -> tuple[str, Any]:
+def _convert(to_result: Callable[[str, Path], Any], kind: str, path: str) -> tuple[str, Any]:
     """("ok", (markdown, source map)), ("failed", reason), ("memory", ""), ("missing", "") or
     ("crashed", what)."""
     try:
-        return "ok", convert.file_to_result(kind, Path(path))
+        return "ok", to_result(kind, Path(path))
     except ConversionError as exc:
         return "failed", exc.reason
     except MemoryError:
@@ -128,8 +128,12 @@ def _convert(kind: str, path: str) -> tuple[str, Any]:
 def _child(conn: Connection, kind: str, path: str, memory_bytes: int, cpu_seconds: int) -> None:
     if not _end_with_worker(conn):
         return
+    # Deferred to the child (start-up cost: pypdf, python-docx and BeautifulSoup never load in the worker or
+    # web process that imports this module); the forkserver preloads them, and they load before the limits.
+    from domain.documents import convert
+
     _set_limits(memory_bytes, cpu_seconds)
-    answer = _convert(kind, path)
+    answer = _convert(convert.file_to_result, kind, path)
     try:
         conn.send(answer)
     except MemoryError:  # the Markdown itself did not fit in what is left to pickle it
