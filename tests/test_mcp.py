@@ -462,11 +462,11 @@ async def test_the_watcher_tells_a_section_apart_from_its_document(docs: Any, ru
     """What a listen stream hears, decided without waiting: a merge in one section changes the document and
     that section, not another section."""
     from web.docs.mcp.resources import DocumentWatcher, Target
-    from web.docs.mcp.transport import MCP
+    from web.docs.mcp.transport import started
 
     alice, bob = await make_key(runtime, name="alice"), await make_key(runtime, name="bob")
     doc = await upload_ready(docs, alice, b"# One\n\nFirst.\n\n# Two\n\nSecond.\n", "two.md")
-    service = docs.server.app[MCP]
+    service: Any = await started(docs.server.app)  # the app's MCP service (built at its first MCP request)
     published: list[str] = []
     unsubscribe = service.bus.subscribe(lambda event: published.append(event.uri))
     watcher: DocumentWatcher = service.watcher

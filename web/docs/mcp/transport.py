@@ -1,37 +1,60 @@
 """The /mcp endpoint on aiohttp: the DNS-rebinding guard (Origin, and Host on a loopback bind), then the
 service key (401 before anything else runs), then the SDK's stateless streamable HTTP manager through the
-ASGI bridge. Also the discovery document at /.well-known/mcp.json and the app's MCP lifecycle (the
-manager's task group and the document watcher run while the app does)."""
+ASGI bridge. Also the discovery document at /.well-known/mcp.json and the app's MCP lifecycle.
+
+The MCP server (the `mcp` SDK, ~0.4 s of CPU to import) is built, and its manager's task group and document
+watcher started, at the first authenticated MCP request, not with the app: a process that never serves MCP
+(a worker, the scheduler, a CLI command, a web process nobody asks for MCP) never loads the SDK. They run
+until the app stops."""
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import json
 import logging
 from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import mcp_types as mt
 from aiohttp import web
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from domain.documents import servicekeys
 from domain.kernel.tasks import cancel_and_wait
+from runtime.process import Runtime
 from web.docs.auth import service_principal
 from web.docs.mcp import bridge, origin
-from web.docs.mcp.prompts import PROMPTS
-from web.docs.mcp.server import SCOPE_KEY, SERVER_NAME, SERVER_VERSION, Call, McpService, build, listed_tools
-from web.docs.mcp.tools import TOOLS
 from web.docs.oauth import urls as oauth_urls
 from web.kernel.appkeys import REQUEST_ID, RUNTIME
 from web.kernel.request import runtime
 
-MCP = web.AppKey("mcp_service", McpService)
+if TYPE_CHECKING:  # the SDK loads at the first MCP request (start-up cost)
+    from web.docs.mcp.server import McpService
+
+
+@dataclass
+class McpHolder:
+    """One app's MCP service once the first MCP request has built and started it (`service`)."""
+
+    rt: Runtime
+    service: McpService | None = None
+    # The context the app started in: the manager's task runs in it, not in the first request's (whose
+    # request id and database unit are that request's own).
+    context: contextvars.Context | None = None
+    task: asyncio.Task[None] | None = None
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+MCP = web.AppKey("mcp_service", McpHolder)
 # The SDK's stateless transport logs "Terminating session: None" at INFO after every request.
 logging.getLogger("mcp.server.streamable_http").setLevel(logging.WARNING)
-PROTOCOL_VERSIONS = [*MODERN_PROTOCOL_VERSIONS, *reversed(HANDSHAKE_PROTOCOL_VERSIONS)]
 
 
 def _forbidden(reason: str) -> web.Response:
+    # Deferred: mcp_types (~0.2 s of CPU at start-up) loads when an MCP request needs it.
+    import mcp_types as mt
+
     body = {
         "jsonrpc": "2.0",
         "id": None,
@@ -69,8 +92,11 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
         return _forbidden(refused)
     found = await service_principal(request)  # 401 problem+json without a valid key or token
     body = await request.read()
+    service = await started(request.app)
+    from web.docs.mcp.server import SCOPE_KEY, Call  # deferred with the SDK (start-up cost): loaded by now
+
     return await bridge.serve(
-        request.app[MCP].manager.handle_request,
+        service.manager.handle_request,
         request,
         body,
         scope_extra={SCOPE_KEY: Call(rt, found.caller, found.scopes)},
@@ -80,6 +106,13 @@ async def endpoint(request: web.Request) -> web.StreamResponse:
 
 
 async def discovery(request: web.Request) -> web.Response:
+    # Deferred: the SDK's types (~0.2 s of CPU at start-up) load when the document is first asked for.
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+    from web.docs.mcp.prompts import PROMPTS
+    from web.docs.mcp.server import SERVER_NAME, SERVER_VERSION, listed_tools
+    from web.docs.mcp.tools import TOOLS
+
     base = f"{request.scheme}://{request.host}"
     return web.json_response(
         {
@@ -88,7 +121,7 @@ async def discovery(request: web.Request) -> web.Response:
             "description": "Concord document collaboration tools for AI agents.",
             "endpoint": f"{base}/mcp",
             "transport": "streamable-http",
-            "protocolVersions": PROTOCOL_VERSIONS,
+            "protocolVersions": [*MODERN_PROTOCOL_VERSIONS, *reversed(HANDSHAKE_PROTOCOL_VERSIONS)],
             "stateless": True,
             "auth": {
                 "type": "apiKey",
@@ -117,43 +150,70 @@ async def discovery(request: web.Request) -> web.Response:
     )
 
 
+async def started(app: web.Application) -> McpService:
+    """The app's MCP service, built and started by the first call (`_start`)."""
+    held = app[MCP]
+    if held.service is not None:
+        return held.service
+    # Shielded: a request cancelled meanwhile (its client gone) leaves the start to finish for the next.
+    return await asyncio.shield(_start(held))
+
+
+async def _start(held: McpHolder) -> McpService:
+    """Build the service and run the SDK manager's task group and the document watcher in a task of their
+    own (an anyio task group has to end in the task that started it), once: the lock keeps others waiting."""
+    async with held.lock:
+        if held.service is not None:
+            return held.service
+        # Deferred: the `mcp` SDK costs ~0.4 s of CPU to import; only a process that serves MCP pays it.
+        from web.docs.mcp.server import build
+
+        service = build(held.rt)
+        ready = asyncio.Event()
+
+        async def run() -> None:
+            async with service.manager.run():
+                watcher = asyncio.create_task(service.watcher.run())
+                ready.set()
+                try:
+                    await held.stop.wait()
+                finally:
+                    await cancel_and_wait(watcher)
+
+        task = asyncio.create_task(run(), context=held.context)
+        waiting = asyncio.create_task(ready.wait())
+        await asyncio.wait({task, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiting.cancel()
+            task.result()  # raises what stopped it
+        held.service, held.task = service, task
+        return service
+
+
 async def lifecycle(app: web.Application) -> AsyncIterator[None]:
-    """Run the SDK manager's task group and the document watcher in a task of their own while the app
-    serves (an anyio task group has to end in the task that started it)."""
-    service = app[MCP]
-    ready, stop = asyncio.Event(), asyncio.Event()
-
-    async def run() -> None:
-        async with service.manager.run():
-            watcher = asyncio.create_task(service.watcher.run())
-            ready.set()
-            try:
-                await stop.wait()
-            finally:
-                await cancel_and_wait(watcher)
-
-    task = asyncio.create_task(run())
-    started = asyncio.create_task(ready.wait())
-    await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
-    if task.done():
-        started.cancel()
-        task.result()  # raises what stopped it
+    """Keeps the context the app starts in (for the MCP service's task), and stops the service, if an MCP
+    request started it, when the app stops."""
+    held = app[MCP]
+    held.context = contextvars.copy_context()
     try:
         yield
     finally:
-        service.listen.close()  # open listen streams end with their final result
-        stop.set()
-        await task
+        if held.service is not None and held.task is not None:
+            held.service.listen.close()  # open listen streams end with their final result
+            held.stop.set()
+            await held.task
 
 
 async def end_listen_streams(app: web.Application) -> None:
     """On shutdown, before open connections are waited for: each listen stream ends with its final result
     (the client listens again, on another process), rather than holding the stop until it times out."""
-    app[MCP].listen.close()
+    service = app[MCP].service
+    if service is not None:
+        service.listen.close()
 
 
 def add_routes(app: web.Application) -> None:
-    app[MCP] = build(app[RUNTIME])
+    app[MCP] = McpHolder(app[RUNTIME])
     # POST only: served statelessly there is no standing stream to GET and no session to DELETE, so every
     # other method gets the app's 405 with Allow: POST.
     app.router.add_post("/mcp", endpoint)
