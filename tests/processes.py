@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import signal
 import socket
@@ -13,10 +14,25 @@ from pathlib import Path
 BIN = Path(sys.executable).parent
 
 
+# Ports handed to the servers tests start: from a range below Linux's ephemeral ports (32768-60999), where
+# the kernel picks the local port of every outgoing connection and of a bind to port 0, so that a port
+# found free is not taken by a connection (or another worker's bind to 0) before the server binds it; each
+# test process starts at its own place in the range (by its pid) and moves on from there.
+PORTS = range(20000, 32000)
+_ports = itertools.count(os.getpid() * 997 % len(PORTS))
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port on 127.0.0.1 that nothing listens on or is bound to now, for a server a test starts."""
+    for _ in range(len(PORTS)):
+        port = PORTS[next(_ports) % len(PORTS)]
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {PORTS}")
 
 
 def command(name: str) -> str:
