@@ -78,6 +78,7 @@ async def group(runtime: Any, tmp_path: Path) -> AsyncIterator[Group]:
     env = {
         "CONCORD_QUEUE_NAMESPACE": namespace,
         "CONCORD_WORKER_HEARTBEAT_TIMEOUT_SECONDS": "3",
+        "CONCORD_WORKER_FROZEN_AFTER_SECONDS": "6",  # the least allowed: three missed beats
         "CONCORD_LOG_LEVEL": "INFO",
         "CONCORD_HOST": "127.0.0.1",
         "CONCORD_METRICS_PORT": str(metrics_port),
@@ -167,7 +168,8 @@ async def test_a_frozen_worker_process_is_replaced(group: Group, runtime: Any, d
     (frozen,) = await _ready(group, 1)
     os.kill(frozen, signal.SIGSTOP)  # alive, but nothing in it runs: no job, no beat
     try:
-        # SILENT_SECONDS (30) without a beat, then the parent's next look (every 5 s) kills it.
+        # CONCORD_WORKER_FROZEN_AFTER_SECONDS (6 here) without a beat, then the parent's next look (every 5 s)
+        # kills it.
         await _ready(group, 1, exclude=frozenset({frozen}))
         assert not running(frozen)
         assert f"(pid {frozen}) has not beaten for" in await group.text()

@@ -9,9 +9,10 @@ process had fetched go back on the queue once its Redis heartbeat is older than
 CONCORD_WORKER_HEARTBEAT_TIMEOUT_SECONDS (workers/broker.py), for its successor or any other worker.
 
 Every worker process touches a beat file in the group's directory every couple of seconds, from a thread of
-its own; one silent for SILENT_SECONDS (stopped, or frozen) is killed, and so restarted. The parent touches
-`--alive-file` every ALIVE_SECONDS while its own loop runs: a liveness probe (`python -m workers.liveness`)
-checks that the file is fresh, so that a group whose parent hangs is restarted from outside.
+its own; one silent for CONCORD_WORKER_FROZEN_AFTER_SECONDS (stopped, or frozen) is killed, and so
+restarted. The parent touches `--alive-file` every ALIVE_SECONDS while its own loop runs: a liveness probe
+(`python -m workers.liveness`) checks that the file is fresh, so that a group whose parent hangs is
+restarted from outside.
 
 On SIGTERM or SIGINT the parent sends SIGTERM to every process, which stop fetching, put back what they had
 fetched but not started, and let running jobs finish for `--shutdown-timeout` seconds; a process still running
@@ -38,7 +39,6 @@ from workers.process import Member, beat_path
 log = logging.getLogger("concord.workers")
 
 ALIVE_SECONDS = 5.0
-SILENT_SECONDS = 30.0  # a worker process whose beat is this old is frozen: it is killed and restarted
 STOP_MARGIN_SECONDS = 15.0
 
 
@@ -133,7 +133,7 @@ class WorkerGroup:
                 if proc is None or proc.returncode is not None:
                     continue  # being restarted
                 silent = min(loop.time() - kept.started, _beat_age(beat_path(directory, member.slot)))
-                if silent > SILENT_SECONDS:
+                if silent > self.settings.worker_frozen_after_seconds:
                     log.error(
                         "%s (pid %d) has not beaten for %.0f s; killing it", kept.name, proc.pid, silent
                     )

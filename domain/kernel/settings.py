@@ -293,6 +293,14 @@ class Settings(BaseSettings):
         description="A worker process (Redis) silent this long counts as dead: the jobs it had taken are "
         "put back on the queue for another worker within seconds (a live worker beats about once a second).",
     )
+    worker_frozen_after_seconds: float = Field(
+        default=30.0,
+        ge=6,
+        le=3600,
+        description="`concord worker`: a worker process of the group that has not beaten this long (it "
+        "beats every 2 s from a thread of its own, whatever its jobs do) is frozen: the group's parent, "
+        "looking every 5 s, kills it and starts another.",
+    )
     job_resend_after_seconds: float = Field(
         default=900.0,
         ge=10,
