@@ -31,9 +31,12 @@ async def live_docs(aiohttp_server: Any, runtime: Any) -> Any:
     return await aiohttp_server(create_docs_app(runtime))
 
 
-@pytest.fixture
-async def chromium() -> AsyncIterator[Any]:
-    """A headless Chromium browser, for tests that open contexts of their own (a time zone, no script)."""
+@pytest.fixture(scope="session")
+async def _chromium_process() -> AsyncIterator[Any]:
+    """One headless Chromium per test worker, started by the first browser test and closed at the worker's
+    end: a launch (playwright's driver and the browser) costs a second or two of CPU, and each test gets a
+    browser context of its own (its own cookies, storage and cache), which isolates it as a new browser
+    would."""
     if CHROMIUM is None:
         pytest.skip("no chromium binary (apt-get install chromium): the browser tests need one")
     try:
@@ -49,19 +52,20 @@ async def chromium() -> AsyncIterator[Any]:
 
 
 @pytest.fixture
-async def browser() -> AsyncIterator[Any]:
-    """A headless Chromium page (Debian's chromium, driven by playwright; never a downloaded browser)."""
-    if CHROMIUM is None:
-        pytest.skip("no chromium binary (apt-get install chromium): the browser tests need one")
+async def chromium(_chromium_process: Any) -> AsyncIterator[Any]:
+    """A headless Chromium browser, for tests that open contexts of their own (a time zone, no script); a
+    context a test leaves open is closed after it."""
+    yield _chromium_process
+    for context in list(_chromium_process.contexts):
+        await context.close()
+
+
+@pytest.fixture
+async def browser(_chromium_process: Any) -> AsyncIterator[Any]:
+    """A headless Chromium page (Debian's chromium, driven by playwright; never a downloaded browser), in a
+    browser context of its own."""
+    context = await _chromium_process.new_context(viewport={"width": 1200, "height": 900})
     try:
-        from playwright.async_api import async_playwright
-    except ImportError:
-        pytest.skip("the playwright package is not installed (pip install -e '.[test]')")
-    async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = await chromium.new_context(viewport={"width": 1200, "height": 900})
-        try:
-            yield await context.new_page()
-        finally:
-            await context.close()
-            await chromium.close()
+        yield await context.new_page()
+    finally:
+        await context.close()
