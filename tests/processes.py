@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiohttp
+
 BIN = Path(sys.executable).parent
 
 
@@ -56,6 +58,25 @@ def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: floa
             proc.kill()
             return proc.wait(timeout=5)
     return proc.returncode
+
+
+async def ready(proc: subprocess.Popen[bytes], log: Path, *bases: str, tries: int = 1800) -> None:
+    """Wait until every base URL answers /readyz with 200 (a loaded machine takes long to import and start
+    everything); fail with the server's log if it exits first or never gets there."""
+    async with aiohttp.ClientSession() as http:
+        for base in bases:
+            for _ in range(tries):
+                if proc.poll() is not None:
+                    raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
+                try:
+                    async with http.get(f"{base}/readyz") as resp:
+                        if resp.status == 200:
+                            break
+                except aiohttp.ClientError:
+                    pass
+                await asyncio.sleep(0.1)
+            else:
+                raise AssertionError(f"{base} never became ready:\n{await asyncio.to_thread(log.read_text)}")
 
 
 async def concord(*args: str, timeout: float = 120) -> tuple[int, str, str]:

@@ -12,7 +12,7 @@ import pytest
 from aiohttp import web
 
 from tests.conftest import REDIS_URL, RUN_ID
-from tests.processes import command, free_port, start, stop
+from tests.processes import command, free_port, ready, start, stop
 
 
 @pytest.fixture
@@ -31,21 +31,6 @@ async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
     app.router.add_get("/p/{name}", product_page)  # a retailer's product page for the work journey
     server = await aiohttp_server(app)
     return str(server.make_url("/hook")), calls
-
-
-async def _wait_ready(base: str, proc: Any, log: Path) -> None:
-    async with aiohttp.ClientSession() as http:
-        for _ in range(1800):  # a loaded machine takes long to import and start everything
-            if proc.poll() is not None:
-                raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
-            try:
-                async with http.get(f"{base}/readyz") as resp:
-                    if resp.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise AssertionError(f"server never became ready:\n{await asyncio.to_thread(log.read_text)}")
 
 
 async def _journey(base: str, calls: list[dict[str, Any]]) -> None:
@@ -150,8 +135,8 @@ async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp
     log = tmp_path / "serve.log"
     proc = start([command("concord"), "serve"], env, log)
     try:
-        await _wait_ready(f"http://127.0.0.1:{hub_port}", proc, log)
-        await _wait_ready(f"http://127.0.0.1:{docs_port}", proc, log)
+        await ready(proc, log, f"http://127.0.0.1:{hub_port}")
+        await ready(proc, log, f"http://127.0.0.1:{docs_port}")
         await _journey(f"http://127.0.0.1:{hub_port}", calls)
         await _market(runtime, shop)
         await _work_journey(f"http://127.0.0.1:{hub_port}", shop)
@@ -182,7 +167,7 @@ async def test_web_process_and_a_dramatiq_worker_process_on_redis(runtime: Any, 
     web_proc = start([command("concord"), "web"], env, web_log)
     worker = start([command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env, worker_log)
     try:
-        await _wait_ready(f"http://127.0.0.1:{hub_port}", web_proc, web_log)
+        await ready(web_proc, web_log, f"http://127.0.0.1:{hub_port}")
         await _journey(f"http://127.0.0.1:{hub_port}", calls)
         # The price observation's validator runs in the worker process, the only consumer of this namespace.
         await _market(runtime, shop)

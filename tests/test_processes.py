@@ -23,7 +23,7 @@ from sqlalchemy import select
 from domain.kernel.models import OutboxJob, SweepRun
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key
-from tests.processes import command, free_port, start, stop
+from tests.processes import command, free_port, ready, start, stop
 
 FRESH = 24  # reads per check: each on its own connection, so both processes answer some
 INIT = {
@@ -85,20 +85,7 @@ async def _start(args: list[str], env: dict[str, str], tmp_path: Path, runtime: 
         start(args, env, log), log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
     )
     try:
-        async with aiohttp.ClientSession() as http:
-            for base in (server.hub, server.docs):
-                for _ in range(1800):  # a loaded machine takes long to import and start every process
-                    if server.proc.poll() is not None:
-                        raise AssertionError(f"server exited early:\n{log.read_text()}")
-                    try:
-                        async with http.get(f"{base}/readyz") as resp:
-                            if resp.status == 200:
-                                break
-                    except aiohttp.ClientError:
-                        pass
-                    await asyncio.sleep(0.1)
-                else:
-                    raise AssertionError(f"server never became ready:\n{log.read_text()}")
+        await ready(server.proc, log, server.hub, server.docs)
     except BaseException:
         # A server left running would hold the scheduler's leader lock and sweep the next tests' rows.
         stop(server.proc)

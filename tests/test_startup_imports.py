@@ -10,10 +10,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import aiohttp
 import pytest
 
-from tests.processes import free_port, start, stop
+from tests.processes import free_port, ready, start, stop
 
 # Each costs a process 0.1–0.4 s of CPU to import (measured with -X importtime on 2026-11-27).
 HEAVY = {"scipy", "numpy", "mcp", "mcp_types", "extruct", "rdflib", "pyRdfa", "pypdf", "docx", "bs4"}
@@ -66,19 +65,7 @@ async def test_a_serving_process_imports_none_of_them(fresh: dict[str, str], tmp
     log = tmp_path / "serve.log"
     proc = start([*CONCORD, "serve", "--processes", "1"], env, log)
     try:
-        async with aiohttp.ClientSession() as http:
-            for port in (hub_port, docs_port):
-                for _ in range(1800):  # a loaded machine takes long to import and start everything
-                    assert proc.poll() is None, log.read_text()[-4000:]
-                    try:
-                        async with http.get(f"http://127.0.0.1:{port}/readyz") as resp:
-                            if resp.status == 200:
-                                break
-                    except aiohttp.ClientError:
-                        pass
-                    await asyncio.sleep(0.1)
-                else:
-                    raise AssertionError(f"port {port} never became ready:\n{log.read_text()[-4000:]}")
+        await ready(proc, log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}")
     finally:
         code = stop(proc)
     report = log.read_text()
