@@ -82,7 +82,8 @@ class LegislationSection(Base):
     __table_args__ = (UniqueConstraint("doc_id", "section_id", name="uq_legislation_sections_doc_section"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    doc_id: Mapped[str] = mapped_column(ForeignKey("legislation_docs.id", ondelete="CASCADE"), index=True)
+    # Found by instrument through the unique constraint's index (doc_id first): no index of its own.
+    doc_id: Mapped[str] = mapped_column(ForeignKey("legislation_docs.id", ondelete="CASCADE"))
     section_id: Mapped[str] = mapped_column(String(60))  # "s 19", "reg 5", "cl 1.1"
     title: Mapped[str] = mapped_column(String(500))
     content: Mapped[str | None] = mapped_column(Text)
