@@ -392,3 +392,30 @@ async def test_one_batch_mixing_new_changed_unchanged_older_and_repeated_instrum
         ("nsw-fence-act-1991", 2, 1, "2021-01-01"),
         ("nsw-fence-act-1991", 3, 2, "2022-01-01"),
     ]
+
+
+async def test_concurrent_batches_sharing_new_instruments_in_opposite_orders(hub, runtime, key):
+    """Batches creating the same instruments, listed in opposite orders, wait for one another (their rows
+    are written in id order) instead of deadlocking: every request succeeds and each instrument ends with
+    one batch's sections."""
+    headers = await staff_headers(runtime)
+    titles = [f"Hedge {n} Act 1994" for n in ("Alder", "Beech", "Cedar", "Damson")]
+
+    def batch(i: int) -> list[dict[str, Any]]:
+        docs = [act(t, "NSW", ("s 1", "Name"), (f"s {i + 2}", f"Heading {i}")) for t in titles]
+        return docs if i % 2 else docs[::-1]
+
+    responses = await asyncio.gather(
+        *(
+            hub.post("/api/axiom/legislation/ingest", json={"documents": batch(i)}, headers=headers)
+            for i in range(6)
+        )
+    )
+    assert [r.status for r in responses] == [200] * 6, [await r.text() for r in responses]
+    slugs = ["nsw-" + title.lower().replace(" ", "-") for title in titles]
+    for r in responses:  # each batch wrote all four, in its own order
+        result = await r.json()
+        assert sorted(result["created"] + result["updated"]) == slugs, result
+    for slug in slugs:
+        doc = (await get(hub, key, f"/api/axiom/legislation/{slug}"))["legislation"]
+        assert len(doc["sections"]) == 2
