@@ -290,3 +290,132 @@ async def test_concurrent_ingests_of_one_instrument(hub, runtime, key):
     assert [r.status for r in responses] == [200] * 6
     doc = (await get(hub, key, "/api/axiom/legislation/nsw-dividing-fences-act-1991"))["legislation"]
     assert len(doc["sections"]) == 2
+
+
+def compiled(title: str, version: str, *sections: tuple[str, str, str], **extra: Any) -> dict[str, Any]:
+    """An act as a register compiles it: provenance with the compilation's date, sections with text."""
+    doc = act(title, "NSW", **extra)
+    doc["provenance"] = {"sourceRegister": "nsw", "versionDate": version}
+    doc["sections"] = [
+        {"sectionId": sid, "title": heading, "content": text} for sid, heading, text in sections
+    ]
+    return doc
+
+
+async def test_one_batch_mixing_new_changed_unchanged_older_and_repeated_instruments(hub, runtime, key):
+    """What ingest does with each instrument of one batch, written together: the result lists in the
+    batch's order, an id met twice applied twice in turn (each replace keeping the version it replaces and
+    marking what the new compilation changed), an older compilation kept as a version only, an unchanged
+    one left alone, amendments replaced, and one audit entry per instrument written."""
+    from sqlalchemy import select
+
+    from domain.kernel.models import AuditEntry
+
+    headers = await staff_headers(runtime)
+    gate = compiled("Gate Act 1990", "2020-01-01", ("s 1", "Name", "This is the Gate Act."))
+    fence = compiled(
+        "Fence Act 1991",
+        "2020-01-01",
+        ("s 1", "Name", "This is the Fence Act."),
+        ("s 2", "Height", "A fence is 2 m high."),
+        amendments=[{"title": "Fence Amendment Act 2019"}],
+    )
+    wall = compiled("Wall Act 1992", "2020-01-01", ("s 1", "Name", "This is the Wall Act."))
+    first = await ingest(hub, headers, gate, fence, wall)
+    assert first["created"] == ["nsw-gate-act-1990", "nsw-fence-act-1991", "nsw-wall-act-1992"]
+
+    fence_2021 = compiled(
+        "Fence Act 1991",
+        "2021-01-01",
+        ("s 1", "Name", "This is the Fence Act."),
+        ("s 2", "Height", "A fence is 3 m high."),
+        amendments=[{"title": "Fence Amendment Act 2020"}],
+    )
+    fence_2022 = compiled(
+        "Fence Act 1991",
+        "2022-01-01",
+        ("s 1", "Name", "This is the Fence Act."),
+        ("s 2", "Height", "A fence is 3 m high."),
+        ("s 3", "Paint", "A fence is painted."),
+        amendments=[{"title": "Fence Amendment Act 2021"}, {"title": "Fence Paint Act 2021"}],
+    )
+    wall_2019 = compiled("Wall Act 1992", "2019-01-01", ("s 1", "Name", "This was the Wall Act."))
+    post = compiled("Post Act 1993", "2020-01-01", ("s 1", "Name", "This is the Post Act."))
+    second = await ingest(hub, headers, post, fence_2021, gate, wall_2019, fence_2022)
+    assert second == {
+        "created": ["nsw-post-act-1993"],
+        "updated": ["nsw-fence-act-1991", "nsw-fence-act-1991"],
+        "unchanged": ["nsw-gate-act-1990"],
+        "versioned": ["nsw-wall-act-1992"],
+        "count": 3,
+    }
+
+    fence_now = (await get(hub, key, "/api/axiom/legislation/nsw-fence-act-1991", include="amendments"))[
+        "legislation"
+    ]
+    assert fence_now["versions"] == ["2020-01-01", "2021-01-01", "2022-01-01"]
+    assert [(s["sectionId"], s["content"], s["amendedBy"]) for s in fence_now["sections"]] == [
+        ("s 1", "This is the Fence Act.", None),
+        ("s 2", "A fence is 3 m high.", None),  # as the 2021 compilation had it
+        ("s 3", "A fence is painted.", "compilation of 2022-01-01"),
+    ]
+    assert [a["title"] for a in fence_now["amendments"]] == [
+        "Fence Amendment Act 2021",
+        "Fence Paint Act 2021",
+    ]
+    fence_2021_kept = (await get(hub, key, "/api/axiom/legislation/nsw-fence-act-1991", asAt="2021-06-30"))[
+        "legislation"
+    ]
+    assert [(s["sectionId"], s["content"], s["amendedBy"]) for s in fence_2021_kept["sections"]] == [
+        ("s 1", "This is the Fence Act.", None),
+        ("s 2", "A fence is 3 m high.", "compilation of 2021-01-01"),
+    ]
+    wall_now = (await get(hub, key, "/api/axiom/legislation/nsw-wall-act-1992"))["legislation"]
+    assert wall_now["sections"][0]["content"] == "This is the Wall Act."
+    assert wall_now["versions"] == ["2019-01-01", "2020-01-01"]
+    gate_now = (await get(hub, key, "/api/axiom/legislation/nsw-gate-act-1990"))["legislation"]
+    assert gate_now["versions"] == ["2020-01-01"]
+    post_now = (await get(hub, key, "/api/axiom/legislation/nsw-post-act-1993"))["legislation"]
+    assert post_now["sections"][0]["content"] == "This is the Post Act."
+
+    async with runtime.db.transaction() as session:
+        entries = list(
+            await session.scalars(
+                select(AuditEntry).where(AuditEntry.op == "legislation.ingest").order_by(AuditEntry.id)
+            )
+        )
+    written = [(e.entity_id, json.loads(e.after_json or "{}")) for e in entries[3:]]
+    assert [
+        (doc_id, after["sections"], after["amendments"], after["versionDate"]) for doc_id, after in written
+    ] == [
+        ("nsw-post-act-1993", 1, 0, "2020-01-01"),
+        ("nsw-fence-act-1991", 2, 1, "2021-01-01"),
+        ("nsw-fence-act-1991", 3, 2, "2022-01-01"),
+    ]
+
+
+async def test_concurrent_batches_sharing_new_instruments_in_opposite_orders(hub, runtime, key):
+    """Batches creating the same instruments, listed in opposite orders, wait for one another (their rows
+    are written in id order) instead of deadlocking: every request succeeds and each instrument ends with
+    one batch's sections."""
+    headers = await staff_headers(runtime)
+    titles = [f"Hedge {n} Act 1994" for n in ("Alder", "Beech", "Cedar", "Damson")]
+
+    def batch(i: int) -> list[dict[str, Any]]:
+        docs = [act(t, "NSW", ("s 1", "Name"), (f"s {i + 2}", f"Heading {i}")) for t in titles]
+        return docs if i % 2 else docs[::-1]
+
+    responses = await asyncio.gather(
+        *(
+            hub.post("/api/axiom/legislation/ingest", json={"documents": batch(i)}, headers=headers)
+            for i in range(6)
+        )
+    )
+    assert [r.status for r in responses] == [200] * 6, [await r.text() for r in responses]
+    slugs = ["nsw-" + title.lower().replace(" ", "-") for title in titles]
+    for r in responses:  # each batch wrote all four, in its own order
+        result = await r.json()
+        assert sorted(result["created"] + result["updated"]) == slugs, result
+    for slug in slugs:
+        doc = (await get(hub, key, f"/api/axiom/legislation/{slug}"))["legislation"]
+        assert len(doc["sections"]) == 2

@@ -313,6 +313,11 @@ async def _keep_version(
     )
 
 
+# Instruments a doc upsert writes: 500 rows of two dozen columns stay well within the bound parameters
+# a statement may carry (SQLite 32,766; asyncpg 32,767).
+_DOCS_A_STATEMENT = 500
+
+
 @dataclass(frozen=True)
 class Ingested:
     """The ids of a batch's instruments by what ingest did with each."""
@@ -331,8 +336,9 @@ class Ingested:
 async def ingest(
     session: AsyncSession, ctx: Context, docs: list[InstrumentIn], *, bulk: bool = False
 ) -> Ingested:
-    """Upsert instruments (their sections and amendments are replaced). The doc row is read FOR UPDATE and
-    then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise.
+    """Upsert instruments (their sections and amendments are replaced). The doc rows are read FOR UPDATE and
+    then written with INSERT … ON CONFLICT DO UPDATE, so concurrent ingests of one id serialise; the
+    instruments to write are written together, a few statements for the batch.
 
     Full text: an ordinary ingest leaves its sections searchable when it commits, even while a bulk import
     is under way (domain/axiom/bulk.py); a bulk import's batch (`bulk`) leaves them to the import's end.
@@ -359,9 +365,40 @@ async def ingest(
         )
     }
     seen: set[str] = set()
-    section_rows: list[dict[str, Any]] = []  # inserted together (executemany), after their documents
+    # The instruments to write are written together, not one by one: their doc rows, the replaced
+    # sections and amendments gone, the new ones in (write_pending).
+    doc_rows: list[dict[str, Any]] = []
+    section_rows: list[dict[str, Any]] = []
+    amendment_rows: list[dict[str, Any]] = []
 
-    async def write_sections() -> None:
+    async def write_pending() -> None:
+        """The pending instruments written: their doc rows upserted in id order (as the batch's read locks
+        them, so two batches sharing ids wait for each other instead of deadlocking), then their sections
+        and amendments replaced. Even an instrument read as new has them deleted: a concurrent ingest may
+        have created it since (the upsert then waited for it and updated)."""
+        if not doc_rows:
+            return
+        doc_rows.sort(key=lambda row: row["id"])
+        kept = {"id", "created_at"}  # a replaced instrument keeps when it was first stored
+        for start in range(0, len(doc_rows), _DOCS_A_STATEMENT):
+            chunk = doc_rows[start : start + _DOCS_A_STATEMENT]
+            chunk_ids = [row["id"] for row in chunk]
+            stmt = sqlutil.insert(session, LegislationDoc).values(chunk)
+            await session.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["id"],
+                    set_={key: stmt.excluded[key] for key in chunk[0] if key not in kept},
+                )
+            )
+            await session.execute(delete(LegislationSection).where(LegislationSection.doc_id.in_(chunk_ids)))
+            await session.execute(
+                delete(LegislationAmendment).where(LegislationAmendment.doc_id.in_(chunk_ids))
+            )
+        doc_rows.clear()
+        # Executemany inserts: a long instrument has thousands of sections.
+        if amendment_rows:
+            await session.execute(insert(LegislationAmendment), amendment_rows)
+            amendment_rows.clear()
         if section_rows:
             await session.execute(insert(table_of(LegislationSection)), section_rows)
             section_rows.clear()
@@ -369,7 +406,7 @@ async def ingest(
     for doc, doc_id in zip(docs, ids, strict=True):
         fingerprint = hashlib.sha256(doc.model_dump_json(exclude={"id"}).encode()).hexdigest()
         if doc_id in seen:
-            await write_sections()
+            await write_pending()
             current = (
                 await session.scalars(
                     select(LegislationDoc)
@@ -420,22 +457,9 @@ async def ingest(
                         sec["section_id"] not in before or before[sec["section_id"]] != sec["content"]
                     ):
                         sec["amended_by"] = f"compilation of {new_date.isoformat()}"
-        stmt = sqlutil.insert(session, LegislationDoc).values(
-            id=doc_id, created_at=now, updated_at=now, **values
-        )
-        values["updated_at"] = now
-        await session.execute(stmt.on_conflict_do_update(index_elements=["id"], set_=values))
-        # Even for an instrument read as new: a concurrent ingest may have created it since (the upsert
-        # above then waited for it and updated), and its sections are replaced.
-        await session.execute(delete(LegislationSection).where(LegislationSection.doc_id == doc_id))
-        await session.execute(delete(LegislationAmendment).where(LegislationAmendment.doc_id == doc_id))
-        # Core executemany inserts, the batch's sections together: a long instrument has thousands.
+        doc_rows.append({"id": doc_id, "created_at": now, "updated_at": now, **values})
         section_rows.extend(new_sections)
-        amendments = _amendments(doc_id, doc)
-        if amendments:
-            await session.execute(
-                insert(LegislationAmendment), [_row(a, LegislationAmendment) for a in amendments]
-            )
+        amendment_rows.extend(_row(a, LegislationAmendment) for a in _amendments(doc_id, doc))
         audit.record(  # its data is a stored format
             session,
             ctx,
@@ -453,7 +477,7 @@ async def ingest(
             },
         )
         (updated if current is not None else created).append(doc_id)
-    await write_sections()
+    await write_pending()
     await session.flush()
     if not bulk and (created or updated):
         await legislation_queries.index_pending(session, doc_ids=created + updated)
