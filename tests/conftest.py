@@ -32,12 +32,16 @@ def _pg_url(admin: str, dbname: str) -> str:
     return url.set(drivername="postgresql+asyncpg", database=dbname).render_as_string(hide_password=False)
 
 
+def _admin_dsn() -> str:
+    """asyncpg's address of the server's `postgres` database, where databases are made and dropped."""
+    return _pg_url(PG_ADMIN_URL or "", "postgres").replace("postgresql+asyncpg", "postgresql")
+
+
 def _admin(sql: str) -> None:
     import asyncpg
 
     async def run() -> None:
-        url = _pg_url(PG_ADMIN_URL or "", "postgres").replace("postgresql+asyncpg", "postgresql")
-        conn = await asyncpg.connect(url)
+        conn = await asyncpg.connect(_admin_dsn())
         try:
             await conn.execute(sql)
         finally:
@@ -101,8 +105,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for share in range(workers):
         size = left // (workers - share)
         mine = slow[share::workers]
-        ordered += mine + rest[: max(0, size - len(mine))]
-        del rest[: max(0, size - len(mine))]
+        take = max(0, size - len(mine))
+        ordered += mine + rest[:take]
+        del rest[:take]
         left -= size
     items[:] = ordered + rest
 
@@ -136,8 +141,7 @@ def _migrated_template() -> str:
     name = f"{TEMPLATE_PREFIX}{digest.hexdigest()[:16]}"
 
     async def make() -> None:
-        url = _pg_url(PG_ADMIN_URL or "", "postgres").replace("postgresql+asyncpg", "postgresql")
-        conn = await asyncpg.connect(url)
+        conn = await asyncpg.connect(_admin_dsn())
         try:
             await conn.execute("SELECT pg_advisory_lock(hashtext('concord test template'))")
             if await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name):

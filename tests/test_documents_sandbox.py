@@ -23,7 +23,7 @@ import pytest
 
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready, wait_status
-from tests.processes import command, conversion_children, free_port, running, start, stop
+from tests.processes import command, conversion_children, free_port, ready, running, start, stop
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 
@@ -246,19 +246,6 @@ async def _bounded_conversions_through(base: str, key: dict, proc: Any, log: Pat
     assert proc.poll() is None, await asyncio.to_thread(log.read_text)
 
 
-async def _wait_ready(base: str, proc: Any, log: Path) -> None:
-    async def check() -> bool:
-        if proc.poll() is not None:
-            raise AssertionError(f"exited early:\n{await asyncio.to_thread(log.read_text)}")
-        try:
-            async with aiohttp.ClientSession() as http, http.get(f"{base}/readyz") as resp:
-                return resp.status == 200
-        except aiohttp.ClientError:
-            return False
-
-    await eventually(check, timeout=120, interval=0.1)
-
-
 @pytest.mark.slow
 async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
     await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
@@ -274,7 +261,7 @@ async def test_concord_serve_converts_in_bounded_children(runtime, tmp_path):
     log = tmp_path / "serve.log"
     proc = start([command("concord"), "serve"], env, log)
     try:
-        await _wait_ready(f"http://127.0.0.1:{docs_port}", proc, log)
+        await ready(proc, log, f"http://127.0.0.1:{docs_port}", tries=1200)
         await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, proc, log)
     finally:
         code = stop(proc)
@@ -301,7 +288,7 @@ async def test_a_worker_group_converts_in_bounded_children(runtime, tmp_path):
     web = start([command("concord"), "web"], env, web_log)
     worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
     try:
-        await _wait_ready(f"http://127.0.0.1:{docs_port}", web, web_log)
+        await ready(web, web_log, f"http://127.0.0.1:{docs_port}", tries=1200)
         await _bounded_conversions_through(f"http://127.0.0.1:{docs_port}", key, worker, worker_log)
     finally:
         web_code = stop(web)
@@ -328,7 +315,7 @@ async def test_a_conversion_child_dies_with_its_worker(runtime, tmp_path):
     proc = start([command("concord"), "web"], env, log)
     converting: list[int] = []
     try:
-        await _wait_ready(base, proc, log)
+        await ready(proc, log, base, tries=1200)
         async with aiohttp.ClientSession() as http:
             form = aiohttp.FormData()
             # Over a minute of CPU time here: the child is still converting long after the kill.

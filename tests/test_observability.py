@@ -39,7 +39,7 @@ from infra import logs
 from infra.metrics import FLUSH_SECONDS, Metrics, queue_depths
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready
-from tests.processes import command, free_port, start, stop
+from tests.processes import command, free_port, ready, start, stop
 from workers.metrics import JobMetrics
 
 TOPIC_ROUTE = "/api/pact/{topicId}"
@@ -446,21 +446,8 @@ async def _serve(args: list[str], env: dict[str, str], log: Path) -> tuple[subpr
     proc = start(args, env, log)
     hub, docs = f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
 
-    async def ready() -> bool:
-        if proc.poll() is not None:
-            raise AssertionError(f"server exited early:\n{await asyncio.to_thread(log.read_text)}")
-        try:
-            async with aiohttp.ClientSession() as http:
-                for base in (hub, docs):
-                    async with http.get(f"{base}/readyz") as resp:
-                        if resp.status != 200:
-                            return False
-            return True
-        except aiohttp.ClientError:
-            return False
-
     try:
-        await eventually(ready, timeout=180, interval=0.5)
+        await ready(proc, log, hub, docs)
     except BaseException:
         stop(proc)
         raise
