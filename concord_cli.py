@@ -15,7 +15,7 @@ from domain.axiom import import_commands as legislation_import
 from domain.kernel import event_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
-from infra import metrics_dir
+from infra import collector, metrics_dir
 from infra.machine import Supervised
 
 log = logging.getLogger("concord")
@@ -54,6 +54,7 @@ async def _serve(
     supervised: Supervised | None = None,
     metrics_port: bool = False,
 ) -> None:
+    collector.pause()  # until the process serves: what it imports and builds now, it keeps
     from aiohttp import web
 
     from infra.metrics import process_metrics
@@ -106,6 +107,7 @@ async def _serve(
                 # A second scheduler on the machine (a standby) finds the port taken: it still stands for
                 # the leader lock, which matters more than its samples.
                 log.warning("scheduler metrics not served on port %d: %s", settings.metrics_port, exc)
+        collector.settle()
         await _wait_for_stop(supervised.lifeline if supervised is not None else None)
     finally:
         for runner in runners:

@@ -80,9 +80,18 @@ else:
 
 from domain.kernel import clock as wall  # noqa: E402
 from domain.kernel.settings import Settings, get_settings  # noqa: E402
+from infra import collector  # noqa: E402
 from tests import clock_shift  # noqa: E402
 
 CLOCK_NOTE = clock_shift.apply()  # CONCORD_TEST_CLOCK: the whole run at another hour (tests/README.md)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    collector.pause()  # collecting imports the application and builds what a worker keeps to the end
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    collector.settle()  # a test worker collects as a serving process does (infra/collector.py)
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:

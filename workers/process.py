@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from domain.kernel.settings import Settings
-from infra import metrics_dir
+from infra import collector, metrics_dir
 
 log = logging.getLogger("concord.workers")
 
@@ -87,6 +87,7 @@ def _touching(member: Member) -> None:
 
 
 def _work(settings: Settings, member: Member) -> int:
+    collector.pause()  # until the worker runs: what it imports and builds now, it keeps
     import dramatiq
 
     from infra.live.transport import RedisPublisher
@@ -107,6 +108,7 @@ def _work(settings: Settings, member: Member) -> int:
     broker.emit_after("process_boot")  # as Dramatiq's CLI does: starts the time-limit watcher
     worker = dramatiq.Worker(broker, worker_threads=member.threads)
     worker.start()
+    collector.settle()
     log.info("worker process %d ready: %d threads", os.getpid(), member.threads)
     while not stopping:
         time.sleep(0.5)
