@@ -461,6 +461,8 @@ async def main() -> None:
         "CONCORD_DOCS_PORT": str(docs_port),
         "CONCORD_LOG_LEVEL": "WARNING",
         "CONCORD_RATE_LIMIT_REGISTER": "100000",
+        # Every listener comes from this machine's address without a key: one client to the per-client bound.
+        "CONCORD_SSE_MAX_PER_CLIENT": str(args.listeners),
         "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
     }
     db_name = f"concord_bench_{run}"

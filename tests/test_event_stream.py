@@ -6,7 +6,9 @@ refused as the event list refuses it; a process serves a bounded number of strea
 from __future__ import annotations
 
 import asyncio
+import logging
 import socket
+import struct
 from typing import Any
 
 import aiohttp
@@ -15,7 +17,7 @@ import pytest
 from tests.conftest import eventually
 from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
-from tests.processes import concord
+from tests.processes import concord, free_port
 from tests.sse_client import Message, Reader, of_response
 from tests.test_observability import scrape
 from tests.test_observability import value as metric
@@ -310,6 +312,46 @@ async def test_one_client_holds_a_bounded_number_of_streams_and_others_still_get
 
     (await eventually(admitted)).close()
     held[0].close()
+
+
+async def test_a_client_gone_before_its_stream_begins_is_a_499_not_a_server_error(
+    hub, register, runtime, caplog
+):
+    """Served as `concord serve` serves (a handler runs on after its client closed: aiohttp's test server
+    cancels it instead), a stream whose reader resets the connection right after asking is counted and
+    logged as the client's leaving, with no ERROR and no 500."""
+    from aiohttp import web
+
+    from web.app import create_hub_app
+    from web.kernel.server import Runner
+
+    topic_id, _agents = await open_topic(hub, register)
+    runner = Runner(create_hub_app(runtime), access_log=None)
+    await runner.setup()
+    port = free_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    caplog.set_level(logging.INFO)
+    request = (
+        f"GET /api/pact/{topic_id}/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        "Accept: text/event-stream\r\n\r\n"
+    ).encode()
+    try:
+        for _ in range(5):
+            with socket.create_connection(("127.0.0.1", port)) as sock:
+                sock.sendall(request)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close: RST
+
+        def statuses() -> list[int]:
+            return [r.status for r in caplog.records if r.name == "concord.access"]
+
+        async def all_logged() -> bool:
+            return len(statuses()) == 5
+
+        await eventually(all_logged)
+    finally:
+        await runner.cleanup()
+    assert statuses() == [499] * 5
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 async def test_a_topic_stream_is_refused_as_the_topic_event_list_is(hub):

@@ -28,6 +28,7 @@ from web.kernel.request import client_address
 log = logging.getLogger("concord.web")
 access_log = logging.getLogger("concord.access")
 USER_AGENT_CHARS = 300  # an access line keeps this much of a client's User-Agent
+CLIENT_LEFT = 499  # the status counted and logged for a request whose client went away (nginx's code for it)
 
 
 @web.middleware
@@ -50,7 +51,7 @@ async def request_context(request: web.Request, handler: Handler) -> web.StreamR
         status, sent = exc.status, exc
         raise
     except asyncio.CancelledError:
-        status = 499  # the client went away first (nginx's code for it)
+        status = CLIENT_LEFT
         raise
     finally:
         _served(request.app, request, _route(request), status, time.perf_counter() - started, rid, sent)
@@ -138,8 +139,19 @@ def _size(response: web.StreamResponse | None) -> int | None:
     return response.content_length
 
 
+def _client_left(request: web.Request, exc: Exception) -> bool:
+    """The handler failed writing to a client that had closed its connection (an event stream's reader gone
+    before its headers were sent, a download cancelled): the client's doing, not an error of the server. A
+    connection error with the client still there (an outbound call's) is an error as any other."""
+    transport = request.transport
+    return isinstance(exc, ConnectionError) and (transport is None or transport.is_closing())
+
+
 def _refusal(request: web.Request, exc: Exception, rid: str) -> web.StreamResponse:
     """The error response for what the handler raised (a redirect is raised on, to aiohttp)."""
+    if _client_left(request, exc):
+        # Nothing can reach the client: aiohttp drops this answer, the access line and metrics say 499.
+        return web.Response(status=CLIENT_LEFT)
     style = request.app[ERROR_STYLE]
     if isinstance(exc, DomainError):
         headers = None
