@@ -365,11 +365,15 @@ async def run_concord(
     cpu = cpu_since(cpu_before, web_pids)
     written = await events_after(hub, topic_id, start)
     end = start + len(written)
-    # Each event was written by the request of its actor on its proposal; the merge, by the last approval.
+    # Each event was written by the request of its actor on its proposal; the merge, by the last approval;
+    # an event about something else (an obligation, the topic's standing) by the request of the event before.
     when: dict[int, float] = {}
+    previous = 0.0
     for event in written:
         key = (event["correlationId"], event["agentId"])
-        when[event["sequenceNumber"]] = answered.get(key, answered[(event["correlationId"], agent_ids[2])])
+        merged = (event["correlationId"], agent_ids[2])
+        previous = answered.get(key, answered.get(merged, previous))
+        when[event["sequenceNumber"]] = previous
     received = [(seq, at, created) for seq, at, created in await listeners.results() if seq > start]
     rss = [(idle[p][0], loaded[p][0], loaded[p][1] - idle[p][1]) for p in web_pids]
     row = Row(
