@@ -439,6 +439,7 @@ async def main() -> None:
                     "-r",
                     "250",
                     "--subprocesses",  # `concord web` supervises its web processes
+                    "--gil",  # only samples that hold the GIL: running Python, not waiting
                 ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
