@@ -8,6 +8,7 @@ asserts exact values added up over its processes."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import importlib.metadata
 import io
 import json
@@ -46,10 +47,13 @@ TOPIC_ROUTE = "/api/pact/{topicId}"
 CONVERT = library.CONVERT_JOB.name
 
 
-def parse(text: str) -> list[tuple[str, dict[str, str], float]]:
-    return [
+@functools.lru_cache(maxsize=8)
+def parse(text: str) -> tuple[tuple[str, dict[str, str], float], ...]:
+    """The samples of a scrape, parsed once however many values a test reads from it (a worker's scrape late
+    in a run holds every route it served, and the parser is pure Python)."""
+    return tuple(
         (s.name, s.labels, s.value) for family in text_string_to_metric_families(text) for s in family.samples
-    ]
+    )
 
 
 def value(text: str, name: str, **labels: str) -> float:
