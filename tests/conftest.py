@@ -87,6 +87,8 @@ CLOCK_NOTE = clock_shift.apply()  # CONCORD_TEST_CLOCK: the whole run at another
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return  # pytest-xdist's controller collects nothing: its collector stays as CPython sets it
     collector.pause()  # collecting imports the application and builds what a worker keeps to the end
 
 
