@@ -22,6 +22,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
 from domain.kernel.ids import new_id
+from domain.market.units import QuoteUnit
 
 
 class Retailer(Base):
@@ -88,7 +89,7 @@ class Product(Base):
     ean: Mapped[str | None] = mapped_column(String(14))
     category: Mapped[str] = mapped_column(String(40))
     pack_size: Mapped[float] = mapped_column(Float, default=1.0)
-    pack_unit: Mapped[str] = mapped_column(String(16), default="item")
+    pack_unit: Mapped[str] = mapped_column(String(16), default=QuoteUnit.ITEM.value)
     item_key: Mapped[str | None] = mapped_column(ForeignKey("market_quote_items.key", ondelete="SET NULL"))
     tier: Mapped[str] = mapped_column(String(10), default=ProductTier.STANDARD.value)
     pickup_available: Mapped[bool] = mapped_column(Boolean, default=True)

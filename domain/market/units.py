@@ -26,35 +26,35 @@ CANONICAL = tuple(QuoteUnit)
 _BY_NAME = {unit.lower(): unit for unit in QuoteUnit}  # a canonical unit's name in any case
 
 # Factor to the canonical unit of each dimension.
-_FACTORS: dict[str, tuple[str, float]] = {
+_FACTORS: dict[str, tuple[QuoteUnit, float]] = {
     # volume
-    "l": ("L", 1.0),
-    "litre": ("L", 1.0),
-    "litres": ("L", 1.0),
-    "ml": ("L", 0.001),
+    "l": (QuoteUnit.LITRE, 1.0),
+    "litre": (QuoteUnit.LITRE, 1.0),
+    "litres": (QuoteUnit.LITRE, 1.0),
+    "ml": (QuoteUnit.LITRE, 0.001),
     # mass
-    "kg": ("kg", 1.0),
-    "g": ("kg", 0.001),
-    "t": ("kg", 1000.0),
+    "kg": (QuoteUnit.KILOGRAM, 1.0),
+    "g": (QuoteUnit.KILOGRAM, 0.001),
+    "t": (QuoteUnit.KILOGRAM, 1000.0),
     # length (sold by the lineal metre)
-    "lm": ("lm", 1.0),
-    "m": ("lm", 1.0),
-    "cm": ("lm", 0.01),
-    "mm": ("lm", 0.001),
+    "lm": (QuoteUnit.LINEAL_METRE, 1.0),
+    "m": (QuoteUnit.LINEAL_METRE, 1.0),
+    "cm": (QuoteUnit.LINEAL_METRE, 0.01),
+    "mm": (QuoteUnit.LINEAL_METRE, 0.001),
     # area
-    "m2": ("m²", 1.0),
-    "m²": ("m²", 1.0),
-    "sqm": ("m²", 1.0),
-    "cm2": ("m²", 0.0001),
-    "mm2": ("m²", 0.000001),
+    "m2": (QuoteUnit.SQUARE_METRE, 1.0),
+    "m²": (QuoteUnit.SQUARE_METRE, 1.0),
+    "sqm": (QuoteUnit.SQUARE_METRE, 1.0),
+    "cm2": (QuoteUnit.SQUARE_METRE, 0.0001),
+    "mm2": (QuoteUnit.SQUARE_METRE, 0.000001),
     # count
-    "item": ("item", 1.0),
-    "items": ("item", 1.0),
-    "each": ("item", 1.0),
-    "ea": ("item", 1.0),
-    "pack": ("item", 1.0),
-    "pc": ("item", 1.0),
-    "pcs": ("item", 1.0),
+    "item": (QuoteUnit.ITEM, 1.0),
+    "items": (QuoteUnit.ITEM, 1.0),
+    "each": (QuoteUnit.ITEM, 1.0),
+    "ea": (QuoteUnit.ITEM, 1.0),
+    "pack": (QuoteUnit.ITEM, 1.0),
+    "pc": (QuoteUnit.ITEM, 1.0),
+    "pcs": (QuoteUnit.ITEM, 1.0),
 }
 _AREA = {"mm": 0.001, "cm": 0.01, "m": 1.0}
 _NUMBER = r"(\d+(?:\.\d+)?)"
@@ -69,10 +69,10 @@ class UnitError(ValueError):
 @dataclass(frozen=True)
 class Quantity:
     amount: float
-    unit: str  # canonical
+    unit: str  # canonical: a QuoteUnit (stored rows give its value back as a plain string)
 
 
-def canonical(unit: str) -> str:
+def canonical(unit: str) -> QuoteUnit:
     """The canonical unit of a unit name, or UnitError."""
     key = unit.strip().lower()
     if key in _BY_NAME:
@@ -89,7 +89,7 @@ def to_canonical(size: float, unit: str) -> Quantity:
     key = unit.strip().lower()
     if key not in _FACTORS and key != "l":
         raise UnitError(f"unknown unit {unit!r}")
-    canon, factor = _FACTORS.get(key, ("L", 1.0))
+    canon, factor = _FACTORS.get(key, (QuoteUnit.LITRE, 1.0))
     return Quantity(size * factor, canon)
 
 
@@ -102,7 +102,7 @@ def parse_pack(text: str) -> Quantity:
         area = (a * factor) * (b * factor)
         if area <= 0:
             raise UnitError("pack dimensions must be positive")
-        return Quantity(area, "m²")
+        return Quantity(area, QuoteUnit.SQUARE_METRE)
     match = _SIMPLE.match(text)
     if not match:
         raise UnitError(f"cannot read pack size {text!r}")

@@ -17,6 +17,7 @@ from domain.kernel.ids import new_id
 from domain.kernel.models import LedgerEntry
 from domain.market.catalog import normalise, record_observation
 from domain.market.models import Product, QuoteItem
+from domain.market.units import QuoteUnit
 from domain.work import feed, observation_stored, work_events
 from domain.work.models import DefectKind, WorkAssignment, WorkDefect, WorkSubmission
 from domain.work.observations import Observation
@@ -74,7 +75,7 @@ async def _product_for(session: AsyncSession, sub: WorkSubmission, obs: Observat
         ean=obs.ean,
         category=item.category if item else "other",
         pack_size=obs.price_cents / obs.unit_price_cents,
-        pack_unit=item.unit if item else "item",
+        pack_unit=item.unit if item else QuoteUnit.ITEM,
         item_key=sub.item_key,
         tier="standard",
         scrape_enabled=False,  # its price comes from the crowd; the scraper's extractors may not fit it
