@@ -1,15 +1,18 @@
-"""Helpers to run Concord's own commands as real subprocesses in tests."""
+"""Helpers to run Concord's own commands as real subprocesses in tests, and an app served as they serve it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
 import signal
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
@@ -77,6 +80,25 @@ async def ready(proc: subprocess.Popen[bytes], log: Path, *bases: str, tries: in
                 await asyncio.sleep(0.1)
             else:
                 raise AssertionError(f"{base} never became ready:\n{await asyncio.to_thread(log.read_text)}")
+
+
+@contextlib.asynccontextmanager
+async def served(app: Any) -> AsyncIterator[int]:
+    """`app` on a free loopback port through Concord's own runner, as `concord serve` runs it (aiohttp's test
+    server differs: it cancels a handler whose client left, and answers unparseable requests its own way);
+    the port."""
+    from aiohttp import web
+
+    from web.kernel.server import Runner
+
+    runner = Runner(app, access_log=None)
+    await runner.setup()
+    port = free_port()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", port).start()
+        yield port
+    finally:
+        await runner.cleanup()
 
 
 async def concord(*args: str, timeout: float = 120) -> tuple[int, str, str]:

@@ -135,8 +135,7 @@ async def test_concord_serve_runs_the_whole_service(runtime: Any, hook: Any, tmp
     log = tmp_path / "serve.log"
     proc = start([command("concord"), "serve"], env, log)
     try:
-        await ready(proc, log, f"http://127.0.0.1:{hub_port}")
-        await ready(proc, log, f"http://127.0.0.1:{docs_port}")
+        await ready(proc, log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}")
         await _journey(f"http://127.0.0.1:{hub_port}", calls)
         await _market(runtime, shop)
         await _work_journey(f"http://127.0.0.1:{hub_port}", shop)

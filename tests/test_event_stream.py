@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import eventually
 from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
-from tests.processes import concord, free_port
+from tests.processes import concord, served
 from tests.sse_client import Message, Reader, of_response
 from tests.test_observability import scrape
 from tests.test_observability import value as metric
@@ -320,36 +320,27 @@ async def test_a_client_gone_before_its_stream_begins_is_a_499_not_a_server_erro
     """Served as `concord serve` serves (a handler runs on after its client closed: aiohttp's test server
     cancels it instead), a stream whose reader resets the connection right after asking is counted and
     logged as the client's leaving, with no ERROR and no 500."""
-    from aiohttp import web
-
     from web.app import create_hub_app
-    from web.kernel.server import Runner
 
     topic_id, _agents = await open_topic(hub, register)
-    runner = Runner(create_hub_app(runtime), access_log=None)
-    await runner.setup()
-    port = free_port()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
     caplog.set_level(logging.INFO)
     request = (
         f"GET /api/pact/{topic_id}/events/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         "Accept: text/event-stream\r\n\r\n"
     ).encode()
-    try:
+
+    def statuses() -> list[int]:
+        return [r.status for r in caplog.records if r.name == "concord.access"]
+
+    async def all_logged() -> bool:
+        return len(statuses()) == 5
+
+    async with served(create_hub_app(runtime)) as port:
         for _ in range(5):
             with socket.create_connection(("127.0.0.1", port)) as sock:
                 sock.sendall(request)
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close: RST
-
-        def statuses() -> list[int]:
-            return [r.status for r in caplog.records if r.name == "concord.access"]
-
-        async def all_logged() -> bool:
-            return len(statuses()) == 5
-
         await eventually(all_logged)
-    finally:
-        await runner.cleanup()
     assert statuses() == [499] * 5
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 

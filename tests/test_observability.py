@@ -40,7 +40,7 @@ from infra import logs
 from infra.metrics import FLUSH_SECONDS, Metrics, queue_depths
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key, upload, upload_ready
-from tests.processes import command, free_port, ready, start, stop
+from tests.processes import command, free_port, ready, served, start, stop
 from workers.metrics import JobMetrics
 
 TOPIC_ROUTE = "/api/pact/{topicId}"
@@ -411,20 +411,13 @@ BAD_REQUESTS = {
 @pytest.mark.parametrize("case", sorted(BAD_REQUESTS))
 async def test_unparseable_requests_get_the_apps_json_error_and_one_warning(runtime, caplog, case):
     from web.app import create_docs_app, create_hub_app
-    from web.kernel.server import Runner
 
     data, detail = BAD_REQUESTS[case]
     for make, style in ((create_hub_app, "hub"), (create_docs_app, "problem")):
-        runner = Runner(make(runtime), access_log=None)
-        await runner.setup()
-        port = free_port()
-        await aiohttp.web.TCPSite(runner, "127.0.0.1", port).start()
-        caplog.clear()
-        try:
+        async with served(make(runtime)) as port:
+            caplog.clear()
             with caplog.at_level(logging.INFO):
                 status, headers, body = await asyncio.to_thread(raw_request, port, data)
-        finally:
-            await runner.cleanup()
         assert status == 400
         problem = json.loads(body)
         if style == "problem":

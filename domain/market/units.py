@@ -87,9 +87,9 @@ def to_canonical(size: float, unit: str) -> Quantity:
     if size <= 0:
         raise UnitError("pack size must be positive")
     key = unit.strip().lower()
-    if key not in _FACTORS and key != "l":
+    if key not in _FACTORS:
         raise UnitError(f"unknown unit {unit!r}")
-    canon, factor = _FACTORS.get(key, (QuoteUnit.LITRE, 1.0))
+    canon, factor = _FACTORS[key]
     return Quantity(size * factor, canon)
 
 
