@@ -192,6 +192,9 @@ async def test_sweep_ingests_wa_feed_from_url(hub, runtime, aiohttp_server, sett
 async def test_wa_price_for_tomorrow_becomes_current_from_six_in_the_morning(hub, runtime, clock):
     from domain.market import fuel_ingest
 
+    # Noon in Perth of the day whose prices apply now: six hours from either 06:00, so the real clock cannot
+    # cross one between the ingests and the reads below (it did once, at 05:59 Perth time).
+    clock.advance(datetime.combine(fuelwatch_day(), time(12), PERTH) - utcnow())
     today = fuelwatch_day()
     tomorrow = today + timedelta(days=1)
 
