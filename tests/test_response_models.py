@@ -113,11 +113,11 @@ async def test_a_body_matching_its_model_passes(aiohttp_client):
 @pytest.mark.parametrize(
     ("case", "message"),
     [
-        ("missing", r"'count' is a required property"),
-        ("wrong-type", r"count: '2' is not of type 'integer'"),
+        ("missing", r'"count" is a required property'),
+        ("wrong-type", r'count: "2" is not of type "integer"'),
         ("extra", r"Additional properties are not allowed \('secret' was unexpected\)"),
-        ("bad-timestamp", r"createdAt: 'yesterday' is not a 'date-time'"),
-        ("bad-error", r"'error' is a required property"),
+        ("bad-timestamp", r'createdAt: "yesterday" is not a "date-time"'),
+        ("bad-error", r'"error" is a required property'),
     ],
 )
 async def test_a_wrong_body_fails_naming_the_operation_status_and_error(aiohttp_client, case, message):
