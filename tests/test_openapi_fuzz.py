@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import requests
 import schemathesis
 from schemathesis.config import SchemathesisConfig
 from schemathesis.config._checks import (
@@ -339,34 +340,53 @@ def _refused_cleanly(case: Any, response: Any, app: str) -> None:
     assert body.get("field"), (case.operation.label, body)
 
 
-def _hub_case(case: Any, served: Served) -> None:
-    response = case.call_and_validate(base_url=served.hub, headers=_credentials(case, served.keys))
-    _refused_cleanly(case, response, "hub")
+@pytest.fixture(scope="module")
+def http() -> Iterator[requests.Session]:
+    """One HTTP session for a module's cases, its connections kept alive between them (a session per call,
+    schemathesis's default, opened a connection and read the environment's proxy settings for every case:
+    a tenth of the run). Nothing else carries over: cookies are cleared after each case (`_call`)."""
+    with requests.Session() as session:
+        session.trust_env = False  # loopback: no proxies, no .netrc
+        yield session
 
 
-def _docs_case(case: Any, served: Served) -> None:
-    response = case.call_and_validate(base_url=served.docs, headers=_credentials(case, served.keys))
-    _refused_cleanly(case, response, "docs")
+def _call(case: Any, base_url: str, served: Served, http: requests.Session) -> Any:
+    try:
+        return case.call_and_validate(
+            base_url=base_url, session=http, headers=_credentials(case, served.keys)
+        )
+    finally:
+        http.cookies.clear()  # each case starts without the cookies an earlier one was given
+
+
+def _hub_case(case: Any, served: Served, http: requests.Session) -> None:
+    _refused_cleanly(case, _call(case, served.hub, served, http), "hub")
+
+
+def _docs_case(case: Any, served: Served, http: requests.Session) -> None:
+    _refused_cleanly(case, _call(case, served.docs, served, http), "docs")
 
 
 @hub_schema.include(path_regex=HUB_PROTOCOL).parametrize()
-def test_hub_protocol_wire_matches_its_openapi(case: Any, served: Served) -> None:
-    _hub_case(case, served)
+def test_hub_protocol_wire_matches_its_openapi(case: Any, served: Served, http: requests.Session) -> None:
+    _hub_case(case, served, http)
 
 
 @hub_schema.exclude(path_regex=HUB_PROTOCOL).parametrize()
-def test_hub_wire_matches_its_openapi(case: Any, served: Served) -> None:
-    _hub_case(case, served)
+def test_hub_wire_matches_its_openapi(case: Any, served: Served, http: requests.Session) -> None:
+    _hub_case(case, served, http)
 
 
 @docs_schema.include(path_regex=DOCS_PROTOCOL).parametrize()
-def test_document_api_protocol_wire_matches_its_openapi(case: Any, served: Served) -> None:
-    _docs_case(case, served)
+def test_document_api_protocol_wire_matches_its_openapi(
+    case: Any, served: Served, http: requests.Session
+) -> None:
+    _docs_case(case, served, http)
 
 
 @docs_schema.exclude(path_regex=DOCS_PROTOCOL).parametrize()
-def test_document_api_wire_matches_its_openapi(case: Any, served: Served) -> None:
-    _docs_case(case, served)
+def test_document_api_wire_matches_its_openapi(case: Any, served: Served, http: requests.Session) -> None:
+    _docs_case(case, served, http)
 
 
 def _toml(value: Any) -> str:
