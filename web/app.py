@@ -77,16 +77,19 @@ def _base_app(
     app[ERROR_STYLE] = style
     app[BODY_LIMIT] = body_limit
     api.add_routes(app)
-    spec = api.document()
 
+    # The OpenAPI document and the pages rendered from it are built when first asked for (once per process,
+    # Api.document): a process that never serves them (a worker's, most of the suite's) does not pay the
+    # half second their schemas take at start.
     async def openapi(_request: web.Request) -> web.Response:
-        return json_response(spec)  # the OpenAPI document itself: outside the Api, no model describes it
+        # The OpenAPI document itself: outside the Api, no model describes it.
+        return json_response(api.document())
 
     app.router.add_get("/openapi.json", openapi)
     metrics_route.add_routes(app)  # for Prometheus, outside the API like /openapi.json
     app.on_startup.append(_start_live_events)
     app.on_shutdown.append(_end_event_streams)
-    home.add_routes(app, spec, links=links, guides=guides)
+    home.add_routes(app, api.document, site=api.title, links=links, guides=guides)
     return app
 
 

@@ -7,7 +7,7 @@ document), and the sidebar's links still lead there."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -168,20 +168,31 @@ script</a>.</p></noscript></div>
     )
 
 
-def add_routes(app: web.Application, spec: dict[str, Any], *, site: str, nav: Markup, plain: Markup) -> None:
-    """`/docs` (Swagger UI and the sidebar), `/docs/plain` (the reference without script) and the assets."""
-    if (known := _BODIES.get(id(spec))) is None:
-        known = _BODIES[id(spec)] = (spec, _body(spec))
-    body = known[1]
+def add_routes(
+    app: web.Application,
+    document: Callable[[], dict[str, Any]],
+    *,
+    site: str,
+    nav: Markup,
+    plain: Callable[[], Markup],
+) -> None:
+    """`/docs` (Swagger UI and the sidebar), `/docs/plain` (the reference without script, `plain()`) and the
+    assets, for the OpenAPI document `document()` gives; each page rendered when first asked for."""
     head = Markup(f'<link rel="stylesheet" href="{ASSETS}/swagger-ui.css">')
+
+    def body() -> Markup:
+        spec = document()
+        if (known := _BODIES.get(id(spec))) is None:
+            known = _BODIES[id(spec)] = (spec, _body(spec))
+        return known[1]
 
     async def docs(_request: web.Request) -> web.Response:
         return page(
-            "API reference", body, site=site, nav=nav, head=head, headers={"Content-Security-Policy": CSP}
+            "API reference", body(), site=site, nav=nav, head=head, headers={"Content-Security-Policy": CSP}
         )
 
     async def docs_plain(_request: web.Request) -> web.Response:
-        return page("API reference (no script)", plain, site=site, nav=nav, script=False)
+        return page("API reference (no script)", plain(), site=site, nav=nav, script=False)
 
     async def asset(request: web.Request) -> web.StreamResponse:
         name = request.match_info["name"]

@@ -5,7 +5,7 @@ their parameters, bodies, responses and security, then the schemas), with no scr
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,26 +23,34 @@ class Link:
 
 
 # The home page and the plain reference of each shared document (Api.document), rendered once per process
-# (rendering every operation takes a tenth of a second, and every app built, each test's included, serves
-# them); the document is kept with its pages so that its id in the key stays its own.
+# when first asked for (rendering every operation takes a tenth of a second, and every app built, each
+# test's included, serves them); the document is kept with its pages so that its id in the key stays its own.
 _PAGES: dict[tuple[int, tuple[Link, ...], tuple[Link, ...]], tuple[dict[str, Any], Markup, Markup]] = {}
 
 
 def add_routes(
-    app: web.Application, spec: dict[str, Any], *, links: Sequence[Link], guides: Sequence[Link]
+    app: web.Application,
+    document: Callable[[], dict[str, Any]],
+    *,
+    site: str,
+    links: Sequence[Link],
+    guides: Sequence[Link],
 ) -> None:
-    """`/`, `/docs` and the stylesheet, for an app whose OpenAPI document is `spec` (its Api's shared one)."""
-    site = str(spec["info"]["title"])
-    key = (id(spec), tuple(links), tuple(guides))
-    if (known := _PAGES.get(key)) is None:
-        known = _PAGES[key] = (spec, _home(spec, links, guides), _reference(spec))
-    _, home_page, reference = known
+    """`/`, `/docs` and the stylesheet, for an app called `site` whose OpenAPI document `document()` gives
+    (its Api's shared one)."""
+
+    def pages() -> tuple[Markup, Markup]:
+        spec = document()
+        key = (id(spec), tuple(links), tuple(guides))
+        if (known := _PAGES.get(key)) is None:
+            known = _PAGES[key] = (spec, _home(spec, links, guides), _reference(spec))
+        return known[1], known[2]
 
     async def home(_request: web.Request) -> web.Response:
-        return page(site, home_page, site=site)
+        return page(site, pages()[0], site=site)
 
     app.router.add_get("/", home)
-    apiref.add_routes(app, spec, site=site, nav=_nav(), plain=reference)
+    apiref.add_routes(app, document, site=site, nav=_nav(), plain=lambda: pages()[1])
     favicon.add_routes(app)
     app.router.add_get(STYLESHEET_PATH, stylesheet)
     app.router.add_get(SCRIPT_PATH, script)
