@@ -55,3 +55,32 @@ async def test_another_processes_events_arrive_and_our_own_are_left_out():
         await client.aclose()
         await asyncio.to_thread(publisher.stop)
         await subscription.stop()
+
+
+async def test_a_process_nobody_listens_to_leaves_what_arrives_undelivered():
+    """While the process's hub follows no stream, what arrives is not even decoded; once one is followed,
+    other processes' events reach it again."""
+    settings = get_settings()
+    got: list[Any] = []
+    listening = False
+    connected = asyncio.Event()
+    subscription = RedisSubscription(settings, got.append, connected.set, wanted=lambda: listening)
+    subscription.start()
+    client = redis.asyncio.Redis.from_url(settings.redis_url or "")
+    record = {"sequenceNumber": 1, "type": "pact.test"}
+    theirs = json.dumps({"origin": "another process", "events": [["topic:theirs", record]]})
+    try:
+        await asyncio.wait_for(connected.wait(), timeout=10)
+        await client.publish(transport.channel(settings), theirs)
+        await asyncio.sleep(0.3)
+        assert got == []
+        listening = True
+        await client.publish(transport.channel(settings), theirs)
+        for _ in range(200):
+            if got:
+                break
+            await asyncio.sleep(0.05)
+        assert got == [[("topic:theirs", record)]]
+    finally:
+        await client.aclose()
+        await subscription.stop()

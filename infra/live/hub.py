@@ -192,7 +192,9 @@ class LiveEvents:
         self._closing = False
         self._stop_following = event_feed.follow(self._committed_here)
         if self.settings.redis_url:
-            self._subscription = RedisSubscription(self.settings, self._received, self.check_soon)
+            self._subscription = RedisSubscription(
+                self.settings, self._received, self.check_soon, wanted=lambda: bool(self._streams)
+            )
             self._subscription.start()
         self._tasks = [
             asyncio.create_task(self._heartbeats(), name="concord-live-heartbeats"),

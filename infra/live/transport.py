@@ -52,8 +52,14 @@ def encode(events: Sequence[event_feed.Committed]) -> bytes:
     return json.dumps({"origin": ORIGIN, "events": [list(e) for e in events]}, separators=(",", ":")).encode()
 
 
+# How every message this process sends begins (`encode`: the origin first, no spaces).
+_OWN = encode([])[: -len(',"events":[]}')]
+
+
 def decode(message: bytes) -> list[event_feed.Committed] | None:
     """The events of another process's message (None: this process's own, or not a message of ours)."""
+    if message.startswith(_OWN):
+        return None  # its listeners had them directly: not even parsed
     try:
         body = json.loads(message)
         if body["origin"] == ORIGIN:
@@ -135,6 +141,7 @@ class RedisSubscription:
         settings: Settings,
         deliver: Callable[[list[event_feed.Committed]], None],
         connected: Callable[[], None],
+        wanted: Callable[[], bool] = lambda: True,
     ) -> None:
         assert settings.redis_url
         self._url = settings.redis_url
@@ -142,6 +149,7 @@ class RedisSubscription:
         self._channel = channel(settings)
         self._deliver = deliver
         self._connected = connected
+        self._wanted = wanted  # False: nobody here listens, so what arrives is not even decoded
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -169,7 +177,7 @@ class RedisSubscription:
                     self._connected()
                     while not task.cancelling():
                         message = await pubsub.get_message(timeout=SUBSCRIPTION_CHECK_SECONDS)
-                        if message is not None and message.get("type") == "message":
+                        if message is not None and message.get("type") == "message" and self._wanted():
                             events = decode(message["data"])
                             if events:
                                 self._deliver(events)
