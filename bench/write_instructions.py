@@ -1,0 +1,193 @@
+"""Hub write path in instructions (on demand, never in CI): what one propose + two approvals costs the web
+process, counted by valgrind's callgrind rather than timed, so that a change can be judged on a machine
+whose speed drifts (bench/README.md: the same run of bench/write_path moved by a third between two rounds).
+
+Starts `concord web --processes 1` (one process: everything the server does for a request is in it) and the
+bare aiohttp + asyncpg server of bench/write_path.py, each under `valgrind --tool=callgrind` with
+instrumentation off, on a fresh PostgreSQL database and Redis queue namespace (no Dramatiq worker: the jobs a
+merge adds wait in the queue, and a worker is another process anyway). It seeds a topic, runs warm-up
+cycles, then switches counting on (`callgrind_control -i on`), runs `--cycles` cycles from one client, one
+request at a time, switches it off and reads the process's count: instructions per cycle of each, and their
+ratio. What PostgreSQL, Redis and the client execute is not counted.
+
+A cycle is the one of bench/write_path.py: concord, propose → approve → approve (the second merges); bare,
+three POSTs, each one transaction on its row. Counts move by a percent or two between runs (hash seeds,
+the order in which the event loop finds things ready, collections); the ratio, and a change's effect on
+concord's count, are what to read. Under valgrind each process runs some 50 times slower: a run takes a few
+minutes.
+
+    python -m bench.write_instructions [--cycles 30] [--warmup 10]
+        [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+
+from bench.write_path import (
+    BARE_SERVER,
+    ClientLatency,
+    admin_sql,
+    bare_cycle,
+    concord_cycle,
+    database_url,
+    seed_topics,
+    wait_ready,
+)
+from tests.processes import command, free_port
+
+NO_DELAY = ClientLatency(0, 0)
+
+
+def callgrind(out: Path) -> list[str]:
+    """valgrind running a program under callgrind, counting nothing until told to."""
+    return [
+        "valgrind",
+        "--tool=callgrind",
+        "--instr-atstart=no",
+        f"--callgrind-out-file={out}",
+        "--trace-children=no",
+    ]
+
+
+def control(pid: int, *flags: str) -> None:
+    """`callgrind_control FLAGS PID`: it waits for the process to run (an idle loop wakes within a second or
+    two: the relay's poll, the broker's heartbeat)."""
+    subprocess.run(
+        ["callgrind_control", *flags, str(pid)], check=True, stdout=subprocess.DEVNULL, timeout=300
+    )
+
+
+def instructions(out: Path) -> int:
+    """The instructions a dump of callgrind counted (its `totals:` line)."""
+    text = out.read_text()
+    found = re.search(r"^totals:\s+(\d+)", text, re.MULTILINE)
+    if found is None:
+        raise SystemExit(f"{out}: no instruction count")
+    return int(found.group(1))
+
+
+Cycle = Callable[[aiohttp.ClientSession, int, list[float]], Awaitable[None]]  # as bench/write_path's
+
+
+async def count(pid: int, out_prefix: Path, cycle: Cycle, warmup: int, cycles: int) -> int:
+    """Instructions process `pid` executes over `cycles` cycles, after `warmup` uncounted ones."""
+    async with aiohttp.ClientSession() as http:
+        for _ in range(warmup):
+            await cycle(http, 0, [])
+        control(pid, "--zero")
+        control(pid, "-i", "on")
+        for _ in range(cycles):
+            await cycle(http, 0, [])
+        control(pid, "-i", "off")
+    control(pid, "--dump=measured")
+    dumps = sorted(out_prefix.parent.glob(out_prefix.name + "*"), key=lambda p: p.stat().st_mtime)
+    if not dumps:
+        raise SystemExit(f"no callgrind dump next to {out_prefix}")
+    return instructions(dumps[-1])
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--cycles", type=int, default=30, help="cycles counted (default 30)")
+    parser.add_argument("--warmup", type=int, default=10, help="cycles run first, uncounted (default 10)")
+    parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    args = parser.parse_args()
+    if args.cycles < 1 or args.warmup < 1:
+        parser.error("--cycles and --warmup are at least 1")
+    for tool in ("valgrind", "callgrind_control"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed (Debian: apt-get install valgrind)")
+
+    run = uuid.uuid4().hex[:8]
+    db_name = f"concord_bench_{run}"
+    await admin_sql(args.database_url, f'CREATE DATABASE "{db_name}"')
+    tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
+    hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
+    url = database_url(args.database_url, db_name)
+    env = {
+        **os.environ,
+        "CONCORD_DATA_DIR": str(tmp),
+        "CONCORD_DATABASE_URL": url,
+        "CONCORD_REDIS_URL": args.redis_url,
+        "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_LOG_LEVEL": "WARNING",
+        "CONCORD_RATE_LIMIT_REGISTER": "100000",
+    }
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        conn = await asyncpg.connect(url)
+        await conn.execute(
+            "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
+            "CREATE TABLE bare_events (id bigserial PRIMARY KEY, row_id int NOT NULL, version int,"
+            " body jsonb);"
+            "INSERT INTO bare_rows (id) VALUES (0);"
+        )
+        await conn.close()
+        subprocess.run([command("concord"), "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
+        concord_out, bare_out = tmp / "concord.callgrind", tmp / "bare.callgrind"
+        began = time.perf_counter()
+        web = subprocess.Popen(
+            [*callgrind(concord_out), command("concord"), "web", "--processes", "1"],
+            env=env,
+            stderr=subprocess.DEVNULL,
+        )
+        bare = subprocess.Popen(
+            [*callgrind(bare_out), sys.executable, "-c", BARE_SERVER, str(bare_port), url],
+            stderr=subprocess.DEVNULL,
+        )
+        procs += [web, bare]
+        hub = f"http://127.0.0.1:{hub_port}"
+        await wait_ready(f"{hub}/readyz")
+        print(f"both servers started under valgrind in {time.perf_counter() - began:.0f} s", file=sys.stderr)
+        topics = await seed_topics(hub, 1)
+        concord = await count(
+            web.pid, concord_out, concord_cycle(hub, topics, NO_DELAY), args.warmup, args.cycles
+        )
+        bare_count = await count(
+            bare.pid,
+            bare_out,
+            bare_cycle(f"http://127.0.0.1:{bare_port}", NO_DELAY),
+            args.warmup,
+            args.cycles,
+        )
+    finally:
+        for proc in procs:
+            proc.terminate()
+        for proc in procs:
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        shutil.rmtree(tmp, ignore_errors=True)
+
+    print(
+        f"write path in instructions: {args.cycles} cycles counted after {args.warmup} uncounted, one client"
+    )
+    print(f"{'target':<32}{'M instr/cycle':>14}{'vs bare':>10}")
+    for label, total in (("bare aiohttp+asyncpg, 1 row", bare_count), ("concord web, 1 topic", concord)):
+        print(f"{label:<32}{total / args.cycles / 1e6:14.2f}{total / bare_count:9.2f}x")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
