@@ -13,7 +13,7 @@ import redis.asyncio
 from domain.kernel.settings import get_settings
 from infra.live import transport
 from infra.live.transport import RedisPublisher, RedisSubscription
-from tests.conftest import REDIS_URL
+from tests.conftest import REDIS_URL, eventually
 
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="needs Redis (CONCORD_TEST_REDIS_URL)")
 
@@ -84,3 +84,37 @@ async def test_a_process_nobody_listens_to_leaves_what_arrives_undelivered():
     finally:
         await client.aclose()
         await subscription.stop()
+
+
+async def test_a_web_process_is_subscribed_only_while_it_has_listeners(hub, runtime, monkeypatch):
+    """A web process nobody listens to holds no subscription (it is not sent every unit of work the others
+    commit); its first listener subscribes it, and another process's event reaches that listener through
+    Redis; some time after the last listener left, it unsubscribes."""
+    from infra.live import hub as live_hub
+
+    monkeypatch.setattr(live_hub, "UNSUBSCRIBE_AFTER_SECONDS", 0.3)
+    settings = get_settings()
+    name = transport.channel(settings)
+    client = redis.asyncio.Redis.from_url(settings.redis_url or "")
+
+    async def subscribers() -> int:
+        return dict(await client.pubsub_numsub(name))[name.encode()]
+
+    try:
+        await asyncio.sleep(0.3)
+        assert await subscribers() == 0
+        listener = await runtime.live.listen("topic:elsewhere")
+        await eventually(lambda: _equal(subscribers(), 1))
+        record = {"sequenceNumber": 1, "type": "pact.test", "data": {}}
+        theirs = {"origin": "another process", "events": [["topic:elsewhere", record]]}
+        await client.publish(name, json.dumps(theirs))
+        items = await asyncio.wait_for(listener.take(), timeout=10)
+        assert [item.seq for item in items or [] if isinstance(item, live_hub.LiveEvent)] == [1]
+        runtime.live.leave(listener)
+        await eventually(lambda: _equal(subscribers(), 0))
+    finally:
+        await client.aclose()
+
+
+async def _equal(value: Any, expected: Any) -> bool:
+    return bool(await value == expected)

@@ -9,8 +9,9 @@ order (the counter's row lock is held to the commit), so once event n has commit
 has, and can be read.
 
 Events arrive three ways: this process's own commits directly (domain/kernel/event_feed.py, on the
-committing thread, handed to the loop); other processes' through Redis (infra/live/transport.py) or,
-without Redis, as a change of the machine's commit counters (infra/machine.py), on which the hub compares
+committing thread, handed to the loop); other processes' through Redis (infra/live/transport.py; the process
+is subscribed while it has listeners, `_subscribed_while_followed`) or, without Redis, as a change of the
+machine's commit counters (infra/machine.py), on which the hub compares
 the counters of its streams with what it delivered; and every `sse_check_seconds` that same comparison
 catches what no notice announced (a `concord` command's events, a message lost while Redis was away).
 
@@ -44,6 +45,9 @@ log = logging.getLogger("concord.live")
 # How often a web process with listeners looks at the machine's commit counters (no Redis): the longest a
 # commit in another process of the machine waits before this one reads its events.
 MACHINE_POLL_SECONDS = 0.02
+# With Redis, how long a process stays subscribed after its last listener left (a client that reconnects at
+# once finds the subscription still there).
+UNSUBSCRIBE_AFTER_SECONDS = 30.0
 # Events read from the database at a time when filling a gap.
 READ_PAGE = 200
 # Events held per stream while an earlier one is read; beyond this they are read from the database too.
@@ -174,6 +178,8 @@ class LiveEvents:
         self._subscription: RedisSubscription | None = None
         self._stop_following: Callable[[], None] | None = None
         self._followed = asyncio.Event()  # set while any stream has followers
+        self._unfollowed = asyncio.Event()  # and this while none has
+        self._unfollowed.set()
         self._check_running = False
         self._check_again = False
         self._soon: set[asyncio.Task[None]] = set()
@@ -191,17 +197,42 @@ class LiveEvents:
         self._loop = asyncio.get_running_loop()
         self._closing = False
         self._stop_following = event_feed.follow(self._committed_here)
-        if self.settings.redis_url:
-            self._subscription = RedisSubscription(
-                self.settings, self._received, self.check_soon, wanted=lambda: bool(self._streams)
-            )
-            self._subscription.start()
         self._tasks = [
             asyncio.create_task(self._heartbeats(), name="concord-live-heartbeats"),
             asyncio.create_task(self._checks(), name="concord-live-checks"),
         ]
+        if self.settings.redis_url:
+            self._tasks.append(
+                asyncio.create_task(self._subscribed_while_followed(), name="concord-live-subscribing")
+            )
         if self.machine is not None:
             self._tasks.append(asyncio.create_task(self._watch_machine(), name="concord-live-machine"))
+
+    async def _subscribed_while_followed(self) -> None:
+        """With Redis, the process holds its subscription only while a stream here has followers, and for
+        UNSUBSCRIBE_AFTER_SECONDS after the last one left: a web process nobody listens to is not sent every
+        unit of work the others commit (parsing them was a few percent of a write's CPU). A subscription
+        that starts calls `check_soon`, so what was published before it was in place is read from the
+        database, as after a reconnection."""
+        while True:
+            await self._followed.wait()
+            subscription = RedisSubscription(
+                self.settings, self._received, self.check_soon, wanted=lambda: bool(self._streams)
+            )
+            subscription.start()
+            self._subscription = subscription
+            try:
+                while True:
+                    await self._unfollowed.wait()
+                    try:
+                        async with asyncio.timeout(UNSUBSCRIBE_AFTER_SECONDS):
+                            await self._followed.wait()  # followed again meanwhile: stay subscribed
+                    except TimeoutError:
+                        break
+            finally:
+                if self._subscription is subscription:
+                    self._subscription = None
+                await subscription.stop()
 
     def close(self) -> None:
         """End every listener (the process is stopping): their clients reconnect, to another process."""
@@ -286,6 +317,7 @@ class LiveEvents:
         if state is None:
             state = self._streams[follower.stream] = _Stream(follower.stream)
             self._followed.set()
+            self._unfollowed.clear()
             # A task of its own: the first follower going away does not stop the others' start.
             state.ready = asyncio.create_task(self._start_stream(state))
         state.followers.add(follower)
@@ -314,6 +346,7 @@ class LiveEvents:
             del self._streams[state.name]
         if not self._streams:
             self._followed.clear()
+            self._unfollowed.set()
 
     # ---- events in ----
 

@@ -3,9 +3,9 @@
 Every process that commits (web processes, the scheduler, `concord worker` processes) publishes each
 committed unit of work's events, records and all, on one channel per queue namespace
 (`<namespace>:events`), from a thread of its own: the committing thread only appends to a bounded list, so
-a slow or absent Redis never holds up a commit. Each web process holds one subscription and hands what
-arrives to its hub (infra/live/hub.py), which delivers to every listener of the stream; so an event costs
-one message per web process, whatever the number of listeners.
+a slow or absent Redis never holds up a commit. Each web process with listeners holds one subscription and
+hands what arrives to its hub (infra/live/hub.py), which delivers to every listener of the stream; so an
+event costs one message per listening web process, whatever the number of listeners.
 
 Nothing here has to be exactly once or in order: the hub delivers an event only after every earlier one of
 its stream, reads from the database whatever it heard of but missed (a message lost while Redis was away,
