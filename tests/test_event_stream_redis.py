@@ -118,3 +118,37 @@ async def test_a_web_process_is_subscribed_only_while_it_has_listeners(hub, runt
 
 async def _equal(value: Any, expected: Any) -> bool:
     return bool(await value == expected)
+
+
+async def test_nothing_is_published_while_no_process_is_subscribed(monkeypatch):
+    """A publisher asks Redis whether anyone is subscribed (at most every LISTENERS_FRESH_SECONDS) and
+    publishes nothing while nobody is; once a process subscribes, its commits are published again."""
+    monkeypatch.setattr(transport, "LISTENERS_FRESH_SECONDS", 0.2)
+    settings = get_settings()
+    name = transport.channel(settings)
+    record = {"sequenceNumber": 1, "type": "pact.test"}
+    publisher = RedisPublisher(settings)
+    publisher.start()
+    client = redis.asyncio.Redis.from_url(settings.redis_url or "")
+    pubsub = client.pubsub(ignore_subscribe_messages=True)
+    try:
+        for _ in range(3):
+            publisher.committed([("topic:unheard", record)])
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
+        assert publisher.sent == 0
+        await pubsub.subscribe(name)
+        await asyncio.sleep(0.3)  # the publisher's "nobody" is stale by now
+        publisher.committed([("topic:heard", record)])
+        message = None
+        for _ in range(50):  # the subscription's confirmation comes first, read as None
+            message = await pubsub.get_message(timeout=0.1)
+            if message is not None:
+                break
+        assert message is not None
+        assert transport.decode(message["data"]) is None  # this process's own: what it published
+        await eventually(lambda: _equal(asyncio.sleep(0, publisher.sent), 1))  # counted after the send
+    finally:
+        await pubsub.aclose()
+        await client.aclose()
+        await asyncio.to_thread(publisher.stop)

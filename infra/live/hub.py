@@ -37,7 +37,7 @@ from domain.kernel.db import Database
 from domain.kernel.errors import RateLimited, Unavailable
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from infra.live.transport import RedisSubscription
+from infra.live.transport import LISTENERS_FRESH_SECONDS, RedisSubscription
 from infra.machine import SharedGeneration
 
 log = logging.getLogger("concord.live")
@@ -217,7 +217,7 @@ class LiveEvents:
         while True:
             await self._followed.wait()
             subscription = RedisSubscription(
-                self.settings, self._received, self.check_soon, wanted=lambda: bool(self._streams)
+                self.settings, self._received, self._subscribed, wanted=lambda: bool(self._streams)
             )
             subscription.start()
             self._subscription = subscription
@@ -233,6 +233,14 @@ class LiveEvents:
                 if self._subscription is subscription:
                     self._subscription = None
                 await subscription.stop()
+
+    def _subscribed(self) -> None:
+        """The subscription (re)started: what was published before it never arrives, and a publisher may
+        have left a commit unpublished for LISTENERS_FRESH_SECONDS more, believing nobody listened; so the
+        counters are compared now and once that is over."""
+        self.check_soon()
+        if self._loop is not None:
+            self._loop.call_later(LISTENERS_FRESH_SECONDS + 0.1, self.check_soon)
 
     def close(self) -> None:
         """End every listener (the process is stopping): their clients reconnect, to another process."""

@@ -20,6 +20,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -42,6 +43,11 @@ MAX_WAITING = 10_000
 RETRY_SECONDS = 1.0
 # A subscription asks Redis whether it is still there this often when nothing arrives.
 SUBSCRIPTION_CHECK_SECONDS = 5.0
+# A publisher asks Redis whether any process is subscribed (PUBSUB NUMSUB) at most this often, and publishes
+# nothing while none is: web processes subscribe only while they have listeners (infra/live/hub.py). A
+# subscription that starts reads the followed streams' counters at once and again after this long, so a
+# commit a publisher left unpublished while it still believed nobody listened is read from the database.
+LISTENERS_FRESH_SECONDS = 0.5
 
 
 def channel(settings: Settings) -> str:
@@ -84,6 +90,10 @@ class RedisPublisher:
         self._waiting: deque[bytes] = deque(maxlen=MAX_WAITING)
         self._wake = threading.Event()
         self._stopping = False
+        # Whether a process was subscribed when Redis was last asked, and until when that answer holds.
+        self._listened = True
+        self._fresh_until = 0.0
+        self.sent = 0  # messages published
         self._thread = threading.Thread(target=self._run, name="concord-live-publisher", daemon=True)
         self._stop_following: Callable[[], None] | None = None
 
@@ -92,9 +102,22 @@ class RedisPublisher:
         self._stop_following = event_feed.follow(self.committed)
 
     def committed(self, events: Sequence[event_feed.Committed]) -> None:
-        """On the committing thread: encode and queue (a deque's append is atomic)."""
+        """On the committing thread: encode and queue (a deque's append is atomic); nothing while Redis said
+        lately that no process is subscribed."""
+        if not self._listened and time.monotonic() < self._fresh_until:
+            return
         self._waiting.append(encode(events))
         self._wake.set()
+
+    def _anyone_listens(self) -> bool:
+        """Whether any process is subscribed to the channel (asked of Redis at most every
+        LISTENERS_FRESH_SECONDS)."""
+        now = time.monotonic()
+        if now >= self._fresh_until:
+            [(_channel, subscribed)] = self._client.pubsub_numsub(self._channel)
+            self._listened = int(subscribed) > 0
+            self._fresh_until = now + LISTENERS_FRESH_SECONDS
+        return self._listened
 
     def _run(self) -> None:
         failing = False
@@ -104,10 +127,13 @@ class RedisPublisher:
             while self._waiting and not self._stopping:
                 batch = [self._waiting.popleft() for _ in range(min(len(self._waiting), 100))]
                 try:
+                    if not self._anyone_listens():
+                        continue  # committed before anyone subscribed: a new subscriber reads them
                     with self._client.pipeline(transaction=False) as pipe:
                         for message in batch:
                             pipe.publish(self._channel, message)
                         pipe.execute()
+                    self.sent += len(batch)
                 except (RedisError, OSError) as exc:
                     if not failing:
                         log.warning(
