@@ -24,19 +24,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import aiohttp
-import asyncpg
 
 from bench.write_path import (
     BARE_SERVER,
@@ -44,11 +40,11 @@ from bench.write_path import (
     admin_sql,
     bare_cycle,
     concord_cycle,
-    database_url,
     seed_topics,
+    stage,
     wait_ready,
 )
-from tests.processes import command, free_port
+from tests.processes import command
 
 NO_DELAY = ClientLatency(0, 0)
 
@@ -116,33 +112,11 @@ async def main() -> None:
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is not installed (Debian: apt-get install valgrind)")
 
-    run = uuid.uuid4().hex[:8]
-    db_name = f"concord_bench_{run}"
-    await admin_sql(args.database_url, f'CREATE DATABASE "{db_name}"')
-    tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
-    hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
-    url = database_url(args.database_url, db_name)
-    env = {
-        **os.environ,
-        "CONCORD_DATA_DIR": str(tmp),
-        "CONCORD_DATABASE_URL": url,
-        "CONCORD_REDIS_URL": args.redis_url,
-        "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
-        "CONCORD_HUB_PORT": str(hub_port),
-        "CONCORD_DOCS_PORT": str(docs_port),
-        "CONCORD_LOG_LEVEL": "WARNING",
-        "CONCORD_RATE_LIMIT_REGISTER": "100000",
-    }
+    staged = await stage(args.database_url, args.redis_url, 1)
+    db_name, tmp, url, env = staged.db_name, staged.tmp, staged.url, staged.env
+    hub_port, bare_port = staged.hub_port, staged.bare_port
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        conn = await asyncpg.connect(url)
-        await conn.execute(
-            "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
-            "CREATE TABLE bare_events (id bigserial PRIMARY KEY, row_id int NOT NULL, version int,"
-            " body jsonb);"
-            "INSERT INTO bare_rows (id) VALUES (0);"
-        )
-        await conn.close()
         subprocess.run([command("concord"), "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
         concord_out, bare_out = tmp / "concord.callgrind", tmp / "bare.callgrind"
         began = time.perf_counter()

@@ -348,6 +348,54 @@ async def admin_sql(admin: str, sql: str) -> None:
         await conn.close()
 
 
+@dataclass
+class Stage:
+    """A run's fresh PostgreSQL database (with the bare server's tables), data folder, ports and queue
+    namespace, and the environment of the `concord` processes on them."""
+
+    db_name: str
+    url: str
+    tmp: Path
+    hub_port: int
+    bare_port: int
+    env: dict[str, str]
+
+
+async def stage(admin: str, redis_url: str, bare_rows: int) -> Stage:
+    """A fresh database beside `admin`'s with rows 0..bare_rows-1 for the bare server, and the settings of
+    `concord` processes on it and on its own Redis queue namespace."""
+    run = uuid.uuid4().hex[:8]
+    db_name = f"concord_bench_{run}"
+    await admin_sql(admin, f'CREATE DATABASE "{db_name}"')
+    tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
+    hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
+    url = database_url(admin, db_name)
+    env = {
+        **os.environ,
+        "CONCORD_DATA_DIR": str(tmp),
+        "CONCORD_DATABASE_URL": url,
+        "CONCORD_REDIS_URL": redis_url,
+        "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_LOG_LEVEL": "WARNING",
+        "CONCORD_RATE_LIMIT_REGISTER": "100000",
+    }
+    try:
+        conn = await asyncpg.connect(url)
+        await conn.execute(
+            "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
+            "CREATE TABLE bare_events (id bigserial PRIMARY KEY, row_id int NOT NULL, version int,"
+            " body jsonb);"
+        )
+        await conn.executemany("INSERT INTO bare_rows (id) VALUES ($1)", [(n,) for n in range(bare_rows)])
+        await conn.close()
+    except BaseException:
+        await admin_sql(admin, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        raise
+    return Stage(db_name, url, tmp, hub_port, bare_port, env)
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -382,33 +430,11 @@ async def main() -> None:
         parser.error("--client-jitter is a fraction between 0 and 1")
     delay = ClientLatency(args.client_latency_ms / 1000, args.client_jitter)
 
-    run = uuid.uuid4().hex[:8]
-    db_name = f"concord_bench_{run}"
-    await admin_sql(args.database_url, f'CREATE DATABASE "{db_name}"')
-    tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
-    hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
-    url = database_url(args.database_url, db_name)
-    env = {
-        **os.environ,
-        "CONCORD_DATA_DIR": str(tmp),
-        "CONCORD_DATABASE_URL": url,
-        "CONCORD_REDIS_URL": args.redis_url,
-        "CONCORD_QUEUE_NAMESPACE": f"concord-bench-{run}",
-        "CONCORD_HUB_PORT": str(hub_port),
-        "CONCORD_DOCS_PORT": str(docs_port),
-        "CONCORD_LOG_LEVEL": "WARNING",
-        "CONCORD_RATE_LIMIT_REGISTER": "100000",
-    }
+    staged = await stage(args.database_url, args.redis_url, args.parallel)
+    db_name, tmp, url, env = staged.db_name, staged.tmp, staged.url, staged.env
+    hub_port, bare_port = staged.hub_port, staged.bare_port
     procs: list[subprocess.Popen[bytes]] = []
     try:
-        conn = await asyncpg.connect(url)
-        await conn.execute(
-            "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
-            "CREATE TABLE bare_events (id bigserial PRIMARY KEY, row_id int NOT NULL, version int,"
-            " body jsonb);"
-        )
-        await conn.executemany("INSERT INTO bare_rows (id) VALUES ($1)", [(n,) for n in range(args.parallel)])
-        await conn.close()
         subprocess.run([command("concord"), "migrate"], env=env, check=True, stdout=subprocess.DEVNULL)
         web = subprocess.Popen([command("concord"), "web"], env=env)
         worker = subprocess.Popen(
