@@ -167,7 +167,10 @@ async def _live_across_processes(server: Server, sessions: list[Pinned], runtime
     sessions.append(docs_listener)
     doc_stream = f"{server.docs}/api/pact/{doc['id']}/events/stream"
     stream = await docs_listener.stream(doc_stream, headers=key["headers"])
-    types = [m.event for m in await of_response(stream).take(2, timeout=120)]
+    try:
+        types = [m.event for m in await of_response(stream).take(2, timeout=120)]
+    except AssertionError as exc:  # ended early (seen once under load, 2026-11-28): the log says why
+        raise AssertionError(f"{exc}\nserver log:\n{server.log.read_text()[-8000:]}") from None
     assert types[0] == "pact.document.uploaded"
     assert types[1].startswith("pact.document.")  # converted (or failed), by a job
     stream.close()
