@@ -37,11 +37,11 @@ import aiohttp
 from bench.write_path import (
     BARE_SERVER,
     ClientLatency,
-    admin_sql,
     bare_cycle,
     concord_cycle,
     seed_topics,
     stage,
+    tear_down,
     wait_ready,
 )
 from tests.processes import command
@@ -113,7 +113,7 @@ async def main() -> None:
             raise SystemExit(f"{tool} is not installed (Debian: apt-get install valgrind)")
 
     staged = await stage(args.database_url, args.redis_url, 1)
-    db_name, tmp, url, env = staged.db_name, staged.tmp, staged.url, staged.env
+    tmp, url, env = staged.tmp, staged.url, staged.env
     hub_port, bare_port = staged.hub_port, staged.bare_port
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -145,14 +145,7 @@ async def main() -> None:
             args.cycles,
         )
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        await tear_down(args.database_url, staged, procs, timeout=60)  # valgrind writes its last dump
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(

@@ -396,6 +396,19 @@ async def stage(admin: str, redis_url: str, bare_rows: int) -> Stage:
     return Stage(db_name, url, tmp, hub_port, bare_port, env)
 
 
+async def tear_down(admin: str, staged: Stage, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
+    """The run's processes stopped (all asked at once; one that outlives `timeout` is killed), then its
+    database dropped."""
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    await admin_sql(admin, f'DROP DATABASE IF EXISTS "{staged.db_name}" WITH (FORCE)')
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -431,7 +444,7 @@ async def main() -> None:
     delay = ClientLatency(args.client_latency_ms / 1000, args.client_jitter)
 
     staged = await stage(args.database_url, args.redis_url, args.parallel)
-    db_name, tmp, url, env = staged.db_name, staged.tmp, staged.url, staged.env
+    tmp, url, env = staged.tmp, staged.url, staged.env
     hub_port, bare_port = staged.hub_port, staged.bare_port
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -495,14 +508,7 @@ async def main() -> None:
             spy.wait()
             print(f"profile (collapsed stacks): {tmp / 'web.txt'}")
     finally:
-        for proc in procs:
-            proc.terminate()
-        for proc in procs:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-        await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        await tear_down(args.database_url, staged, procs, timeout=20)
 
     p = args.parallel
     print()

@@ -175,7 +175,6 @@ class LiveEvents:
         self._closing = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._tasks: list[asyncio.Task[None]] = []
-        self._subscription: RedisSubscription | None = None
         self._stop_following: Callable[[], None] | None = None
         self._followed = asyncio.Event()  # set while any stream has followers
         self._unfollowed = asyncio.Event()  # and this while none has
@@ -220,7 +219,6 @@ class LiveEvents:
                 self.settings, self._received, self._subscribed, wanted=lambda: bool(self._streams)
             )
             subscription.start()
-            self._subscription = subscription
             try:
                 while True:
                     await self._unfollowed.wait()
@@ -230,8 +228,6 @@ class LiveEvents:
                     except TimeoutError:
                         break
             finally:
-                if self._subscription is subscription:
-                    self._subscription = None
                 await subscription.stop()
 
     def _subscribed(self) -> None:
@@ -254,10 +250,7 @@ class LiveEvents:
         if self._stop_following is not None:
             self._stop_following()
             self._stop_following = None
-        if self._subscription is not None:
-            await self._subscription.stop()
-            self._subscription = None
-        for task in [*self._tasks, *self._soon]:
+        for task in [*self._tasks, *self._soon]:  # the subscribing task stops its subscription
             await cancel_and_wait(task)
         for stream in self._streams.values():
             for pending in (stream.ready, stream.reading):
