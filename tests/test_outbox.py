@@ -217,8 +217,16 @@ async def test_a_job_delivered_twice_takes_effect_once(
     )
     esc_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, esc_id))
-    async with runtime.db.read() as session:
-        job = (await session.scalars(select(OutboxJob))).one()
+
+    async def finished() -> OutboxJob | None:
+        # The escalation reads "delivered" as soon as the webhook answered, a moment before the job's row is
+        # marked done in a transaction of its own; a redelivery in between finds the lease held and is sent
+        # again once it has passed (outbox.Busy), which the join below would wait for.
+        async with runtime.db.read() as session:
+            job = (await session.scalars(select(OutboxJob))).one()
+        return job if job.status == "done" else None
+
+    job = await eventually(finished)
     for _ in range(2):  # the broker redelivers the same message
         runtime.relay._send(job.id, job.actor)
     await asyncio.to_thread(runtime.broker.join, "default", timeout=20_000)
