@@ -301,6 +301,7 @@ async def runtime(broker: Any, shared_db: Any) -> AsyncIterator[Any]:
     # Every commit that adds jobs wakes the relay at once; its poll only finds what another Database or
     # process wrote. At the suite's 0.2 s (for the `concord` processes the tests start) the idle polls of a
     # test's runtime were ~2% of a worker's CPU; at the default interval they are a tenth of that.
+    assert rt.relay is not None  # relay=True
     rt.relay.interval = RUNTIME_RELAY_INTERVAL
     await _wipe(rt.db)
     from workers.database import forget_cached
