@@ -9,11 +9,11 @@ document, then read, share and download it; create a topic, then propose and vot
 same checks plus the stateful ones (a deleted resource is gone, a created one is there).
 
 Valid keys of every kind the document declares are supplied (schemathesis's OpenAPI auth, by security
-scheme), so secured operations are tested past their guard. A few examples per operation and a few short
-scenarios keep the run within CI's budget (`CONCORD_FUZZ_EXAMPLES`, default 4, and
-`CONCORD_FUZZ_SCENARIOS`, default 6, raise them locally). Strings carry no NUL character: both apps refuse
-NUL anywhere as input (PostgreSQL cannot store it), which the documents say in their description rather
-than as a pattern on every string.
+scheme), so secured operations are tested past their guard. A few examples per operation and a time box for
+the scenarios keep the run within CI's budget (`CONCORD_FUZZ_EXAMPLES`, default 4, and
+`CONCORD_FUZZ_SECONDS`, default 45 per app, up to 30 scenarios; raise them locally). Strings carry no NUL
+character: both apps refuse NUL anywhere as input (PostgreSQL cannot store it), which the documents say in
+their description rather than as a pattern on every string.
 
 The apps run in a thread of their own with their own event loop (schemathesis calls them synchronously)
 on the suite's database and broker."""
