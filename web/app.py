@@ -104,16 +104,25 @@ async def _end_event_streams(app: web.Application) -> None:
     app[RUNTIME].live.close()
 
 
-def _rate_limits(rt: Runtime) -> RateLimits:
-    """Counted in Redis when configured, else in the machine's shared file under the supervisor."""
-    return RateLimits(rt.settings, rt.supervised.rate_limit_path if rt.supervised else None)
+def _rate_limits(app: web.Application, rt: Runtime) -> RateLimits:
+    """Counted in Redis when configured, else in the machine's shared file under the supervisor; their
+    Redis connections closed with the app."""
+    limits = app[RATE_LIMITS] = RateLimits(
+        rt.settings, rt.supervised.rate_limit_path if rt.supervised else None
+    )
+    app.on_cleanup.append(_close_rate_limits)
+    return limits
+
+
+async def _close_rate_limits(app: web.Application) -> None:
+    await app[RATE_LIMITS].close()
 
 
 def create_hub_app(rt: Runtime) -> web.Application:
     app = _base_app(
         rt, "hub", hub_api.build_api(), "hub", rt.settings.max_body_bytes, links=HUB_LINKS, guides=HUB_GUIDES
     )
-    app[RATE_LIMITS] = _rate_limits(rt)
+    _rate_limits(app, rt)
     app[READ_CACHE] = ReadCache(rt.db, rt.generation, rt.settings.read_cache_seconds)
     serve_hot_reads(app, app[READ_CACHE])
     app[CITATION_INDEX] = IndexHolder(rt.generation.current)
@@ -142,7 +151,7 @@ def create_docs_app(rt: Runtime) -> web.Application:
         links=REFERENCE,
         guides=DOCS_GUIDES,
     )
-    app[RATE_LIMITS] = _rate_limits(rt)  # sign-ins (POST /api/auth/login), OAuth registrations
+    _rate_limits(app, rt)  # sign-ins (POST /api/auth/login), OAuth registrations
     app.middlewares.insert(0, bearer_challenge)  # outside the error rendering: it sees the 401 answered
     mcp_server.add_routes(app)
     answer_every_method(app)

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -45,12 +47,18 @@ RETRY_REDIS_SECONDS = 5.0
 REDIS_TROUBLE = (RedisError, OSError, TimeoutError)
 
 
+def client_name() -> str:
+    """The name the rate limits' Redis connections give themselves: which process on which machine."""
+    return f"concord-rate-limits:{socket.gethostname()}:{os.getpid()}"
+
+
 def redis_pool(settings: Settings) -> redis.asyncio.BlockingConnectionPool:
     """The web process's pool for Redis: bounded, waited on when busy, every call time-bounded."""
     assert settings.redis_url
     timeout = settings.redis_timeout_seconds
     return redis.asyncio.BlockingConnectionPool.from_url(
         settings.redis_url,
+        client_name=client_name(),  # CLIENT LIST says whose connections these are
         max_connections=settings.redis_max_connections,
         timeout=timeout,  # how long a request waits for a free connection
         socket_connect_timeout=timeout,
@@ -74,8 +82,9 @@ class RateLimits:
         self.local_kind = "shared file" if shared_file is not None else "process memory"
         self.shared: MovingWindowRateLimiter | None = None
         self._redis: redis.asyncio.Redis | None = None  # for `refresh`'s PING, on the limits' own pool
+        self._pool: redis.asyncio.BlockingConnectionPool | None = None
         if settings.redis_url:
-            pool = redis_pool(settings)
+            pool = self._pool = redis_pool(settings)
             storage = RedisStorage(
                 "async+" + settings.redis_url,
                 implementation="redispy",
@@ -86,6 +95,12 @@ class RateLimits:
             self._redis = redis.asyncio.Redis(connection_pool=pool)
         self.redis_problem: str | None = None  # why Redis is not used now, while it is not
         self._retry_redis_at = 0.0
+
+    async def close(self) -> None:
+        """Close the limits' Redis connections (the app's cleanup): a process that builds its apps again, or
+        stops, leaves none open for the garbage collector or the server's idle timeout to find."""
+        if self._pool is not None:
+            await self._pool.aclose()
 
     @property
     def state(self) -> str:
