@@ -104,14 +104,11 @@ async def _end_event_streams(app: web.Application) -> None:
     app[RUNTIME].live.close()
 
 
-def _rate_limits(app: web.Application, rt: Runtime) -> RateLimits:
+def _rate_limits(app: web.Application, rt: Runtime) -> None:
     """Counted in Redis when configured, else in the machine's shared file under the supervisor; their
     Redis connections closed with the app."""
-    limits = app[RATE_LIMITS] = RateLimits(
-        rt.settings, rt.supervised.rate_limit_path if rt.supervised else None
-    )
+    app[RATE_LIMITS] = RateLimits(rt.settings, rt.supervised.rate_limit_path if rt.supervised else None)
     app.on_cleanup.append(_close_rate_limits)
-    return limits
 
 
 async def _close_rate_limits(app: web.Application) -> None:

@@ -82,9 +82,8 @@ class RateLimits:
         self.local_kind = "shared file" if shared_file is not None else "process memory"
         self.shared: MovingWindowRateLimiter | None = None
         self._redis: redis.asyncio.Redis | None = None  # for `refresh`'s PING, on the limits' own pool
-        self._pool: redis.asyncio.BlockingConnectionPool | None = None
         if settings.redis_url:
-            pool = self._pool = redis_pool(settings)
+            pool = redis_pool(settings)
             storage = RedisStorage(
                 "async+" + settings.redis_url,
                 implementation="redispy",
@@ -99,8 +98,8 @@ class RateLimits:
     async def close(self) -> None:
         """Close the limits' Redis connections (the app's cleanup): a process that builds its apps again, or
         stops, leaves none open for the garbage collector or the server's idle timeout to find."""
-        if self._pool is not None:
-            await self._pool.aclose()
+        if self._redis is not None:
+            await self._redis.aclose(close_connection_pool=True)  # the limits' own pool, shared with it
 
     @property
     def state(self) -> str:
