@@ -307,6 +307,51 @@ def parse_query(model: type[BaseModel], request: web.Request) -> BaseModel:
 _DOCUMENTS: dict[tuple[Any, ...], tuple[tuple[Operation, ...], dict[str, Any], str]] = {}
 
 
+# Api.handler's handlers by (operation, guard), kept alive with them so that their ids in the key stay theirs.
+_HANDLERS: dict[tuple[int, int], tuple[Operation, Guard | None, Handler]] = {}
+
+
+def _handler(op: Operation, guard: Guard | None) -> Handler:
+    metered = op.metered
+    queries = _Queries(op.query) if op.query is not None and op.query.model_config.get("frozen") else None
+    shape = op.shape  # built here, with the routes, not at the first request
+    refused = op.refused
+
+    async def run(request: web.Request) -> web.StreamResponse:
+        request[ACCESS] = op.access
+        kwargs: dict[str, Any] = {}
+        if queries is not None:
+            kwargs["query"] = queries.get(request)
+        elif op.query is not None:
+            kwargs["query"] = parse_query(op.query, request)
+        if op.body is not None:
+            kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
+        if shape is not None:
+            request[SHAPE] = shape  # for a cached read's serialisation (web/kernel/request.py)
+        try:
+            response = _answer(op, shape, refused, await op.endpoint(request, **kwargs))
+        except ResponseMismatch as exc:
+            request[ANSWER_MISMATCH] = str(exc)  # for the suite's checker (tests/response_check.py)
+            raise  # a programming error: logged with the operation, answered 500 (docs/decisions.md)
+        if metered and response.status < 400 and CREDITS_REMAINING not in request:
+            raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
+        return response
+
+    if guard is None:
+        return run  # anonymous: nothing to check first
+    check = guard  # narrowed to a Guard for the closure below
+
+    async def handle(request: web.Request) -> web.StreamResponse:
+        request[ACCESS] = op.access
+        # The guard may open the request's unit of work to look the key up in; the route's first
+        # db.transaction() adopts it (web/kernel/request.py guard_session).
+        async with runtime(request).db.request_unit():
+            await check(request, op.access)
+            return await run(request)
+
+    return handle
+
+
 class Api:
     """The operations of one app, and the OpenAPI 3.1 document describing them."""
 
@@ -345,46 +390,17 @@ class Api:
                 raise ValueError(f"{op.method} {op.path}: no security scheme {op.access.scheme}")
 
     def handler(self, op: Operation) -> Handler:
-        """The aiohttp handler of an operation: its guard first (401/403 before any 400), then its input."""
+        """The aiohttp handler of an operation: its guard first (401/403 before any 400), then its input.
+        Made once per process for each operation and guard, whichever Api asks: a handler holds nothing
+        else, and every app built (each test's included) would otherwise make its few hundred afresh."""
         guard = self.guards.get(type(op.access))
-        metered = op.metered
-        queries = _Queries(op.query) if op.query is not None and op.query.model_config.get("frozen") else None
-        shape = op.shape  # built here, with the routes, not at the first request
-        refused = op.refused
-
-        async def run(request: web.Request) -> web.StreamResponse:
-            request[ACCESS] = op.access
-            kwargs: dict[str, Any] = {}
-            if queries is not None:
-                kwargs["query"] = queries.get(request)
-            elif op.query is not None:
-                kwargs["query"] = parse_query(op.query, request)
-            if op.body is not None:
-                kwargs["body"] = parse_body(op.body, await read_json(request, optional=op.body_optional))
-            if shape is not None:
-                request[SHAPE] = shape  # for a cached read's serialisation (web/kernel/request.py)
-            try:
-                response = _answer(op, shape, refused, await op.endpoint(request, **kwargs))
-            except ResponseMismatch as exc:
-                request[ANSWER_MISMATCH] = str(exc)  # for the suite's checker (tests/response_check.py)
-                raise  # a programming error: logged with the operation, answered 500 (docs/decisions.md)
-            if metered and response.status < 400 and CREDITS_REMAINING not in request:
-                raise RuntimeError(f"{op.method} {op.path} is metered but answered without charging")
-            return response
-
-        if guard is None:
-            return run  # anonymous: nothing to check first
-        check = guard  # narrowed to a Guard for the closure below
-
-        async def handle(request: web.Request) -> web.StreamResponse:
-            request[ACCESS] = op.access
-            # The guard may open the request's unit of work to look the key up in; the route's first
-            # db.transaction() adopts it (web/kernel/request.py guard_session).
-            async with runtime(request).db.request_unit():
-                await check(request, op.access)
-                return await run(request)
-
-        return handle
+        key = (id(op), id(guard))
+        known = _HANDLERS.get(key)
+        if known is not None and known[0] is op and known[1] is guard:
+            return known[2]
+        made = _handler(op, guard)
+        _HANDLERS[key] = (op, guard, made)
+        return made
 
     def add_routes(self, app: web.Application) -> None:
         # One aiohttp resource per path, holding all its methods (answer_every_method gives each resource
