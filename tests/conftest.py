@@ -223,7 +223,9 @@ def broker(database: str) -> Iterator[Any]:
     worker.stop()
     if REDIS_URL:
         client = b.client  # type: ignore[attr-defined]
-        keys = list(client.scan_iter(f"{get_settings().queue_namespace}*"))
+        # The worker's own namespace (concord-test-<run id>) and those its tests gave the `concord` processes
+        # and brokers they start (concord-<what>-<run id>: each leaves its workers' heartbeats behind).
+        keys = list(client.scan_iter(f"concord-*{RUN_ID}*"))
         if keys:
             client.delete(*keys)
 
