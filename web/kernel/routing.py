@@ -339,14 +339,13 @@ def _handler(op: Operation, guard: Guard | None) -> Handler:
 
     if guard is None:
         return run  # anonymous: nothing to check first
-    check = guard  # narrowed to a Guard for the closure below
 
     async def handle(request: web.Request) -> web.StreamResponse:
         request[ACCESS] = op.access
         # The guard may open the request's unit of work to look the key up in; the route's first
         # db.transaction() adopts it (web/kernel/request.py guard_session).
         async with runtime(request).db.request_unit():
-            await check(request, op.access)
+            await guard(request, op.access)
             return await run(request)
 
     return handle
@@ -394,13 +393,10 @@ class Api:
         Made once per process for each operation and guard, whichever Api asks: a handler holds nothing
         else, and every app built (each test's included) would otherwise make its few hundred afresh."""
         guard = self.guards.get(type(op.access))
-        key = (id(op), id(guard))
-        known = _HANDLERS.get(key)
-        if known is not None and known[0] is op and known[1] is guard:
-            return known[2]
-        made = _handler(op, guard)
-        _HANDLERS[key] = (op, guard, made)
-        return made
+        key = (id(op), id(guard))  # an entry keeps both alive, so no other object can take their ids
+        if key not in _HANDLERS:
+            _HANDLERS[key] = (op, guard, _handler(op, guard))
+        return _HANDLERS[key][2]
 
     def add_routes(self, app: web.Application) -> None:
         # One aiohttp resource per path, holding all its methods (answer_every_method gives each resource
