@@ -422,3 +422,22 @@ async def proposed_change(session: AsyncSession, proposal_id: str) -> ProposedCh
         diff=section_diff(before, p.new_content),
         created_at=p.created_at,
     )
+
+
+async def open_changes_on(
+    session: AsyncSession, resource_type: str, resource_id: str, section_id: str
+) -> list[ProposedChange]:
+    """The proposals still open (pending or objected) on one section of a resource, oldest first, each as a
+    person deciding about that section sees it: an escalation that names a section and no proposal is
+    often about the text proposed there, and the person answering it must see that text to judge."""
+    ids = await session.scalars(
+        select(Proposal.id)
+        .where(
+            Proposal.resource_type == resource_type,
+            Proposal.resource_id == resource_id,
+            Proposal.section_id == section_id,
+            Proposal.status.in_(("pending", "objected")),
+        )
+        .order_by(Proposal.created_at, Proposal.id)
+    )
+    return [change for pid in ids.all() if (change := await proposed_change(session, pid)) is not None]

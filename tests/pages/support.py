@@ -9,6 +9,7 @@ import shutil
 from typing import Any
 
 from tests.axiom_helpers import staff_headers
+from tests.consensus_helpers import open_topic, propose, vote
 from tests.review.support import doc_escalate, doc_object, doc_propose
 from tests.work.support import claim, observation, submit
 
@@ -66,3 +67,36 @@ async def deferred_submission(hub: Any, register: Any, shop: Any, page: str = "o
     result = await (await submit(hub, agent, assignment["id"], observation(shop, page, **FAR))).json()
     assert result["status"] == "deferred", result
     return dict(result)
+
+
+async def section_escalation(hub: Any, register: Any) -> tuple[str, dict[str, str]]:
+    """A topic where two proposals are open on sec:answer (one objected to, with a reason to escape), one on
+    another section and one already rejected; then an agent escalates sec:answer naming no proposal:
+    (escalation id, proposal ids by name)."""
+    topic_id, (alice, bob, carol) = await open_topic(hub, register)
+    short = await propose(
+        hub, topic_id, alice, newContent="The answer, <short> & sweet.", summary="Shorten it"
+    )
+    await vote(hub, topic_id, short["id"], bob, "object", reason="drops the <caveat> we agreed")
+    longer = await propose(
+        hub, topic_id, carol, newContent="The first answer, with its caveat.", summary="Add it"
+    )
+    gone = await propose(hub, topic_id, bob, newContent="Nothing.", summary="Empty it")
+    for voter in (alice, carol):
+        await vote(hub, topic_id, gone["id"], voter, "reject")
+    other = await propose(
+        hub,
+        topic_id,
+        alice,
+        sectionId="sec:discussion",
+        newContent="Settled.",
+        summary="Close the discussion",
+    )
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate",
+        headers=bob["headers"],
+        json={"sectionId": "sec:answer", "message": "Which answer should stand?"},
+    )
+    assert resp.status in (200, 201), await resp.text()
+    ids = {"short": short["id"], "longer": longer["id"], "gone": gone["id"], "other": other["id"]}
+    return (await resp.json())["escalationId"], ids

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from tests.pages.support import deferred_submission, objected_escalation, staff_key
+from tests.pages.support import deferred_submission, objected_escalation, section_escalation, staff_key
 
 SHOTS = Path(tempfile.mkdtemp(prefix="concord-pages-"))
 KEEP = Path("/tmp/concord-shots")
@@ -124,3 +124,27 @@ async def test_the_home_page_and_the_reference_render(browser, live_hub):
         == "Concord knowledge graph hub: API reference"
     )
     await shot(page, "reference", full_page=False)  # the whole reference is very long
+
+
+async def test_an_escalation_about_a_section_shows_what_is_proposed_there_at_both_widths(
+    browser, live_hub, hub, register, runtime
+):
+    """The proposals open on the section an escalation names are on its page, with their comparison and
+    the objection's reason, at a desk's width and a phone's (nothing scrolls sideways)."""
+    from tests.pages.test_share_browser import wider_than_viewport  # it imports `shot` from here
+
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    esc, _ids = await section_escalation(hub, register)
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    for width, height in ((1280, 800), (390, 844)):
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.goto(f"{base}/review/escalations/{esc}")
+        opened = page.get_by_role("region", name="Proposed on this section, not decided yet")
+        assert await opened.get_by_role("article").count() == 2
+        first = opened.get_by_role("article").first
+        assert "Shorten it" in await first.get_by_role("heading", level=3).inner_text()
+        assert "The answer, <short> & sweet." in await first.inner_text()
+        objections = first.get_by_role("region", name="Objections")
+        assert "drops the <caveat> we agreed" in await objections.inner_text()
+        assert await wider_than_viewport(page) <= 0
+        await shot(page, f"reviewer-section-escalation-{width}")

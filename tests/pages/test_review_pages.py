@@ -10,7 +10,14 @@ from datetime import timedelta
 from sqlalchemy import select
 
 from domain.people.models import StaffSession
-from tests.pages.support import csrf_of, deferred_submission, objected_escalation, sign_in, staff_key
+from tests.pages.support import (
+    csrf_of,
+    deferred_submission,
+    objected_escalation,
+    section_escalation,
+    sign_in,
+    staff_key,
+)
 
 
 def _cookie_header(resp, name):
@@ -268,3 +275,37 @@ async def test_the_home_pages_and_the_reference(hub, docs):
     assert "docs/review.md" in await (await hub.get("/")).text()
     assert 'href="/review/"' in await (await hub.get("/")).text()
     assert "docs/documents.md" in await (await docs.get("/")).text()
+
+
+async def test_an_escalation_naming_a_section_shows_the_proposals_open_on_it(hub, runtime, register):
+    """A person answering an escalation about a section sees what the agents propose for it (text, diff,
+    votes, objections' reasons), and only that: not another section's proposals nor decided ones; once it
+    is answered, the page shows the answer rather than proposals that may have moved on."""
+    esc, ids = await section_escalation(hub, register)
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    page = await (await hub.get(f"/review/escalations/{esc}")).text()
+    assert "Proposed on this section, not decided yet" in page
+    assert "2 proposals are open on this section." in page
+    assert page.index("Shorten it") < page.index("Add it")  # oldest first
+    assert "The answer, &lt;short&gt; &amp; sweet." in page  # escaped
+    assert "<short>" not in page
+    assert "drops the &lt;caveat&gt; we agreed" in page  # the objection's reason
+    assert "0 approvals, 0 rejections, 1 objection" in page
+    assert "<ins" in page
+    assert "<del" in page
+    assert "The first answer." in page  # the section as it reads now
+    assert "Empty it" not in page  # rejected
+    assert "Close the discussion" not in page  # another section
+    for key in ("changes", "objections", "votes"):  # each heading's id once, so each label names its own
+        assert page.count(f'id="{key}-1"') == 1
+        assert page.count(f'id="{key}-2"') == 1
+
+    resp = await hub.post(
+        f"/review/escalations/{esc}/answer",
+        data={"csrf": csrf, "answer": "Add the caveat."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    answered = await (await hub.get(f"/review/escalations/{esc}")).text()
+    assert "Add the caveat." in answered
+    assert "Proposed on this section" not in answered

@@ -150,7 +150,7 @@ th, td { text-align: left; vertical-align: top; border-bottom: 1px solid var(--l
 thead th { background: var(--panel); border-bottom: 2px solid var(--line); }
 .muted { color: var(--muted); }
 /* Phones: a table scrolls inside its own box rather than widening the page; long words wrap. */
-dd, p, li, h1, h2, h3, code { overflow-wrap: anywhere; }
+dd, p, li, h1, h2, h3, h4, h5, code { overflow-wrap: anywhere; }
 td, th { overflow-wrap: break-word; }
 td code, th code { overflow-wrap: normal; }
 @media (max-width: 48rem) {
@@ -170,7 +170,8 @@ td code, th code { overflow-wrap: normal; }
 .notice { background: var(--panel); border-color: var(--line); }
 .side-by-side { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 @media (max-width: 48rem) { .side-by-side { grid-template-columns: 1fr; } }
-.side-by-side h3 { margin-top: 0; }
+.side-by-side h3, .side-by-side h5 { margin-top: 0; }
+.open-proposal { border-top: 1px solid var(--line); margin-top: 1.5rem; padding-top: .25rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
 dl.facts dt { font-weight: 600; }
 dl.facts dd { margin: 0; }
@@ -265,7 +266,7 @@ p.error { margin: 0 0 1rem; }
 .compare { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .compare > * { min-width: 0; }
 .compare .scroll, .compare pre { margin: 0; }
-h4 { font-size: 1rem; margin: .75rem 0 .25rem; }
+h4, h5, h6 { font-size: 1rem; margin: .75rem 0 .25rem; }
 @media (max-width: 40rem) { .compare { grid-template-columns: 1fr; } .sheet { padding: .75rem 1rem; } }
 @media (max-width: 40rem) {
   table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }

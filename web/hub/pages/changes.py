@@ -12,15 +12,15 @@ from web.kernel.diff_html import diff_list, plural
 from web.kernel.html import Markup, h, join, when
 
 
-def _markdown_block(heading: str, text: str | None, empty: str) -> Markup:
+def _markdown_block(heading: str, text: str | None, empty: str, level: int) -> Markup:
     body = (
         Markup(f'<div class="md">{rendered(text)}</div>') if text else h('<p class="muted">{e}</p>', e=empty)
     )
-    return h("<div><h3>{heading}</h3>{body}</div>", heading=heading, body=body)
+    return h("<div><h{n}>{heading}</h{n}>{body}</div>", n=str(level), heading=heading, body=body)
 
 
-def _raw_block(heading: str, text: str | None) -> Markup:
-    return h("<div><h4>{heading}</h4><pre>{t}</pre></div>", heading=heading, t=text or "")
+def _raw_block(heading: str, text: str | None, level: int) -> Markup:
+    return h("<div><h{n}>{heading}</h{n}><pre>{t}</pre></div>", n=str(level), heading=heading, t=text or "")
 
 
 def votes_text(change: ProposedChange) -> str:
@@ -65,21 +65,24 @@ def facts(change: ProposedChange) -> list[tuple[str, object]]:
     ]
 
 
-def change_sections(change: ProposedChange, *, level: int = 2) -> Markup:
-    """What it changes (the comparison, before and after rendered, raw Markdown), objections, votes."""
+def change_sections(change: ProposedChange, *, level: int = 2, key: str = "") -> Markup:
+    """What it changes (the comparison, before and after rendered, raw Markdown), objections, votes; `key`
+    tells the headings' ids apart where a page shows several proposals."""
     objections = change.objections
     others = tuple(v for v in change.votes if v.kind != "object")
     return h(
-        """<section class="change" aria-labelledby="changes">
-<h{n} id="changes">What it changes in {section}</h{n}>
+        """<section class="change" aria-labelledby="changes{key}">
+<h{n} id="changes{key}">What it changes in {section}</h{n}>
 {settled}{diff}
 <div class="side-by-side">{before}{after}</div>
 <details><summary>Show the raw Markdown</summary>
 <div class="side-by-side">{raw_before}{raw_after}</div></details>
 </section>
-<section aria-labelledby="objections"><h{n} id="objections">Objections</h{n}><ul>{objections}</ul></section>
-<section aria-labelledby="votes"><h{n} id="votes">Other votes</h{n}><ul>{votes}</ul></section>""",
+<section aria-labelledby="objections{key}"><h{n} id="objections{key}">Objections</h{n}><ul>{objections}</ul>
+</section>
+<section aria-labelledby="votes{key}"><h{n} id="votes{key}">Other votes</h{n}><ul>{votes}</ul></section>""",
         n=str(level),
+        key=key,
         section=section_name(change),
         settled=Markup("")
         if change.status in ("pending", "objected")
@@ -89,10 +92,10 @@ def change_sections(change: ProposedChange, *, level: int = 2) -> Markup:
             status=change.status,
         ),
         diff=diff_list(change.diff),
-        before=_markdown_block("The section now", change.before, "No current text."),
-        after=_markdown_block("Proposed", change.after, "Empty: the proposal clears the section."),
-        raw_before=_raw_block("Now, as Markdown", change.before),
-        raw_after=_raw_block("Proposed, as Markdown", change.after),
+        before=_markdown_block("The section now", change.before, "No current text.", level + 1),
+        after=_markdown_block("Proposed", change.after, "Empty: the proposal clears the section.", level + 1),
+        raw_before=_raw_block("Now, as Markdown", change.before, level + 2),
+        raw_after=_raw_block("Proposed, as Markdown", change.after, level + 2),
         objections=join(_vote(v) for v in objections) or Markup("<li>None recorded.</li>"),
         votes=join(_vote(v) for v in others) or Markup("<li>None yet.</li>"),
     )

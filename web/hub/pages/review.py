@@ -7,6 +7,7 @@ domain (already decided, bad input) is shown on the item's page with its status,
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
@@ -19,6 +20,7 @@ from domain.people.staff_sessions import SignedIn
 from domain.review import desk as queues
 from domain.review import escalations, proposals, resources
 from domain.review.desk import ProposedChange
+from domain.review.escalations import ReviewStatus
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import views
@@ -365,8 +367,19 @@ def _name(text: str, size: int = 80) -> str:
     return f"“{text if len(text) <= size else text[: size - 1] + '…'}”"
 
 
-async def escalation_item(session: Any, escalation_id: str) -> tuple[dict[str, Any], ProposedChange | None]:
-    """An escalation with its context and, when it names a proposal, what that proposal changes."""
+@dataclass(frozen=True)
+class EscalationView:
+    """An escalation as its page shows it: its item, what the proposal it names changes, and, for an open
+    escalation that names a section and no proposal, the proposals still open on that section."""
+
+    item: dict[str, Any]
+    change: ProposedChange | None
+    open_on_section: list[ProposedChange]
+
+
+async def escalation_item(session: Any, escalation_id: str) -> EscalationView:
+    """An escalation with its context and, when it names a proposal, what that proposal changes; when it
+    names only a section and still waits for an answer, what is proposed there (the reviewer judges it)."""
     item = EscalationItem.fields(await escalations.item(session, escalation_id))
     proposal = item["proposal"]
     change = await queues.proposed_change(session, proposal["proposalId"]) if proposal is not None else None
@@ -374,7 +387,12 @@ async def escalation_item(session: Any, escalation_id: str) -> tuple[dict[str, A
         found = await resources.infos(session, {(item["resourceType"], item["resourceId"])})
         info = found.get((item["resourceType"], item["resourceId"]))
         item["sectionText"] = resources.section_text(info.markdown if info else None, proposal["sectionId"])
-    return item, change
+    open_on_section: list[ProposedChange] = []
+    if proposal is None and item["sectionId"] and item["status"] == ReviewStatus.OPEN:
+        open_on_section = await queues.open_changes_on(
+            session, item["resourceType"], item["resourceId"], item["sectionId"]
+        )
+    return EscalationView(item, change, open_on_section)
 
 
 @guarded("reviewer", post=False)
@@ -382,8 +400,9 @@ async def escalation_page(request: web.Request, signed_in: SignedIn) -> web.Stre
     found = await _load(request, signed_in, "escalation", escalation_item)
     if isinstance(found, web.Response):
         return found
-    item, change = found
-    body = views.escalation(item, signed_in.csrf_token, change=change)
+    body = views.escalation(
+        found.item, signed_in.csrf_token, change=found.change, open_on_section=found.open_on_section
+    )
     return await render(request, "Escalation", body, signed_in)
 
 
@@ -427,8 +446,14 @@ async def _escalation_again(
     found = await _load(request, signed_in, "escalation", escalation_item)
     if isinstance(found, web.Response):
         return found
-    item, change = found
-    body = views.escalation(item, signed_in.csrf_token, change=change, error=error, form=form)
+    body = views.escalation(
+        found.item,
+        signed_in.csrf_token,
+        change=found.change,
+        open_on_section=found.open_on_section,
+        error=error,
+        form=form,
+    )
     return await render(request, "Escalation", body, signed_in, status=status)
 
 

@@ -552,6 +552,7 @@ def escalation(
     csrf: str,
     *,
     change: ProposedChange | None = None,
+    open_on_section: Sequence[ProposedChange] = (),
     error: str | None = None,
     form: dict[str, str] | None = None,
 ) -> Markup:
@@ -641,8 +642,9 @@ def escalation(
 {messages}
 <section aria-labelledby="question"><h2 id="question">The question</h2><pre>{question}</pre>
 {facts}</section>
-{context}{section}{proposal}{action}""",
+{context}{section}{open_on_section}{proposal}{action}""",
         heading="Question from an agent on" if e["kind"] == "question" else "Escalation from",
+        open_on_section=_open_on_section(open_on_section),
         context=context_html,
         source=e["source"],
         messages=messages(error=error),
@@ -662,6 +664,51 @@ def escalation(
         section=section_html,
         proposal=proposal_html,
         action=action,
+    )
+
+
+def _open_on_section(proposals: Sequence[ProposedChange]) -> Markup:
+    """The proposals still open on the section an escalation names (it names no proposal): what the agents
+    want that section to say, with their votes and objections, so the answer can judge it."""
+    if not proposals:
+        return Markup("")
+    items = []
+    for i, change in enumerate(proposals, start=1):
+        decide = (
+            h(
+                '<p><a href="/review/proposals/{id}">Decide this objected proposal</a></p>',
+                id=change.proposal_id,
+            )
+            if change.status == "objected" and change.resource_type == "document"
+            else Markup("")
+        )
+        items.append(
+            h(
+                """<article class="open-proposal" aria-labelledby="open-{i}">
+<h3 id="open-{i}">{summary} <span class="muted">by {author}</span></h3>
+{facts}{decide}{changes}</article>""",
+                i=str(i),
+                summary=change.summary,
+                author=change.author,
+                facts=_facts(
+                    [
+                        ("Status", change.status),
+                        ("Proposed", when(change.created_at.isoformat())),
+                        ("Votes so far", changes.votes_text(change)),
+                    ]
+                ),
+                decide=decide,
+                changes=changes.change_sections(change, level=4, key=f"-{i}"),
+            )
+        )
+    return h(
+        """<section aria-labelledby="open-on-section">
+<h2 id="open-on-section">Proposed on this section, not decided yet</h2>
+<p>{count} open on this section. The agents read your answer as a judgement of what is proposed here:
+say what you favour, and why.</p>
+{items}</section>""",
+        count="One proposal is" if len(proposals) == 1 else f"{len(proposals)} proposals are",
+        items=join(items),
     )
 
 
