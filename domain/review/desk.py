@@ -25,7 +25,7 @@ from domain.kernel.models import AuditEntry
 from domain.people.models import StaffKey
 from domain.review import queue, resources
 from domain.review.diff import SectionDiff, section_diff
-from domain.review.escalations import ReviewStatus, wire_status
+from domain.review.escalations import InQueue, ReviewStatus, wire_status
 from domain.review.queue import PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import observation_stored
 from domain.work.models import WorkSubmission
@@ -345,10 +345,11 @@ async def waiting(session: AsyncSession) -> Counts:
 
 @dataclass(frozen=True)
 class Vote:
-    agent: str
+    agent: str  # the agent's name, its id when it has none
     kind: str  # approve | reject | object
     reason: str | None
     at: datetime
+    agent_id: str
 
 
 @dataclass(frozen=True)
@@ -416,7 +417,9 @@ async def proposed_change(session: AsyncSession, proposal_id: str) -> ProposedCh
         approvals=p.approve_count,
         rejections=p.reject_count,
         objection_count=p.object_count,
-        votes=tuple(Vote(v.agent_name or v.agent_id, v.kind, v.reason, v.created_at) for v in votes),
+        votes=tuple(
+            Vote(v.agent_name or v.agent_id, v.kind, v.reason, v.created_at, v.agent_id) for v in votes
+        ),
         before=before,
         after=p.new_content,
         diff=section_diff(before, p.new_content),
@@ -424,18 +427,20 @@ async def proposed_change(session: AsyncSession, proposal_id: str) -> ProposedCh
     )
 
 
-async def open_changes_on(
-    session: AsyncSession, resource_type: str, resource_id: str, section_id: str
-) -> list[ProposedChange]:
-    """The proposals still open (pending or objected) on one section of a resource, oldest first, each as a
-    person deciding about that section sees it: an escalation that names a section and no proposal is
-    often about the text proposed there, and the person answering it must see that text to judge."""
+async def open_on_escalated_section(session: AsyncSession, r: InQueue) -> list[ProposedChange]:
+    """For an escalation still waiting for an answer that names a section and no proposal, the proposals open
+    (pending or objected) on that section, oldest first, each as a person deciding about it sees it (an
+    escalation about a section is usually about what is proposed there, and the person answering must see
+    it to judge); for any other, none."""
+    esc = r.escalation
+    if r.proposal is not None or esc.proposal_id or not esc.section_id or r.status is not ReviewStatus.OPEN:
+        return []
     ids = await session.scalars(
         select(Proposal.id)
         .where(
-            Proposal.resource_type == resource_type,
-            Proposal.resource_id == resource_id,
-            Proposal.section_id == section_id,
+            Proposal.resource_type == esc.resource_type,
+            Proposal.resource_id == esc.resource_id,
+            Proposal.section_id == esc.section_id,
             Proposal.status.in_(("pending", "objected")),
         )
         .order_by(Proposal.created_at, Proposal.id)

@@ -238,3 +238,45 @@ async def test_keys_roles_and_bad_input(hub, runtime, register, reviewer):
     ).json()
     assert (page["total"], len(page["escalations"]), page["limit"]) == (1, 1, 1)
     assert (await answer(hub, reviewer, esc["escalationId"], answer="x" * 5000))["status"] == "answered"
+
+
+async def test_one_escalation_naming_a_section_lists_the_proposals_open_on_it(
+    hub, runtime, register, reviewer
+):
+    """GET of one escalation names what is proposed on its section while it waits for an answer (a reviewer's
+    tool judges it from the one answer): pending and objected proposals there, oldest first, with their votes
+    and objections; not another section's, not decided ones; none once it is answered, and none for an
+    escalation that names its proposal (its `proposal` says it)."""
+    from tests.pages.support import section_escalation
+
+    esc, ids = await section_escalation(hub, register)
+    resp = await hub.get(f"/api/review/escalations/{esc}", headers=reviewer)
+    assert resp.status == 200, await resp.text()
+    body = await resp.json()
+    assert body["proposal"] is None
+    opened = body["openProposals"]
+    assert [p["proposalId"] for p in opened] == [ids["short"], ids["longer"]]
+    short, longer = opened
+    assert short["summary"] == "Shorten it"
+    assert short["newContent"] == "The answer, <short> & sweet."
+    assert short["status"] == "pending"
+    assert short["votes"] == {"approve": 0, "reject": 0, "object": 1}
+    assert [o["reason"] for o in short["objections"]] == ["drops the <caveat> we agreed"]
+    assert longer["objections"] == []
+    assert body["sectionText"] == "The first answer."  # the text they would replace
+    queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
+    assert "openProposals" not in queue["escalations"][0]  # the queue stays one statement a page
+
+    await answer(hub, reviewer, esc, answer="Add the caveat.")
+    after = await (await hub.get(f"/api/review/escalations/{esc}", headers=reviewer)).json()
+    assert after["openProposals"] == []
+
+    topic_id = (await (await hub.get(f"/api/review/escalations/{esc}", headers=reviewer)).json())[
+        "resourceId"
+    ]
+    agent = await register()
+    await hub.post(f"/api/pact/{topic_id}/join", headers=agent["headers"])
+    named = await topic_escalation(hub, topic_id, agent, message="This one?", proposalId=ids["longer"])
+    got = await (await hub.get(f"/api/review/escalations/{named['escalationId']}", headers=reviewer)).json()
+    assert got["proposal"]["proposalId"] == ids["longer"]
+    assert got["openProposals"] == []

@@ -20,7 +20,6 @@ from domain.people.staff_sessions import SignedIn
 from domain.review import desk as queues
 from domain.review import escalations, proposals, resources
 from domain.review.desk import ProposedChange
-from domain.review.escalations import ReviewStatus
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import views
@@ -380,18 +379,15 @@ class EscalationView:
 async def escalation_item(session: Any, escalation_id: str) -> EscalationView:
     """An escalation with its context and, when it names a proposal, what that proposal changes; when it
     names only a section and still waits for an answer, what is proposed there (the reviewer judges it)."""
-    item = EscalationItem.fields(await escalations.item(session, escalation_id))
+    found = await escalations.item(session, escalation_id)
+    item = EscalationItem.fields(found)
     proposal = item["proposal"]
     change = await queues.proposed_change(session, proposal["proposalId"]) if proposal is not None else None
     if proposal is not None and item["sectionText"] is None and proposal["sectionId"]:
-        found = await resources.infos(session, {(item["resourceType"], item["resourceId"])})
-        info = found.get((item["resourceType"], item["resourceId"]))
+        infos = await resources.infos(session, {(item["resourceType"], item["resourceId"])})
+        info = infos.get((item["resourceType"], item["resourceId"]))
         item["sectionText"] = resources.section_text(info.markdown if info else None, proposal["sectionId"])
-    open_on_section: list[ProposedChange] = []
-    if proposal is None and item["sectionId"] and item["status"] == ReviewStatus.OPEN:
-        open_on_section = await queues.open_changes_on(
-            session, item["resourceType"], item["resourceId"], item["sectionId"]
-        )
+    open_on_section = await queues.open_on_escalated_section(session, found)
     return EscalationView(item, change, open_on_section)
 
 

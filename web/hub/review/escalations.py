@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 from aiohttp import web
 
-from domain.review import escalations
+from domain.review import desk, escalations
 from web.hub.auth import staff_context
-from web.hub.review.schemas import AnswerBody, Answered, EscalationItem, EscalationQueue, EscalationsQuery
+from web.hub.review.schemas import AnswerBody, Answered, EscalationDetail, EscalationQueue, EscalationsQuery
 from web.kernel.access import Staff
 from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
@@ -44,16 +44,17 @@ async def queue(request: web.Request, query: EscalationsQuery) -> Answer:
 @routes.route(
     "GET",
     "/api/review/escalations/{escalationId}",
-    summary="One escalation with its context",
+    summary="One escalation with its context, and the proposals open on the section it names",
     tags=TAGS,
-    response=EscalationItem,
+    response=EscalationDetail,
     access=REVIEWER,
     errors={404: "Escalation not found"},
 )
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await escalations.item(session, request.match_info["escalationId"])
-    return EscalationItem.answer_of(found, _url(request))
+        open_on_section = await desk.open_on_escalated_section(session, found)
+    return EscalationDetail.detail_of(found, _url(request), open_on_section)
 
 
 @routes.route(

@@ -12,6 +12,7 @@ from domain.consensus.models import EscalationPriority, Proposal, ProposalVote, 
 from domain.kernel.clock import iso
 from domain.review import escalations as review_escalations
 from domain.review import proposals as review_proposals
+from domain.review.desk import ProposedChange
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
 from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
 from web.hub.schemas import Model
@@ -234,6 +235,54 @@ class Objection(Exact):
     @classmethod
     def of(cls, v: ProposalVote) -> Objection:
         return cls(agentId=v.agent_id, agentName=v.agent_name, reason=v.reason, createdAt=iso(v.created_at))
+
+
+class OpenProposal(Exact):
+    """A proposal still open on the section an escalation names, as the person answering it judges it."""
+
+    proposalId: str
+    status: str = Field(description="pending or objected")
+    summary: str
+    authorName: str = Field(description="The proposing agent's name (its id when it has none)")
+    createdAt: Timestamp
+    newContent: str = Field(description="The section's proposed body (sectionText is the body now)")
+    votes: Votes
+    objections: list[Objection] = Field(description="Each objection with its reason, oldest first")
+
+    @staticmethod
+    def fields(c: ProposedChange) -> dict[str, Any]:
+        return {
+            "proposalId": c.proposal_id,
+            "status": c.status,
+            "summary": c.summary,
+            "authorName": c.author,
+            "createdAt": iso(c.created_at),
+            "newContent": c.after,
+            "votes": {"approve": c.approvals, "reject": c.rejections, "object": c.objection_count},
+            "objections": [
+                {"agentId": v.agent_id, "agentName": v.agent, "reason": v.reason, "createdAt": iso(v.at)}
+                for v in c.objections
+            ],
+        }
+
+
+class EscalationDetail(EscalationItem):
+    """One escalation with its context; while it waits for an answer and names a section but no proposal,
+    also the proposals open on that section (what the agents want it to say)."""
+
+    openProposals: list[OpenProposal] = Field(
+        description="Pending or objected proposals on the escalation's section, oldest first, while it is "
+        "open and names a section and no proposal; otherwise empty"
+    )
+
+    @staticmethod
+    def detail_of(
+        r: review_escalations.InQueue, url: Callable[[str], str], open_on_section: list[ProposedChange]
+    ) -> dict[str, Any]:
+        return {
+            **EscalationItem.answer_of(r, url),
+            "openProposals": [OpenProposal.fields(c) for c in open_on_section],
+        }
 
 
 class ProposalItem(Exact):
