@@ -367,7 +367,8 @@ class ProposedChange:
     section_id: str
     section_title: str | None
     summary: str
-    author: str
+    author: str  # the agent's name, its id when it has none
+    author_id: str
     citations: tuple[str, ...]
     approvals: int
     rejections: int
@@ -413,6 +414,7 @@ async def proposed_change(session: AsyncSession, proposal_id: str) -> ProposedCh
         section_title=found.title if found is not None and found.title else None,
         summary=p.summary,
         author=p.author_name or p.author_id,
+        author_id=p.author_id,
         citations=tuple(str(c) for c in (p.citations or [])),
         approvals=p.approve_count,
         rejections=p.reject_count,

@@ -263,6 +263,9 @@ async def test_one_escalation_naming_a_section_lists_the_proposals_open_on_it(
     assert short["votes"] == {"approve": 0, "reject": 0, "object": 1}
     assert [o["reason"] for o in short["objections"]] == ["drops the <caveat> we agreed"]
     assert longer["objections"] == []
+    assert short["sectionId"] == "sec:answer"
+    assert short["authorName"].startswith("agent-")
+    assert short["authorId"] != short["authorName"]  # the id and the name, as `proposal` gives them
     assert body["sectionText"] == "The first answer."  # the text they would replace
     queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
     assert "openProposals" not in queue["escalations"][0]  # the queue stays one statement a page
@@ -280,3 +283,5 @@ async def test_one_escalation_naming_a_section_lists_the_proposals_open_on_it(
     got = await (await hub.get(f"/api/review/escalations/{named['escalationId']}", headers=reviewer)).json()
     assert got["proposal"]["proposalId"] == ids["longer"]
     assert got["openProposals"] == []
+    shared = {key: value for key, value in longer.items() if key not in ("createdAt", "objections")}
+    assert got["proposal"] == shared  # an open proposal has the shape of the proposal an escalation names

@@ -237,28 +237,25 @@ class Objection(Exact):
         return cls(agentId=v.agent_id, agentName=v.agent_name, reason=v.reason, createdAt=iso(v.created_at))
 
 
-class OpenProposal(Exact):
-    """A proposal still open on the section an escalation names, as the person answering it judges it."""
+class OpenProposal(EscalatedProposal):
+    """A proposal still open on the section an escalation names, as the person answering it judges it: the
+    shape of the proposal an escalation names, with when it was made and its objections."""
 
-    proposalId: str
-    status: str = Field(description="pending or objected")
-    summary: str
-    authorName: str = Field(description="The proposing agent's name (its id when it has none)")
     createdAt: Timestamp
-    newContent: str = Field(description="The section's proposed body (sectionText is the body now)")
-    votes: Votes
     objections: list[Objection] = Field(description="Each objection with its reason, oldest first")
 
     @staticmethod
-    def fields(c: ProposedChange) -> dict[str, Any]:
+    def of_change(c: ProposedChange) -> dict[str, Any]:
         return {
             "proposalId": c.proposal_id,
             "status": c.status,
+            "sectionId": c.section_id,
             "summary": c.summary,
-            "authorName": c.author,
-            "createdAt": iso(c.created_at),
             "newContent": c.after,
+            "authorId": c.author_id,
+            "authorName": c.author,
             "votes": {"approve": c.approvals, "reject": c.rejections, "object": c.objection_count},
+            "createdAt": iso(c.created_at),
             "objections": [
                 {"agentId": v.agent_id, "agentName": v.agent, "reason": v.reason, "createdAt": iso(v.at)}
                 for v in c.objections
@@ -281,7 +278,7 @@ class EscalationDetail(EscalationItem):
     ) -> dict[str, Any]:
         return {
             **EscalationItem.answer_of(r, url),
-            "openProposals": [OpenProposal.fields(c) for c in open_on_section],
+            "openProposals": [OpenProposal.of_change(c) for c in open_on_section],
         }
 
 
