@@ -394,14 +394,19 @@ async def proposed_change(session: AsyncSession, proposal_id: str) -> ProposedCh
     info = (await resources.infos(session, {(p.resource_type, p.resource_id)})).get(
         (p.resource_type, p.resource_id)
     )
-    markdown = info.markdown if info else None
-    found = sections.find(markdown, p.section_id) if markdown is not None else None
-    before = sections.body(markdown, found) if markdown is not None and found is not None else None
     votes = (
         await session.scalars(
             select(ProposalVote).where(ProposalVote.proposal_id == p.id).order_by(ProposalVote.id)
         )
     ).all()
+    return _change(p, info, votes)
+
+
+def _change(p: Proposal, info: resources.Info | None, votes: Sequence[ProposalVote]) -> ProposedChange:
+    """The proposal as its decider reads it, from its row, its resource as it reads now and its votes."""
+    markdown = info.markdown if info else None
+    found = sections.find(markdown, p.section_id) if markdown is not None else None
+    before = sections.body(markdown, found) if markdown is not None and found is not None else None
     return ProposedChange(
         proposal_id=p.id,
         status=p.status,
@@ -433,18 +438,28 @@ async def open_on_escalated_section(session: AsyncSession, r: InQueue) -> list[P
     """For an escalation still waiting for an answer that names a section and no proposal, the proposals open
     (pending or objected) on that section, oldest first, each as a person deciding about it sees it (an
     escalation about a section is usually about what is proposed there, and the person answering must see
-    it to judge); for any other, none."""
+    it to judge); for any other, none. Two statements whatever their number: the proposals, then all their
+    votes; the resource is the one the escalation was read with."""
     esc = r.escalation
     if r.proposal is not None or esc.proposal_id or not esc.section_id or r.status is not ReviewStatus.OPEN:
         return []
-    ids = await session.scalars(
-        select(Proposal.id)
-        .where(
-            Proposal.resource_type == esc.resource_type,
-            Proposal.resource_id == esc.resource_id,
-            Proposal.section_id == esc.section_id,
-            Proposal.status.in_(("pending", "objected")),
+    found = (
+        await session.scalars(
+            select(Proposal)
+            .where(
+                Proposal.resource_type == esc.resource_type,
+                Proposal.resource_id == esc.resource_id,
+                Proposal.section_id == esc.section_id,
+                Proposal.status.in_(("pending", "objected")),
+            )
+            .order_by(Proposal.created_at, Proposal.id)
         )
-        .order_by(Proposal.created_at, Proposal.id)
-    )
-    return [change for pid in ids.all() if (change := await proposed_change(session, pid)) is not None]
+    ).all()
+    if not found:
+        return []
+    votes: dict[str, list[ProposalVote]] = {p.id: [] for p in found}
+    for v in await session.scalars(
+        select(ProposalVote).where(ProposalVote.proposal_id.in_(votes)).order_by(ProposalVote.id)
+    ):
+        votes[v.proposal_id].append(v)
+    return [_change(p, r.resource, votes[p.id]) for p in found]
