@@ -705,7 +705,8 @@ async def decide_paused(
     *,
     approve: bool,
 ) -> Proposal:
-    """A human reviewer's decision on an objected (paused) proposal."""
+    """A human reviewer's decision on an open proposal: objected (paused) or still pending (PACT §9.2: a
+    person may approve or reject any proposal, overriding the agents' votes)."""
     await resource.lock(session)
     proposal = await get_proposal(session, resource, proposal_id, lock=True)
     if proposal.status not in ("objected", "pending"):

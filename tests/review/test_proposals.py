@@ -1,15 +1,19 @@
-"""Reviewers decide document proposals paused by an objection: the queue shows the section as it reads
-now beside the proposed text and who objected why; approve merges through the consensus engine (the
-section changes), reject refuses; one decision per proposal, also when two arrive at once; each decision
-audited and on the document's stream for the agents."""
+"""Reviewers decide proposals as people (PACT §9.2): document proposals paused by an objection come to them on
+their own, and any open (pending or objected) proposal of a document or a topic may be decided, overriding the
+agents' votes. The queue shows the section as it reads now beside the proposed text and who objected why;
+approve merges through the consensus engine (the section changes), reject refuses; one decision per proposal,
+also when two arrive at once or race the agents' own votes; each decision audited and on the resource's stream
+for the agents; an escalation a policy raised for the decided proposal is closed."""
 
 from __future__ import annotations
 
 import asyncio
 
 from tests.axiom_helpers import staff_headers
-from tests.consensus_helpers import open_topic, propose
+from tests.consensus_helpers import content, event_types, open_topic, propose, vote
 from tests.review.support import audit_ops, doc_events, doc_object, doc_propose
+from tests.test_event_chain import assert_chained
+from tests.test_event_fields import all_events
 
 MISSING = "00000000-0000-4000-8000-000000000000"
 
@@ -88,12 +92,7 @@ async def test_a_reviewer_approves_one_objected_proposal_and_rejects_another(
     assert [p["proposalId"] for p in listed["proposals"]] == [kept]
     pending = await (await hub.get("/api/review/proposals?status=pending", headers=reviewer)).json()
     assert pending["total"] == 1
-    pid = pending["proposals"][0]["proposalId"]
-    resp = await hub.post(
-        f"/api/review/proposals/{pid}/decide", headers=reviewer, json={"decision": "approve", "note": "x"}
-    )
-    assert resp.status == 409
-    assert (await resp.json())["error"] == "not_objected"
+    assert (pending["status"], pending["resource"]) == ("pending", "document")
 
 
 async def test_two_decisions_at_once_make_one(docs, hub, runtime, team, reviewer):
@@ -143,14 +142,184 @@ async def test_keys_roles_and_bad_input(docs, hub, runtime, register, team, revi
         resp = await hub.post(url, headers=reviewer, json=bad)
         assert resp.status == 400, bad
         assert (await resp.json())["field"] == field, bad
-    for query in ("status=merged", "limit=0", "offset=-1"):
-        assert (await hub.get(f"/api/review/proposals?{query}", headers=reviewer)).status == 400, query
-    # Ids that are no document proposal: malformed, unknown, a topic's proposal.
-    topic_id, (a, _b, _c) = await open_topic(hub, register)
-    topic_proposal = (await propose(hub, topic_id, a))["id"]
-    for unknown in ("nope", MISSING, topic_proposal):
+    for query, field in (
+        ("status=merge", "status"),
+        ("status=", "status"),
+        ("resource=agent", "resource"),
+        ("limit=0", "limit"),
+        ("offset=-1", "offset"),
+    ):
+        resp = await hub.get(f"/api/review/proposals?{query}", headers=reviewer)
+        assert resp.status == 400, query
+        assert (await resp.json())["field"] == field, query
+    # Ids of no proposal: malformed, unknown.
+    for unknown in ("nope", MISSING, "'; DROP TABLE proposals; --", "\u00e9" * 40):
         resp = await hub.post(f"/api/review/proposals/{unknown}/decide", headers=reviewer, json=body)
         assert resp.status == 404, unknown
         assert (await resp.json())["error"] == "proposal_not_found"
         assert (await hub.get(f"/api/review/proposals/{unknown}", headers=reviewer)).status == 404
     assert (await decide(hub, reviewer, pid, decision="approve", note="x" * 2000))["status"] == "approved"
+
+
+async def test_a_reviewer_decides_pending_document_proposals_over_the_agents_votes(
+    docs, hub, runtime, team, reviewer
+):
+    (alice, bob, _carol), _doc, base = team["keys"], team["doc"], team["base"]
+    liked = await doc_propose(docs, alice, base, text="Liked by an agent.")
+    resp = await docs.post(f"{base}/proposals/{liked}/approve", headers=bob["headers"], json={})
+    assert resp.status == 200, await resp.text()
+    rival = await doc_propose(docs, alice, base, text="A rival on the same section.")
+    other = await doc_propose(docs, alice, base, section="sec:plan:risks", text="Fewer.")
+
+    # `open` lists what a person may still decide: these three pending ones, oldest first.
+    listed = await (await hub.get("/api/review/proposals?status=open", headers=reviewer)).json()
+    assert [p["proposalId"] for p in listed["proposals"]] == [liked, rival, other]
+    assert listed["proposals"][0]["votes"] == {"approve": 1, "reject": 0, "object": 0}
+
+    # An agent approved it; the person rejects it all the same.
+    refused = await decide(hub, reviewer, liked, decision="reject", note="Not what finance agreed.")
+    assert (refused["status"], refused["statusBefore"], refused["currentText"]) == (
+        "rejected",
+        "pending",
+        "Money.",
+    )
+    approved = await decide(hub, reviewer, other, decision="approve", note="Fine as it is.")
+    assert (approved["status"], approved["statusBefore"], approved["currentText"]) == (
+        "approved",
+        "pending",
+        "Fewer.",
+    )
+    resp = await docs.get(f"{base}/content", headers=alice["headers"])
+    assert "## Risks\n\nFewer." in (await resp.json())["content"]
+    # The agents can no longer vote on what a person decided.
+    resp = await docs.post(f"{base}/proposals/{liked}/approve", headers=team["keys"][2]["headers"], json={})
+    assert resp.status == 409, await resp.text()
+
+    events = await doc_events(docs, alice, base)
+    resolved = [e["data"] for e in events if e["type"] == "pact.human.resolved"]
+    assert [(d["proposalId"], d["decision"]) for d in resolved] == [(liked, "reject"), (other, "approve")]
+    assert [e["data"]["proposalId"] for e in events if e["type"] == "pact.proposal.merged"] == [other]
+    assert [op for op, _ in await audit_ops(runtime, liked) if op.startswith("review.")] == [
+        "review.proposal.reject"
+    ]
+    # The rival is still open: deciding one proposal decides no other on another section.
+    still = await (await hub.get("/api/review/proposals?status=open", headers=reviewer)).json()
+    assert [p["proposalId"] for p in still["proposals"]] == [rival]
+
+
+async def test_a_reviewer_lists_and_decides_a_topics_proposals(hub, register, runtime, reviewer):
+    topic_id, (author, b, _c) = await open_topic(hub, register)
+    made = await propose(hub, topic_id, author, newContent="A person's pick.")
+    await vote(hub, topic_id, made["id"], b, "reject", reason="unsourced")
+    loser = await propose(hub, topic_id, author, sectionId="sec:answer", newContent="The other pick.")
+
+    # Documents are the default; topics on request, or both.
+    default = await (await hub.get("/api/review/proposals?status=open", headers=reviewer)).json()
+    assert default["total"] == 0
+    topics = await (
+        await hub.get("/api/review/proposals?status=open&resource=topic", headers=reviewer)
+    ).json()
+    assert (topics["resource"], [p["proposalId"] for p in topics["proposals"]]) == (
+        "topic",
+        [made["id"], loser["id"]],
+    )
+    first = topics["proposals"][0]
+    assert (first["resourceType"], first["resourceId"], first["documentId"], first["documentTitle"]) == (
+        "topic",
+        topic_id,
+        None,
+        None,
+    )
+    assert first["resourceTitle"].startswith("Topic ")
+    assert (first["currentText"], first["proposedText"]) == ("The first answer.", "A person's pick.")
+    assert first["votes"] == {"approve": 0, "reject": 1, "object": 0}
+    one = await (await hub.get(f"/api/review/proposals/{made['id']}", headers=reviewer)).json()
+    assert one["resourceType"] == "topic"
+
+    merged = await decide(hub, reviewer, made["id"], decision="approve", note="Sourced in the thread.")
+    assert (merged["status"], merged["statusBefore"], merged["resourceVersion"]) == ("merged", "pending", 2)
+    assert "# Answer\n\nA person's pick." in (await content(hub, topic_id))["content"]
+    # Merging superseded the rival on its section: nothing left to decide there.
+    again = await hub.post(
+        f"/api/review/proposals/{loser['id']}/decide",
+        headers=reviewer,
+        json={"decision": "approve", "note": "late"},
+    )
+    assert again.status == 409
+    assert (await again.json())["proposalStatus"] == "superseded"
+    both = await (await hub.get("/api/review/proposals?status=merged&resource=all", headers=reviewer)).json()
+    assert [p["proposalId"] for p in both["proposals"]] == [made["id"]]
+
+    types = await event_types(hub, topic_id)
+    assert types.index("pact.proposal.merged") < types.index("pact.human.resolved")
+    body = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
+    [resolved] = [e for e in body["events"] if e["type"] == "pact.human.resolved"]
+    assert (resolved["actorKind"], resolved["data"]["proposalId"], resolved["data"]["note"]) == (
+        "Individual",
+        made["id"],
+        "Sourced in the thread.",
+    )
+
+
+async def test_deciding_a_human_only_proposal_closes_the_escalation_its_policy_raised(
+    hub, register, runtime, reviewer
+):
+    topic_id, (author, b, _c) = await open_topic(hub, register, approvalPolicy="human-only")
+    made = await propose(hub, topic_id, author, newContent="Waiting for a person.")
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate",
+        headers=b["headers"],
+        json={"question": "Is this one sourced?", "proposalId": made["id"]},
+    )
+    assert resp.status == 201, await resp.text()
+    asked = (await resp.json())["escalationId"]  # an agent's own question: stays open for its answer
+    queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
+    [raised] = [e["escalationId"] for e in queue["escalations"] if e["escalationId"] != asked]
+
+    await decide(hub, reviewer, made["id"], decision="reject", note="Not sourced.")
+    open_now = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
+    assert [e["escalationId"] for e in open_now["escalations"]] == [asked]
+    closed = await (await hub.get(f"/api/review/escalations/{raised}", headers=reviewer)).json()
+    assert closed["status"] == "closed"
+    assert "rejected by Rey Reviewer" in closed["answer"]["text"]
+    resp = await hub.post(
+        f"/api/review/escalations/{raised}/answer", headers=reviewer, json={"answer": "Too late."}
+    )
+    assert resp.status == 409
+    assert (await resp.json())["error"] == "escalation_closed"
+    assert "pact.escalation.closed" in await event_types(hub, topic_id)
+
+
+async def test_a_reviewer_racing_the_agents_votes_makes_one_outcome(
+    hub, register, runtime, reviewer, settings, monkeypatch
+):
+    """The person's rejection and the two approvals that would merge the proposal arrive at once: whichever
+    locks first decides, the rest are told, and the topic and its event chain agree."""
+    monkeypatch.setattr(settings, "rate_limit_register", 1000)
+    for _ in range(3):
+        topic_id, (author, b, c) = await open_topic(hub, register)
+        made = await propose(hub, topic_id, author, newContent="Contested.")
+        pid = made["id"]
+        answers = await asyncio.gather(
+            hub.post(
+                f"/api/review/proposals/{pid}/decide",
+                headers=reviewer,
+                json={"decision": "reject", "note": "race"},
+            ),
+            hub.post(f"/api/pact/{topic_id}/proposals/{pid}/approve", headers=b["headers"], json={}),
+            hub.post(f"/api/pact/{topic_id}/proposals/{pid}/approve", headers=c["headers"], json={}),
+        )
+        reviewer_status = answers[0].status
+        assert reviewer_status in (200, 409), await answers[0].text()
+        text = (await content(hub, topic_id))["content"]
+        types = await event_types(hub, topic_id)
+        if reviewer_status == 200:  # the person came first, or between the two approvals
+            assert "Contested." not in text
+            assert types.count("pact.human.resolved") == 1
+            assert "pact.proposal.merged" not in types
+        else:  # both approvals came first and merged it
+            assert (await answers[0].json())["error"] == "already_decided"
+            assert "# Answer\n\nContested." in text
+            assert "pact.human.resolved" not in types
+        assert types.count("pact.proposal.merged") + types.count("pact.proposal.rejected") == 1
+        assert_chained(await all_events(hub, f"/api/pact/{topic_id}/events"))

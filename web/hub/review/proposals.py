@@ -1,5 +1,6 @@
-"""Reviewers decide document proposals paused by an objection: the queue with the current and proposed
-text side by side, one proposal, and the one decision (approve merges, reject refuses)."""
+"""Reviewers decide proposals (PACT §9.2): the queue (document proposals paused by an objection by default;
+any status, topics too, on request) with the current and proposed text side by side, one proposal, and the one
+decision on an open proposal (approve merges, reject refuses)."""
 
 from __future__ import annotations
 
@@ -22,14 +23,14 @@ REVIEWER = Staff(role="reviewer")
 
 
 def _url(request: web.Request) -> Callable[[str], str]:
-    """A document proposal's address on the review API, from its id."""
+    """A proposal's address on the review API, from its id."""
     return lambda proposal_id: public_url(request, f"/api/review/proposals/{proposal_id}")
 
 
 @routes.route(
     "GET",
     "/api/review/proposals",
-    summary="Document proposals for reviewers (objected by default), oldest first, with their context",
+    summary="Proposals for reviewers (objected document ones by default), oldest first, with their context",
     tags=TAGS,
     query=ProposalsQuery,
     response=ProposalQueue,
@@ -37,18 +38,20 @@ def _url(request: web.Request) -> Callable[[str], str]:
 )
 async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
     async with runtime(request).db.read() as session:
-        found = await proposals.queue(session, status=query.status, limit=query.limit, offset=query.offset)
+        found = await proposals.queue(
+            session, status=query.status, resource=query.resource, limit=query.limit, offset=query.offset
+        )
     return ProposalQueue.of(found, _url(request))
 
 
 @routes.route(
     "GET",
     "/api/review/proposals/{proposalId}",
-    summary="One document proposal with the section's current text and the objections",
+    summary="One proposal of a topic or a document with the section's current text and the objections",
     tags=TAGS,
     response=ProposalItem,
     access=REVIEWER,
-    errors={404: "Document proposal not found"},
+    errors={404: "Proposal not found"},
 )
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
@@ -59,12 +62,13 @@ async def item(request: web.Request) -> Answer:
 @routes.route(
     "POST",
     "/api/review/proposals/{proposalId}/decide",
-    summary="Decide an objected document proposal once: approve merges it, reject refuses it",
+    summary="Decide an open (pending or objected) proposal once, overriding the agents' votes: approve "
+    "merges it, reject refuses it",
     tags=TAGS,
     body=DecideBody,
     response=Decided,
     access=REVIEWER,
-    errors={404: "Document proposal not found", 409: "Already decided, or not objected"},
+    errors={404: "Proposal not found", 409: "Already decided"},
 )
 async def decide(request: web.Request, body: DecideBody) -> Answer:
     async with runtime(request).db.transaction() as session:

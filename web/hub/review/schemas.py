@@ -1,4 +1,4 @@
-"""Requests and responses of the reviewers' review API: escalations and objected document proposals."""
+"""Requests and responses of the reviewers' review API: escalations and the proposals people decide."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from domain.review import escalations as review_escalations
 from domain.review import proposals as review_proposals
 from domain.review.desk import ProposedChange
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
+from domain.review.proposals import ProposalFilter
 from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
@@ -219,9 +220,16 @@ class Answered(EscalationItem):
 
 
 class ProposalsQuery(Model):
-    status: Literal[
-        "objected", "pending", "approved", "rejected", "expired", "superseded", "withdrawn", "all"
-    ] = "objected"
+    status: ProposalFilter = Field(
+        default=ProposalFilter.OBJECTED,
+        description="A stored status, `open` (pending or objected: what a person may still decide), "
+        "`approved` or `merged` (the same: merged into the resource), or `all`",
+    )
+    resource: ResourceType = Field(
+        default=ResourceType.DOCUMENT,
+        description="Whose proposals: `document` (the default: the proposals an objection pauses for a "
+        "person), `topic` or `all`",
+    )
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 
@@ -285,9 +293,13 @@ class EscalationDetail(EscalationItem):
 class ProposalItem(Exact):
     proposalId: str
     status: str
-    documentId: str
-    documentTitle: str | None
-    documentVersion: int | None
+    resourceType: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT]
+    resourceId: str
+    resourceTitle: str | None = Field(description="The topic's title or the document's name")
+    resourceVersion: int | None
+    documentId: str | None = Field(description="The document's id (null for a topic's proposal)")
+    documentTitle: str | None = Field(description="The document's name (null for a topic's proposal)")
+    documentVersion: int | None = Field(description="The document's version (null for a topic's proposal)")
     baseVersion: int
     sectionId: str
     currentText: str | None = Field(description="The section's body as it reads now")
@@ -308,13 +320,19 @@ class ProposalItem(Exact):
 
 def _item_fields(r: review_proposals.Reviewed, url: Callable[[str], str]) -> dict[str, Any]:
     """A reviewed proposal's fields by wire name; `url` gives a proposal's address from its id."""
-    p, info = r.proposal, r.document
+    p, info = r.proposal, r.resource
+    title, version = (info.title, info.version) if info else (None, None)
+    document = p.resource_type == ResourceType.DOCUMENT
     return {
         "proposalId": p.id,
         "status": p.status,
-        "documentId": p.resource_id,
-        "documentTitle": info.title if info else None,
-        "documentVersion": info.version if info else None,
+        "resourceType": p.resource_type,
+        "resourceId": p.resource_id,
+        "resourceTitle": title,
+        "resourceVersion": version,
+        "documentId": p.resource_id if document else None,
+        "documentTitle": title if document else None,
+        "documentVersion": version if document else None,
         "baseVersion": p.base_version,
         "sectionId": p.section_id,
         "currentText": r.current_text,
@@ -335,7 +353,8 @@ class ProposalQueue(Exact):
     total: int
     limit: int
     offset: int
-    status: str
+    status: ProposalFilter
+    resource: ResourceType
 
     @classmethod
     def of(cls, q: review_proposals.Queue, url: Callable[[str], str]) -> ProposalQueue:
@@ -345,6 +364,7 @@ class ProposalQueue(Exact):
             limit=q.limit,
             offset=q.offset,
             status=q.status,
+            resource=q.resource,
         )
 
 
@@ -357,7 +377,11 @@ class Decided(ProposalItem):
     decision: DecisionField
     note: str
     decidedBy: str
-    eventSequence: int = Field(description="Sequence number of pact.human.resolved on the document's stream")
+    statusBefore: str = Field(
+        description="The proposal's status when the reviewer decided it: objected (paused by an objection) "
+        "or pending (the agents were still voting; the decision overrides their votes)"
+    )
+    eventSequence: int = Field(description="Sequence number of pact.human.resolved on the resource's stream")
 
     @classmethod
     def of_decision(cls, d: review_proposals.Decided, url: Callable[[str], str]) -> Decided:
@@ -366,5 +390,6 @@ class Decided(ProposalItem):
             decision=Decision(d.decision),
             note=d.note,
             decidedBy=d.decided_by,
+            statusBefore=d.status_before,
             eventSequence=d.event_sequence,
         )
