@@ -148,3 +148,36 @@ async def test_an_escalation_about_a_section_shows_what_is_proposed_there_at_bot
         assert "drops the <caveat> we agreed" in await objections.inner_text()
         assert await wider_than_viewport(page) <= 0
         await shot(page, f"reviewer-section-escalation-{width}")
+
+
+async def test_a_reviewer_follows_an_open_proposal_and_decides_it_at_both_widths(
+    browser, live_hub, hub, register, runtime
+):
+    """From the escalation about a section, a person follows a pending proposal's link, reads that her
+    decision overrides the agents' votes, and rejects it with a note (phone width), then approves the other
+    one (desk width); the flash names each."""
+    from tests.pages.test_share_browser import wider_than_viewport  # it imports `shot` from here
+
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    esc, ids = await section_escalation(hub, register)
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    for (width, height), name, decision, flash in (
+        ((390, 844), "short", "Reject", "“Shorten it” rejected."),
+        ((1280, 800), "longer", "Approve (merge the proposed text)", "“Add it” approved."),
+    ):
+        await page.set_viewport_size({"width": width, "height": height})
+        await page.goto(f"{base}/review/escalations/{esc}")
+        await page.get_by_role("link", name="Decide this pending proposal").first.click()
+        await page.wait_for_url(f"{base}/review/proposals/{ids[name]}")
+        form = page.get_by_role("form", name="Your decision")
+        assert "your decision overrides their votes" in await form.inner_text()
+        await form.get_by_label(decision).check()
+        await form.get_by_label("Note").fill(f"Decided at {width} wide.")
+        assert await wider_than_viewport(page) <= 0
+        await shot(page, f"reviewer-pending-proposal-{width}")
+        await form.get_by_role("button", name="Record the decision").click()
+        await page.wait_for_url(f"{base}/review/")
+        assert await page.get_by_role("status").inner_text() == f"Proposal {flash}"
+    await page.goto(f"{base}/review/escalations/{esc}")
+    assert await page.get_by_role("region", name="Proposed on this section, not decided yet").count() == 0
+    assert "The first answer, with its caveat." in await page.locator("#main").inner_text()

@@ -309,3 +309,48 @@ async def test_an_escalation_naming_a_section_shows_the_proposals_open_on_it(hub
     answered = await (await hub.get(f"/review/escalations/{esc}")).text()
     assert "Add the caveat." in answered
     assert "Proposed on this section" not in answered
+
+
+async def test_a_reviewer_decides_a_pending_topic_proposal_from_the_escalation_page(hub, runtime, register):
+    """PACT §9.2 through the pages: the escalation about a section links each proposal open there to its own
+    page, where a person may decide it even while the agents still vote (the page says the decision overrides
+    them); approving merges it, the rival on the section is superseded, and the escalation no longer lists
+    either."""
+    esc, ids = await section_escalation(hub, register)
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    page = await (await hub.get(f"/review/escalations/{esc}")).text()
+    assert f'<a href="/review/proposals/{ids["short"]}">Decide this pending proposal</a>' in page
+    assert f'<a href="/review/proposals/{ids["longer"]}">Decide this pending proposal</a>' in page
+
+    pending = await hub.get(f"/review/proposals/{ids['longer']}")
+    assert pending.status == 200
+    text = await pending.text()
+    assert "<title>Pending proposal" in text
+    assert "Pending proposal on the topic “Topic " in text
+    assert "your decision overrides their votes" in text
+    assert 'action="/review/proposals/' + ids["longer"] + '/decide"' in text
+
+    resp = await hub.post(
+        f"/review/proposals/{ids['longer']}/decide",
+        data={"csrf": csrf, "decision": "approve", "note": "The caveat stays."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303, await resp.text()
+    assert (
+        f'Proposal <a href="/review/proposals/{ids["longer"]}">“Add it”</a> approved.'
+        in await (await hub.get("/review/")).text()
+    )
+    decided = await (await hub.get(f"/review/proposals/{ids['longer']}")).text()
+    assert "This proposal is merged: there is nothing to decide." in decided
+    assert "/decide" not in decided
+    rival = await (await hub.get(f"/review/proposals/{ids['short']}")).text()
+    assert "This proposal is superseded: there is nothing to decide." in rival
+    again = await (await hub.get(f"/review/escalations/{esc}")).text()
+    assert "Proposed on this section" not in again  # nothing open there any more
+    assert "The first answer, with its caveat." in again  # the section as it reads now
+    late = await hub.post(
+        f"/review/proposals/{ids['short']}/decide",
+        data={"csrf": csrf, "decision": "approve", "note": "Too late."},
+    )
+    assert late.status == 409
+    assert "already decided" in await late.text()

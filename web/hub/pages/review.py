@@ -453,19 +453,18 @@ async def _escalation_again(
     return await render(request, "Escalation", body, signed_in, status=status)
 
 
-async def document_proposal(session: Any, proposal_id: str) -> ProposedChange | None:
-    """A document proposal as its decider reads it (the desk decides document proposals; a topic's reach
-    it as escalations)."""
-    change = await queues.proposed_change(session, proposal_id)
-    return change if change is not None and change.resource_type == "document" else None
+async def decidable_proposal(session: Any, proposal_id: str) -> ProposedChange | None:
+    """A proposal of a topic or a document as the person deciding it reads it (PACT §9.2: any proposal)."""
+    return await queues.proposed_change(session, proposal_id)
 
 
 @guarded("reviewer", post=False)
 async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", document_proposal)
+    found = await _load(request, signed_in, "proposal", decidable_proposal)
     if isinstance(found, web.Response):
         return found
-    return await render(request, "Objected proposal", views.proposal(found, signed_in.csrf_token), signed_in)
+    body = views.proposal(found, signed_in.csrf_token)
+    return await render(request, _proposal_title(found), body, signed_in)
 
 
 @guarded("reviewer", post=True)
@@ -505,11 +504,15 @@ async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.Stre
 async def _proposal_again(
     request: web.Request, signed_in: SignedIn, status: int, error: str, form: dict[str, str]
 ) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", document_proposal)
+    found = await _load(request, signed_in, "proposal", decidable_proposal)
     if isinstance(found, web.Response):
         return found
     body = views.proposal(found, signed_in.csrf_token, error=error, form=form)
-    return await render(request, "Objected proposal", body, signed_in, status=status)
+    return await render(request, _proposal_title(found), body, signed_in, status=status)
+
+
+def _proposal_title(change: ProposedChange) -> str:
+    return f"{change.status.capitalize()} proposal"
 
 
 async def _work_item(session: Any, submission_id: str) -> dict[str, Any]:

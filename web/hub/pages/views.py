@@ -1,4 +1,4 @@
-"""The review desk's HTML: the sign-in form, the queue, one escalation, one objected proposal, one deferred
+"""The review desk's HTML: the sign-in form, the queue, one escalation, one proposal, one deferred
 work submission, and the message pages. Every value goes through `h`/`esc` (web/kernel/html.py)."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def sign_in(
     return h(
         """<h1>Sign in to the review desk</h1>
 {messages}
-<p>Reviewers answer escalations and decide objected document proposals; curators decide deferred work.
+<p>Reviewers answer escalations and decide proposals; curators decide deferred work.
 Sign in once with the staff key your operator gave you (<code>staff_sk_…</code>); the desk then keeps you
 signed in for a working day, or until you sign out.</p>
 <form method="post" action="/review/sign-in" class="decision" aria-labelledby="sign-in-heading">
@@ -674,13 +674,10 @@ def _open_on_section(proposals: Sequence[ProposedChange]) -> Markup:
         return Markup("")
     items = []
     for i, change in enumerate(proposals, start=1):
-        decide = (
-            h(
-                '<p><a href="/review/proposals/{id}">Decide this objected proposal</a></p>',
-                id=change.proposal_id,
-            )
-            if change.status == "objected" and change.resource_type == "document"
-            else Markup("")
+        decide = h(
+            '<p><a href="/review/proposals/{id}">Decide this {status} proposal</a></p>',
+            id=change.proposal_id,
+            status=change.status,
         )
         items.append(
             h(
@@ -712,22 +709,31 @@ say what you favour, and why.</p>
     )
 
 
-# --- one objected proposal ------------------------------------------------------------------------------
+# --- one proposal ---------------------------------------------------------------------------------------
+
+# What a reviewer is told above the decision form, by the proposal's status.
+_DECIDING = {
+    "objected": "An objection paused this proposal: it waits for a person's decision.",
+    "pending": "The agents are still voting on this proposal. A person may decide it now (PACT §9.2): your "
+    "decision overrides their votes, and they read it with your note on the {kind}'s event stream.",
+}
 
 
 def proposal(
     p: ProposedChange, csrf: str, *, error: str | None = None, form: dict[str, str] | None = None
 ) -> Markup:
     form = form or {}
-    if p.status == "objected":
+    if p.status in _DECIDING:
         action = h(
             """<form method="post" action="/review/proposals/{id}/decide" class="decision"
  aria-labelledby="decide-heading">
 <h2 id="decide-heading">Your decision</h2>
+<p>{why}</p>
 {csrf}{radios}{note}
 <button type="submit">Record the decision</button>
 </form>""",
             id=p.proposal_id,
+            why=_DECIDING[p.status].format(kind=p.resource_type),
             csrf=csrf_field(csrf),
             radios=_radios(
                 "decision",
@@ -751,12 +757,14 @@ def proposal(
         )
     return h(
         """<p><a href="/review/">← Back to the queue</a></p>
-<h1>Objected proposal on {doc}</h1>
+<h1>{status} proposal on the {kind} “{title}”</h1>
 {messages}
 {facts}
 {changes}
 {action}""",
-        doc=p.resource_title or p.resource_id,
+        status=p.status.capitalize(),
+        kind=p.resource_type,
+        title=p.resource_title or p.resource_id,
         messages=messages(error=error),
         facts=_facts(changes.facts(p)),
         changes=changes.change_sections(p),
