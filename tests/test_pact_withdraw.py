@@ -21,6 +21,7 @@ from tests.conftest import eventually
 from tests.consensus_helpers import balance, content, open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
 from tests.pages.support import sign_in, staff_key
+from tests.review.support import asked_about_a_human_only_proposal
 from tests.test_mcp import call, connect, text_of
 
 MISSING = "00000000-0000-4000-8000-000000000000"
@@ -184,18 +185,9 @@ async def test_authors_of_withdrawn_proposals_are_not_counted_as_the_topics_prop
 async def test_withdrawing_a_human_only_proposal_closes_the_escalation_its_policy_raised(
     hub, register, runtime, reviewer, hook
 ):
-    topic_id, (author, b, _c) = await open_topic(hub, register, approvalPolicy="human-only")
-    made = await propose(hub, topic_id, author, newContent="Waiting for a person.")
-    resp = await hub.post(
-        f"/api/pact/{topic_id}/escalate",
-        headers=b["headers"],
-        json={"question": "Is this one sourced?", "proposalId": made["id"]},
-    )
-    assert resp.status == 201, await resp.text()
-    asked = await resp.json()  # an agent's question about the proposal: not the policy's, stays open
-    queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
-    [policy] = [e for e in queue["escalations"] if e["escalationId"] != asked["escalationId"]]
-    assert policy["proposal"]["proposalId"] == made["id"]
+    setup = await asked_about_a_human_only_proposal(hub, register, reviewer)
+    topic_id, author, made, policy = setup["topic_id"], setup["author"], setup["proposal"], setup["raised"]
+    asked = {"escalationId": setup["asked"]}  # an agent's question about the proposal: stays open
 
     await withdraw(hub, f"/api/pact/{topic_id}/proposals/{made['id']}", author["headers"])
 

@@ -52,3 +52,24 @@ async def audit_ops(runtime: Any, entity_id: str) -> list[tuple[str, str | None]
             )
         ).all()
     return [(op, actor) for op, actor in rows]
+
+
+async def asked_about_a_human_only_proposal(hub: Any, register: Any, reviewer: dict) -> dict[str, Any]:
+    """A human-only topic: its author proposes (the policy raises an escalation naming the proposal) and
+    another agent asks about the proposal itself. The topic id, the author, the proposal, the agent's
+    question's id and the policy's escalation as the reviewers' queue lists it."""
+    from tests.consensus_helpers import open_topic, propose
+
+    topic_id, (author, asker, _third) = await open_topic(hub, register, approvalPolicy="human-only")
+    made = await propose(hub, topic_id, author, newContent="Waiting for a person.")
+    resp = await hub.post(
+        f"/api/pact/{topic_id}/escalate",
+        headers=asker["headers"],
+        json={"question": "Is this one sourced?", "proposalId": made["id"]},
+    )
+    assert resp.status == 201, await resp.text()
+    asked = (await resp.json())["escalationId"]
+    queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
+    [raised] = [e for e in queue["escalations"] if e["escalationId"] != asked]
+    assert raised["proposal"]["proposalId"] == made["id"]
+    return {"topic_id": topic_id, "author": author, "proposal": made, "asked": asked, "raised": raised}

@@ -11,7 +11,13 @@ import asyncio
 
 from tests.axiom_helpers import staff_headers
 from tests.consensus_helpers import content, event_types, open_topic, propose, vote
-from tests.review.support import audit_ops, doc_events, doc_object, doc_propose
+from tests.review.support import (
+    asked_about_a_human_only_proposal,
+    audit_ops,
+    doc_events,
+    doc_object,
+    doc_propose,
+)
 from tests.test_event_chain import assert_chained
 from tests.test_event_fields import all_events
 
@@ -264,17 +270,9 @@ async def test_a_reviewer_lists_and_decides_a_topics_proposals(hub, register, ru
 async def test_deciding_a_human_only_proposal_closes_the_escalation_its_policy_raised(
     hub, register, runtime, reviewer
 ):
-    topic_id, (author, b, _c) = await open_topic(hub, register, approvalPolicy="human-only")
-    made = await propose(hub, topic_id, author, newContent="Waiting for a person.")
-    resp = await hub.post(
-        f"/api/pact/{topic_id}/escalate",
-        headers=b["headers"],
-        json={"question": "Is this one sourced?", "proposalId": made["id"]},
-    )
-    assert resp.status == 201, await resp.text()
-    asked = (await resp.json())["escalationId"]  # an agent's own question: stays open for its answer
-    queue = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
-    [raised] = [e["escalationId"] for e in queue["escalations"] if e["escalationId"] != asked]
+    setup = await asked_about_a_human_only_proposal(hub, register, reviewer)
+    topic_id, made, asked = setup["topic_id"], setup["proposal"], setup["asked"]
+    raised = setup["raised"]["escalationId"]  # the agent's own question stays open for its answer
 
     await decide(hub, reviewer, made["id"], decision="reject", note="Not sourced.")
     open_now = await (await hub.get("/api/review/escalations", headers=reviewer)).json()
