@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, and_, func, select
@@ -59,8 +59,9 @@ class EscalationRow:
 class ProposalRow:
     proposal_id: str
     status: str
-    document_id: str
-    document_title: str | None
+    resource_type: str
+    resource_id: str
+    resource_title: str | None
     section_id: str
     summary: str
     author: str
@@ -77,12 +78,19 @@ def shows_escalations(filters: Filters) -> bool:
 
 
 def shows_proposals(filters: Filters) -> bool:
-    """Proposals are document proposals, without a priority."""
+    """Proposals have no priority; the ones waiting are document proposals (a topic's proposal reaches the
+    desk as an escalation), the decided ones are of either resource."""
     return (
         filters.kind in (DeskKind.ALL, DeskKind.PROPOSAL)
         and filters.priority is None
-        and filters.resource is not ResourceType.TOPIC
+        and not (filters.resource is ResourceType.TOPIC and filters.status is DeskStatus.OPEN)
     )
+
+
+def _types(resource: ResourceType, *within: str) -> tuple[str, ...]:
+    """The resource types a filter selects, among `within` (both when none is given)."""
+    within = within or resources.SOURCES
+    return within if resource is ResourceType.ALL else tuple(t for t in within if t == resource.value)
 
 
 def shows_work(filters: Filters) -> bool:
@@ -158,23 +166,30 @@ async def _objection_counts(session: AsyncSession, ids: Sequence[str]) -> dict[s
 async def proposal_page(
     session: AsyncSession, filters: Filters, *, offset: int, limit: int = PAGE_SIZE
 ) -> Page[ProposalRow]:
-    """Document proposals: objected ones oldest first; those people decided (on the desk, through the
-    review API or a share link) newest decision first."""
+    """Objected document proposals oldest first; proposals of topics and documents people decided (on the
+    desk, through the review API or a share link) newest decision first."""
     if filters.status is DeskStatus.OPEN:
-        return await _objected(session, offset, limit)
+        return await _objected(session, filters.resource, offset, limit)
     if filters.status is DeskStatus.ALL:
         # Everything a person may have to do with: the objected ones, then the decided ones.
-        objected = await _objected(session, offset, limit)
-        decided_total = await _decided_total(session)
+        objected = await _objected(session, filters.resource, offset, limit)
+        decided_total = await _decided_total(session, filters.resource)
         if len(objected.items) == limit:
             return Page(objected.items, objected.total + decided_total, offset, limit)
-        rest = await _decided(session, max(0, offset - objected.total), limit - len(objected.items))
+        rest = await _decided(
+            session, filters.resource, max(0, offset - objected.total), limit - len(objected.items)
+        )
         return Page(objected.items + rest.items, objected.total + decided_total, offset, limit)
-    return await _decided(session, offset, limit)
+    return await _decided(session, filters.resource, offset, limit)
 
 
-async def _objected(session: AsyncSession, offset: int, limit: int) -> Page[ProposalRow]:
-    where = and_(Proposal.resource_type == "document", Proposal.status == "objected")
+async def _objected(
+    session: AsyncSession, resource: ResourceType, offset: int, limit: int
+) -> Page[ProposalRow]:
+    types = _types(resource, "document")
+    if not types:
+        return Page((), 0, offset, limit)
+    where = and_(Proposal.resource_type.in_(types), Proposal.status == "objected")
     total = int(await session.scalar(select(func.count()).select_from(Proposal).where(where)) or 0)
     rows = (
         await session.scalars(
@@ -187,46 +202,57 @@ async def _objected(session: AsyncSession, offset: int, limit: int) -> Page[Prop
     ).all()
     titles = await resources.infos(session, {(p.resource_type, p.resource_id) for p in rows})
     counts = await _objection_counts(session, [p.id for p in rows])
-    items = tuple(
-        ProposalRow(
-            proposal_id=p.id,
-            status=p.status,
-            document_id=p.resource_id,
-            document_title=(info.title if (info := titles.get((p.resource_type, p.resource_id))) else None),
-            section_id=p.section_id,
-            summary=p.summary,
-            author=p.author_name or p.author_id,
-            objections=counts.get(p.id, 0),
-            created_at=p.created_at,
-        )
-        for p in rows
-    )
+    items = tuple(_proposal_row(p, titles, counts) for p in rows)
     return Page(items, total, offset, limit)
 
 
-def _decisions() -> ColumnElement[bool]:
-    return and_(AuditEntry.entity_type == "proposal", AuditEntry.op.in_(PROPOSAL_DECISION_OPS))
+def _proposal_row(
+    p: Proposal, titles: dict[tuple[str, str], resources.Info], counts: dict[str, int]
+) -> ProposalRow:
+    info = titles.get((p.resource_type, p.resource_id))
+    return ProposalRow(
+        proposal_id=p.id,
+        status=p.status,
+        resource_type=p.resource_type,
+        resource_id=p.resource_id,
+        resource_title=info.title if info else None,
+        section_id=p.section_id,
+        summary=p.summary,
+        author=p.author_name or p.author_id,
+        objections=counts.get(p.id, 0),
+        created_at=p.created_at,
+    )
 
 
-async def _decided_total(session: AsyncSession) -> int:
+def _decisions(resource: ResourceType) -> ColumnElement[bool]:
+    return and_(
+        AuditEntry.entity_type == "proposal",
+        AuditEntry.op.in_(PROPOSAL_DECISION_OPS),
+        Proposal.resource_type.in_(_types(resource)),
+    )
+
+
+async def _decided_total(session: AsyncSession, resource: ResourceType) -> int:
     stmt = (
         select(func.count())
         .select_from(AuditEntry)
         .join(Proposal, Proposal.id == AuditEntry.entity_id)
-        .where(_decisions(), Proposal.resource_type == "document")
+        .where(_decisions(resource))
     )
     return int(await session.scalar(stmt) or 0)
 
 
-async def _decided(session: AsyncSession, offset: int, limit: int) -> Page[ProposalRow]:
-    total = await _decided_total(session)
+async def _decided(
+    session: AsyncSession, resource: ResourceType, offset: int, limit: int
+) -> Page[ProposalRow]:
+    total = await _decided_total(session, resource)
     rows = (
         (
             await session.execute(
                 select(Proposal, AuditEntry, StaffKey.name)
                 .join(AuditEntry, AuditEntry.entity_id == Proposal.id)
                 .outerjoin(StaffKey, StaffKey.id == AuditEntry.actor_id)
-                .where(_decisions(), Proposal.resource_type == "document")
+                .where(_decisions(resource))
                 .order_by(AuditEntry.id.desc())
                 .limit(limit)
                 .offset(offset)
@@ -242,18 +268,9 @@ async def _decided(session: AsyncSession, offset: int, limit: int) -> Page[Propo
         after = _json(entry.after_json)
         decision = after.get("decision") or entry.op.rsplit(".", 1)[-1]
         by = staff_name or after.get("reviewer") or after.get("decidedBy")
-        info = titles.get((p.resource_type, p.resource_id))
         items.append(
-            ProposalRow(
-                proposal_id=p.id,
-                status=p.status,
-                document_id=p.resource_id,
-                document_title=info.title if info else None,
-                section_id=p.section_id,
-                summary=p.summary,
-                author=p.author_name or p.author_id,
-                objections=counts.get(p.id, 0),
-                created_at=p.created_at,
+            replace(
+                _proposal_row(p, titles, counts),
                 decision=str(decision),
                 decided_by=str(by) if by else None,
                 decided_at=entry.created_at,

@@ -354,3 +354,17 @@ async def test_a_reviewer_decides_a_pending_topic_proposal_from_the_escalation_p
     )
     assert late.status == 409
     assert "already decided" in await late.text()
+
+    # The history shows what the person decided, on a topic as on a document, and filters by resource.
+    from tests.pages.test_review_desk_lists import questions
+
+    history = await (await hub.get("/review/history")).text()
+    assert questions(history, "proposals") == ["Add it"]
+    assert ">topic: Topic " in history
+    assert "The caveat stays." in history
+    assert questions(await (await hub.get("/review/history?resource=topic")).text(), "proposals") == [
+        "Add it"
+    ]
+    assert questions(await (await hub.get("/review/history?resource=document")).text(), "proposals") == []
+    waiting_topics = await (await hub.get("/review/?resource=topic&kind=proposal")).text()
+    assert "Objected document proposals" not in waiting_topics  # a topic's reach the desk as escalations

@@ -324,7 +324,7 @@ def _proposal_rows(rows: Iterable[ProposalRow], waiting: bool) -> list[Markup]:
                     '<tr><th scope="row">{link}</th><td>{doc}</td><td><code>{section}</code></td>'
                     "<td>{author}</td><td>{objections}</td><td>{at}</td></tr>",
                     link=link,
-                    doc=p.document_title or p.document_id,
+                    doc=p.resource_title or p.resource_id,
                     section=p.section_id,
                     author=p.author,
                     objections=p.objections,
@@ -338,7 +338,7 @@ def _proposal_rows(rows: Iterable[ProposalRow], waiting: bool) -> list[Markup]:
                     '<tr><th scope="row">{link}</th><td>{doc}</td><td>{decision}</td><td>{note}</td>'
                     "<td>{by}</td><td>{at}</td></tr>",
                     link=link,
-                    doc=p.document_title or p.document_id,
+                    doc=h("{kind}: {title}", kind=p.resource_type, title=p.resource_title or p.resource_id),
                     decision=decision or f"waiting ({p.status})",
                     note=_clip(p.note, 100),
                     by=p.decided_by,
@@ -416,13 +416,13 @@ def queue(
         proposal_headers = (
             ("summary", "document", "section", "proposed by", "objections", "proposed")
             if waiting
-            else ("summary", "document", "decision", "note", "by", "when")
+            else ("summary", "on", "decision", "note", "by", "when")
         )
         parts.append(
             h(
                 '<section aria-labelledby="proposals"><h2 id="proposals">{title}</h2>{count}{table}{pager}'
                 "</section>",
-                title="Objected document proposals" if waiting else "Document proposals people decided",
+                title="Objected document proposals" if waiting else "Proposals people decided",
                 count=_count(proposals, "objected proposal" if waiting else "proposal", waiting),
                 table=_table(
                     "Proposals paused by an objection, oldest first"
