@@ -4,6 +4,12 @@ json.loads), then imports it into a fresh database, and prints both rates (instr
 import's peak memory (the process's maximum resident set size, checked against --memory-mb).
 
     .venv/bin/python -m bench.legislation_import [--size-mb 50] [--db sqlite+aiosqlite:///…] [--keep PATH]
+        [--update]
+
+`--update` then imports a newer compilation of every instrument over the first (a later date, one
+sentence changed in every section), the path of a corpus refresh: each instrument replaced, its old
+compilation kept as a version and its changed sections marked amended; it prints that rate and its ratio
+to the first import's, measured in the same run.
 
 The issue's measure is a 1 GB corpus within 300 MB: `--size-mb 1000` (minutes on SQLite). By default the
 database is a fresh SQLite file in a temporary folder; a PostgreSQL URL (an empty database) may be given.
@@ -32,24 +38,27 @@ _PARAGRAPH = (
 )
 
 
-def _text(n: int, sections: int) -> str:
+def _text(n: int, sections: int, *, days: int = 0) -> str:
     lines = [f"Synthetic Widget Number {n} Act 2031", "Part 1—Preliminary"]
     for s in range(1, sections + 1):
         lines += [
             f"{s}\tInvented provision {s}",
-            f"(1) {_PARAGRAPH.format(n=n, d=s)}",
+            f"(1) {_PARAGRAPH.format(n=n, d=s + days)}",
             "(2) The keeper must:",
         ]
         lines += ["(a) count the widgets; and", "(b) keep the count for seven years."]
     return "\n".join(lines)
 
 
-def write_corpus(path: Path, size_bytes: int, sections: int) -> int:
-    """Invented records until the file reaches size_bytes; the number written."""
+def write_corpus(
+    path: Path, size_bytes: int, sections: int, *, count: int | None = None, newer: bool = False
+) -> int:
+    """Invented records until the file reaches size_bytes (or `count` of them); the number written. A
+    `newer` corpus is a later compilation of the same instruments: a later date, every section changed."""
     n = 0
     written = 0
     with path.open("w", encoding="utf-8") as out:
-        while written < size_bytes:
+        while (written < size_bytes) if count is None else (n < count):
             record = {
                 "version_id": f"synthetic-{n}",
                 "type": "primary_legislation" if n % 10 else "secondary_legislation",
@@ -57,7 +66,8 @@ def write_corpus(path: Path, size_bytes: int, sections: int) -> int:
                 "source": "federal_register_of_legislation",
                 "citation": f"Synthetic Widget Number {n} Act 2031 (Cth)",
                 "url": f"https://legislation.example/{n}",
-                "text": _text(n, sections),
+                "date": "2032-07-01" if newer else "2031-07-01",
+                "text": _text(n, sections, days=7 if newer else 0),
             }
             line = json.dumps(record) + "\n"
             out.write(line)
@@ -132,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
         help="index each section as it is written, as an ordinary ingest does (the bulk path's baseline)",
     )
     parser.add_argument("--memory-mb", type=float, default=300.0, help="the memory bound to check")
+    parser.add_argument(
+        "--update", action="store_true", help="then import a newer compilation of every instrument over it"
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="concord-legis-bench-") as tmp:
         path = args.keep or Path(tmp) / "corpus.jsonl"
@@ -158,6 +171,20 @@ def main(argv: list[str] | None = None) -> int:
             f"the rows alone: {progress.records / writing:.1f} instruments/s, {size_mb / writing:.3f} MB/s"
         )
         print(f"peak memory: {peak:.0f} MB (before the import {base:.0f} MB; bound {args.memory_mb:.0f} MB)")
+        if args.update:
+            newer = Path(tmp) / "newer.jsonl"
+            write_corpus(newer, 0, args.sections, count=written, newer=True)
+            first_rate = progress.records / seconds
+            started = time.perf_counter()
+            again = asyncio.run(run_import(url, newer, args.batch, bulk=not args.per_row_index))
+            seconds = time.perf_counter() - started
+            rate = again.records / seconds
+            print(
+                f"re-import, every instrument replaced: {rate:.1f} instruments/s "
+                f"({again.updated} updated, {seconds:.1f} s), {rate / first_rate:.2f}x the first import's"
+            )
+            peak = peak_mb()
+            print(f"peak memory after both: {peak:.0f} MB")
         return 0 if peak <= args.memory_mb else 1
 
 
