@@ -87,12 +87,6 @@ def shows_proposals(filters: Filters) -> bool:
     )
 
 
-def _types(resource: ResourceType, *within: str) -> tuple[str, ...]:
-    """The resource types a filter selects, among `within` (both when none is given)."""
-    within = within or resources.SOURCES
-    return within if resource is ResourceType.ALL else tuple(t for t in within if t == resource.value)
-
-
 def shows_work(filters: Filters) -> bool:
     return (
         filters.kind in (DeskKind.ALL, DeskKind.WORK)
@@ -186,7 +180,7 @@ async def proposal_page(
 async def _objected(
     session: AsyncSession, resource: ResourceType, offset: int, limit: int
 ) -> Page[ProposalRow]:
-    types = _types(resource, "document")
+    types = [t for t in resource.types() if t == ResourceType.DOCUMENT]  # topics' reach it as escalations
     if not types:
         return Page((), 0, offset, limit)
     where = and_(Proposal.resource_type.in_(types), Proposal.status == "objected")
@@ -228,7 +222,7 @@ def _decisions(resource: ResourceType) -> ColumnElement[bool]:
     return and_(
         AuditEntry.entity_type == "proposal",
         AuditEntry.op.in_(PROPOSAL_DECISION_OPS),
-        Proposal.resource_type.in_(_types(resource)),
+        Proposal.resource_type.in_(resource.types()),
     )
 
 

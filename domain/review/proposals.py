@@ -97,8 +97,7 @@ async def queue(
 ) -> Queue:
     """Proposals by status (objected by default) and resource type (documents by default: the proposals an
     objection paused for a person), oldest first, with their context."""
-    types = resources.SOURCES if resource is ResourceType.ALL else (resource.value,)
-    stmt = select(Proposal).where(Proposal.resource_type.in_(types))
+    stmt = select(Proposal).where(Proposal.resource_type.in_(resource.types()))
     if status is not ProposalFilter.ALL:
         stmt = stmt.where(Proposal.status.in_(_MATCHES.get(status, (status.value,))))
     total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
@@ -176,8 +175,8 @@ async def decide(
         resource_type=rt,
         resource_id=rid,
         proposal_ids=[decided_proposal.id],
-        reason=f"proposal {decided_proposal.id} was {decided_proposal.status} by {reviewer.name} on the "
-        "proposal desk: there is nothing left to decide",
+        reason=f"proposal {decided_proposal.id} was {decided_proposal.status} by {reviewer.name}, a "
+        "reviewer: there is nothing left to decide",
     )
     audit.record(
         session,

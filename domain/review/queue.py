@@ -59,6 +59,12 @@ class ResourceType(StrEnum):
     TOPIC = "topic"
     DOCUMENT = "document"
 
+    def types(self) -> tuple[str, ...]:
+        """The stored resource types this filter selects."""
+        if self is ResourceType.ALL:
+            return tuple(t.value for t in ResourceType if t is not ResourceType.ALL)
+        return (self.value,)
+
 
 @dataclass(frozen=True)
 class Filters:

@@ -18,12 +18,13 @@ from domain.documents.proposals import DocumentResource
 from domain.kernel import events
 from domain.kernel.context import Context
 from domain.kernel.errors import NotFound
+from domain.review.queue import ResourceType
 from domain.topics import lifecycle as topic_lifecycle
 from domain.topics.consensus import POLICY as TOPIC_POLICY
 from domain.topics.consensus import TopicResource
 from domain.topics.models import Topic
 
-SOURCES = ("topic", "document")
+SOURCES = ResourceType.ALL.types()  # ("topic", "document")
 # pact-notes §7: a person's resolution of an escalation (or of a paused proposal) is `pact.human.resolved`.
 RESOLVED_EVENT = "pact.human.resolved"
 
