@@ -3,7 +3,6 @@ work submission, and the message pages. Every value goes through `h`/`esc` (web/
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -12,7 +11,7 @@ from domain.consensus.models import EscalationPriority
 from domain.people.staff_sessions import SignedIn
 from domain.review.desk import Counts, EscalationRow, ProposalRow, ProposedChange, WorkRow
 from domain.review.queue import DESK_STATUSES, DeskKind, DeskStatus, Filters, Page, ResourceType
-from web.hub.pages import changes
+from web.hub.pages import blocks, changes
 from web.hub.pages.session import Flash
 from web.kernel.html import Markup, esc, h, join, when
 
@@ -126,41 +125,6 @@ _STATUS_LABEL = {
 }
 
 
-_CELL = re.compile(r"<t[dh](?=[\s>])")
-
-
-def _labelled(row: Markup, headers: Sequence[str]) -> Markup:
-    """The row with each cell labelled by its column's header (`data-label`), which a phone's layout shows
-    beside the value once the table is stacked (cell values are escaped, so every `<td`/`<th` is a cell)."""
-    names = iter(headers)
-
-    def label(found: re.Match[str]) -> str:
-        name = next(names, "")
-        return f'{found.group(0)} data-label="{esc(name)}"' if name else found.group(0)
-
-    return Markup(_CELL.sub(label, row))
-
-
-def _table(caption: str, headers: Sequence[str], rows: list[Markup]) -> Markup:
-    """A table in a scroll container of its own; on a phone its rows are stacked, each cell labelled, so
-    the page never scrolls sideways."""
-    if not rows:
-        return Markup("")
-    return h(
-        '<div class="scroll" role="region" tabindex="0" aria-label="{caption}">'
-        '<table class="stack"><caption>{caption}</caption><thead><tr>{headers}</tr></thead>'
-        "<tbody>{rows}</tbody></table></div>",
-        caption=caption,
-        headers=join(h('<th scope="col">{c}</th>', c=c) for c in headers),
-        rows=join(_labelled(row, headers) for row in rows),
-    )
-
-
-def _clip(text: str | None, size: int = 140) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= size else text[: size - 1] + "…"
-
-
 def filter_query(filters: Filters, **extra: int) -> dict[str, str]:
     query = {
         "kind": filters.kind.value,
@@ -268,7 +232,7 @@ def _escalation_rows(rows: Iterable[EscalationRow], waiting: bool) -> list[Marku
         link = h(
             '<a href="/review/escalations/{id}">{question}</a>',
             id=e.escalation_id,
-            question=_clip(e.question),
+            question=blocks.clip(e.question),
         )
         source = h("{source}: {title}", source=e.resource_type, title=e.resource_title or e.resource_id)
         if waiting:
@@ -295,7 +259,7 @@ def _escalation_rows(rows: Iterable[EscalationRow], waiting: bool) -> list[Marku
                     status=e.status.value,
                     priority=priority_badge(e.priority),
                     source=source,
-                    answer=_clip(e.answer, 100),
+                    answer=blocks.clip(e.answer, 100),
                     decision=_decision_text(e.decision) or ("—" if e.answer is not None else ""),
                     by=e.answered_by,
                     at=when(e.answered_at.isoformat() if e.answered_at else None),
@@ -316,7 +280,7 @@ def _proposal_rows(rows: Iterable[ProposalRow], waiting: bool) -> list[Markup]:
         link = h(
             '<a href="/review/proposals/{id}">{summary}</a>',
             id=p.proposal_id,
-            summary=_clip(p.summary) or "(no summary)",
+            summary=blocks.clip(p.summary) or "(no summary)",
         )
         if waiting:
             out.append(
@@ -340,7 +304,7 @@ def _proposal_rows(rows: Iterable[ProposalRow], waiting: bool) -> list[Markup]:
                     link=link,
                     doc=h("{kind}: {title}", kind=p.resource_type, title=p.resource_title or p.resource_id),
                     decision=decision or f"waiting ({p.status})",
-                    note=_clip(p.note, 100),
+                    note=blocks.clip(p.note, 100),
                     by=p.decided_by,
                     at=when(p.decided_at.isoformat() if p.decided_at else None),
                 )
@@ -358,7 +322,7 @@ def _work_rows(submissions: Iterable[Mapping[str, Any]]) -> list[Markup]:
                 '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{retailer}</td>'
                 "<td>{price}</td><td>{why}</td><td>{agent}</td><td>{at}</td></tr>",
                 id=s["submissionId"],
-                product=_clip(str(obs.get("productName") or s["submissionId"]), 80),
+                product=blocks.clip(str(obs.get("productName") or s["submissionId"]), 80),
                 retailer=(s["retailer"] or {}).get("name") or obs.get("retailerSlug") or "",
                 price=_money(obs.get("priceCents")),
                 why=", ".join(deferring) or "see the checks",
@@ -408,7 +372,7 @@ def queue(
                 "{count}{table}{pager}</section>",
                 title=title,
                 count=_count(escalations, "escalation", waiting),
-                table=_table(caption, headers, _escalation_rows(escalations.items, waiting)),
+                table=blocks.table(caption, headers, _escalation_rows(escalations.items, waiting)),
                 pager=_pager(action, filters, escalations, "escalations"),
             )
         )
@@ -424,7 +388,7 @@ def queue(
                 "</section>",
                 title="Objected document proposals" if waiting else "Proposals people decided",
                 count=_count(proposals, "objected proposal" if waiting else "proposal", waiting),
-                table=_table(
+                table=blocks.table(
                     "Proposals paused by an objection, oldest first"
                     if waiting
                     else "Proposals, latest decision first",
@@ -440,7 +404,7 @@ def queue(
                 '<section aria-labelledby="work"><h2 id="work">Deferred work submissions</h2>{count}{table}'
                 "{pager}</section>",
                 count=_count(work, "deferred submission", True),
-                table=_table(
+                table=blocks.table(
                     "Observations the validator passed to a curator, oldest first",
                     ("product", "retailer", "price", "deferred because", "agent", "submitted"),
                     _work_rows(work.items),
@@ -454,10 +418,10 @@ def queue(
                 '<tr><th scope="row"><a href="/review/work/{id}">{product}</a></th><td>{agent}</td>'
                 "<td>{status}</td><td>{note}</td><td>{by}</td><td>{at}</td></tr>",
                 id=w.submission_id,
-                product=_clip(w.product, 80),
+                product=blocks.clip(w.product, 80),
                 agent=w.agent,
                 status=w.status,
-                note=_clip(w.note, 100),
+                note=blocks.clip(w.note, 100),
                 by=w.decided_by,
                 at=when(w.decided_at.isoformat() if w.decided_at else None),
             )
@@ -468,7 +432,7 @@ def queue(
                 '<section aria-labelledby="work"><h2 id="work">Work submissions curators decided</h2>{count}'
                 "{table}{pager}</section>",
                 count=_count(decided_work, "submission", False),
-                table=_table(
+                table=blocks.table(
                     "Observations, latest decision first",
                     ("product", "agent", "decision", "note", "by", "when"),
                     rows,
@@ -492,13 +456,6 @@ def _money(cents: Any) -> str:
     if isinstance(cents, int) and not isinstance(cents, bool):
         return f"{cents / 100:,.2f}"
     return ""
-
-
-def _facts(pairs: Iterable[tuple[str, Any]]) -> Markup:
-    return h(
-        '<dl class="facts">{items}</dl>',
-        items=join(h("<dt>{k}</dt><dd>{v}</dd>", k=k, v=v) for k, v in pairs if v not in (None, "")),
-    )
 
 
 def _textarea(name: str, label: str, value: str, *, required: bool, maxlength: int, hint: str) -> Markup:
@@ -564,7 +521,7 @@ def escalation(
             """<section aria-labelledby="proposal"><h2 id="proposal">The proposal it names</h2>
 {facts}</section>
 {changes}""",
-            facts=_facts(changes.facts(change)),
+            facts=blocks.facts(changes.facts(change)),
             changes=changes.change_sections(change),
         )
     if e["answer"] is not None:
@@ -649,7 +606,7 @@ def escalation(
         source=e["source"],
         messages=messages(error=error),
         question=e["question"],
-        facts=_facts(
+        facts=blocks.facts(
             [
                 ("Status", e["status"]),
                 (e["source"].capitalize(), e["resourceTitle"] or e["resourceId"]),
@@ -687,7 +644,7 @@ def _open_on_section(proposals: Sequence[ProposedChange]) -> Markup:
                 i=str(i),
                 summary=change.summary,
                 author=change.author,
-                facts=_facts(
+                facts=blocks.facts(
                     [
                         ("Status", change.status),
                         ("Proposed", when(change.created_at.isoformat())),
@@ -766,7 +723,7 @@ def proposal(
         kind=p.resource_type,
         title=p.resource_title or p.resource_id,
         messages=messages(error=error),
-        facts=_facts(changes.facts(p)),
+        facts=blocks.facts(changes.facts(p)),
         changes=changes.change_sections(p),
         action=action,
     )
@@ -829,7 +786,7 @@ def work(
     form = form or {}
     obs = s["submission"] if isinstance(s["submission"], dict) else {}
     retailer = s["retailer"] or {}
-    checks = _table(
+    checks = blocks.table(
         "The validator's checks",
         ("check", "result", "code", "detail"),
         [
@@ -844,7 +801,7 @@ def work(
             for c in s["checks"]
         ],
     )
-    observed = _table(
+    observed = blocks.table(
         "The observation as submitted",
         ("field", "value"),
         [
@@ -910,7 +867,7 @@ def work(
 {action}""",
         product=obs.get("productName") or s["submissionId"],
         messages=messages(error=error),
-        facts=_facts(
+        facts=blocks.facts(
             [
                 ("Status", s["status"]),
                 ("Product page", _product_link(obs.get("productUrl"))),

@@ -1,0 +1,51 @@
+"""Blocks the review desk's pages share: a table that stacks on a phone with each cell labelled, a list of
+facts, a clipped line of text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from web.kernel.html import Markup, esc, h, join
+
+_CELL = re.compile(r"<t[dh](?=[\s>])")
+
+
+def labelled(row: Markup, headers: Sequence[str]) -> Markup:
+    """The row with each cell labelled by its column's header (`data-label`), which a phone's layout shows
+    beside the value once the table is stacked (cell values are escaped, so every `<td`/`<th` is a cell)."""
+    names = iter(headers)
+
+    def label(found: re.Match[str]) -> str:
+        name = next(names, "")
+        return f'{found.group(0)} data-label="{esc(name)}"' if name else found.group(0)
+
+    return Markup(_CELL.sub(label, row))
+
+
+def table(caption: str, headers: Sequence[str], rows: list[Markup]) -> Markup:
+    """A table in a scroll container of its own; on a phone its rows are stacked, each cell labelled, so
+    the page never scrolls sideways."""
+    if not rows:
+        return Markup("")
+    return h(
+        '<div class="scroll" role="region" tabindex="0" aria-label="{caption}">'
+        '<table class="stack"><caption>{caption}</caption><thead><tr>{headers}</tr></thead>'
+        "<tbody>{rows}</tbody></table></div>",
+        caption=caption,
+        headers=join(h('<th scope="col">{c}</th>', c=c) for c in headers),
+        rows=join(labelled(row, headers) for row in rows),
+    )
+
+
+def clip(text: str | None, size: int = 140) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= size else text[: size - 1] + "…"
+
+
+def facts(pairs: Iterable[tuple[str, Any]]) -> Markup:
+    return h(
+        '<dl class="facts">{items}</dl>',
+        items=join(h("<dt>{k}</dt><dd>{v}</dd>", k=k, v=v) for k, v in pairs if v not in (None, "")),
+    )
