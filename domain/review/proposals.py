@@ -48,7 +48,8 @@ _MATCHES: dict[ProposalFilter, tuple[str, ...]] = {
     ProposalFilter.APPROVED: ("approved", "merged"),
     ProposalFilter.MERGED: ("approved", "merged"),
 }
-DECIDABLE = _MATCHES[ProposalFilter.OPEN]
+DECIDABLE = _MATCHES[ProposalFilter.OPEN]  # what a person may still decide
+MERGED = _MATCHES[ProposalFilter.MERGED]
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Queue:
     offset: int
     status: ProposalFilter
     resource: ResourceType
+    resource_id: str | None
 
 
 @dataclass(frozen=True)
@@ -92,19 +94,22 @@ async def queue(
     *,
     status: ProposalFilter = ProposalFilter.OBJECTED,
     resource: ResourceType = ResourceType.DOCUMENT,
+    resource_id: str | None = None,
     limit: int,
     offset: int,
 ) -> Queue:
     """Proposals by status (objected by default) and resource type (documents by default: the proposals an
-    objection paused for a person), oldest first, with their context."""
+    objection paused for a person), optionally of one topic or document, oldest first, with their context."""
     stmt = select(Proposal).where(Proposal.resource_type.in_(resource.types()))
+    if resource_id is not None:
+        stmt = stmt.where(Proposal.resource_id == resource_id)
     if status is not ProposalFilter.ALL:
         stmt = stmt.where(Proposal.status.in_(_MATCHES.get(status, (status.value,))))
     total = int(await session.scalar(select(func.count()).select_from(stmt.subquery())) or 0)
     rows = (
         await session.scalars(stmt.order_by(Proposal.created_at, Proposal.id).limit(limit).offset(offset))
     ).all()
-    return Queue(await _items(session, rows), total, limit, offset, status, resource)
+    return Queue(await _items(session, rows), total, limit, offset, status, resource, resource_id)
 
 
 async def _items(session: AsyncSession, rows: Any) -> list[Reviewed]:

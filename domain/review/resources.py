@@ -10,18 +10,21 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import engine as consensus
-from domain.consensus import sections
+from domain.consensus import sections, sessions
 from domain.consensus.models import Proposal
 from domain.documents.models import Document
 from domain.documents.proposals import POLICY as DOCUMENT_POLICY
 from domain.documents.proposals import DocumentResource
+from domain.documents.sessions import fabric_of as document_fabric
 from domain.kernel import events
 from domain.kernel.context import Context
 from domain.kernel.errors import NotFound
+from domain.kernel.ids import canonical_id
 from domain.review.queue import ResourceType
 from domain.topics import lifecycle as topic_lifecycle
 from domain.topics.consensus import POLICY as TOPIC_POLICY
 from domain.topics.consensus import TopicResource
+from domain.topics.fabric import fabric_of as topic_fabric
 from domain.topics.models import Topic
 
 SOURCES = ResourceType.ALL.types()  # ("topic", "document")
@@ -62,6 +65,20 @@ def section_text(markdown: str | None, section_id: str | None) -> str | None:
         return None
     found = sections.find(markdown, section_id)
     return sections.body(markdown, found) if found is not None else None
+
+
+async def fabric(session: AsyncSession, resource_type: str, resource_id: str) -> sessions.Fabric | None:
+    """The topic or document `resource_id` as a PACT fabric (its active members), or None if there is none."""
+    key = canonical_id(resource_id)
+    if key is None:
+        return None
+    if resource_type == ResourceType.TOPIC:
+        topic = await session.get(Topic, key)
+        return await topic_fabric(session, topic) if topic is not None else None
+    if resource_type == ResourceType.DOCUMENT:
+        doc = await session.get(Document, key)
+        return await document_fabric(session, doc) if doc is not None else None
+    return None
 
 
 async def _load(

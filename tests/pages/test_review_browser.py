@@ -7,6 +7,7 @@ works); the keyboard reaches the sign-in input and button. Screenshots go to a t
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -181,3 +182,28 @@ async def test_a_reviewer_follows_an_open_proposal_and_decides_it_at_both_widths
     await page.goto(f"{base}/review/escalations/{esc}")
     assert await page.get_by_role("region", name="Proposed on this section, not decided yet").count() == 0
     assert "The first answer, with its caveat." in await page.locator("#main").inner_text()
+
+
+async def test_a_topics_page_at_both_widths_leads_to_a_decision(browser, live_hub, hub, register, runtime):
+    """From an escalation, a person opens its topic's page, reads the summary and the open proposals at a
+    desk's width and a phone's (nothing scrolls sideways), and follows one to its decision form."""
+    from tests.pages.test_share_browser import wider_than_viewport  # it imports `shot` from here
+
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    esc, ids = await section_escalation(hub, register)
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    await page.goto(f"{base}/review/escalations/{esc}")
+    await page.get_by_role("link", name=re.compile(r"^Topic [0-9a-f]{8}$")).click()
+    await page.wait_for_url(re.compile(r".*/review/topics/[0-9a-f-]{36}$"))
+    for width, height in ((1280, 800), (390, 844)):
+        await page.set_viewport_size({"width": width, "height": height})
+        glance = page.get_by_role("region", name="At a glance")
+        assert "3 proposals open" in await glance.inner_text()
+        assert "competing proposals" in await glance.inner_text()
+        opened = page.get_by_role("region", name="Open proposals")
+        assert await opened.get_by_role("row").count() == 4  # the header and three proposals
+        assert await wider_than_viewport(page) <= 0
+        await shot(page, f"reviewer-topic-page-{width}")
+    await page.get_by_role("link", name="Add it").click()
+    await page.wait_for_url(f"{base}/review/proposals/{ids['longer']}")
+    assert await page.get_by_role("form", name="Your decision").count() == 1

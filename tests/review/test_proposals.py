@@ -152,6 +152,7 @@ async def test_keys_roles_and_bad_input(docs, hub, runtime, register, team, revi
         ("status=merge", "status"),
         ("status=", "status"),
         ("resource=agent", "resource"),
+        ("resourceId=nope", "resourceId"),
         ("limit=0", "limit"),
         ("offset=-1", "offset"),
     ):
@@ -229,6 +230,11 @@ async def test_a_reviewer_lists_and_decides_a_topics_proposals(hub, register, ru
         "topic",
         [made["id"], loser["id"]],
     )
+    url = "/api/review/proposals?status=open&resource=all&resourceId="
+    mine = await (await hub.get(url + topic_id, headers=reviewer)).json()
+    assert (mine["resourceId"], mine["total"]) == (topic_id, 2)
+    elsewhere = await (await hub.get(url + MISSING, headers=reviewer)).json()
+    assert elsewhere["total"] == 0
     first = topics["proposals"][0]
     assert (first["resourceType"], first["resourceId"], first["documentId"], first["documentTitle"]) == (
         "topic",

@@ -17,11 +17,13 @@ from domain.kernel.context import Context
 from domain.kernel.errors import DomainError, NotFound, Unauthorized
 from domain.people import staff_sessions as sessions
 from domain.people.staff_sessions import SignedIn
+from domain.review import activity, escalations, proposals, resources
 from domain.review import desk as queues
-from domain.review import escalations, proposals, resources
+from domain.review.activity import Activity
 from domain.review.desk import ProposedChange
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
+from web.hub.pages import activity as activity_pages
 from web.hub.pages import views
 from web.hub.pages.session import (
     CSRF_FIELD,
@@ -515,6 +517,22 @@ def _proposal_title(change: ProposedChange) -> str:
     return f"{change.status.capitalize()} proposal"
 
 
+def _resource_page(resource_type: ResourceType) -> PageHandler:
+    """A topic's or a document's page: the summary a person reads before stepping in (PACT §9.3)."""
+
+    async def load(session: Any, resource_id: str) -> Activity | None:
+        return await activity.activity(session, resource_type, resource_id)
+
+    async def show(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
+        found = await _load(request, signed_in, resource_type.value, load)
+        if isinstance(found, web.Response):
+            return found
+        title = f"{resource_type.value.capitalize()} {_name(found.title or found.resource_id, 60)}"
+        return await render(request, title, activity_pages.page(found), signed_in)
+
+    return show
+
+
 async def _work_item(session: Any, submission_id: str) -> dict[str, Any]:
     """A submission as the work page shows it: the review API's item by wire name (its ReviewItem)."""
     return ReviewItem.review_fields(await work_review.item(session, submission_id))
@@ -586,5 +604,10 @@ def add_routes(app: web.Application) -> None:
     router.add_get("/review/proposals/{id}", proposal_page)
     router.add_post("/review/proposals/{id}/decide", decide_proposal)
     router.add_get("/review/work/{id}", work_page)
+    for resource_type in (ResourceType.TOPIC, ResourceType.DOCUMENT):
+        router.add_get(
+            activity_pages.path(resource_type, "{id}"),
+            guarded("reviewer", post=False)(_resource_page(resource_type)),
+        )
     router.add_post("/review/work/{id}/accept", guarded("curator", post=True)(_work_decision("accept")))
     router.add_post("/review/work/{id}/reject", guarded("curator", post=True)(_work_decision("reject")))

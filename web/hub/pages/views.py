@@ -11,6 +11,7 @@ from domain.consensus.models import EscalationPriority
 from domain.people.staff_sessions import SignedIn
 from domain.review.desk import Counts, EscalationRow, ProposalRow, ProposedChange, WorkRow
 from domain.review.queue import DESK_STATUSES, DeskKind, DeskStatus, Filters, Page, ResourceType
+from web.hub.pages import activity as activity_pages
 from web.hub.pages import blocks, changes
 from web.hub.pages.session import Flash
 from web.kernel.html import Markup, esc, h, join, when
@@ -609,7 +610,7 @@ def escalation(
         facts=blocks.facts(
             [
                 ("Status", e["status"]),
-                (e["source"].capitalize(), e["resourceTitle"] or e["resourceId"]),
+                (e["source"].capitalize(), _resource_link(e["source"], e["resourceId"], e["resourceTitle"])),
                 ("Version", e["resourceVersion"]),
                 ("Section", _section_of(e)),
                 ("Priority", e["priority"]),
@@ -663,6 +664,15 @@ say what you favour, and why.</p>
 {items}</section>""",
         count="One proposal is" if len(proposals) == 1 else f"{len(proposals)} proposals are",
         items=join(items),
+    )
+
+
+def _resource_link(resource_type: str, resource_id: str, title: str | None) -> Markup:
+    """A topic's or a document's name, linked to its page on the desk (what is open there, who is active)."""
+    return h(
+        '<a href="{href}">{t}</a>',
+        href=activity_pages.path(resource_type, resource_id),
+        t=title or resource_id,
     )
 
 
@@ -721,7 +731,7 @@ def proposal(
 {action}""",
         status=p.status.capitalize(),
         kind=p.resource_type,
-        title=p.resource_title or p.resource_id,
+        title=_resource_link(p.resource_type, p.resource_id, p.resource_title),
         messages=messages(error=error),
         facts=blocks.facts(changes.facts(p)),
         changes=changes.change_sections(p),

@@ -39,7 +39,12 @@ def _url(request: web.Request) -> Callable[[str], str]:
 async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
     async with runtime(request).db.read() as session:
         found = await proposals.queue(
-            session, status=query.status, resource=query.resource, limit=query.limit, offset=query.offset
+            session,
+            status=query.status,
+            resource=query.resource,
+            resource_id=str(query.resourceId) if query.resourceId else None,
+            limit=query.limit,
+            offset=query.offset,
         )
     return ProposalQueue.of(found, _url(request))
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Literal
+from uuid import UUID
 
 from pydantic import Field
 
@@ -230,6 +231,7 @@ class ProposalsQuery(Model):
         description="Whose proposals: `document` (the default: the proposals an objection pauses for a "
         "person), `topic` or `all`",
     )
+    resourceId: UUID | None = Field(default=None, description="Only the proposals of this topic or document")
     limit: int = Field(default=50, ge=1, le=200)
     offset: int = Field(default=0, ge=0, le=MAX_INT)
 
@@ -355,6 +357,7 @@ class ProposalQueue(Exact):
     offset: int
     status: ProposalFilter
     resource: ResourceType
+    resourceId: str | None
 
     @classmethod
     def of(cls, q: review_proposals.Queue, url: Callable[[str], str]) -> ProposalQueue:
@@ -365,6 +368,7 @@ class ProposalQueue(Exact):
             offset=q.offset,
             status=q.status,
             resource=q.resource,
+            resourceId=q.resource_id,
         )
 
 

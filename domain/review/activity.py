@@ -1,0 +1,138 @@
+"""What a person reads of one topic or document before she steps in (PACT v2.0.3 §9.3: a summary instead of
+every protocol event): the agents active on it, the proposals still open there (each for her to decide,
+PACT §9.2), the sections where open proposals compete, what merged in the last hour, the escalations
+waiting, and when a person last acted on it."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from domain.consensus.escalations import EscalationStatus
+from domain.consensus.models import Escalation, Proposal
+from domain.kernel import events
+from domain.kernel.clock import utcnow
+from domain.kernel.models import Event
+from domain.review import resources
+from domain.review.proposals import DECIDABLE, MERGED
+
+RECENT = timedelta(hours=1)  # "merged in the last hour"
+# A person's own acts on a resource's stream (a reviewer's decision or answer, an owner's edit) carry it.
+PERSON = "Individual"
+
+
+@dataclass(frozen=True)
+class OpenProposal:
+    """A proposal still open on the resource, as the summary lists it."""
+
+    proposal_id: str
+    status: str
+    section_id: str
+    summary: str
+    author: str
+    approvals: int
+    rejections: int
+    objections: int
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Contest:
+    """A section where more than one proposal is open: only one of them can stand."""
+
+    section_id: str
+    proposals: int
+    authors: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Activity:
+    resource_type: str
+    resource_id: str
+    title: str | None
+    version: int | None
+    agents: tuple[str, ...]  # the active agents' names, in the order they joined
+    open_proposals: tuple[OpenProposal, ...]  # oldest first
+    contested: tuple[Contest, ...]  # by section id
+    merged_recently: int
+    open_escalations: int
+    last_person_at: datetime | None
+
+
+async def activity(session: AsyncSession, resource_type: str, resource_id: str) -> Activity | None:
+    """The summary of one topic or document, or None when there is no such resource."""
+    fabric = await resources.fabric(session, resource_type, resource_id)
+    if fabric is None:
+        return None
+    rid = fabric.resource_id
+    info = (await resources.infos(session, {(resource_type, rid)})).get((resource_type, rid))
+    on_resource = (Proposal.resource_type == resource_type, Proposal.resource_id == rid)
+    rows = (
+        await session.scalars(
+            select(Proposal)
+            .where(*on_resource, Proposal.status.in_(DECIDABLE))
+            .order_by(Proposal.created_at, Proposal.id)
+        )
+    ).all()
+    merged = await session.scalar(
+        select(func.count())
+        .select_from(Proposal)
+        .where(*on_resource, Proposal.status.in_(MERGED), Proposal.resolved_at >= utcnow() - RECENT)
+    )
+    waiting = await session.scalar(
+        select(func.count())
+        .select_from(Escalation)
+        .where(
+            Escalation.resource_type == resource_type,
+            Escalation.resource_id == rid,
+            Escalation.status == EscalationStatus.OPEN.value,
+        )
+    )
+    last_person = await session.scalar(
+        select(Event.created_at)
+        .where(Event.stream == events.stream_of(resource_type, rid), Event.actor_kind == PERSON)
+        .order_by(Event.seq.desc())
+        .limit(1)
+    )
+    return Activity(
+        resource_type=resource_type,
+        resource_id=rid,
+        title=info.title if info else None,
+        version=info.version if info else None,
+        agents=tuple(m.name for m in fabric.members),
+        open_proposals=tuple(_open(p) for p in rows),
+        contested=_contests(rows),
+        merged_recently=int(merged or 0),
+        open_escalations=int(waiting or 0),
+        last_person_at=last_person,
+    )
+
+
+def _open(p: Proposal) -> OpenProposal:
+    return OpenProposal(
+        proposal_id=p.id,
+        status=p.status,
+        section_id=p.section_id,
+        summary=p.summary,
+        author=p.author_name or p.author_id,
+        approvals=p.approve_count,
+        rejections=p.reject_count,
+        objections=p.object_count,
+        created_at=p.created_at,
+    )
+
+
+def _contests(rows: Sequence[Proposal]) -> tuple[Contest, ...]:
+    by_section: dict[str, list[Proposal]] = defaultdict(list)
+    for p in rows:
+        by_section[p.section_id].append(p)
+    return tuple(
+        Contest(section, len(found), tuple(dict.fromkeys(p.author_name or p.author_id for p in found)))
+        for section, found in sorted(by_section.items())
+        if len(found) > 1
+    )

@@ -1,0 +1,114 @@
+"""A topic's and a document's page on the review desk (PACT §9.3: a summary, not every event), over HTTP: who
+is active, every open proposal linked to the page where a person decides it, the sections where proposals
+compete, what merged in the last hour, the escalations waiting and when a person last acted; reached from
+the escalation and proposal pages; refused as pages for the wrong role, an unknown or malformed id."""
+
+from __future__ import annotations
+
+import re
+
+from tests.pages.support import objected_escalation, section_escalation, sign_in, staff_key
+from tests.pages.test_review_desk_lists import questions
+
+
+def glance(page: str) -> list[str]:
+    """The lines of the page's summary, tags stripped."""
+    found = re.search(r'<ul class="glance">(.*?)</ul></section>', page, re.S)
+    assert found, "no summary on the page"
+    lines = re.findall(r"<li>(.*?)</li>\n", found.group(1), re.S)
+    return [" ".join(re.sub(r"<[^>]+>", "", re.sub(r"<(ul|li)[^>]*>", " ", line)).split()) for line in lines]
+
+
+async def test_a_topics_page_sums_up_what_is_open_and_each_open_proposal_leads_to_its_decision(
+    hub, runtime, register
+):
+    esc, ids = await section_escalation(hub, register)
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    asked = await (await hub.get(f"/review/escalations/{esc}")).text()
+    link = re.search(r'<a href="(/review/topics/([0-9a-f-]{36}))">Topic [0-9a-f]{8}</a>', asked)
+    assert link, "the escalation's page links to its topic's page"
+    path, topic_id = link.group(1), link.group(2)
+
+    page = await hub.get(path)
+    assert page.status == 200
+    text = await page.text()
+    assert re.search(r"<title>Topic “Topic [0-9a-f]{8}”", text)
+    lines = glance(text)
+    assert lines[0].startswith("3 agents active: ")
+    assert lines[1:] == [
+        "3 proposals open: each is yours to decide.",
+        "1 section with competing proposals (only one can stand): sec:answer: 2 proposals from "
+        + lines[2].split(" from ", 1)[1],
+        "0 changes merged in the last hour.",
+        "1 escalation waiting for a person.",
+        "No person has acted here yet.",
+    ]
+    # Oldest first, each linked to its decision; a rejected one has nothing left to decide.
+    assert questions(text, "open-proposals") == ["Shorten it", "Add it", "Close the discussion"]
+    assert "Empty it" not in text
+    for name in ("short", "longer", "other"):
+        assert f'href="/review/proposals/{ids[name]}"' in text
+    assert "0 approvals, 0 rejections, 1 objection" in text
+
+    resp = await hub.post(
+        f"/review/proposals/{ids['longer']}/decide",
+        data={"csrf": csrf, "decision": "approve", "note": "The caveat stays."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    after = await (await hub.get(f"/review/topics/{topic_id}")).text()
+    lines = glance(after)
+    assert lines[1:5] == [
+        "1 proposal open: each is yours to decide.",  # the rival on sec:answer was superseded
+        "No section has competing proposals.",
+        "1 change merged in the last hour.",
+        "1 escalation waiting for a person.",
+    ]
+    assert lines[5].startswith("A person last acted here ")
+    assert questions(after, "open-proposals") == ["Close the discussion"]
+    # The proposal's own page links back to its topic.
+    decided = await (await hub.get(f"/review/proposals/{ids['longer']}")).text()
+    assert f'href="/review/topics/{topic_id}"' in decided
+
+
+async def test_a_documents_page_counts_the_objected_proposal_and_escapes_what_agents_wrote(
+    hub, docs, runtime, team
+):
+    esc, pid = await objected_escalation(docs, team)
+    await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    doc_id = team["doc"]["id"]
+    asked = await (await hub.get(f"/review/escalations/{esc}")).text()
+    assert f'href="/review/documents/{doc_id}"' in asked
+    text = await (await hub.get(f"/review/documents/{doc_id}")).text()
+    lines = glance(text)
+    assert lines[0] == "3 agents active: agent0, agent1, agent2."
+    assert lines[1] == "1 proposal open (1 paused by an objection): each is yours to decide."
+    assert lines[4] == "1 escalation waiting for a person."
+    assert f'href="/review/proposals/{pid}"' in text
+    assert "<carefully>" not in text  # what the agents wrote is escaped wherever it shows
+
+
+async def test_the_wrong_role_an_unknown_id_and_a_signed_out_visit_are_refused_as_pages(
+    hub, docs, runtime, team
+):
+    doc_id = team["doc"]["id"]
+    signed_out = await hub.get(f"/review/documents/{doc_id}")
+    assert signed_out.status == 401
+    assert f'name="next" value="/review/documents/{doc_id}"' in await signed_out.text()
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    for path in (
+        "/review/topics/00000000-0000-4000-8000-000000000000",
+        f"/review/topics/{doc_id}",  # a document's id is no topic
+        "/review/documents/not-an-id",
+        "/review/documents/%3Cscript%3E",
+    ):
+        resp = await hub.get(path)
+        assert resp.status == 404, path
+        assert resp.content_type == "text/html"
+        assert "<script>" not in await resp.text()
+    resp = await hub.post("/review/sign-out", data={"csrf": csrf}, allow_redirects=False)
+    assert resp.status == 303
+    await sign_in(hub, await staff_key(runtime, "Cora Curator", ("curator",)))
+    refused = await hub.get(f"/review/documents/{doc_id}")
+    assert refused.status == 403
+    assert "This page is for staff with the reviewer role" in await refused.text()
