@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.escalations import EscalationStatus
@@ -20,6 +20,7 @@ from domain.kernel.clock import utcnow
 from domain.kernel.models import Event
 from domain.review import resources
 from domain.review.proposals import DECIDABLE, MERGED
+from domain.review.queue import PAGE_SIZE, Page, ResourceType
 
 RECENT = timedelta(hours=1)  # "merged in the last hour"
 # A person's own acts on a resource's stream (a reviewer's decision or answer, an owner's edit) carry it.
@@ -136,3 +137,46 @@ def _contests(rows: Sequence[Proposal]) -> tuple[Contest, ...]:
         for section, found in sorted(by_section.items())
         if len(found) > 1
     )
+
+
+@dataclass(frozen=True)
+class OpenResource:
+    """A topic or document with proposals still open: how many, how many an objection paused, and since
+    when the oldest has been open."""
+
+    resource_type: str
+    resource_id: str
+    title: str | None
+    open: int
+    objected: int
+    oldest: datetime
+
+
+async def where_open(
+    session: AsyncSession, resource: ResourceType, *, offset: int, limit: int = PAGE_SIZE
+) -> Page[OpenResource]:
+    """The topics and documents where proposals are open, the one whose oldest has waited longest first."""
+    oldest = func.min(Proposal.created_at)
+    grouped = (
+        select(
+            Proposal.resource_type,
+            Proposal.resource_id,
+            func.count().label("open"),
+            func.sum(case((Proposal.status == "objected", 1), else_=0)).label("objected"),
+            oldest.label("oldest"),
+        )
+        .where(Proposal.status.in_(DECIDABLE), Proposal.resource_type.in_(resource.types()))
+        .group_by(Proposal.resource_type, Proposal.resource_id)
+    )
+    total = int(await session.scalar(select(func.count()).select_from(grouped.subquery())) or 0)
+    rows = (
+        await session.execute(
+            grouped.order_by(oldest, Proposal.resource_type, Proposal.resource_id).limit(limit).offset(offset)
+        )
+    ).all()
+    infos = await resources.infos(session, {(rt, rid) for rt, rid, *_rest in rows})
+    items = tuple(
+        OpenResource(rt, rid, info.title if (info := infos.get((rt, rid))) else None, n, int(o or 0), at)
+        for rt, rid, n, o, at in rows
+    )
+    return Page(items, total, offset, limit)

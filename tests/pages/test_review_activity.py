@@ -112,3 +112,51 @@ async def test_the_wrong_role_an_unknown_id_and_a_signed_out_visit_are_refused_a
     refused = await hub.get(f"/review/documents/{doc_id}")
     assert refused.status == 403
     assert "This page is for staff with the reviewer role" in await refused.text()
+
+
+async def test_the_open_page_lists_where_proposals_are_open_longest_waiting_first(
+    hub, docs, runtime, team, register, monkeypatch
+):
+    _esc, _ids = await section_escalation(hub, register)  # a topic with three open proposals
+    _esc2, pid = await objected_escalation(docs, team)  # a document with one, paused by an objection
+    doc_id = team["doc"]["id"]
+    await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    queue = await (await hub.get("/review/")).text()
+    assert '<a href="/review/open">Open proposals</a>' in queue
+
+    text = await (await hub.get("/review/open")).text()
+    assert "2 topics or documents with open proposals." in text
+    rows = re.findall(r'<th[^>]*scope="row"[^>]*><a href="(/review/(?:topic|document)s/[^"]+)">', text)
+    assert rows[1] == f"/review/documents/{doc_id}"  # the topic's oldest proposal has waited longer
+    assert rows[0].startswith("/review/topics/")
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", text)
+    assert cells[:3] == ["topic", "3", "0"]
+    assert cells[3:6] == ["document", "1", "1"]  # (the time cells hold markup)
+
+    documents = await (await hub.get("/review/open?resource=document")).text()
+    assert "1 document with open proposals." in documents
+    assert f'href="/review/documents/{doc_id}"' in documents
+    assert 'aria-current="page">Documents</a>' in documents
+    assert "/review/topics/" not in documents
+
+    # One to a page: the pager reaches the second, and keeps the filter.
+    monkeypatch.setattr("web.hub.pages.review.PAGE_SIZE", 1)
+    first = await (await hub.get("/review/open")).text()
+    assert "Page 1 of 2" in first
+    nxt = re.search(r'<a href="([^"]+)" rel="next">', first)
+    assert nxt is not None
+    second = await (await hub.get(nxt.group(1).replace("&amp;", "&"))).text()
+    assert f'href="/review/documents/{doc_id}"' in second
+    assert "Page 2 of 2" in second
+
+    for query, field in (("resource=wiki", "resource"), ("page=0", "page"), ("page=x", "page")):
+        resp = await hub.get(f"/review/open?{query}")
+        assert resp.status == 400, query
+        assert f"{field}: " in await resp.text()
+
+
+async def test_the_open_page_is_for_reviewers(hub, runtime):
+    await sign_in(hub, await staff_key(runtime, "Cora Curator", ("curator",)))
+    queue = await (await hub.get("/review/")).text()
+    assert "/review/open" not in queue
+    assert (await hub.get("/review/open")).status == 403

@@ -185,14 +185,22 @@ async def test_a_reviewer_follows_an_open_proposal_and_decides_it_at_both_widths
 
 
 async def test_a_topics_page_at_both_widths_leads_to_a_decision(browser, live_hub, hub, register, runtime):
-    """From an escalation, a person opens its topic's page, reads the summary and the open proposals at a
-    desk's width and a phone's (nothing scrolls sideways), and follows one to its decision form."""
+    """From the desk's list of where proposals are open, a person opens a topic's page, reads the summary and
+    the open proposals at a desk's width and a phone's (nothing scrolls sideways), and follows one to its
+    decision form."""
     from tests.pages.test_share_browser import wider_than_viewport  # it imports `shot` from here
 
     page, base = browser, str(live_hub.make_url("")).rstrip("/")
-    esc, ids = await section_escalation(hub, register)
+    _esc, ids = await section_escalation(hub, register)
     await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
-    await page.goto(f"{base}/review/escalations/{esc}")
+    for width, height in ((390, 844), (1280, 800)):  # the list of where proposals are open, from the nav
+        await page.set_viewport_size({"width": width, "height": height})
+        nav = page.get_by_role("navigation", name="Review desk")
+        await nav.get_by_role("link", name="Open proposals").click()
+        await page.wait_for_url(f"{base}/review/open")
+        assert "1 topic or document with open proposals." in await page.locator("#main").inner_text()
+        assert await wider_than_viewport(page) <= 0
+        await shot(page, f"reviewer-open-{width}")
     await page.get_by_role("link", name=re.compile(r"^Topic [0-9a-f]{8}$")).click()
     await page.wait_for_url(re.compile(r".*/review/topics/[0-9a-f-]{36}$"))
     for width, height in ((1280, 800), (390, 844)):

@@ -240,6 +240,8 @@ select { font: inherit; padding: .4rem .5rem; border: 1px solid #8c959f; border-
 .count { display: inline-block; min-width: 1.5rem; text-align: center; border-radius: 999px;
   padding: 0 .45rem; background: var(--accent); color: #fff; font-size: .85rem; font-weight: 700; }
 ul.plain { list-style: none; padding: 0; margin: 0; }
+nav.choices ul.plain { display: flex; flex-wrap: wrap; gap: .5rem 1.25rem; margin: 0 0 1rem; }
+nav.choices a[aria-current] { font-weight: 600; text-decoration: none; color: inherit; }
 /* The share pages (web/docs/sharing/html.py): one column, the document between rules, comments and proposals
    as blocks; the comparison of a proposal is the desk's (.change, ol.diff) beside .compare's two texts. */
 .sheet { max-width: 52rem; margin: 0 auto; padding: 1rem 1.5rem; }

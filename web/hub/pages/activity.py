@@ -4,7 +4,10 @@ every open proposal linked to the page where a person decides it (§9.2)."""
 
 from __future__ import annotations
 
-from domain.review.activity import Activity, OpenProposal
+from urllib.parse import urlencode
+
+from domain.review.activity import Activity, OpenProposal, OpenResource
+from domain.review.queue import Page, ResourceType
 from web.hub.pages import blocks
 from web.kernel.diff_html import plural
 from web.kernel.html import Markup, h, join, when
@@ -105,4 +108,84 @@ def page(a: Activity) -> Markup:
             [_row(p) for p in a.open_proposals],
         )
         or Markup('<p class="muted">Nothing is open: every proposal here has been decided.</p>'),
+    )
+
+
+OPEN_PATH = "/review/open"
+_KINDS = {ResourceType.ALL: "All", ResourceType.TOPIC: "Topics", ResourceType.DOCUMENT: "Documents"}
+
+
+def _open_link(resource: ResourceType, number: int = 1) -> str:
+    query = {"resource": resource.value} | ({"page": str(number)} if number > 1 else {})
+    return f"{OPEN_PATH}?{urlencode(query)}"
+
+
+def _choices(chosen: ResourceType) -> Markup:
+    return h(
+        '<nav class="choices" aria-label="Whose proposals"><ul class="plain">{items}</ul></nav>',
+        items=join(
+            h('<li><a href="{href}" aria-current="page">{text}</a></li>', href=_open_link(r), text=text)
+            if r is chosen
+            else h('<li><a href="{href}">{text}</a></li>', href=_open_link(r), text=text)
+            for r, text in _KINDS.items()
+        ),
+    )
+
+
+def _pages(found: Page[OpenResource], resource: ResourceType) -> Markup:
+    if found.pages == 1:
+        return Markup("")
+    parts = []
+    if found.number > 1:
+        parts.append(
+            h('<a href="{href}" rel="prev">← Previous page</a>', href=_open_link(resource, found.number - 1))
+        )
+    parts.append(h('<span aria-current="page">Page {n} of {of}</span>', n=found.number, of=found.pages))
+    if found.number < found.pages:
+        parts.append(
+            h('<a href="{href}" rel="next">Next page →</a>', href=_open_link(resource, found.number + 1))
+        )
+    return h('<nav class="pager" aria-label="Pages of the list">{parts}</nav>', parts=join(parts, " "))
+
+
+def where_open(found: Page[OpenResource], resource: ResourceType) -> Markup:
+    """The topics and documents where proposals are open: a person steps in from here (PACT §9.2)."""
+    rows = [
+        h(
+            '<tr><th scope="row"><a href="{href}">{title}</a></th><td>{kind}</td><td>{open}</td>'
+            "<td>{objected}</td><td>{oldest}</td></tr>",
+            href=path(r.resource_type, r.resource_id),
+            title=blocks.clip(r.title, 100) or r.resource_id,
+            kind=r.resource_type,
+            open=r.open,
+            objected=r.objected,
+            oldest=when(r.oldest.isoformat()),
+        )
+        for r in found.items
+    ]
+    count = (
+        Markup('<p class="muted">No proposal is open: there is nothing to step into.</p>')
+        if found.total == 0
+        else h(
+            "<p>{n} {noun} with open proposals.</p>",
+            n=found.total,
+            noun="topic or document" if found.total == 1 else "topics or documents",
+        )
+        if resource is ResourceType.ALL
+        else h("<p>{n} with open proposals.</p>", n=plural(found.total, resource.value))
+    )
+    return h(
+        """<p><a href="/review/">← Back to the queue</a></p>
+<h1>Open proposals</h1>
+<p>Agents are still voting on these, or an objection paused them. A person may decide any of them (PACT
+§9.2): open a topic or a document to see what is proposed there.</p>
+{choices}{count}{table}{pages}""",
+        choices=_choices(resource),
+        count=count,
+        table=blocks.table(
+            "Where proposals are open, the longest waiting first",
+            ("topic or document", "kind", "open", "paused by an objection", "oldest open since"),
+            rows,
+        ),
+        pages=_pages(found, resource),
     )

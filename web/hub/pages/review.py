@@ -517,6 +517,19 @@ def _proposal_title(change: ProposedChange) -> str:
     return f"{change.status.capitalize()} proposal"
 
 
+@guarded("reviewer", post=False)
+async def open_page(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
+    """GET /review/open: the topics and documents where proposals are open, for a person to step in."""
+    try:
+        resource = ResourceType(_pick(request.query, "resource", list(ResourceType), ResourceType.ALL))
+        number = _page_number(request.query, "page")
+    except BadFilter as exc:
+        return await refusal(request, 400, "Filter refused", f"{exc.detail}.", signed_in)
+    async with runtime(request).db.read() as session:
+        found = await activity.where_open(session, resource, offset=(number - 1) * PAGE_SIZE, limit=PAGE_SIZE)
+    return await render(request, "Open proposals", activity_pages.where_open(found, resource), signed_in)
+
+
 def _resource_page(resource_type: ResourceType) -> PageHandler:
     """A topic's or a document's page: the summary a person reads before stepping in (PACT §9.3)."""
 
@@ -604,6 +617,7 @@ def add_routes(app: web.Application) -> None:
     router.add_get("/review/proposals/{id}", proposal_page)
     router.add_post("/review/proposals/{id}/decide", decide_proposal)
     router.add_get("/review/work/{id}", work_page)
+    router.add_get(activity_pages.OPEN_PATH, open_page)
     for resource_type in (ResourceType.TOPIC, ResourceType.DOCUMENT):
         router.add_get(
             activity_pages.path(resource_type, "{id}"),

@@ -45,11 +45,14 @@ def nav(signed_in: SignedIn | None, counts: Counts | None = None, work_waiting: 
         """<nav aria-label="Review desk"><ul>
 <li><a href="/review/">{queue}</a></li>
 <li><a href="/review/history">History</a></li>
-<li class="muted">Signed in as <strong>{name}</strong> ({roles})</li>
+{open}<li class="muted">Signed in as <strong>{name}</strong> ({roles})</li>
 <li><form method="post" action="/review/sign-out">{csrf}
 <button type="submit" class="secondary">Sign out</button></form></li>
 </ul></nav>""",
         queue=label,
+        open=h('<li><a href="{href}">Open proposals</a></li>\n', href=activity_pages.OPEN_PATH)
+        if "reviewer" in member.roles
+        else Markup(""),
         name=member.actor.name,
         roles=", ".join(sorted(member.roles)),
         csrf=csrf_field(signed_in.csrf_token),
