@@ -6,6 +6,7 @@ from web.hub import auth
 from web.hub.agents import audit, registration, wallet
 from web.hub.axiom import facts, keys, legislation, resolve
 from web.hub.market import fuel, products, quotes
+from web.hub.review import activity as review_activity
 from web.hub.review import escalations as review_escalations
 from web.hub.review import proposals as review_proposals
 from web.hub.topics import (
@@ -57,6 +58,7 @@ ROUTE_MODULES = (
     quotes,
     work,
     review,
+    review_activity,
     review_escalations,
     review_proposals,
 )

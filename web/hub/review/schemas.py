@@ -11,12 +11,13 @@ from pydantic import Field
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.models import EscalationPriority, Proposal, ProposalVote, stored_priority
 from domain.kernel.clock import iso
+from domain.review import activity as review_activity
 from domain.review import escalations as review_escalations
 from domain.review import proposals as review_proposals
 from domain.review.desk import ProposedChange
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
 from domain.review.proposals import ProposalFilter
-from domain.review.queue import DeskKind, DeskStatus, Filters, ResourceType
+from domain.review.queue import DeskKind, DeskStatus, Filters, Page, ResourceType
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
 
@@ -396,4 +397,122 @@ class Decided(ProposalItem):
             decidedBy=d.decided_by,
             statusBefore=d.status_before,
             eventSequence=d.event_sequence,
+        )
+
+
+# ---- one topic or document at a glance (PACT §9.3), and where proposals are open ---------------------------
+
+
+class ActivityProposal(Exact):
+    proposalId: str
+    status: str = Field(description="pending, or objected (paused by an objection)")
+    sectionId: str
+    summary: str
+    authorName: str
+    votes: Votes
+    createdAt: Timestamp
+    url: str = Field(description="The proposal on the review API, where a reviewer decides it")
+
+
+class Contest(Exact):
+    sectionId: str
+    proposals: int = Field(description="How many proposals are open on the section (more than one)")
+    authors: list[str] = Field(description="Their authors, each once, oldest proposal first")
+
+
+class ResourceActivity(Exact):
+    """A topic or document as a person reads it before stepping in."""
+
+    resourceType: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT]
+    resourceId: str
+    resourceTitle: str | None
+    resourceVersion: int | None
+    agents: list[str] = Field(description="The names of the agents active on it, in the order they joined")
+    openProposals: list[ActivityProposal] = Field(description="Pending or objected proposals, oldest first")
+    contestedSections: list[Contest] = Field(description="Sections where more than one proposal is open")
+    mergedLastHour: int
+    openEscalations: int = Field(description="Escalations and questions on it waiting for a person")
+    lastPersonAt: Timestamp | None = Field(description="When a person last acted on it (its stream)")
+
+    @classmethod
+    def of(cls, a: review_activity.Activity, proposal_url: Callable[[str], str]) -> ResourceActivity:
+        return cls.model_validate(
+            {
+                "resourceType": a.resource_type,
+                "resourceId": a.resource_id,
+                "resourceTitle": a.title,
+                "resourceVersion": a.version,
+                "agents": list(a.agents),
+                "openProposals": [
+                    ActivityProposal(
+                        proposalId=p.proposal_id,
+                        status=p.status,
+                        sectionId=p.section_id,
+                        summary=p.summary,
+                        authorName=p.author,
+                        votes=Votes(approve=p.approvals, reject=p.rejections, object=p.objections),
+                        createdAt=iso(p.created_at),
+                        url=proposal_url(p.proposal_id),
+                    )
+                    for p in a.open_proposals
+                ],
+                "contestedSections": [
+                    Contest(sectionId=c.section_id, proposals=c.proposals, authors=list(c.authors))
+                    for c in a.contested
+                ],
+                "mergedLastHour": a.merged_recently,
+                "openEscalations": a.open_escalations,
+                "lastPersonAt": iso(a.last_person_at) if a.last_person_at else None,
+            }
+        )
+
+
+class OpenQuery(Model):
+    resource: ResourceType = Field(default=ResourceType.ALL, description="`all`, `topic` or `document`")
+    limit: int = Field(default=50, ge=1, le=200)
+    offset: int = Field(default=0, ge=0, le=MAX_INT)
+
+
+class OpenResourceItem(Exact):
+    resourceType: Literal[ResourceType.TOPIC, ResourceType.DOCUMENT]
+    resourceId: str
+    resourceTitle: str | None
+    open: int = Field(description="Proposals open on it: pending or objected")
+    objected: int = Field(description="Of those, the ones an objection paused")
+    oldestOpenSince: Timestamp
+    url: str = Field(description="The resource at a glance on the review API")
+
+
+class OpenResources(Exact):
+    """The topics and documents where proposals are open, the one whose oldest has waited longest first."""
+
+    resources: list[OpenResourceItem]
+    total: int
+    limit: int
+    offset: int
+    resource: ResourceType
+
+    @classmethod
+    def of(
+        cls, page: Page[review_activity.OpenResource], resource: ResourceType, url: Callable[[str, str], str]
+    ) -> OpenResources:
+        return cls(
+            resources=[
+                OpenResourceItem.model_validate(
+                    {
+                        "resourceType": r.resource_type,
+                        "resourceId": r.resource_id,
+                        "resourceTitle": r.title,
+                        "open": r.open,
+                        "objected": r.objected,
+                        "oldestOpenSince": iso(r.oldest),
+                        "url": url(r.resource_type, r.resource_id),
+                    }
+                )
+                for r in page.items
+            ],
+            total=page.total,
+            limit=page.limit,
+            offset=page.offset,
+            resource=resource,
         )

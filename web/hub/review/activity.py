@@ -1,0 +1,77 @@
+"""Reviewers read one topic or document at a glance (PACT §9.3) and find where proposals are open, to decide
+any of them (PACT §9.2, `POST /api/review/proposals/{id}/decide`): the API beside the desk's pages."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from domain.kernel.errors import NotFound
+from domain.review import activity
+from domain.review.queue import ResourceType
+from web.hub.review.schemas import OpenQuery, OpenResources, ResourceActivity
+from web.kernel.access import Staff
+from web.kernel.replies import Answer
+from web.kernel.request import public_url, runtime
+from web.kernel.routing import Routes
+
+routes = Routes()
+
+TAGS = ["Review"]
+REVIEWER = Staff(role="reviewer")
+
+
+def resource_path(resource_type: str, resource_id: str) -> str:
+    return f"/api/review/{resource_type}s/{resource_id}"
+
+
+async def _at_a_glance(request: web.Request, resource_type: ResourceType, resource_id: str) -> Answer:
+    async with runtime(request).db.read() as session:
+        found = await activity.activity(session, resource_type, resource_id)
+    if found is None:
+        raise NotFound(f"{resource_type} {resource_id!r} not found", code=f"{resource_type}_not_found")
+    return ResourceActivity.of(found, lambda pid: public_url(request, f"/api/review/proposals/{pid}"))
+
+
+@routes.route(
+    "GET",
+    "/api/review/topics/{topicId}",
+    summary="One topic at a glance: agents active, open proposals, competing sections, recent merges, "
+    "escalations waiting, a person's last act",
+    tags=TAGS,
+    response=ResourceActivity,
+    access=REVIEWER,
+    errors={404: "Topic not found"},
+)
+async def topic(request: web.Request) -> Answer:
+    return await _at_a_glance(request, ResourceType.TOPIC, request.match_info["topicId"])
+
+
+@routes.route(
+    "GET",
+    "/api/review/documents/{documentId}",
+    summary="One document at a glance: agents active, open proposals, competing sections, recent merges, "
+    "escalations waiting, a person's last act",
+    tags=TAGS,
+    response=ResourceActivity,
+    access=REVIEWER,
+    errors={404: "Document not found"},
+)
+async def document(request: web.Request) -> Answer:
+    return await _at_a_glance(request, ResourceType.DOCUMENT, request.match_info["documentId"])
+
+
+@routes.route(
+    "GET",
+    "/api/review/open",
+    summary="The topics and documents where proposals are open, the longest waiting first",
+    tags=TAGS,
+    query=OpenQuery,
+    response=OpenResources,
+    access=REVIEWER,
+)
+async def where_open(request: web.Request, query: OpenQuery) -> Answer:
+    async with runtime(request).db.read() as session:
+        found = await activity.where_open(session, query.resource, offset=query.offset, limit=query.limit)
+    return OpenResources.of(
+        found, query.resource, lambda rt, rid: public_url(request, resource_path(rt, rid))
+    )
