@@ -87,6 +87,17 @@ async def test_a_documents_page_counts_the_objected_proposal_and_escapes_what_ag
     assert f'href="/review/proposals/{pid}"' in text
     assert "<carefully>" not in text  # what the agents wrote is escaped wherever it shows
 
+    csrf = re.search(r'name="csrf" value="([^"]+)"', text)
+    assert csrf
+    resp = await hub.post(
+        f"/review/proposals/{pid}/decide",
+        data={"csrf": csrf.group(1), "decision": "reject", "note": "Keep the budget."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    after = glance(await (await hub.get(f"/review/documents/{doc_id}")).text())
+    assert after[1] == "No proposal open: nothing is left to decide."
+
 
 async def test_the_wrong_role_an_unknown_id_and_a_signed_out_visit_are_refused_as_pages(
     hub, docs, runtime, team

@@ -29,6 +29,8 @@ def _agents(names: tuple[str, ...]) -> Markup:
 
 
 def _open_line(a: Activity) -> Markup:
+    if not a.open_proposals:
+        return Markup("<li><strong>No proposal</strong> open: nothing is left to decide.</li>")
     objected = sum(1 for p in a.open_proposals if p.status == "objected")
     return h(
         "<li><strong>{count}</strong> open{objected}: each is yours to decide.</li>",
