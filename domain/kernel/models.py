@@ -6,11 +6,22 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import BigInteger, CheckConstraint, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column
 
 from domain.kernel.clock import utcnow
 from domain.kernel.db import Base, BigId, JSONType, UTCDateTime
+from domain.kernel.event_record import ActorKind
 from domain.kernel.ids import new_id
 
 
@@ -51,7 +62,18 @@ class EventStream(Base):
 
 class Event(Base):
     __tablename__ = "events"
-    __table_args__ = (UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),)
+    __table_args__ = (
+        UniqueConstraint("stream", "seq", name="uq_events_stream_seq"),
+        # The events people wrote (a reviewer's decision or answer): a stream's latest in one index step
+        # (migration 0041). Partial: a few rows a stream.
+        Index(
+            "ix_events_person",
+            "stream",
+            "seq",
+            postgresql_where=text(f"actor_kind = '{ActorKind.INDIVIDUAL}'"),
+            sqlite_where=text(f"actor_kind = '{ActorKind.INDIVIDUAL}'"),
+        ),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     stream: Mapped[str] = mapped_column(String(80))
