@@ -6,11 +6,10 @@ waiting, and when a person last acted on it."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import BindParameter, bindparam, case, func, select
+from sqlalchemy import BindParameter, ColumnElement, bindparam, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.escalations import EscalationStatus
@@ -60,11 +59,18 @@ class Activity:
     title: str | None
     version: int | None
     agents: tuple[str, ...]  # the active agents' names, in the order they joined
-    open_proposals: tuple[OpenProposal, ...]  # oldest first
-    contested: tuple[Contest, ...]  # by section id
+    open_total: int  # every open proposal (pending or objected)
+    objected_total: int  # of those, the ones an objection paused
+    open_proposals: tuple[OpenProposal, ...]  # the oldest SHOWN, oldest first
+    contested: tuple[Contest, ...]  # by section id, at most CONTESTS_SHOWN
     merged_recently: int
     open_escalations: int
     last_person_at: datetime | None
+
+
+# What one summary lists at most (its counts cover everything): a topic may hold thousands of proposals.
+SHOWN = 200
+CONTESTS_SHOWN = 50
 
 
 async def activity(session: AsyncSession, resource_type: str, resource_id: str) -> Activity | None:
@@ -74,18 +80,27 @@ async def activity(session: AsyncSession, resource_type: str, resource_id: str) 
         return None
     rid = fabric.resource_id
     info = (await resources.infos(session, {(resource_type, rid)})).get((resource_type, rid))
-    on_resource = (Proposal.resource_type == resource_type, Proposal.resource_id == rid)
+    is_open = (
+        Proposal.resource_type == resource_type,
+        Proposal.resource_id == rid,
+        Proposal.status.in_(DECIDABLE),
+    )
+    counted = select(Proposal.status, func.count()).where(*is_open).group_by(Proposal.status)
+    by_status = dict((await session.execute(counted)).tuples().all())
     rows = (
         await session.scalars(
-            select(Proposal)
-            .where(*on_resource, Proposal.status.in_(DECIDABLE))
-            .order_by(Proposal.created_at, Proposal.id)
+            select(Proposal).where(*is_open).order_by(Proposal.created_at, Proposal.id).limit(SHOWN)
         )
     ).all()
     merged = await session.scalar(
         select(func.count())
         .select_from(Proposal)
-        .where(*on_resource, Proposal.status.in_(MERGED), Proposal.resolved_at >= utcnow() - RECENT)
+        .where(
+            Proposal.resource_type == resource_type,
+            Proposal.resource_id == rid,
+            Proposal.status.in_(MERGED),
+            Proposal.resolved_at >= utcnow() - RECENT,
+        )
     )
     waiting = await session.scalar(
         select(func.count())
@@ -108,8 +123,10 @@ async def activity(session: AsyncSession, resource_type: str, resource_id: str) 
         title=info.title if info else None,
         version=info.version if info else None,
         agents=tuple(m.name for m in fabric.members),
+        open_total=sum(by_status.values()),
+        objected_total=by_status.get("objected", 0),
         open_proposals=tuple(_open(p) for p in rows),
-        contested=_contests(rows),
+        contested=await _contests(session, is_open),
         merged_recently=int(merged or 0),
         open_escalations=int(waiting or 0),
         last_person_at=last_person,
@@ -130,15 +147,33 @@ def _open(p: Proposal) -> OpenProposal:
     )
 
 
-def _contests(rows: Sequence[Proposal]) -> tuple[Contest, ...]:
-    by_section: dict[str, list[Proposal]] = defaultdict(list)
-    for p in rows:
-        by_section[p.section_id].append(p)
-    return tuple(
-        Contest(section, len(found), tuple(dict.fromkeys(p.author_name or p.author_id for p in found)))
-        for section, found in sorted(by_section.items())
-        if len(found) > 1
+async def _contests(session: AsyncSession, is_open: tuple[ColumnElement[bool], ...]) -> tuple[Contest, ...]:
+    """The sections with more than one open proposal, and their authors (each once, oldest first)."""
+    counted = (
+        (
+            await session.execute(
+                select(Proposal.section_id, func.count())
+                .where(*is_open)
+                .group_by(Proposal.section_id)
+                .having(func.count() > 1)
+                .order_by(Proposal.section_id)
+                .limit(CONTESTS_SHOWN)
+            )
+        )
+        .tuples()
+        .all()
     )
+    if not counted:
+        return ()
+    authors: dict[str, dict[str, None]] = defaultdict(dict)
+    named = await session.execute(
+        select(Proposal.section_id, Proposal.author_name, Proposal.author_id)
+        .where(*is_open, Proposal.section_id.in_([section for section, _n in counted]))
+        .order_by(Proposal.created_at, Proposal.id)
+    )
+    for section, name, author_id in named.tuples():
+        authors[section][name or author_id] = None
+    return tuple(Contest(section, n, tuple(authors[section])) for section, n in counted)
 
 
 @dataclass(frozen=True)

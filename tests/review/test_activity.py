@@ -77,3 +77,28 @@ async def test_roles_keys_unknown_ids_and_bad_filters_are_refused_clearly(hub, r
         resp = await hub.get(f"/api/review/open?{query}", headers=reviewer)
         assert resp.status == 400, query
         assert (await resp.json())["field"] == field, query
+
+
+async def test_a_summary_lists_a_bounded_number_and_counts_everything(
+    hub, register, runtime, reviewer, monkeypatch
+):
+    """A topic may hold thousands of open proposals: the summary lists the oldest few (here two, by a smaller
+    bound) and still counts all of them, on the API and on the page."""
+    from tests.pages.support import sign_in, staff_key
+
+    esc, ids = await section_escalation(hub, register)
+    asked = await (await hub.get(f"/api/review/escalations/{esc}", headers=reviewer)).json()
+    topic_id = asked["resourceId"]
+    monkeypatch.setattr("domain.review.activity.SHOWN", 2)
+    monkeypatch.setattr("domain.review.activity.CONTESTS_SHOWN", 1)
+    monkeypatch.setattr("web.hub.pages.activity.NAMES_SHOWN", 2)
+    glance = await (await hub.get(f"/api/review/topics/{topic_id}", headers=reviewer)).json()
+    assert (glance["openTotal"], glance["objectedTotal"]) == (3, 0)
+    assert [p["proposalId"] for p in glance["openProposals"]] == [ids["short"], ids["longer"]]
+    assert [c["sectionId"] for c in glance["contestedSections"]] == ["sec:answer"]
+
+    await sign_in(hub, await staff_key(runtime, "Page Reviewer", ("reviewer",)))
+    page = await (await hub.get(f"/review/topics/{topic_id}")).text()
+    assert "<strong>3 proposals</strong> open" in page
+    assert "(the 2 oldest of 3)" in page
+    assert " and 1 more." in page  # three agents, two named

@@ -18,24 +18,28 @@ def path(resource_type: str, resource_id: str) -> str:
     return f"/review/{resource_type}s/{resource_id}"
 
 
+NAMES_SHOWN = 20  # agents named in the summary; the count covers them all
+
+
 def _agents(names: tuple[str, ...]) -> Markup:
     if not names:
         return Markup("<li><strong>No agents</strong> active.</li>")
+    more = len(names) - NAMES_SHOWN
     return h(
-        "<li><strong>{count}</strong> active: {names}.</li>",
+        "<li><strong>{count}</strong> active: {names}{more}.</li>",
         count=plural(len(names), "agent"),
-        names=", ".join(names),
+        names=", ".join(names[:NAMES_SHOWN]),
+        more=f" and {more} more" if more > 0 else "",
     )
 
 
 def _open_line(a: Activity) -> Markup:
-    if not a.open_proposals:
+    if not a.open_total:
         return Markup("<li><strong>No proposal</strong> open: nothing is left to decide.</li>")
-    objected = sum(1 for p in a.open_proposals if p.status == "objected")
     return h(
         "<li><strong>{count}</strong> open{objected}: each is yours to decide.</li>",
-        count=plural(len(a.open_proposals), "proposal"),
-        objected=f" ({objected} paused by an objection)" if objected else "",
+        count=plural(a.open_total, "proposal"),
+        objected=f" ({a.objected_total} paused by an objection)" if a.objected_total else "",
     )
 
 
@@ -74,6 +78,11 @@ def _row(p: OpenProposal) -> Markup:
     )
 
 
+def _shown(a: Activity) -> str:
+    listed = len(a.open_proposals)
+    return f" (the {listed} oldest of {a.open_total})" if a.open_total > listed else ""
+
+
 def page(a: Activity) -> Markup:
     last = (
         h("<li>A person last acted here {at}.</li>", at=when(a.last_person_at.isoformat()))
@@ -105,7 +114,12 @@ def page(a: Activity) -> Markup:
         waiting=plural(a.open_escalations, "escalation"),
         last=last,
         open_list=blocks.table(
-            "Proposals not decided yet, oldest first: open one to read what it changes and decide it",
+            "Proposals not decided yet, oldest first: open one to read what it changes and decide it"
+            + (
+                f" (the {len(a.open_proposals)} oldest of {a.open_total})"
+                if a.open_total > len(a.open_proposals)
+                else ""
+            ),
             ("summary", "section", "status", "proposed by", "votes so far", "proposed"),
             [_row(p) for p in a.open_proposals],
         )

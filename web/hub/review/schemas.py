@@ -428,8 +428,14 @@ class ResourceActivity(Exact):
     resourceTitle: str | None
     resourceVersion: int | None
     agents: list[str] = Field(description="The names of the agents active on it, in the order they joined")
-    openProposals: list[ActivityProposal] = Field(description="Pending or objected proposals, oldest first")
-    contestedSections: list[Contest] = Field(description="Sections where more than one proposal is open")
+    openTotal: int = Field(description="Every open (pending or objected) proposal on it")
+    objectedTotal: int = Field(description="Of those, the ones an objection paused")
+    openProposals: list[ActivityProposal] = Field(
+        description="Pending or objected proposals, oldest first: the 200 oldest when there are more"
+    )
+    contestedSections: list[Contest] = Field(
+        description="Sections where more than one proposal is open (the first 50 by section id)"
+    )
     mergedLastHour: int
     openEscalations: int = Field(description="Escalations and questions on it waiting for a person")
     lastPersonAt: Timestamp | None = Field(description="When a person last acted on it (its stream)")
@@ -443,6 +449,8 @@ class ResourceActivity(Exact):
                 "resourceTitle": a.title,
                 "resourceVersion": a.version,
                 "agents": list(a.agents),
+                "openTotal": a.open_total,
+                "objectedTotal": a.objected_total,
                 "openProposals": [
                     ActivityProposal(
                         proposalId=p.proposal_id,
