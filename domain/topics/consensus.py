@@ -374,6 +374,23 @@ async def set_approval(
     topic = await topics.get_locked(session, topic_id)
     if topic.creator_id != actor.id:
         raise Forbidden("only the topic's creator may change its approval policy", code="not_owner")
+    await change_approval(session, ctx, topic, policy=policy, allow_self_approval=allow_self_approval)
+    return await topics.view(session, topic)
+
+
+async def change_approval(
+    session: AsyncSession,
+    ctx: Context,
+    topic: Topic,
+    *,
+    policy: policies.ApprovalPolicy | None,
+    allow_self_approval: bool | None,
+    op: str = "topic.approval_policy",
+    note: str | None = None,
+) -> policies.Approval:
+    """Set a locked topic's approval policy and self-approval flag (either or both), by its creator or by a
+    person (PACT §9.2); its pending proposals follow the new policy (consensus.approval_changed), and the
+    change is audited as `op` (with the person's note). The approval before the change."""
     resource = TopicResource(topic, locked=True)
     before = resource.approval
     if policy is not None:
@@ -383,16 +400,17 @@ async def set_approval(
     if resource.approval != before:
         topic.updated_at = utcnow()
         await consensus.approval_changed(session, ctx, resource, before)
+        after = topic_events.approval(resource.approval)
         audit.record(
             session,
             ctx,
-            "topic.approval_policy",
+            op,
             "topic",
             topic.id,
             before=topic_events.approval(before),
-            after=topic_events.approval(resource.approval),
+            after={**after, "note": note} if note is not None else after,
         )
-    return await topics.view(session, topic)
+    return before
 
 
 LEGISLATION_CITED_MAX = 200

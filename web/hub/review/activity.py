@@ -1,14 +1,16 @@
 """Reviewers read one topic or document at a glance (PACT §9.3) and find where proposals are open, to decide
-any of them (PACT §9.2, `POST /api/review/proposals/{id}/decide`): the API beside the desk's pages."""
+any of them (PACT §9.2, `POST /api/review/proposals/{id}/decide`), and set a topic's approval policy as a
+person (§9.2): the API beside the desk's pages."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from domain.kernel.errors import NotFound
-from domain.review import activity
+from domain.review import activity, policy
 from domain.review.queue import ResourceType
-from web.hub.review.schemas import OpenQuery, OpenResources, ResourceActivity
+from web.hub.auth import staff_context
+from web.hub.review.schemas import OpenQuery, OpenResources, PolicyBody, PolicySetAnswer, ResourceActivity
 from web.kernel.access import Staff
 from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
@@ -75,3 +77,26 @@ async def where_open(request: web.Request, query: OpenQuery) -> Answer:
     return OpenResources.of(
         found, query.resource, lambda rt, rid: public_url(request, resource_path(rt, rid))
     )
+
+
+@routes.route(
+    "POST",
+    "/api/review/topics/{topicId}/approval-policy",
+    summary="Set a topic's approval policy as a person (PACT §9.2), e.g. to human-only so that every "
+    "proposal waits for a reviewer",
+    tags=TAGS,
+    body=PolicyBody,
+    response=PolicySetAnswer,
+    access=REVIEWER,
+    errors={404: "Topic not found"},
+)
+async def set_policy(request: web.Request, body: PolicyBody) -> Answer:
+    async with runtime(request).db.transaction() as session:
+        done = await policy.set_topic_policy(
+            session,
+            staff_context(request),
+            request.match_info["topicId"],
+            policy=body.approvalPolicy,
+            note=body.note,
+        )
+    return PolicySetAnswer.of(done)

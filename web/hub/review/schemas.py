@@ -10,9 +10,11 @@ from pydantic import Field
 
 from domain.consensus.escalations import EscalationKind
 from domain.consensus.models import EscalationPriority, Proposal, ProposalVote, stored_priority
+from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.clock import iso
 from domain.review import activity as review_activity
 from domain.review import escalations as review_escalations
+from domain.review import policy as review_policy
 from domain.review import proposals as review_proposals
 from domain.review.desk import ProposedChange
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
@@ -523,4 +525,30 @@ class OpenResources(Exact):
             limit=page.limit,
             offset=page.offset,
             resource=resource,
+        )
+
+
+class PolicyBody(Model):
+    approvalPolicy: ApprovalPolicy = Field(
+        description="The policy the topic's proposals follow from now on; `human-only` puts every pending "
+        "and new proposal before a person"
+    )
+    note: Text = Field(min_length=1, max_length=2000, description="Why: the audit trail keeps it")
+
+
+class PolicySetAnswer(Exact):
+    topicId: str
+    approvalPolicy: ApprovalPolicy
+    previousPolicy: ApprovalPolicy
+    changed: bool = Field(description="False when the topic already had this policy (nothing was done)")
+    setBy: str
+
+    @classmethod
+    def of(cls, done: review_policy.PolicySet) -> PolicySetAnswer:
+        return cls(
+            topicId=done.topic_id,
+            approvalPolicy=done.after.policy,
+            previousPolicy=done.before.policy,
+            changed=done.changed,
+            setBy=done.set_by,
         )
