@@ -1,5 +1,5 @@
 """Blocks the review desk's pages share: a table that stacks on a phone with each cell labelled, a list of
-facts, a clipped line of text."""
+facts, a clipped line of text, and the parts of a form (its token, a text area, radio buttons)."""
 
 from __future__ import annotations
 
@@ -48,4 +48,43 @@ def facts(pairs: Iterable[tuple[str, Any]]) -> Markup:
     return h(
         '<dl class="facts">{items}</dl>',
         items=join(h("<dt>{k}</dt><dd>{v}</dd>", k=k, v=v) for k, v in pairs if v not in (None, "")),
+    )
+
+
+def csrf_field(token: str) -> Markup:
+    return h('<input type="hidden" name="csrf" value="{token}">', token=token)
+
+
+def textarea(name: str, label: str, value: str, *, required: bool, maxlength: int, hint: str) -> Markup:
+    return h(
+        """<div class="field"><label for="{name}">{label}</label>
+<p class="hint" id="{name}-hint">{hint}</p>
+<textarea id="{name}" name="{name}" maxlength="{maxlength}" aria-describedby="{name}-hint"{required}>
+{value}</textarea>
+</div>""",
+        name=name,
+        label=label,
+        hint=hint,
+        maxlength=maxlength,
+        required=Markup(" required") if required else Markup(""),
+        value=value,
+    )
+
+
+def radios(name: str, legend: str, options: list[tuple[str, str]], chosen: str, *, required: bool) -> Markup:
+    return h(
+        "<fieldset><legend>{legend}</legend>{options}</fieldset>",
+        legend=legend,
+        options=join(
+            h(
+                '<input type="radio" id="{name}-{value}" name="{name}" value="{value}"{checked}{required}>'
+                '<label for="{name}-{value}">{label}</label>',
+                name=name,
+                value=value,
+                label=label,
+                checked=Markup(" checked") if value == chosen else Markup(""),
+                required=Markup(" required") if required else Markup(""),
+            )
+            for value, label in options
+        ),
     )

@@ -22,10 +22,6 @@ SITE = "Concord review desk"
 DECIDED = {"approve": "the proposal was approved", "reject": "the proposal was rejected"}
 
 
-def csrf_field(token: str) -> Markup:
-    return h('<input type="hidden" name="csrf" value="{token}">', token=token)
-
-
 def nav(signed_in: SignedIn | None, counts: Counts | None = None, work_waiting: int | None = None) -> Markup:
     if signed_in is None:
         return Markup(
@@ -55,7 +51,7 @@ def nav(signed_in: SignedIn | None, counts: Counts | None = None, work_waiting: 
         else Markup(""),
         name=member.actor.name,
         roles=", ".join(sorted(member.roles)),
-        csrf=csrf_field(signed_in.csrf_token),
+        csrf=blocks.csrf_field(signed_in.csrf_token),
     )
 
 
@@ -462,41 +458,6 @@ def _money(cents: Any) -> str:
     return ""
 
 
-def _textarea(name: str, label: str, value: str, *, required: bool, maxlength: int, hint: str) -> Markup:
-    return h(
-        """<div class="field"><label for="{name}">{label}</label>
-<p class="hint" id="{name}-hint">{hint}</p>
-<textarea id="{name}" name="{name}" maxlength="{maxlength}" aria-describedby="{name}-hint"{required}>
-{value}</textarea>
-</div>""",
-        name=name,
-        label=label,
-        hint=hint,
-        maxlength=maxlength,
-        required=Markup(" required") if required else Markup(""),
-        value=value,
-    )
-
-
-def _radios(name: str, legend: str, options: list[tuple[str, str]], chosen: str, *, required: bool) -> Markup:
-    return h(
-        "<fieldset><legend>{legend}</legend>{options}</fieldset>",
-        legend=legend,
-        options=join(
-            h(
-                '<input type="radio" id="{name}-{value}" name="{name}" value="{value}"{checked}{required}>'
-                '<label for="{name}-{value}">{label}</label>',
-                name=name,
-                value=value,
-                label=label,
-                checked=Markup(" checked") if value == chosen else Markup(""),
-                required=Markup(" required") if required else Markup(""),
-            )
-            for value, label in options
-        ),
-    )
-
-
 def _section_of(e: dict[str, Any]) -> Markup:
     if e["sectionId"]:
         return h("<code>{s}</code>", s=e["sectionId"])
@@ -548,7 +509,7 @@ def escalation(
     else:
         decision = Markup("")
         if p is not None and p["status"] in ("pending", "objected"):
-            decision = _radios(
+            decision = blocks.radios(
                 "decision",
                 "Decide the proposal too?",
                 [("", "No decision"), ("approve", "Approve (merge) it"), ("reject", "Reject it")],
@@ -563,8 +524,8 @@ def escalation(
 <button type="submit">Send the answer</button>
 </form>""",
             id=e["escalationId"],
-            csrf=csrf_field(csrf),
-            answer=_textarea(
+            csrf=blocks.csrf_field(csrf),
+            answer=blocks.textarea(
                 "answer",
                 "Answer",
                 form.get("answer", ""),
@@ -704,15 +665,15 @@ def proposal(
 </form>""",
             id=p.proposal_id,
             why=_DECIDING[p.status].format(kind=p.resource_type),
-            csrf=csrf_field(csrf),
-            radios=_radios(
+            csrf=blocks.csrf_field(csrf),
+            radios=blocks.radios(
                 "decision",
                 "Decision",
                 [("approve", "Approve (merge the proposed text)"), ("reject", "Reject")],
                 form.get("decision", ""),
                 required=True,
             ),
-            note=_textarea(
+            note=blocks.textarea(
                 "note",
                 "Note",
                 form.get("note", ""),
@@ -846,8 +807,8 @@ def work(
 </form>
 </div>""",
             id=s["submissionId"],
-            csrf=csrf_field(csrf),
-            accept_note=_textarea(
+            csrf=blocks.csrf_field(csrf),
+            accept_note=blocks.textarea(
                 "accept-note",
                 "Note (optional)",
                 form.get("accept-note", ""),
@@ -855,7 +816,7 @@ def work(
                 maxlength=2000,
                 hint="What you checked.",
             ),
-            reject_note=_textarea(
+            reject_note=blocks.textarea(
                 "reject-note",
                 "Why it is refused",
                 form.get("reject-note", ""),
