@@ -14,6 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus.escalations import EscalationStatus
 from domain.consensus.models import Escalation, Proposal
+from domain.consensus.policies import Approval
 from domain.kernel import events
 from domain.kernel.clock import utcnow
 from domain.kernel.event_record import ActorKind
@@ -58,6 +59,7 @@ class Activity:
     resource_id: str
     title: str | None
     version: int | None
+    approval: Approval  # the approval policy its proposals follow
     agents: tuple[str, ...]  # the active agents' names, in the order they joined
     open_total: int  # every open proposal (pending or objected)
     objected_total: int  # of those, the ones an objection paused
@@ -122,6 +124,7 @@ async def activity(session: AsyncSession, resource_type: str, resource_id: str) 
         resource_id=rid,
         title=info.title if info else None,
         version=info.version if info else None,
+        approval=await resources.approval_of(session, resource_type, rid),
         agents=tuple(m.name for m in fabric.members),
         open_total=sum(by_status.values()),
         objected_total=by_status.get("objected", 0),

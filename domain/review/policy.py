@@ -19,6 +19,7 @@ from domain.topics import store as topic_store
 @dataclass(frozen=True)
 class PolicySet:
     topic_id: str
+    title: str
     before: Approval
     after: Approval
     set_by: str
@@ -44,4 +45,4 @@ async def set_topic_policy(
         note=note,
     )
     after = topic_consensus.TopicResource(topic, locked=True).approval
-    return PolicySet(topic.id, before, after, person.name)
+    return PolicySet(topic.id, topic.title, before, after, person.name)

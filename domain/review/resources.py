@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from domain.consensus import engine as consensus
 from domain.consensus import sections, sessions
 from domain.consensus.models import Proposal
+from domain.consensus.policies import Approval
 from domain.documents.models import Document
 from domain.documents.proposals import POLICY as DOCUMENT_POLICY
 from domain.documents.proposals import DocumentResource
@@ -79,6 +80,12 @@ async def fabric(session: AsyncSession, resource_type: str, resource_id: str) ->
         doc = await session.get(Document, key)
         return await document_fabric(session, doc) if doc is not None else None
     return None
+
+
+async def approval_of(session: AsyncSession, resource_type: str, resource_id: str) -> Approval:
+    """The approval policy a topic or document's proposals follow now."""
+    resource, _policy = await _load(session, resource_type, resource_id)
+    return resource.approval
 
 
 async def _load(

@@ -171,3 +171,61 @@ async def test_the_open_page_is_for_reviewers(hub, runtime):
     queue = await (await hub.get("/review/")).text()
     assert "/review/open" not in queue
     assert (await hub.get("/review/open")).status == 403
+
+
+async def test_a_reviewer_takes_a_topic_into_human_hands_from_its_page(hub, runtime, register):
+    """PACT §9.2 on the desk: the topic's page shows its approval policy and a form to set it; human-only
+    puts its pending proposals in the queue; a form without a note or with an unknown policy is refused as
+    a page that keeps what was chosen; a document's page has no such form (its organisation sets it)."""
+    esc, ids = await section_escalation(hub, register)
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    asked = await (await hub.get(f"/review/escalations/{esc}")).text()
+    link = re.search(r'href="(/review/topics/[0-9a-f-]{36})"', asked)
+    assert link
+    path = link.group(1)
+    page = await (await hub.get(path)).text()
+    assert "<dt>Approval policy</dt><dd>concord-default</dd>" in page
+    assert f'action="{path}/approval-policy"' in page
+    assert '<option value="concord-default" selected>' in page
+
+    no_note = await hub.post(f"{path}/approval-policy", data={"csrf": csrf, "approvalPolicy": "human-only"})
+    assert no_note.status == 400
+    text = await no_note.text()
+    assert "write a note saying why" in text
+    assert '<option value="human-only" selected>' in text  # what was chosen stays chosen
+    bogus = await hub.post(
+        f"{path}/approval-policy", data={"csrf": csrf, "approvalPolicy": "anarchy", "note": "x"}
+    )
+    assert bogus.status == 400
+    assert (await hub.post(f"{path}/approval-policy", data={"approvalPolicy": "human-only"})).status == 403
+
+    resp = await hub.post(
+        f"{path}/approval-policy",
+        data={"csrf": csrf, "approvalPolicy": "human-only", "note": "The agents disagree."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    assert resp.headers["Location"] == path
+    after = await (await hub.get(path)).text()
+    flash = r'The topic <a href="/review/topics/[0-9a-f-]{36}">“Topic [0-9a-f]{8}”</a> now follows human-only'
+    assert re.search(flash + r"\.", after)
+    assert "<dt>Approval policy</dt><dd>human-only</dd>" in after
+    # The three proposals still open each wait for a person now, beside the agent's question.
+    queue = await (await hub.get("/review/?kind=escalation")).text()
+    assert len(questions(queue)) == 4
+    assert 'Queue <span class="count">4</span>' in queue
+    again = await hub.post(
+        f"{path}/approval-policy",
+        data={"csrf": csrf, "approvalPolicy": "human-only", "note": "Still."},
+        allow_redirects=False,
+    )
+    assert again.status == 303
+    assert "already follows human-only: nothing changed." in await (await hub.get(path)).text()
+
+
+async def test_a_documents_page_has_no_policy_form(hub, docs, runtime, team):
+    await objected_escalation(docs, team)
+    await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    page = await (await hub.get(f"/review/documents/{team['doc']['id']}")).text()
+    assert "<dt>Approval policy</dt>" in page
+    assert "/approval-policy" not in page

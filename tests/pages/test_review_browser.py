@@ -186,8 +186,8 @@ async def test_a_reviewer_follows_an_open_proposal_and_decides_it_at_both_widths
 
 async def test_a_topics_page_at_both_widths_leads_to_a_decision(browser, live_hub, hub, register, runtime):
     """From the desk's list of where proposals are open, a person opens a topic's page, reads the summary and
-    the open proposals at a desk's width and a phone's (nothing scrolls sideways), and follows one to its
-    decision form."""
+    the open proposals at a desk's width and a phone's (nothing scrolls sideways), switches the topic to
+    human-only with its form, and follows a proposal to its decision form."""
     from tests.pages.test_share_browser import wider_than_viewport  # it imports `shot` from here
 
     page, base = browser, str(live_hub.make_url("")).rstrip("/")
@@ -212,6 +212,15 @@ async def test_a_topics_page_at_both_widths_leads_to_a_decision(browser, live_hu
         assert await opened.get_by_role("row").count() == 4  # the header and three proposals
         assert await wider_than_viewport(page) <= 0
         await shot(page, f"reviewer-topic-page-{width}")
+    # The person takes the topic into people's hands from its page (a phone's width).
+    topic_page = page.url
+    policy = page.get_by_role("form", name="Approval policy")
+    await policy.get_by_label("Policy").select_option("human-only")
+    await policy.get_by_label("Note").fill("The agents disagree on the caveat.")
+    await policy.get_by_role("button", name="Set the policy").click()
+    await page.wait_for_url(topic_page)
+    assert (await page.get_by_role("status").inner_text()).endswith("now follows human-only.")
+    assert "human-only" in await page.locator("dl.facts").inner_text()
     await page.get_by_role("link", name="Add it").click()
     await page.wait_for_url(f"{base}/review/proposals/{ids['longer']}")
     assert await page.get_by_role("form", name="Your decision").count() == 1

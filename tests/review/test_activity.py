@@ -21,6 +21,7 @@ async def test_a_topic_at_a_glance_before_and_after_a_person_steps_in(hub, regis
     glance = await (await hub.get(f"/api/review/topics/{topic_id}", headers=reviewer)).json()
     assert (glance["resourceType"], glance["resourceId"], glance["resourceVersion"]) == ("topic", topic_id, 1)
     assert glance["resourceTitle"] == asked["resourceTitle"]
+    assert glance["approvalPolicy"] == "concord-default"
     assert len(glance["agents"]) == 3
     assert [p["proposalId"] for p in glance["openProposals"]] == [ids["short"], ids["longer"], ids["other"]]
     short = glance["openProposals"][0]

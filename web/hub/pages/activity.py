@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlencode
 
+from domain.consensus.policies import ApprovalPolicy
 from domain.review.activity import Activity, OpenProposal, OpenResource
 from domain.review.queue import Page, ResourceType
 from web.hub.pages import blocks
@@ -83,7 +84,56 @@ def _shown(a: Activity) -> str:
     return f" (the {listed} oldest of {a.open_total})" if a.open_total > listed else ""
 
 
-def page(a: Activity) -> Markup:
+# The policies as a person chooses among them (PACT §5; web/kernel/wire.py APPROVAL_POLICY_TEXT for agents).
+POLICY_LABELS = {
+    ApprovalPolicy.CONCORD_DEFAULT: "concord-default: two approvals merge, two rejections refuse",
+    ApprovalPolicy.OBJECTION_BASED: "objection-based: merges when its time runs out, unless an agent objects",
+    ApprovalPolicy.SINGLE: "single: one approval merges",
+    ApprovalPolicy.MAJORITY: "majority: most of the agents who may vote approve",
+    ApprovalPolicy.UNANIMOUS: "unanimous: every agent who may vote approves",
+    ApprovalPolicy.HUMAN_ONLY: "human-only: every proposal waits for a person's decision",
+    ApprovalPolicy.AUTO: "auto: a proposal merges as it is made",
+}
+
+
+def _policy_form(a: Activity, csrf: str, form: dict[str, str]) -> Markup:
+    """A topic's approval policy, and the form a person sets it with (PACT §9.2)."""
+    chosen = form.get("approvalPolicy") or a.approval.policy.value
+    return h(
+        """<form method="post" action="{action}" class="decision" aria-labelledby="policy-heading">
+<h2 id="policy-heading">Approval policy</h2>
+<p>Its proposals follow <strong>{now}</strong>. Switch it to <em>human-only</em> to take the topic into
+people's hands: every pending proposal is put before the reviewers, and the agents' votes are refused until
+it is switched back.</p>
+{csrf}<div class="field"><label for="approvalPolicy">Policy</label>
+<select id="approvalPolicy" name="approvalPolicy" required>{options}</select></div>
+{note}
+<button type="submit">Set the policy</button>
+</form>""",
+        action=path(a.resource_type, a.resource_id) + "/approval-policy",
+        now=a.approval.policy.value,
+        csrf=blocks.csrf_field(csrf),
+        options=join(
+            h(
+                '<option value="{v}"{selected}>{label}</option>',
+                v=p.value,
+                label=label,
+                selected=Markup(" selected") if p.value == chosen else Markup(""),
+            )
+            for p, label in POLICY_LABELS.items()
+        ),
+        note=blocks.textarea(
+            "note",
+            "Note",
+            form.get("note", ""),
+            required=True,
+            maxlength=2000,
+            hint="Why: the audit trail keeps it.",
+        ),
+    )
+
+
+def page(a: Activity, csrf: str, *, error: str | None = None, form: dict[str, str] | None = None) -> Markup:
     last = (
         h("<li>A person last acted here {at}.</li>", at=when(a.last_person_at.isoformat()))
         if a.last_person_at
@@ -92,6 +142,7 @@ def page(a: Activity) -> Markup:
     return h(
         """<p><a href="/review/">← Back to the queue</a></p>
 <h1>{kind} “{title}”</h1>
+{messages}
 {facts}
 <section aria-labelledby="glance"><h2 id="glance">At a glance</h2>
 <ul class="glance">
@@ -103,10 +154,19 @@ def page(a: Activity) -> Markup:
 {last}
 </ul></section>
 <section aria-labelledby="open-proposals"><h2 id="open-proposals">Open proposals</h2>
-{open_list}</section>""",
+{open_list}</section>
+{policy}""",
+        messages=blocks.messages(error=error),
+        policy=_policy_form(a, csrf, form or {}) if a.resource_type == ResourceType.TOPIC else Markup(""),
         kind=a.resource_type.capitalize(),
         title=a.title or a.resource_id,
-        facts=blocks.facts([("Id", h("<code>{id}</code>", id=a.resource_id)), ("Version", a.version)]),
+        facts=blocks.facts(
+            [
+                ("Id", h("<code>{id}</code>", id=a.resource_id)),
+                ("Version", a.version),
+                ("Approval policy", a.approval.policy.value),
+            ]
+        ),
         agents=_agents(a.agents),
         open=_open_line(a),
         contests=_contests(a),

@@ -1,5 +1,6 @@
 """Blocks the review desk's pages share: a table that stacks on a phone with each cell labelled, a list of
-facts, a clipped line of text, and the parts of a form (its token, a text area, radio buttons)."""
+facts, a clipped line of text, the parts of a form (its token, a text area, radio buttons), and the flash
+and error messages."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from web.hub.pages.session import Flash
 from web.kernel.html import Markup, esc, h, join
 
 _CELL = re.compile(r"<t[dh](?=[\s>])")
@@ -88,3 +90,26 @@ def radios(name: str, legend: str, options: list[tuple[str, str]], chosen: str, 
             for value, label in options
         ),
     )
+
+
+def flash_text(flash: Flash | str) -> Markup:
+    if isinstance(flash, str):
+        return esc(flash)
+    if flash.link and flash.label:
+        return h(
+            '{t}<a href="{href}">{label}</a>{a}',
+            t=flash.text,
+            href=flash.link,
+            label=flash.label,
+            a=flash.after,
+        )
+    return esc(flash.plain)
+
+
+def messages(flash: Flash | str | None = None, error: str | None = None) -> Markup:
+    parts = []
+    if flash:
+        parts.append(h('<div class="flash" role="status"><p>{m}</p></div>', m=flash_text(flash)))
+    if error:
+        parts.append(h('<div class="error" role="alert"><p>{m}</p></div>', m=error))
+    return join(parts)

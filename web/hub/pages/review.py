@@ -13,18 +13,20 @@ from typing import Any
 from aiohttp import web
 
 from domain.consensus.models import EscalationPriority
+from domain.consensus.policies import ApprovalPolicy
 from domain.kernel.context import Context
 from domain.kernel.errors import DomainError, NotFound, Unauthorized
 from domain.people import staff_sessions as sessions
 from domain.people.staff_sessions import SignedIn
 from domain.review import activity, escalations, proposals, resources
 from domain.review import desk as queues
+from domain.review import policy as review_policy
 from domain.review.activity import Activity
 from domain.review.desk import ProposedChange
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import activity as activity_pages
-from web.hub.pages import views
+from web.hub.pages import blocks, views
 from web.hub.pages.session import (
     CSRF_FIELD,
     FLASH_COOKIE,
@@ -63,7 +65,7 @@ async def render(
     counts, work_waiting = None, None
     flash = take_flash(request) if signed_in is not None else None
     if flash:
-        body = Markup(views.messages(flash) + body)
+        body = Markup(blocks.messages(flash) + body)
     if signed_in is not None:
         roles = signed_in.member.roles
         async with runtime(request).db.read() as session:
@@ -530,20 +532,74 @@ async def open_page(request: web.Request, signed_in: SignedIn) -> web.StreamResp
     return await render(request, "Open proposals", activity_pages.where_open(found, resource), signed_in)
 
 
-def _resource_page(resource_type: ResourceType) -> PageHandler:
-    """A topic's or a document's page: the summary a person reads before stepping in (PACT §9.3)."""
-
+def _activity_loader(resource_type: ResourceType) -> Callable[[Any, str], Awaitable[Activity | None]]:
     async def load(session: Any, resource_id: str) -> Activity | None:
         return await activity.activity(session, resource_type, resource_id)
 
+    return load
+
+
+async def _show_resource(
+    request: web.Request,
+    signed_in: SignedIn,
+    resource_type: ResourceType,
+    *,
+    status: int = 200,
+    error: str | None = None,
+    form: dict[str, str] | None = None,
+) -> web.StreamResponse:
+    found = await _load(request, signed_in, resource_type.value, _activity_loader(resource_type))
+    if isinstance(found, web.Response):
+        return found
+    title = f"{resource_type.value.capitalize()} {_name(found.title or found.resource_id, 60)}"
+    body = activity_pages.page(found, signed_in.csrf_token, error=error, form=form)
+    return await render(request, title, body, signed_in, status=status)
+
+
+def _resource_page(resource_type: ResourceType) -> PageHandler:
+    """A topic's or a document's page: the summary a person reads before stepping in (PACT §9.3)."""
+
     async def show(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
-        found = await _load(request, signed_in, resource_type.value, load)
-        if isinstance(found, web.Response):
-            return found
-        title = f"{resource_type.value.capitalize()} {_name(found.title or found.resource_id, 60)}"
-        return await render(request, title, activity_pages.page(found), signed_in)
+        return await _show_resource(request, signed_in, resource_type)
 
     return show
+
+
+@guarded("reviewer", post=True)
+async def set_topic_policy(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
+    """POST /review/topics/{id}/approval-policy {approvalPolicy, note}: a person sets the topic's policy."""
+    form = form_of(request)
+    chosen = form.get("approvalPolicy", "")
+    note = form.get("note", "").strip()
+    error = None
+    if chosen not in list(ApprovalPolicy):
+        error = "Please check the form: choose one of the policies."
+    elif not note:
+        error = "Please check the form: write a note saying why."
+    elif len(note) > 2000:
+        error = "Please check the form: the note is longer than 2000 characters."
+    if error is None:
+        try:
+            async with runtime(request).db.transaction() as session:
+                done = await review_policy.set_topic_policy(
+                    session,
+                    staff_ctx(request, signed_in),
+                    request.match_info["id"],
+                    policy=ApprovalPolicy(chosen),
+                    note=note,
+                )
+        except DomainError as exc:
+            return await _show_resource(
+                request, signed_in, ResourceType.TOPIC, status=exc.status, error=_refused(exc), form=form
+            )
+        where = activity_pages.path(ResourceType.TOPIC, done.topic_id)
+        said = (
+            f" now follows {done.after.policy.value}."
+            if done.changed
+            else f" already follows {done.after.policy.value}: nothing changed."
+        )
+        return see_other(request, where, Flash("The topic ", where, _name(done.title), said))
+    return await _show_resource(request, signed_in, ResourceType.TOPIC, status=400, error=error, form=form)
 
 
 async def _work_item(session: Any, submission_id: str) -> dict[str, Any]:
@@ -623,5 +679,6 @@ def add_routes(app: web.Application) -> None:
             activity_pages.path(resource_type, "{id}"),
             guarded("reviewer", post=False)(_resource_page(resource_type)),
         )
+    router.add_post(activity_pages.path(ResourceType.TOPIC, "{id}") + "/approval-policy", set_topic_policy)
     router.add_post("/review/work/{id}/accept", guarded("curator", post=True)(_work_decision("accept")))
     router.add_post("/review/work/{id}/reject", guarded("curator", post=True)(_work_decision("reject")))

@@ -55,29 +55,6 @@ def nav(signed_in: SignedIn | None, counts: Counts | None = None, work_waiting: 
     )
 
 
-def flash_text(flash: Flash | str) -> Markup:
-    if isinstance(flash, str):
-        return esc(flash)
-    if flash.link and flash.label:
-        return h(
-            '{t}<a href="{href}">{label}</a>{a}',
-            t=flash.text,
-            href=flash.link,
-            label=flash.label,
-            a=flash.after,
-        )
-    return esc(flash.plain)
-
-
-def messages(flash: Flash | str | None = None, error: str | None = None) -> Markup:
-    parts = []
-    if flash:
-        parts.append(h('<div class="flash" role="status"><p>{m}</p></div>', m=flash_text(flash)))
-    if error:
-        parts.append(h('<div class="error" role="alert"><p>{m}</p></div>', m=error))
-    return join(parts)
-
-
 def sign_in(
     token: str, *, error: str | None = None, notice: Flash | str | None = None, next_path: str = "/review/"
 ) -> Markup:
@@ -99,7 +76,7 @@ signed in for a working day, or until you sign out.</p>
 </div>
 <button type="submit">Sign in</button>
 </form>""",
-        messages=messages(notice, error),
+        messages=blocks.messages(notice, error),
         token=token,
         next_path=next_path,
     )
@@ -569,7 +546,7 @@ def escalation(
         open_on_section=_open_on_section(open_on_section),
         context=context_html,
         source=e["source"],
-        messages=messages(error=error),
+        messages=blocks.messages(error=error),
         question=e["question"],
         facts=blocks.facts(
             [
@@ -696,7 +673,7 @@ def proposal(
         status=p.status.capitalize(),
         kind=p.resource_type,
         title=_resource_link(p.resource_type, p.resource_id, p.resource_title),
-        messages=messages(error=error),
+        messages=blocks.messages(error=error),
         facts=blocks.facts(changes.facts(p)),
         changes=changes.change_sections(p),
         action=action,
@@ -840,7 +817,7 @@ def work(
 <section aria-labelledby="observation"><h2 id="observation">The observation</h2>{observed}</section>
 {action}""",
         product=obs.get("productName") or s["submissionId"],
-        messages=messages(error=error),
+        messages=blocks.messages(error=error),
         facts=blocks.facts(
             [
                 ("Status", s["status"]),

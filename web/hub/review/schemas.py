@@ -429,6 +429,7 @@ class ResourceActivity(Exact):
     resourceId: str
     resourceTitle: str | None
     resourceVersion: int | None
+    approvalPolicy: ApprovalPolicy = Field(description="The approval policy its proposals follow now")
     agents: list[str] = Field(description="The names of the agents active on it, in the order they joined")
     openTotal: int = Field(description="Every open (pending or objected) proposal on it")
     objectedTotal: int = Field(description="Of those, the ones an objection paused")
@@ -450,6 +451,7 @@ class ResourceActivity(Exact):
                 "resourceId": a.resource_id,
                 "resourceTitle": a.title,
                 "resourceVersion": a.version,
+                "approvalPolicy": a.approval.policy,
                 "agents": list(a.agents),
                 "openTotal": a.open_total,
                 "objectedTotal": a.objected_total,
