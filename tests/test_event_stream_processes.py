@@ -228,12 +228,14 @@ async def test_live_events_across_processes_and_a_worker_on_redis(
     worker = start(
         [command("concord"), "worker", "--processes", "1", "--threads", "2"], env, tmp_path / "w.log"
     )
-    server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
-    try:
-        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
-            await _both_processes_serve(server, fresh)
-        await _live_across_processes(server, sessions, runtime)
-        await _stop_ends_streams(server, sessions)
+    try:  # the worker is stopped even when the server never starts
+        server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+        try:
+            async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
+                await _both_processes_serve(server, fresh)
+            await _live_across_processes(server, sessions, runtime)
+            await _stop_ends_streams(server, sessions)
+        finally:
+            stop(server.proc)
     finally:
-        stop(server.proc)
         stop(worker)

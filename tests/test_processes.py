@@ -304,14 +304,16 @@ async def test_web_with_two_processes_and_a_worker_process_on_redis(
     }
     worker_log = tmp_path / "worker.log"
     worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
-    server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
-    try:
-        await _both_processes_serve(server, fresh)
-        assert len(server.children()) == 2  # with Redis, `web` needs no background process
-        agent = await _registrations_limited_across_processes(server, fresh)  # counted in Redis
-        topics = await _writes_are_read_on_every_process(server, fresh, agent)
-        await _jobs_run_once(server, fresh, agent, topics[0], hook)  # relayed by both, run by the worker
-        await eventually(lambda: _outbox_done(runtime))
+    try:  # the worker is stopped even when the server never starts (it would heartbeat in Redis for good)
+        server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+        try:
+            await _both_processes_serve(server, fresh)
+            assert len(server.children()) == 2  # with Redis, `web` needs no background process
+            agent = await _registrations_limited_across_processes(server, fresh)  # counted in Redis
+            topics = await _writes_are_read_on_every_process(server, fresh, agent)
+            await _jobs_run_once(server, fresh, agent, topics[0], hook)  # relayed by both, run by the worker
+            await eventually(lambda: _outbox_done(runtime))
+        finally:
+            _stops_cleanly(server)
     finally:
-        _stops_cleanly(server)
         stop(worker)
