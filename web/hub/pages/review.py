@@ -471,18 +471,29 @@ async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.Stream
     return await render(request, _proposal_title(found), body, signed_in)
 
 
+NOTE_MAX = 2000
+
+
+def _chosen_with_note(
+    form: Mapping[str, str], field: str, allowed: Sequence[str], ask: str
+) -> tuple[str, str, str | None]:
+    """A decision form's choice (`field`, one of `allowed`) and its note, and the error that refuses it."""
+    chosen, note = form.get(field, ""), form.get("note", "").strip()
+    if chosen not in allowed:
+        return chosen, note, f"Please check the form: {ask}."
+    if not note:
+        return chosen, note, "Please check the form: write a note saying why."
+    if len(note) > NOTE_MAX:
+        return chosen, note, f"Please check the form: the note is longer than {NOTE_MAX} characters."
+    return chosen, note, None
+
+
 @guarded("reviewer", post=True)
 async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
     form = form_of(request)
-    decision = form.get("decision", "")
-    note = form.get("note", "").strip()
-    error = None
-    if decision not in ("approve", "reject"):
-        error = "Please check the form: choose approve or reject."
-    elif not note:
-        error = "Please check the form: write a note saying why."
-    elif len(note) > 2000:
-        error = "Please check the form: the note is longer than 2000 characters."
+    decision, note, error = _chosen_with_note(
+        form, "decision", ("approve", "reject"), "choose approve or reject"
+    )
     if error is None:
         try:
             async with runtime(request).db.transaction() as session:
@@ -569,15 +580,9 @@ def _resource_page(resource_type: ResourceType) -> PageHandler:
 async def set_topic_policy(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
     """POST /review/topics/{id}/approval-policy {approvalPolicy, note}: a person sets the topic's policy."""
     form = form_of(request)
-    chosen = form.get("approvalPolicy", "")
-    note = form.get("note", "").strip()
-    error = None
-    if chosen not in list(ApprovalPolicy):
-        error = "Please check the form: choose one of the policies."
-    elif not note:
-        error = "Please check the form: write a note saying why."
-    elif len(note) > 2000:
-        error = "Please check the form: the note is longer than 2000 characters."
+    chosen, note, error = _chosen_with_note(
+        form, "approvalPolicy", list(ApprovalPolicy), "choose one of the policies"
+    )
     if error is None:
         try:
             async with runtime(request).db.transaction() as session:
