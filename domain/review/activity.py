@@ -75,13 +75,10 @@ SHOWN = 200
 CONTESTS_SHOWN = 50
 
 
-async def activity(session: AsyncSession, resource_type: str, resource_id: str) -> Activity | None:
-    """The summary of one topic or document, or None when there is no such resource."""
-    fabric = await resources.fabric(session, resource_type, resource_id)
-    if fabric is None:
-        return None
-    rid = fabric.resource_id
-    info = (await resources.infos(session, {(resource_type, rid)})).get((resource_type, rid))
+async def activity(session: AsyncSession, resource_type: str, resource_id: str) -> Activity:
+    """The summary of one topic or document (404 when there is no such resource)."""
+    found = await resources.standing(session, resource_type, resource_id)
+    rid = found.fabric.resource_id
     is_open = (
         Proposal.resource_type == resource_type,
         Proposal.resource_id == rid,
@@ -122,10 +119,10 @@ async def activity(session: AsyncSession, resource_type: str, resource_id: str) 
     return Activity(
         resource_type=resource_type,
         resource_id=rid,
-        title=info.title if info else None,
-        version=info.version if info else None,
-        approval=await resources.approval_of(session, resource_type, rid),
-        agents=tuple(m.name for m in fabric.members),
+        title=found.title,
+        version=found.version,
+        approval=found.approval,
+        agents=tuple(m.name for m in found.fabric.members),
         open_total=sum(by_status.values()),
         objected_total=by_status.get("objected", 0),
         open_proposals=tuple(_open(p) for p in rows),

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from domain.consensus import policies
 from domain.consensus.policies import Approval, ApprovalPolicy
 from domain.kernel.context import Context
 from domain.topics import consensus as topic_consensus
@@ -44,5 +45,4 @@ async def set_topic_policy(
         op="review.topic.approval_policy",
         note=note,
     )
-    after = topic_consensus.TopicResource(topic, locked=True).approval
-    return PolicySet(topic.id, topic.title, before, after, person.name)
+    return PolicySet(topic.id, topic.title, before, policies.of(topic), person.name)

@@ -68,24 +68,31 @@ def section_text(markdown: str | None, section_id: str | None) -> str | None:
     return sections.body(markdown, found) if found is not None else None
 
 
-async def fabric(session: AsyncSession, resource_type: str, resource_id: str) -> sessions.Fabric | None:
-    """The topic or document `resource_id` as a PACT fabric (its active members), or None if there is none."""
+@dataclass(frozen=True)
+class Standing:
+    """A topic or document as its summary reads it, from its row read once: as a PACT fabric (its active
+    members), its title and version, and the approval policy its proposals follow."""
+
+    fabric: sessions.Fabric
+    title: str | None
+    version: int | None
+    approval: Approval
+
+
+async def standing(session: AsyncSession, resource_type: str, resource_id: str) -> Standing:
+    """The topic or document `resource_id` as a person's summary reads it (404 when there is none)."""
     key = canonical_id(resource_id)
-    if key is None:
-        return None
-    if resource_type == ResourceType.TOPIC:
+    if key is not None and resource_type == ResourceType.TOPIC:
         topic = await session.get(Topic, key)
-        return await topic_fabric(session, topic) if topic is not None else None
-    if resource_type == ResourceType.DOCUMENT:
+        if topic is not None:
+            fabric = await topic_fabric(session, topic)
+            return Standing(fabric, topic.title, topic.version, TopicResource(topic).approval)
+    if key is not None and resource_type == ResourceType.DOCUMENT:
         doc = await session.get(Document, key)
-        return await document_fabric(session, doc) if doc is not None else None
-    return None
-
-
-async def approval_of(session: AsyncSession, resource_type: str, resource_id: str) -> Approval:
-    """The approval policy a topic or document's proposals follow now."""
-    resource, _policy = await _load(session, resource_type, resource_id)
-    return resource.approval
+        if doc is not None:
+            fabric = await document_fabric(session, doc)
+            return Standing(fabric, doc.title, doc.version, DocumentResource(doc).approval)
+    raise NotFound(f"{resource_type} {resource_id!r} not found", code=f"{resource_type}_not_found")
 
 
 async def _load(

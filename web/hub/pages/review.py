@@ -457,14 +457,9 @@ async def _escalation_again(
     return await render(request, "Escalation", body, signed_in, status=status)
 
 
-async def decidable_proposal(session: Any, proposal_id: str) -> ProposedChange | None:
-    """A proposal of a topic or a document as the person deciding it reads it (PACT §9.2: any proposal)."""
-    return await queues.proposed_change(session, proposal_id)
-
-
 @guarded("reviewer", post=False)
 async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", decidable_proposal)
+    found = await _load(request, signed_in, "proposal", queues.proposed_change)
     if isinstance(found, web.Response):
         return found
     body = views.proposal(found, signed_in.csrf_token)
@@ -519,7 +514,7 @@ async def decide_proposal(request: web.Request, signed_in: SignedIn) -> web.Stre
 async def _proposal_again(
     request: web.Request, signed_in: SignedIn, status: int, error: str, form: dict[str, str]
 ) -> web.StreamResponse:
-    found = await _load(request, signed_in, "proposal", decidable_proposal)
+    found = await _load(request, signed_in, "proposal", queues.proposed_change)
     if isinstance(found, web.Response):
         return found
     body = views.proposal(found, signed_in.csrf_token, error=error, form=form)
@@ -543,8 +538,8 @@ async def open_page(request: web.Request, signed_in: SignedIn) -> web.StreamResp
     return await render(request, "Open proposals", activity_pages.where_open(found, resource), signed_in)
 
 
-def _activity_loader(resource_type: ResourceType) -> Callable[[Any, str], Awaitable[Activity | None]]:
-    async def load(session: Any, resource_id: str) -> Activity | None:
+def _activity_loader(resource_type: ResourceType) -> Callable[[Any, str], Awaitable[Activity]]:
+    async def load(session: Any, resource_id: str) -> Activity:
         return await activity.activity(session, resource_type, resource_id)
 
     return load

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from domain.kernel.errors import NotFound
 from domain.review import activity, policy
 from domain.review.queue import ResourceType
 from web.hub.auth import staff_context
+from web.hub.review.proposals import proposal_url
 from web.hub.review.schemas import OpenQuery, OpenResources, PolicyBody, PolicySetAnswer, ResourceActivity
 from web.kernel.access import Staff
 from web.kernel.replies import Answer
@@ -29,9 +29,7 @@ def resource_path(resource_type: str, resource_id: str) -> str:
 async def _at_a_glance(request: web.Request, resource_type: ResourceType, resource_id: str) -> Answer:
     async with runtime(request).db.read() as session:
         found = await activity.activity(session, resource_type, resource_id)
-    if found is None:
-        raise NotFound(f"{resource_type} {resource_id!r} not found", code=f"{resource_type}_not_found")
-    return ResourceActivity.of(found, lambda pid: public_url(request, f"/api/review/proposals/{pid}"))
+    return ResourceActivity.of(found, proposal_url(request))
 
 
 @routes.route(

@@ -22,7 +22,7 @@ TAGS = ["Review"]
 REVIEWER = Staff(role="reviewer")
 
 
-def _url(request: web.Request) -> Callable[[str], str]:
+def proposal_url(request: web.Request) -> Callable[[str], str]:
     """A proposal's address on the review API, from its id."""
     return lambda proposal_id: public_url(request, f"/api/review/proposals/{proposal_id}")
 
@@ -46,7 +46,7 @@ async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
             limit=query.limit,
             offset=query.offset,
         )
-    return ProposalQueue.of(found, _url(request))
+    return ProposalQueue.of(found, proposal_url(request))
 
 
 @routes.route(
@@ -61,7 +61,7 @@ async def queue(request: web.Request, query: ProposalsQuery) -> Answer:
 async def item(request: web.Request) -> Answer:
     async with runtime(request).db.read() as session:
         found = await proposals.item(session, request.match_info["proposalId"])
-    return ProposalItem.of(found, _url(request))
+    return ProposalItem.of(found, proposal_url(request))
 
 
 @routes.route(
@@ -84,4 +84,4 @@ async def decide(request: web.Request, body: DecideBody) -> Answer:
             decision=body.decision,
             note=body.note,
         )
-    return Decided.of_decision(result, _url(request))
+    return Decided.of_decision(result, proposal_url(request))
