@@ -92,6 +92,13 @@ async def test_escalation_is_delivered_once_by_the_worker(
     assert webhook.calls[0]["escalation"]["resourceId"] == topic_id
 
 
+async def _job_done(runtime: Any) -> bool:
+    """The delivery is recorded in its own transaction (no transaction stays open across the POST), and the
+    job is marked done in the next: a read between the two sees the job still `sent`."""
+    async with runtime.db.read() as session:
+        return (await session.scalars(select(OutboxJob))).one().status == "done"
+
+
 async def _delivered(runtime: Any, esc_id: str) -> bool:
     return (await _escalation(runtime, esc_id)).delivery_status == "delivered"
 
@@ -122,6 +129,7 @@ async def test_the_webhook_is_posted_with_no_transaction_open(
     )
     esc_id = (await resp.json())["escalationId"]
     await eventually(lambda: _delivered(runtime, esc_id))
+    await eventually(lambda: _job_done(runtime))  # marked done after the delivery's own commit
     assert seen == [(1, "pending", "sent", True)]  # the attempt committed, the job leased to this run
     esc = await _escalation(runtime, esc_id)
     assert esc.delivery_attempts == 1
@@ -252,13 +260,7 @@ async def test_a_failing_webhook_is_retried_until_it_answers(
     assert webhook.keys == [f"escalation.created:{esc_id}"] * 2
     assert (await _escalation(runtime, esc_id)).delivery_attempts == 2
 
-    async def finished() -> bool:
-        # The delivery is recorded in its own transaction (no transaction stays open across the POST), and
-        # the job is marked done in the next: a read between the two sees the job still `sent`.
-        async with runtime.db.read() as session:
-            return (await session.scalars(select(OutboxJob))).one().status == "done"
-
-    await eventually(finished)
+    await eventually(lambda: _job_done(runtime))
     async with runtime.db.read() as session:
         job = (await session.scalars(select(OutboxJob))).one()
         assert job.status == "done"

@@ -334,9 +334,12 @@ async def test_a_worker_killed_mid_job_has_its_job_run_again_by_another(
         os.kill(owner, signal.SIGKILL)  # the process running the job; its group's parent starts another
 
         async def delivered() -> bool:
+            # A delivery's effect commits before its job is marked done (a standalone job: the post runs
+            # outside any transaction, domain/kernel/outbox.py), so both are waited for.
             async with runtime.db.read() as session:
                 esc = await session.get(Escalation, esc_id)
-                return esc is not None and esc.delivery_status == "delivered"
+                job = (await session.scalars(select(OutboxJob))).one()
+                return esc is not None and esc.delivery_status == "delivered" and job.status == "done"
 
         await eventually(delivered, timeout=RECOVERY_BOUND, interval=0.2)
         assert len(hook.calls) == 2  # the killed attempt and the one that finished it
