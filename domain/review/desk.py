@@ -171,7 +171,11 @@ async def proposal_page(
         if len(objected.items) == limit:
             return Page(objected.items, objected.total + decided_total, offset, limit)
         rest = await _decided(
-            session, filters.resource, max(0, offset - objected.total), limit - len(objected.items)
+            session,
+            filters.resource,
+            max(0, offset - objected.total),
+            limit - len(objected.items),
+            total=decided_total,
         )
         return Page(objected.items + rest.items, objected.total + decided_total, offset, limit)
     return await _decided(session, filters.resource, offset, limit)
@@ -237,9 +241,11 @@ async def _decided_total(session: AsyncSession, resource: ResourceType) -> int:
 
 
 async def _decided(
-    session: AsyncSession, resource: ResourceType, offset: int, limit: int
+    session: AsyncSession, resource: ResourceType, offset: int, limit: int, *, total: int | None = None
 ) -> Page[ProposalRow]:
-    total = await _decided_total(session, resource)
+    """Decided proposals, newest decision first; `total`: their count when the caller has it already."""
+    if total is None:
+        total = await _decided_total(session, resource)
     rows = (
         (
             await session.execute(

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from domain.consensus.policies import ApprovalPolicy
 from domain.review.activity import Activity, OpenProposal, OpenResource
+from domain.review.limits import NOTE_MAX
 from domain.review.queue import Page, ResourceType
 from web.hub.pages import blocks
 from web.kernel.diff_html import plural
@@ -127,7 +128,7 @@ it is switched back.</p>
             "Note",
             form.get("note", ""),
             required=True,
-            maxlength=2000,
+            maxlength=NOTE_MAX,
             hint="Why: the audit trail keeps it.",
         ),
     )

@@ -23,6 +23,7 @@ from domain.review import desk as queues
 from domain.review import policy as review_policy
 from domain.review.activity import Activity
 from domain.review.desk import ProposedChange
+from domain.review.limits import ANSWER_MAX, NOTE_MAX
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
 from domain.work import review as work_review
 from web.hub.pages import activity as activity_pages
@@ -414,8 +415,8 @@ async def answer_escalation(request: web.Request, signed_in: SignedIn) -> web.St
     error = None
     if not text:
         error = "Please check the form: write an answer."
-    elif len(text) > 5000:
-        error = "Please check the form: the answer is longer than 5000 characters."
+    elif len(text) > ANSWER_MAX:
+        error = f"Please check the form: the answer is longer than {ANSWER_MAX} characters."
     elif decision not in (None, "approve", "reject"):
         error = "Please check the form: the decision is approve, reject or none."
     if error is None:
@@ -464,9 +465,6 @@ async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.Stream
         return found
     body = views.proposal(found, signed_in.csrf_token)
     return await render(request, _proposal_title(found), body, signed_in)
-
-
-NOTE_MAX = 2000
 
 
 def _chosen_with_note(
@@ -623,8 +621,8 @@ def _work_decision(decision: str) -> PageHandler:
         error = None
         if decision == "reject" and not note:
             error = "Please check the form: say why the observation is refused."
-        elif len(note) > 2000:
-            error = "Please check the form: the note is longer than 2000 characters."
+        elif len(note) > NOTE_MAX:
+            error = f"Please check the form: the note is longer than {NOTE_MAX} characters."
         if error is None:
             try:
                 async with runtime(request).db.transaction() as session:

@@ -10,6 +10,7 @@ from urllib.parse import urlencode, urlsplit
 from domain.consensus.models import EscalationPriority
 from domain.people.staff_sessions import SignedIn
 from domain.review.desk import Counts, EscalationRow, ProposalRow, ProposedChange, WorkRow
+from domain.review.limits import ANSWER_MAX, NOTE_MAX
 from domain.review.queue import DESK_STATUSES, DeskKind, DeskStatus, Filters, Page, ResourceType
 from web.hub.pages import activity as activity_pages
 from web.hub.pages import blocks, changes
@@ -507,7 +508,7 @@ def escalation(
                 "Answer",
                 form.get("answer", ""),
                 required=True,
-                maxlength=5000,
+                maxlength=ANSWER_MAX,
                 hint="The agent that asked reads it, and the agents read it on the resource's event stream. "
                 "One answer per question."
                 if e["kind"] == "question"
@@ -655,7 +656,7 @@ def proposal(
                 "Note",
                 form.get("note", ""),
                 required=True,
-                maxlength=2000,
+                maxlength=NOTE_MAX,
                 hint="Why: the agents read it.",
             ),
         )
@@ -790,7 +791,7 @@ def work(
                 "Note (optional)",
                 form.get("accept-note", ""),
                 required=False,
-                maxlength=2000,
+                maxlength=NOTE_MAX,
                 hint="What you checked.",
             ),
             reject_note=blocks.textarea(
@@ -798,7 +799,7 @@ def work(
                 "Why it is refused",
                 form.get("reject-note", ""),
                 required=True,
-                maxlength=2000,
+                maxlength=NOTE_MAX,
                 hint="The agent reads it with the defect.",
             ),
         )

@@ -18,6 +18,7 @@ from domain.review import policy as review_policy
 from domain.review import proposals as review_proposals
 from domain.review.desk import ProposedChange
 from domain.review.escalations import Decision, DecisionField, ReviewStatus
+from domain.review.limits import ANSWER_MAX, NOTE_MAX
 from domain.review.proposals import ProposalFilter
 from domain.review.queue import DeskKind, DeskStatus, Filters, Page, ResourceType
 from web.hub.schemas import Model
@@ -202,7 +203,9 @@ class EscalationQueue(Exact):
 
 
 class AnswerBody(Model):
-    answer: Text = Field(min_length=1, max_length=5000, description="The reviewer's answer to the question")
+    answer: Text = Field(
+        min_length=1, max_length=ANSWER_MAX, description="The reviewer's answer to the question"
+    )
     decision: DecisionField | None = Field(
         default=None,
         description="Also decide the proposal the escalation names (pending or objected): approve merges it",
@@ -377,7 +380,7 @@ class ProposalQueue(Exact):
 
 class DecideBody(Model):
     decision: DecisionField = Field(description="approve merges the proposal; reject refuses it")
-    note: Text = Field(min_length=1, max_length=2000, description="Why: the agents read it")
+    note: Text = Field(min_length=1, max_length=NOTE_MAX, description="Why: the agents read it")
 
 
 class Decided(ProposalItem):
@@ -535,7 +538,7 @@ class PolicyBody(Model):
         description="The policy the topic's proposals follow from now on; `human-only` puts every pending "
         "and new proposal before a person"
     )
-    note: Text = Field(min_length=1, max_length=2000, description="Why: the audit trail keeps it")
+    note: Text = Field(min_length=1, max_length=NOTE_MAX, description="Why: the audit trail keeps it")
 
 
 class PolicySetAnswer(Exact):

@@ -23,6 +23,7 @@ from domain.kernel import events as kernel_events
 from domain.kernel.clock import iso
 from domain.kernel.errors import BadRequest
 from domain.kernel.vocabulary import SpeltOut
+from domain.review.limits import NOTE_MAX
 from domain.work import claims, observations, review, submissions
 from domain.work.claims import AssignmentStatus, AssignmentStatusField, WorkType
 from domain.work.models import DefectKind, WorkDefect, WorkSubmission
@@ -420,8 +421,8 @@ class ReviewQueue(Exact):
 
 
 class DecisionAcceptBody(Model):
-    note: str = Field(default="", max_length=2000, description="Why (optional when accepting)")
+    note: str = Field(default="", max_length=NOTE_MAX, description="Why (optional when accepting)")
 
 
 class DecisionRejectBody(Model):
-    note: Text = Field(min_length=1, max_length=2000, description="Why the observation is refused")
+    note: Text = Field(min_length=1, max_length=NOTE_MAX, description="Why the observation is refused")
