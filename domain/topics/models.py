@@ -63,6 +63,10 @@ class TopicParticipant(Base):
     done_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
     done_assumptions: Mapped[list[str] | None] = mapped_column(JSONType)
     aligned_rewarded: Mapped[bool] = mapped_column(Boolean, default=False)
+    # A reviewer removed the agent (PACT §9.2, a forced leave): it may not join again until one readmits it.
+    removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime)
+    removed_by: Mapped[str | None] = mapped_column(String(200))  # the reviewer's name
+    removal_note: Mapped[str | None] = mapped_column(Text)
 
 
 class TopicDependency(Base):

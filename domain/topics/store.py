@@ -451,11 +451,17 @@ async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[Topi
     if inserted is None:
         rejoined = await session.scalar(
             update(TopicParticipant)
-            .where(*mine, TopicParticipant.left_at.is_not(None))
+            .where(*mine, TopicParticipant.left_at.is_not(None), TopicParticipant.removed_at.is_(None))
             .values(left_at=None)
             .returning(TopicParticipant.id)
         )
     row = (await session.execute(select(TopicParticipant).where(*mine))).scalar_one()
+    if row.removed_at is not None:  # a reviewer removed it (PACT §9.2): only a reviewer lets it back
+        raise Forbidden(
+            f"a reviewer removed this agent from the topic ({row.removal_note}); it may join again once a "
+            "reviewer readmits it",
+            code="removed_by_reviewer",
+        )
     return row, inserted is not None or rejoined is not None
 
 

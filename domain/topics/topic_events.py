@@ -9,7 +9,7 @@ from typing import Any
 from domain.consensus.policies import Approval
 from domain.kernel.clock import iso
 from domain.kernel.invites import InviteView
-from domain.topics.models import Topic, TopicComment, TopicDependency
+from domain.topics.models import Topic, TopicComment, TopicDependency, TopicParticipant
 
 
 def audit_view(topic: Topic) -> dict[str, Any]:
@@ -103,3 +103,30 @@ def comment_added(row: TopicComment) -> dict[str, Any]:
         "agentName": row.agent_name,
         "createdAt": iso(row.created_at),
     }
+
+
+def removed(row: TopicParticipant) -> dict[str, Any]:
+    """A stored format: the `pact.agent.left` event of an agent a reviewer removed (PACT §9.2's forced leave),
+    as the document API records its own (domain/documents/agent_events.py)."""
+    return {
+        "role": row.role,
+        "agentId": row.agent_id,
+        "removedBy": row.removed_by,
+        "reason": row.removal_note,
+    }
+
+
+def removal(row: TopicParticipant) -> dict[str, Any]:
+    """A stored format: the `review.topic.agent_remove` audit entry's `after`, a readmission's `before`."""
+    return {
+        "agentId": row.agent_id,
+        "role": row.role,
+        "removedBy": row.removed_by,
+        "removedAt": iso(row.removed_at) if row.removed_at else None,
+        "note": row.removal_note,
+    }
+
+
+def readmission(agent_id: str, note: str) -> dict[str, Any]:
+    """A stored format: the `review.topic.agent_readmit` audit entry's `after`."""
+    return {"agentId": agent_id, "note": note}

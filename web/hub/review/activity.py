@@ -1,6 +1,6 @@
 """Reviewers read one topic or document at a glance (PACT §9.3) and find where proposals are open, to decide
-any of them (PACT §9.2, `POST /api/review/proposals/{id}/decide`), and set a topic's approval policy as a
-person (§9.2): the API beside the desk's pages."""
+any of them (PACT §9.2, `POST /api/review/proposals/{id}/decide`), set a topic's approval policy as a person,
+and remove an agent from a topic or readmit it (§9.2): the API beside the desk's pages."""
 
 from __future__ import annotations
 
@@ -8,9 +8,18 @@ from aiohttp import web
 
 from domain.review import activity, policy
 from domain.review.queue import ResourceType
+from domain.topics import leaving
 from web.hub.auth import staff_context
 from web.hub.review.proposals import proposal_url
-from web.hub.review.schemas import OpenQuery, OpenResources, PolicyBody, PolicySetAnswer, ResourceActivity
+from web.hub.review.schemas import (
+    OpenQuery,
+    OpenResources,
+    ParticipantStanding,
+    PolicyBody,
+    PolicySetAnswer,
+    RemovalBody,
+    ResourceActivity,
+)
 from web.kernel.access import Staff
 from web.kernel.replies import Answer
 from web.kernel.request import public_url, runtime
@@ -98,3 +107,48 @@ async def set_policy(request: web.Request, body: PolicyBody) -> Answer:
             note=body.note,
         )
     return PolicySetAnswer.of(done)
+
+
+@routes.route(
+    "POST",
+    "/api/review/topics/{topicId}/agents/{agentId}/remove",
+    summary="Remove an agent from a topic as a person (PACT §9.2, a forced agent.leave): it may not join "
+    "again until a reviewer readmits it",
+    tags=TAGS,
+    body=RemovalBody,
+    response=ParticipantStanding,
+    access=REVIEWER,
+    errors={404: "Topic not found, or the agent never joined it"},
+)
+async def remove_agent(request: web.Request, body: RemovalBody) -> Answer:
+    async with runtime(request).db.transaction() as session:
+        done = await leaving.remove(
+            session,
+            staff_context(request),
+            request.match_info["topicId"],
+            request.match_info["agentId"],
+            body.note,
+        )
+    return ParticipantStanding.of(done)
+
+
+@routes.route(
+    "POST",
+    "/api/review/topics/{topicId}/agents/{agentId}/readmit",
+    summary="Let an agent a reviewer removed join the topic again (it joins itself)",
+    tags=TAGS,
+    body=RemovalBody,
+    response=ParticipantStanding,
+    access=REVIEWER,
+    errors={404: "Topic not found, or the agent never joined it"},
+)
+async def readmit_agent(request: web.Request, body: RemovalBody) -> Answer:
+    async with runtime(request).db.transaction() as session:
+        done = await leaving.readmit(
+            session,
+            staff_context(request),
+            request.match_info["topicId"],
+            request.match_info["agentId"],
+            body.note,
+        )
+    return ParticipantStanding.of(done)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from uuid import UUID
 
 from pydantic import Field
@@ -21,6 +21,8 @@ from domain.review.escalations import Decision, DecisionField, ReviewStatus
 from domain.review.limits import ANSWER_MAX, NOTE_MAX
 from domain.review.proposals import ProposalFilter
 from domain.review.queue import DeskKind, DeskStatus, Filters, Page, ResourceType
+from domain.topics.leaving import Removal
+from domain.topics.store import TopicStatus
 from web.hub.schemas import Model
 from web.kernel.wire import MAX_INT, Exact, PriorityIn, Text, Timestamp
 
@@ -556,4 +558,45 @@ class PolicySetAnswer(Exact):
             previousPolicy=done.before.policy,
             changed=done.changed,
             setBy=done.set_by,
+        )
+
+
+class RemovalBody(Model):
+    note: Text = Field(
+        min_length=1,
+        max_length=NOTE_MAX,
+        description="Why: a removal's reason is on the topic's event stream for its agents; the audit trail "
+        "keeps both",
+    )
+
+
+class ParticipantStanding(Exact):
+    """An agent's standing on a topic after a reviewer removed or readmitted it (PACT §9.2)."""
+
+    topicId: str
+    agentId: str
+    agentName: str
+    removed: bool = Field(description="True: the agent may not join the topic until a reviewer readmits it")
+    changed: bool = Field(description="False when nothing was done: removed already, or not removed")
+    removedAt: Timestamp | None
+    removedBy: str | None = Field(description="The reviewer who removed the agent")
+    reason: str | None = Field(description="Why it was removed")
+    topicStatus: TopicStatus = Field(
+        description="The topic's status after the call (a removal may break consensus)"
+    )
+    actedBy: str = Field(description="The reviewer who made this call")
+
+    @classmethod
+    def of(cls, done: Removal) -> ParticipantStanding:
+        return cls(
+            topicId=done.topic_id,
+            agentId=done.agent_id,
+            agentName=done.agent_name,
+            removed=done.removed,
+            changed=done.changed,
+            removedAt=iso(done.removed_at) if done.removed_at else None,
+            removedBy=done.removed_by,
+            reason=done.note,
+            topicStatus=cast(TopicStatus, done.topic_status),
+            actedBy=done.acted_by,
         )
