@@ -22,6 +22,8 @@ from domain.kernel.models import Event
 from domain.review import resources
 from domain.review.proposals import DECIDABLE, MERGED
 from domain.review.queue import PAGE_SIZE, Page, ResourceType
+from domain.topics import leaving
+from domain.topics.leaving import RemovedAgent
 
 RECENT = timedelta(hours=1)  # "merged in the last hour"
 # A person's own acts on a resource's stream (a reviewer's decision or answer), written inline so that the
@@ -60,7 +62,8 @@ class Activity:
     title: str | None
     version: int | None
     approval: Approval  # the approval policy its proposals follow
-    agents: tuple[str, ...]  # the active agents' names, in the order they joined
+    members: tuple[AgentRef, ...]  # the active agents, in the order they joined
+    removed: tuple[RemovedAgent, ...]  # a topic's agents a reviewer removed (PACT §9.2), latest first
     open_total: int  # every open proposal (pending or objected)
     objected_total: int  # of those, the ones an objection paused
     open_proposals: tuple[OpenProposal, ...]  # the oldest SHOWN, oldest first
@@ -68,6 +71,17 @@ class Activity:
     merged_recently: int
     open_escalations: int
     last_person_at: datetime | None
+
+    @property
+    def agents(self) -> tuple[str, ...]:
+        """The active agents' names, in the order they joined."""
+        return tuple(m.name for m in self.members)
+
+
+@dataclass(frozen=True)
+class AgentRef:
+    id: str
+    name: str
 
 
 # What one summary lists at most (its counts cover everything): a topic may hold thousands of proposals.
@@ -122,7 +136,8 @@ async def activity(session: AsyncSession, resource_type: str, resource_id: str) 
         title=found.title,
         version=found.version,
         approval=found.approval,
-        agents=tuple(m.name for m in found.fabric.members),
+        members=tuple(AgentRef(m.id, m.name) for m in found.fabric.members),
+        removed=await leaving.removed_agents(session, rid) if resource_type == ResourceType.TOPIC else (),
         open_total=sum(by_status.values()),
         objected_total=by_status.get("objected", 0),
         open_proposals=tuple(_open(p) for p in rows),

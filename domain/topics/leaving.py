@@ -163,3 +163,39 @@ async def readmit(session: AsyncSession, ctx: Context, topic_id: str, agent_id: 
         after=topic_events.readmission(row.agent_id, note),
     )
     return Removal.of(topic, topic.status, row, name, True, person.name)
+
+
+@dataclass(frozen=True)
+class RemovedAgent:
+    """An agent a reviewer removed from the topic and nobody readmitted yet."""
+
+    agent_id: str
+    agent_name: str
+    removed_by: str | None
+    removed_at: datetime
+    note: str | None
+
+
+REMOVED_SHOWN = 200  # a summary lists this many, the latest first
+
+
+async def removed_agents(session: AsyncSession, topic_id: str) -> tuple[RemovedAgent, ...]:
+    """The agents reviewers removed from the topic, the latest removal first (at most REMOVED_SHOWN)."""
+    rows = await session.execute(
+        select(
+            TopicParticipant.agent_id,
+            Agent.name,
+            TopicParticipant.removed_by,
+            TopicParticipant.removed_at,
+            TopicParticipant.removal_note,
+        )
+        .join(Agent, Agent.id == TopicParticipant.agent_id)
+        .where(TopicParticipant.topic_id == topic_id, TopicParticipant.removed_at.is_not(None))
+        .order_by(TopicParticipant.removed_at.desc(), TopicParticipant.id.desc())
+        .limit(REMOVED_SHOWN)
+    )
+    return tuple(
+        RemovedAgent(agent_id, name, by, at, note)
+        for agent_id, name, by, at, note in rows.tuples()
+        if at is not None  # the statement's own condition
+    )

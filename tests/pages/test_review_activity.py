@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+from tests.consensus_helpers import open_topic
 from tests.pages.support import objected_escalation, section_escalation, sign_in, staff_key
 from tests.pages.test_review_desk_lists import questions
 
@@ -229,3 +230,75 @@ async def test_a_documents_page_has_no_policy_form(hub, docs, runtime, team):
     page = await (await hub.get(f"/review/documents/{team['doc']['id']}")).text()
     assert "<dt>Approval policy</dt>" in page
     assert "/approval-policy" not in page
+
+
+async def test_a_reviewer_removes_an_agent_from_a_topics_page_and_readmits_it(hub, runtime, register):
+    """PACT §9.2 on the desk: the topic's page lists its active agents in a removal form; removing one takes
+    it off the active list and into the removed ones with who, when and why, and it may not join again; the
+    readmission form lets it back. A form without an agent or a note, or with an agent that never joined,
+    is refused as the page again, keeping what was written."""
+    topic_id, (_alice, bob, _carol) = await open_topic(hub, register)
+    csrf = await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    path = f"/review/topics/{topic_id}"
+    page = await (await hub.get(path)).text()
+    assert f'action="{path}/agents/remove"' in page
+    assert f'<option value="{bob["agentId"]}">{bob["agentName"]}</option>' in page
+    assert "No agent has been removed from this topic." in page
+    assert f'action="{path}/agents/readmit"' not in page
+
+    no_note = await hub.post(f"{path}/agents/remove", data={"csrf": csrf, "agentId": bob["agentId"]})
+    assert no_note.status == 400
+    text = await no_note.text()
+    assert "write a note saying why" in text
+    assert f'<option value="{bob["agentId"]}" selected>' in text  # the choice stays
+    no_agent = await hub.post(f"{path}/agents/remove", data={"csrf": csrf, "remove-note": "Why not."})
+    assert no_agent.status == 400
+    assert "choose an agent" in await no_agent.text()
+    stranger = await register()
+    unknown = await hub.post(
+        f"{path}/agents/remove", data={"csrf": csrf, "agentId": stranger["agentId"], "remove-note": "x"}
+    )
+    assert unknown.status == 404
+    assert "never joined this topic" in await unknown.text()
+    forged = await hub.post(f"{path}/agents/remove", data={"agentId": bob["agentId"], "remove-note": "x"})
+    assert forged.status == 403  # no CSRF token
+
+    resp = await hub.post(
+        f"{path}/agents/remove",
+        data={"csrf": csrf, "agentId": bob["agentId"], "remove-note": "It <spams> the topic."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    assert resp.headers["Location"] == path
+    after = await (await hub.get(path)).text()
+    assert f"The agent “{bob['agentName']}” was removed from the topic." in after
+    assert glance(after)[0].startswith("2 agents active: ")
+    assert bob["agentName"] not in glance(after)[0]
+    removed = re.search(r"<table.*?Removed by a reviewer.*?</table>", after, re.S)
+    assert removed, "the removed agents' table"
+    assert bob["agentName"] in removed.group(0)
+    assert "Rey Reviewer" in removed.group(0)
+    assert "It &lt;spams&gt; the topic." in removed.group(0)
+    assert f'<option value="{bob["agentId"]}">' in after.split('action="' + path + '/agents/readmit"')[1]
+    resp = await hub.post(f"/api/pact/{topic_id}/join", headers=bob["headers"])
+    assert resp.status == 403
+
+    resp = await hub.post(
+        f"{path}/agents/readmit",
+        data={"csrf": csrf, "agentId": bob["agentId"], "readmit-note": "It stopped."},
+        allow_redirects=False,
+    )
+    assert resp.status == 303
+    back = await (await hub.get(path)).text()
+    assert f"The agent “{bob['agentName']}” may join the topic again." in back
+    assert "No agent has been removed from this topic." in back
+    resp = await hub.post(f"/api/pact/{topic_id}/join", headers=bob["headers"])
+    assert resp.status == 200, await resp.text()
+
+
+async def test_a_documents_page_has_no_agent_forms(hub, docs, runtime, team):
+    await objected_escalation(docs, team)
+    await sign_in(hub, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    page = await (await hub.get(f"/review/documents/{team['doc']['id']}")).text()
+    assert "/agents/remove" not in page
+    assert "/agents/readmit" not in page

@@ -224,3 +224,39 @@ async def test_a_topics_page_at_both_widths_leads_to_a_decision(browser, live_hu
     await page.get_by_role("link", name="Add it").click()
     await page.wait_for_url(f"{base}/review/proposals/{ids['longer']}")
     assert await page.get_by_role("form", name="Your decision").count() == 1
+
+
+async def test_a_reviewer_removes_an_agent_and_readmits_it_at_both_widths(
+    browser, live_hub, hub, register, runtime
+):
+    """On a topic's page a person picks an agent in the removal form, says why and removes it; the removed
+    agents' table shows who did it and why, and the readmission form lets it back; nothing scrolls sideways
+    at a desk's width or a phone's."""
+    from tests.consensus_helpers import open_topic
+    from tests.pages.test_share_browser import wider_than_viewport
+
+    page, base = browser, str(live_hub.make_url("")).rstrip("/")
+    topic_id, (_alice, bob, _carol) = await open_topic(hub, register)
+    await sign_in(page, base, await staff_key(runtime, "Rey Reviewer", ("reviewer",)))
+    await page.goto(f"{base}/review/topics/{topic_id}")
+    remove = page.get_by_role("form", name="Remove an agent")
+    await remove.get_by_label("Agent").select_option(bob["agentId"])
+    await remove.get_by_label("Why").fill("It keeps citing a withdrawn paper.")
+    await remove.get_by_role("button", name="Remove the agent").click()
+    await page.wait_for_url(f"{base}/review/topics/{topic_id}")
+    assert (await page.get_by_role("status").inner_text()).endswith("was removed from the topic.")
+    agents = page.get_by_role("region", name="Agents")
+    table = await agents.get_by_role("table").inner_text()
+    assert bob["agentName"] in table
+    assert "withdrawn paper" in table
+    for width, height in ((1280, 800), (390, 844)):
+        await page.set_viewport_size({"width": width, "height": height})
+        assert await wider_than_viewport(page) <= 0
+        await shot(page, f"reviewer-topic-agents-{width}")
+    readmit = page.get_by_role("form", name="Readmit an agent")
+    await readmit.get_by_label("Agent").select_option(bob["agentId"])
+    await readmit.get_by_label("Why").fill("The paper was reinstated.")
+    await readmit.get_by_role("button", name="Readmit the agent").click()
+    await page.wait_for_url(f"{base}/review/topics/{topic_id}")
+    assert (await page.get_by_role("status").inner_text()).endswith("may join the topic again.")
+    assert "No agent has been removed" in await page.get_by_role("region", name="Agents").inner_text()

@@ -10,6 +10,7 @@ from domain.consensus.policies import ApprovalPolicy
 from domain.review.activity import Activity, OpenProposal, OpenResource
 from domain.review.limits import NOTE_MAX
 from domain.review.queue import Page, ResourceType
+from domain.topics.leaving import RemovedAgent
 from web.hub.pages import blocks
 from web.kernel.diff_html import plural
 from web.kernel.html import Markup, h, join, when
@@ -134,6 +135,101 @@ it is switched back.</p>
     )
 
 
+def _select(name: str, label: str, options: list[tuple[str, str]], chosen: str) -> Markup:
+    return h(
+        '<div class="field"><label for="{name}">{label}</label><select id="{name}" name="{field}" required>'
+        '<option value="">Choose an agent</option>{options}</select></div>',
+        name=name,
+        field="agentId",
+        label=label,
+        options=join(
+            h(
+                '<option value="{v}"{selected}>{label}</option>',
+                v=value,
+                label=text,
+                selected=Markup(" selected") if value == chosen else Markup(""),
+            )
+            for value, text in options
+        ),
+    )
+
+
+def _removed_row(r: RemovedAgent) -> Markup:
+    return h(
+        '<tr><th scope="row">{name}</th><td>{by}</td><td>{at}</td><td>{why}</td></tr>',
+        name=r.agent_name,
+        by=r.removed_by or "",
+        at=when(r.removed_at.isoformat()),
+        why=r.note or "",
+    )
+
+
+def _agents_forms(a: Activity, csrf: str, form: dict[str, str]) -> Markup:
+    """A topic's agents as a person acts on them (PACT §9.2): remove one, readmit one a reviewer removed."""
+    base = path(a.resource_type, a.resource_id) + "/agents"
+    chosen = form.get("agentId", "")
+    remove = (
+        h(
+            """<form method="post" action="{action}" class="decision" aria-labelledby="remove-heading">
+<h3 id="remove-heading">Remove an agent</h3>
+<p>It leaves the topic at once: its section locks are released and it can no longer propose or vote.
+It may not join again until a reviewer readmits it. Its proposals stay, for the other agents and for you
+to decide.</p>
+{csrf}{agent}{note}
+<button type="submit" class="danger">Remove the agent</button>
+</form>""",
+            action=base + "/remove",
+            csrf=blocks.csrf_field(csrf),
+            agent=_select("remove-agent", "Agent", [(m.id, m.name) for m in a.members], chosen),
+            note=blocks.textarea(
+                "remove-note",
+                "Why",
+                form.get("remove-note", ""),
+                required=True,
+                maxlength=NOTE_MAX,
+                hint="The topic's agents read it on its event stream; the audit trail keeps it.",
+            ),
+        )
+        if a.members
+        else Markup('<p class="muted">No agent is active here.</p>')
+    )
+    readmit = (
+        h(
+            """{table}
+<form method="post" action="{action}" class="decision" aria-labelledby="readmit-heading">
+<h3 id="readmit-heading">Readmit an agent</h3>
+<p>It may join the topic again; it is not joined by this, it joins itself.</p>
+{csrf}{agent}{note}
+<button type="submit">Readmit the agent</button>
+</form>""",
+            table=blocks.table(
+                "Removed by a reviewer, the latest first",
+                ("agent", "removed by", "when", "why"),
+                [_removed_row(r) for r in a.removed],
+            ),
+            action=base + "/readmit",
+            csrf=blocks.csrf_field(csrf),
+            agent=_select("readmit-agent", "Agent", [(r.agent_id, r.agent_name) for r in a.removed], chosen),
+            note=blocks.textarea(
+                "readmit-note",
+                "Why",
+                form.get("readmit-note", ""),
+                required=True,
+                maxlength=NOTE_MAX,
+                hint="The audit trail keeps it.",
+            ),
+        )
+        if a.removed
+        else Markup('<p class="muted">No agent has been removed from this topic.</p>')
+    )
+    return h(
+        '<section aria-labelledby="agents-heading"><h2 id="agents-heading">Agents</h2>{remove}{readmit}'
+        "</section>",
+        remove=remove,
+        readmit=readmit,
+    )
+
+
 def page(a: Activity, csrf: str, *, error: str | None = None, form: dict[str, str] | None = None) -> Markup:
     last = (
         h("<li>A person last acted here {at}.</li>", at=when(a.last_person_at.isoformat()))
@@ -156,9 +252,13 @@ def page(a: Activity, csrf: str, *, error: str | None = None, form: dict[str, st
 </ul></section>
 <section aria-labelledby="open-proposals"><h2 id="open-proposals">Open proposals</h2>
 {open_list}</section>
-{policy}""",
+{policy}
+{agents_forms}""",
         messages=blocks.messages(error=error),
         policy=_policy_form(a, csrf, form or {}) if a.resource_type == ResourceType.TOPIC else Markup(""),
+        agents_forms=_agents_forms(a, csrf, form or {})
+        if a.resource_type == ResourceType.TOPIC
+        else Markup(""),
         kind=a.resource_type.capitalize(),
         title=a.title or a.resource_id,
         facts=blocks.facts(

@@ -25,6 +25,7 @@ from domain.review.activity import Activity
 from domain.review.desk import ProposedChange
 from domain.review.limits import ANSWER_MAX, NOTE_MAX
 from domain.review.queue import DESK_STATUSES, PAGE_SIZE, DeskKind, DeskStatus, Filters, Page, ResourceType
+from domain.topics import leaving
 from domain.work import review as work_review
 from web.hub.pages import activity as activity_pages
 from web.hub.pages import blocks, views
@@ -600,6 +601,44 @@ async def set_topic_policy(request: web.Request, signed_in: SignedIn) -> web.Str
     return await _show_resource(request, signed_in, ResourceType.TOPIC, status=400, error=error, form=form)
 
 
+def _participant_action(action: str) -> PageHandler:
+    """POST /review/topics/{id}/agents/remove|readmit {agentId, <action>-note}: a person removes an agent from
+    the topic or readmits one a reviewer removed (PACT §9.2)."""
+    act = leaving.remove if action == "remove" else leaving.readmit
+
+    async def decide(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
+        form = form_of(request)
+        agent_id, note = form.get("agentId", ""), form.get(f"{action}-note", "").strip()
+        error = None
+        if not agent_id:
+            error = "Please check the form: choose an agent."
+        elif not note:
+            error = "Please check the form: write a note saying why."
+        elif len(note) > NOTE_MAX:
+            error = f"Please check the form: the note is longer than {NOTE_MAX} characters."
+        if error is not None:
+            return await _show_resource(
+                request, signed_in, ResourceType.TOPIC, status=400, error=error, form=form
+            )
+        try:
+            async with runtime(request).db.transaction() as session:
+                done = await act(
+                    session, staff_ctx(request, signed_in), request.match_info["id"], agent_id, note
+                )
+        except DomainError as exc:
+            return await _show_resource(
+                request, signed_in, ResourceType.TOPIC, status=exc.status, error=_refused(exc), form=form
+            )
+        where = activity_pages.path(ResourceType.TOPIC, done.topic_id)
+        if action == "remove":
+            said = "was removed from the topic." if done.changed else "was removed already: nothing changed."
+        else:
+            said = "may join the topic again." if done.changed else "was not removed: nothing changed."
+        return see_other(request, where, Flash(f"The agent “{done.agent_name}” {said}"))
+
+    return decide
+
+
 async def _work_item(session: Any, submission_id: str) -> dict[str, Any]:
     """A submission as the work page shows it: the review API's item by wire name (its ReviewItem)."""
     return ReviewItem.review_fields(await work_review.item(session, submission_id))
@@ -678,5 +717,10 @@ def add_routes(app: web.Application) -> None:
             guarded("reviewer", post=False)(_resource_page(resource_type)),
         )
     router.add_post(activity_pages.path(ResourceType.TOPIC, "{id}") + "/approval-policy", set_topic_policy)
+    for action in ("remove", "readmit"):
+        router.add_post(
+            activity_pages.path(ResourceType.TOPIC, "{id}") + f"/agents/{action}",
+            guarded("reviewer", post=True)(_participant_action(action)),
+        )
     router.add_post("/review/work/{id}/accept", guarded("curator", post=True)(_work_decision("accept")))
     router.add_post("/review/work/{id}/reject", guarded("curator", post=True)(_work_decision("reject")))

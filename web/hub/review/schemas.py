@@ -427,6 +427,14 @@ class Contest(Exact):
     authors: list[str] = Field(description="Their authors, each once, oldest proposal first")
 
 
+class RemovedAgent(Exact):
+    agentId: str
+    agentName: str
+    removedBy: str | None
+    removedAt: Timestamp
+    reason: str | None
+
+
 class ResourceActivity(Exact):
     """A topic or document as a person reads it before stepping in."""
 
@@ -447,6 +455,10 @@ class ResourceActivity(Exact):
     mergedLastHour: int
     openEscalations: int = Field(description="Escalations and questions on it waiting for a person")
     lastPersonAt: Timestamp | None = Field(description="When a person last acted on it (its stream)")
+    removedAgents: list[RemovedAgent] = Field(
+        description="A topic's agents a reviewer removed and nobody readmitted, the latest first (the 200 "
+        "latest); always empty for a document, whose organisation removes its agents"
+    )
 
     @classmethod
     def of(cls, a: review_activity.Activity, proposal_url: Callable[[str], str]) -> ResourceActivity:
@@ -480,6 +492,16 @@ class ResourceActivity(Exact):
                 "mergedLastHour": a.merged_recently,
                 "openEscalations": a.open_escalations,
                 "lastPersonAt": iso(a.last_person_at) if a.last_person_at else None,
+                "removedAgents": [
+                    RemovedAgent(
+                        agentId=r.agent_id,
+                        agentName=r.agent_name,
+                        removedBy=r.removed_by,
+                        removedAt=iso(r.removed_at),
+                        reason=r.note,
+                    )
+                    for r in a.removed
+                ],
             }
         )
 
