@@ -458,7 +458,7 @@ async def admit(session: AsyncSession, ctx: Context, topic: Topic) -> tuple[Topi
     row = (await session.execute(select(TopicParticipant).where(*mine))).scalar_one()
     if row.removed_at is not None:  # a reviewer removed it (PACT §9.2): only a reviewer lets it back
         raise Forbidden(
-            f"a reviewer removed this agent from the topic ({row.removal_note}); it may join again once a "
+            f"a reviewer removed this agent from the topic: “{row.removal_note}”. It may join again once a "
             "reviewer readmits it",
             code="removed_by_reviewer",
         )
