@@ -184,7 +184,7 @@ fieldset label { display: inline; font-weight: 400; margin: 0 1.25rem 0 .35rem; 
 fieldset input[type=radio], fieldset input[type=checkbox] { margin: 0; vertical-align: middle; }
 ul.choices { list-style: none; padding: 0; }
 ul.choices li { margin: 0 0 .35rem; }
-form.decision h2 { margin-top: 0; }
+form.decision h2, form.decision h3 { margin-top: 0; }
 .hint { color: var(--muted); font-size: .9rem; margin: -.2rem 0 .5rem; }
 input[type=text], input[type=password], textarea { width: 100%; max-width: 48rem; font: inherit;
   padding: .5rem .6rem; border: 1px solid #8c959f; border-radius: 6px; background: #fff; color: var(--ink); }

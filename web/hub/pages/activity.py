@@ -135,25 +135,6 @@ it is switched back.</p>
     )
 
 
-def _select(name: str, label: str, options: list[tuple[str, str]], chosen: str) -> Markup:
-    return h(
-        '<div class="field"><label for="{name}">{label}</label><select id="{name}" name="{field}" required>'
-        '<option value="">Choose an agent</option>{options}</select></div>',
-        name=name,
-        field="agentId",
-        label=label,
-        options=join(
-            h(
-                '<option value="{v}"{selected}>{label}</option>',
-                v=value,
-                label=text,
-                selected=Markup(" selected") if value == chosen else Markup(""),
-            )
-            for value, text in options
-        ),
-    )
-
-
 def _removed_row(r: RemovedAgent) -> Markup:
     return h(
         '<tr><th scope="row">{name}</th><td>{by}</td><td>{at}</td><td>{why}</td></tr>',
@@ -164,60 +145,91 @@ def _removed_row(r: RemovedAgent) -> Markup:
     )
 
 
+def _agent_form(
+    a: Activity,
+    action: str,
+    heading: str,
+    explain: str,
+    agents: list[tuple[str, str]],
+    form: dict[str, str],
+    *,
+    csrf: str,
+    hint: str,
+    button: Markup,
+) -> Markup:
+    """A form acting on one of a topic's agents: which one (the list it may act on) and why."""
+    return h(
+        """<form method="post" action="{action}" class="decision" aria-labelledby="{action_id}-heading">
+<h3 id="{action_id}-heading">{heading}</h3>
+<p>{explain}</p>
+{csrf}{agent}{note}
+{button}
+</form>""",
+        action=path(a.resource_type, a.resource_id) + f"/agents/{action}",
+        action_id=action,
+        heading=heading,
+        explain=explain,
+        csrf=blocks.csrf_field(csrf),
+        agent=blocks.select(
+            f"{action}-agent",
+            "agentId",
+            "Agent",
+            agents,
+            form.get("agentId", ""),
+            required=True,
+            placeholder="Choose an agent",
+        ),
+        note=blocks.textarea(
+            f"{action}-note",
+            "Why",
+            form.get(f"{action}-note", ""),
+            required=True,
+            maxlength=NOTE_MAX,
+            hint=hint,
+        ),
+        button=button,
+    )
+
+
 def _agents_forms(a: Activity, csrf: str, form: dict[str, str]) -> Markup:
     """A topic's agents as a person acts on them (PACT §9.2): remove one, readmit one a reviewer removed."""
-    base = path(a.resource_type, a.resource_id) + "/agents"
-    chosen = form.get("agentId", "")
     remove = (
-        h(
-            """<form method="post" action="{action}" class="decision" aria-labelledby="remove-heading">
-<h3 id="remove-heading">Remove an agent</h3>
-<p>It leaves the topic at once: its section locks are released and it can no longer propose or vote.
-It may not join again until a reviewer readmits it. Its proposals stay, for the other agents and for you
-to decide.</p>
-{csrf}{agent}{note}
-<button type="submit" class="danger">Remove the agent</button>
-</form>""",
-            action=base + "/remove",
-            csrf=blocks.csrf_field(csrf),
-            agent=_select("remove-agent", "Agent", [(m.id, m.name) for m in a.members], chosen),
-            note=blocks.textarea(
-                "remove-note",
-                "Why",
-                form.get("remove-note", ""),
-                required=True,
-                maxlength=NOTE_MAX,
-                hint="The topic's agents read it on its event stream; the audit trail keeps it.",
-            ),
+        _agent_form(
+            a,
+            "remove",
+            "Remove an agent",
+            "It leaves the topic at once: its section locks are released and it can no longer propose or "
+            "vote. It may not join again until a reviewer readmits it. Its proposals stay, for the other "
+            "agents and for you to decide.",
+            [(m.id, m.name) for m in a.members],
+            form,
+            csrf=csrf,
+            hint="The topic's agents read it on its event stream; the audit trail keeps it.",
+            button=Markup('<button type="submit" class="danger">Remove the agent</button>'),
         )
         if a.members
         else Markup('<p class="muted">No agent is active here.</p>')
     )
     readmit = (
-        h(
-            """{table}
-<form method="post" action="{action}" class="decision" aria-labelledby="readmit-heading">
-<h3 id="readmit-heading">Readmit an agent</h3>
-<p>It may join the topic again; it is not joined by this, it joins itself.</p>
-{csrf}{agent}{note}
-<button type="submit">Readmit the agent</button>
-</form>""",
-            table=blocks.table(
-                "Removed by a reviewer, the latest first",
-                ("agent", "removed by", "when", "why"),
-                [_removed_row(r) for r in a.removed],
-            ),
-            action=base + "/readmit",
-            csrf=blocks.csrf_field(csrf),
-            agent=_select("readmit-agent", "Agent", [(r.agent_id, r.agent_name) for r in a.removed], chosen),
-            note=blocks.textarea(
-                "readmit-note",
-                "Why",
-                form.get("readmit-note", ""),
-                required=True,
-                maxlength=NOTE_MAX,
-                hint="The audit trail keeps it.",
-            ),
+        join(
+            [
+                blocks.table(
+                    "Removed by a reviewer, the latest first",
+                    ("agent", "removed by", "when", "why"),
+                    [_removed_row(r) for r in a.removed],
+                ),
+                _agent_form(
+                    a,
+                    "readmit",
+                    "Readmit an agent",
+                    "It may join the topic again; it is not joined by this, it joins itself.",
+                    [(r.agent_id, r.agent_name) for r in a.removed],
+                    form,
+                    csrf=csrf,
+                    hint="The audit trail keeps it.",
+                    button=Markup('<button type="submit">Readmit the agent</button>'),
+                ),
+            ]
         )
         if a.removed
         else Markup('<p class="muted">No agent has been removed from this topic.</p>')

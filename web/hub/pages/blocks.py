@@ -1,6 +1,6 @@
 """Blocks the review desk's pages share: a table that stacks on a phone with each cell labelled, a list of
-facts, a clipped line of text, the parts of a form (its token, a text area, radio buttons), and the flash
-and error messages."""
+facts, a clipped line of text, the parts of a form (its token, a text area, a choice from a list, radio
+buttons), and the flash and error messages."""
 
 from __future__ import annotations
 
@@ -70,6 +70,38 @@ def textarea(name: str, label: str, value: str, *, required: bool, maxlength: in
         maxlength=maxlength,
         required=Markup(" required") if required else Markup(""),
         value=value,
+    )
+
+
+def select(
+    field_id: str,
+    name: str,
+    label: str,
+    options: Iterable[tuple[str, str]],
+    chosen: str,
+    *,
+    required: bool = False,
+    placeholder: str | None = None,
+) -> Markup:
+    """A labelled choice from a list of (value, text); `placeholder`: a first, empty option asking for one."""
+    first = h('<option value="">{text}</option>', text=placeholder) if placeholder else Markup("")
+    return h(
+        '<div class="field"><label for="{id}">{label}</label><select id="{id}" name="{name}"{required}>'
+        "{first}{options}</select></div>",
+        id=field_id,
+        name=name,
+        label=label,
+        required=Markup(" required") if required else Markup(""),
+        first=first,
+        options=join(
+            h(
+                '<option value="{v}"{selected}>{text}</option>',
+                v=value,
+                text=text,
+                selected=Markup(" selected") if value == chosen else Markup(""),
+            )
+            for value, text in options
+        ),
     )
 
 

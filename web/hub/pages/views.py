@@ -115,21 +115,7 @@ def filter_query(filters: Filters, **extra: int) -> dict[str, str]:
 
 
 def _select(name: str, label: str, options: Iterable[tuple[str, str]], chosen: str) -> Markup:
-    return h(
-        '<div class="field"><label for="f-{name}">{label}</label><select id="f-{name}" name="{name}">'
-        "{options}</select></div>",
-        name=name,
-        label=label,
-        options=join(
-            h(
-                '<option value="{v}"{selected}>{text}</option>',
-                v=value,
-                text=text,
-                selected=Markup(" selected") if value == chosen else Markup(""),
-            )
-            for value, text in options
-        ),
-    )
+    return blocks.select(f"f-{name}", name, label, options, chosen)
 
 
 def filters_form(action: str, filters: Filters) -> Markup:

@@ -4,11 +4,14 @@ and remove an agent from a topic or readmit it (§9.2): the API beside the desk'
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from aiohttp import web
 
 from domain.review import activity, policy
 from domain.review.queue import ResourceType
 from domain.topics import leaving
+from domain.topics.leaving import Removal
 from web.hub.auth import staff_context
 from web.hub.review.proposals import proposal_url
 from web.hub.review.schemas import (
@@ -109,6 +112,20 @@ async def set_policy(request: web.Request, body: PolicyBody) -> Answer:
     return PolicySetAnswer.of(done)
 
 
+async def _participant(
+    request: web.Request, body: RemovalBody, act: Callable[..., Awaitable[Removal]]
+) -> Answer:
+    async with runtime(request).db.transaction() as session:
+        done = await act(
+            session,
+            staff_context(request),
+            request.match_info["topicId"],
+            request.match_info["agentId"],
+            body.note,
+        )
+    return ParticipantStanding.of(done)
+
+
 @routes.route(
     "POST",
     "/api/review/topics/{topicId}/agents/{agentId}/remove",
@@ -121,15 +138,7 @@ async def set_policy(request: web.Request, body: PolicyBody) -> Answer:
     errors={404: "Topic not found, or the agent never joined it"},
 )
 async def remove_agent(request: web.Request, body: RemovalBody) -> Answer:
-    async with runtime(request).db.transaction() as session:
-        done = await leaving.remove(
-            session,
-            staff_context(request),
-            request.match_info["topicId"],
-            request.match_info["agentId"],
-            body.note,
-        )
-    return ParticipantStanding.of(done)
+    return await _participant(request, body, leaving.remove)
 
 
 @routes.route(
@@ -143,12 +152,4 @@ async def remove_agent(request: web.Request, body: RemovalBody) -> Answer:
     errors={404: "Topic not found, or the agent never joined it"},
 )
 async def readmit_agent(request: web.Request, body: RemovalBody) -> Answer:
-    async with runtime(request).db.transaction() as session:
-        done = await leaving.readmit(
-            session,
-            staff_context(request),
-            request.match_info["topicId"],
-            request.match_info["agentId"],
-            body.note,
-        )
-    return ParticipantStanding.of(done)
+    return await _participant(request, body, leaving.readmit)
