@@ -46,6 +46,7 @@ from typing import Any, TypeVar
 
 import aiohttp
 import asyncpg
+import redis
 
 from bench.procstat import PeakRss, cpu_by_pid, cpu_since, machine_idle, rss_by_pid
 from tests.processes import command, free_port
@@ -398,7 +399,7 @@ async def stage(admin: str, redis_url: str, bare_rows: int) -> Stage:
 
 async def tear_down(admin: str, staged: Stage, procs: list[subprocess.Popen[bytes]], timeout: float) -> None:
     """The run's processes stopped (all asked at once; one that outlives `timeout` is killed), then its
-    database dropped."""
+    database dropped and its Redis namespace emptied (the queues, and the heartbeats the worker left)."""
     for proc in procs:
         proc.terminate()
     for proc in procs:
@@ -407,6 +408,13 @@ async def tear_down(admin: str, staged: Stage, procs: list[subprocess.Popen[byte
         except subprocess.TimeoutExpired:
             proc.kill()
     await admin_sql(admin, f'DROP DATABASE IF EXISTS "{staged.db_name}" WITH (FORCE)')
+    client = redis.Redis.from_url(staged.env["CONCORD_REDIS_URL"])
+    try:
+        keys = list(client.scan_iter(f"{staged.env['CONCORD_QUEUE_NAMESPACE']}*"))
+        if keys:
+            client.delete(*keys)
+    finally:
+        client.close()
 
 
 async def main() -> None:

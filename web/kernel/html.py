@@ -29,9 +29,15 @@ SECURITY_HEADERS = {
 
 
 class Markup(str):
-    """Text that is already HTML: `h` and `join` keep it as it is and escape everything else."""
+    """Text that is already HTML: `h` and `join` keep it as it is and escape everything else. Two pieces of
+    Markup added together stay Markup (a plain `str` subclass would give a `str`, which `h` then escaped);
+    Markup and a plain string still give a plain string, as `str` does."""
 
     __slots__ = ()
+
+    def __add__(self, other: str) -> str:
+        joined = str.__add__(self, other)
+        return Markup(joined) if isinstance(other, Markup) else joined
 
 
 # The stylesheet and the script, as every page's <head> links them.
