@@ -137,7 +137,7 @@ async def remove(session: AsyncSession, ctx: Context, topic_id: str, agent_id: s
     if was_active:
         await locks.release_all(session, ctx, topic.id, row.agent_id, UnlockReason.LEFT)
     audit.record(
-        session, ctx, "review.topic.agent_remove", "topic", topic.id, after=topic_events.removal(row)
+        session, ctx, "review.topic.agent_remove", "topic", topic.id, after=topic_events.removed(row)
     )
     status = await lifecycle.recompute(session, ctx, topic.id) if was_active else topic.status
     return Removal.of(topic, status, row, name, True, person.name)
@@ -151,7 +151,7 @@ async def readmit(session: AsyncSession, ctx: Context, topic_id: str, agent_id: 
     row, name = await _participant(session, topic.id, agent_id)
     if row.removed_at is None:
         return Removal.of(topic, topic.status, row, name, False, person.name)
-    before = topic_events.removal(row)
+    before = topic_events.removed(row)
     row.removed_at = row.removed_by = row.removal_note = None
     audit.record(
         session,

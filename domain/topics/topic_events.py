@@ -107,23 +107,13 @@ def comment_added(row: TopicComment) -> dict[str, Any]:
 
 def removed(row: TopicParticipant) -> dict[str, Any]:
     """A stored format: the `pact.agent.left` event of an agent a reviewer removed (PACT §9.2's forced leave),
-    as the document API records its own (domain/documents/agent_events.py)."""
+    as the document API records its own (domain/documents/agent_events.py); also the removal's audit entry
+    (`after`), and what a readmission lifts (`before`)."""
     return {
         "role": row.role,
         "agentId": row.agent_id,
         "removedBy": row.removed_by,
         "reason": row.removal_note,
-    }
-
-
-def removal(row: TopicParticipant) -> dict[str, Any]:
-    """A stored format: the `review.topic.agent_remove` audit entry's `after`, a readmission's `before`."""
-    return {
-        "agentId": row.agent_id,
-        "role": row.role,
-        "removedBy": row.removed_by,
-        "removedAt": iso(row.removed_at) if row.removed_at else None,
-        "note": row.removal_note,
     }
 
 

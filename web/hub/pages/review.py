@@ -469,11 +469,12 @@ async def proposal_page(request: web.Request, signed_in: SignedIn) -> web.Stream
 
 
 def _chosen_with_note(
-    form: Mapping[str, str], field: str, allowed: Sequence[str], ask: str
+    form: Mapping[str, str], field: str, allowed: Sequence[str] | None, ask: str, *, note_field: str = "note"
 ) -> tuple[str, str, str | None]:
-    """A decision form's choice (`field`, one of `allowed`) and its note, and the error that refuses it."""
-    chosen, note = form.get(field, ""), form.get("note", "").strip()
-    if chosen not in allowed:
+    """A decision form's choice (`field`, one of `allowed`; None: any, but something) and its note, and the
+    error that refuses it."""
+    chosen, note = form.get(field, ""), form.get(note_field, "").strip()
+    if (chosen not in allowed) if allowed is not None else not chosen:
         return chosen, note, f"Please check the form: {ask}."
     if not note:
         return chosen, note, "Please check the form: write a note saying why."
@@ -608,14 +609,9 @@ def _participant_action(action: str) -> PageHandler:
 
     async def decide(request: web.Request, signed_in: SignedIn) -> web.StreamResponse:
         form = form_of(request)
-        agent_id, note = form.get("agentId", ""), form.get(f"{action}-note", "").strip()
-        error = None
-        if not agent_id:
-            error = "Please check the form: choose an agent."
-        elif not note:
-            error = "Please check the form: write a note saying why."
-        elif len(note) > NOTE_MAX:
-            error = f"Please check the form: the note is longer than {NOTE_MAX} characters."
+        agent_id, note, error = _chosen_with_note(
+            form, "agentId", None, "choose an agent", note_field=f"{action}-note"
+        )
         if error is not None:
             return await _show_resource(
                 request, signed_in, ResourceType.TOPIC, status=400, error=error, form=form
