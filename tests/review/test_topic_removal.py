@@ -112,9 +112,16 @@ async def test_an_agent_that_had_left_is_barred_too(hub, register, reviewer):
     resp = await hub.post(f"/api/pact/{topic_id}/join", headers=b["headers"])
     assert resp.status == 403
     assert (await resp.json())["error"] == "removed_by_reviewer"
+    resp = await hub.post(f"/api/pact/{topic_id}/_onboard", headers=b["headers"], json={"constraints": []})
+    assert resp.status == 403, await resp.text()  # PACT's join-and-publish, refused alike
+    assert (await resp.json())["error"] == "removed_by_reviewer"
     body = await (await hub.get(f"/api/pact/{topic_id}/events", params={"limit": "200"})).json()
     left = [e for e in body["events"] if e["type"] == "pact.agent.left"]
     assert [e["actorKind"] for e in left] == ["AiAgent", "Individual"]
+    # Both answers are in the API's documents, which agents' clients are generated from.
+    paths = (await (await hub.get("/openapi.json")).json())["paths"]
+    for path in ("/api/pact/{topicId}/join", "/api/pact/{topicId}/_onboard"):
+        assert "removed_by_reviewer" in paths[path]["post"]["responses"]["403"]["description"], path
 
 
 async def test_a_removal_and_a_rejoin_at_once_never_leave_the_agent_joined(hub, register, reviewer):

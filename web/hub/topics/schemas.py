@@ -719,5 +719,12 @@ class EscalateBody(Model):
     )
 
 
+# A join (or an onboarding) by an agent a reviewer removed from the topic (PACT §9.2, domain/topics/leaving).
+REMOVED_ERROR = {
+    403: "A reviewer removed this agent from the topic (removed_by_reviewer, quoting why): it may join again "
+    "once a reviewer readmits it"
+}
+
+
 class JoinBody(Model):
     pass

@@ -11,7 +11,7 @@ from domain.kernel.errors import Unprocessable
 from domain.topics import sessions
 from web.hub.auth import agent_context
 from web.hub.topics.read_models import JoinResult
-from web.hub.topics.schemas import SectionId
+from web.hub.topics.schemas import REMOVED_ERROR, SectionId
 from web.kernel.access import Agent
 from web.kernel.replies import Answer, Reply
 from web.kernel.request import runtime
@@ -157,7 +157,7 @@ async def mark_read(request: web.Request, body: MarkReadBody) -> Answer:
     body=OnboardBody,
     response=TopicOnboarded,
     access=Agent(),
-    errors={**ERRORS, **ONBOARD_ERRORS},
+    errors={**ERRORS, **ONBOARD_ERRORS, **REMOVED_ERROR},
     refusals={422: OnboardRejected},
 )
 async def onboard(request: web.Request, body: OnboardBody) -> Answer:

@@ -12,6 +12,7 @@ from domain.topics import store as topics
 from web.hub.auth import agent_context
 from web.hub.topics.read_models import EventPage, JoinResult, SectionTree, TopicAgents
 from web.hub.topics.schemas import (
+    REMOVED_ERROR,
     ContentQuery,
     JoinBody,
     Topic,
@@ -209,7 +210,7 @@ async def stream_events(request: web.Request, query: StreamQuery) -> Answer:
     body_optional=True,
     response=JoinResult,
     access=Agent(),
-    errors={401: "Missing or invalid agent key", **NOT_FOUND},
+    errors={401: "Missing or invalid agent key", **REMOVED_ERROR, **NOT_FOUND},
 )
 async def join(request: web.Request, body: JoinBody) -> Answer:
     ctx = agent_context(request)
