@@ -270,26 +270,35 @@ def served(broker: Any) -> Iterator[Served]:
     rt, runners, urls, keys = run(start())
     import httpx
 
-    with httpx.Client(base_url=urls["hub"]) as client:
-        agent = client.post("/api/pact/register", json={"agentName": "Fuzzer"})
-        assert agent.status_code == 201, agent.text
-        keys["agent"] = agent.json()["apiKey"]
-        commercial = client.post("/api/axiom/keys", json={"ownerName": "Fuzz Research"})
-        assert commercial.status_code == 201, commercial.text
-        keys["commercial"] = commercial.json()["apiKey"]
     try:
+        with httpx.Client(base_url=urls["hub"]) as client:
+            agent = client.post("/api/pact/register", json={"agentName": "Fuzzer"})
+            assert agent.status_code == 201, agent.text
+            keys["agent"] = agent.json()["apiKey"]
+            commercial = client.post("/api/axiom/keys", json={"ownerName": "Fuzz Research"})
+            assert commercial.status_code == 201, commercial.text
+            keys["commercial"] = commercial.json()["apiKey"]
         yield Served(hub=urls["hub"], docs=urls["docs"], loop=loop, keys=keys)
     finally:
 
         async def stop() -> None:
+            # The relay first: the runners' cleanup waits up to a minute for requests still open, and this
+            # runtime's relay, on the worker's database and the suite's queues, must not claim the outbox
+            # jobs of the next module's tests meanwhile (test_relay_claims lost a batch of 100 to it).
+            assert rt.relay is not None  # relay=True
+            await rt.relay.stop()
             for runner in runners:
                 await runner.cleanup()
             await rt.stop()
 
-        run(stop())
-        loop.call_soon_threadsafe(loop.stop)
-        thread.join(timeout=10)
-        loop.close()
+        try:
+            run(stop())
+        finally:
+            # Stopped whatever the stop did (it raises when it takes longer than run's timeout): nothing of
+            # this module's runtime may run on during other modules' tests.
+            loop.call_soon_threadsafe(loop.stop)
+            thread.join(timeout=10)
+            loop.close()
 
 
 # The schemas are fixtures, read by schemathesis when the test runs (`from_fixture`): each operation's test,
