@@ -10,6 +10,8 @@ import signal
 import sys
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from domain.axiom import commands as axiom_commands
 from domain.axiom import import_commands as legislation_import
 from domain.kernel import event_commands
@@ -130,6 +132,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
             _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised)
         )
         return 0
+    _require_migrated(settings)  # by the supervisor, once, for all of its children
     processes = process_count(settings, args.processes)
     if processes > 1:
         return supervise(settings, args.command, processes)
@@ -209,6 +212,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
             "concord worker: CONCORD_REDIS_URL is not set; without Redis, `concord serve` runs the jobs in "
             "its own process"
         )
+    _require_migrated(settings)
     from infra.supervisor import cores
     from workers.group import Options, run_group
 
@@ -513,10 +517,47 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _behind(settings: Settings) -> list[str]:
+    """The migrations of this code the database lacks; none when it cannot be reached to tell."""
+    import migrations
+
+    try:
+        return asyncio.run(migrations.missing(settings.db_url))
+    except (OSError, SQLAlchemyError) as exc:
+        log.warning("could not check the database's migrations: %s", exc)
+        return []
+
+
+def _require_migrated(settings: Settings) -> None:
+    """A server, scheduler or worker group refuses to start on a database that lacks this code's migrations
+    (every request or job would fail on a missing table or column); one a newer Concord migrated further is
+    fine, and one out of reach is left to the process's own retries and readiness."""
+    from migrations import not_migrated
+
+    behind = _behind(settings)
+    if behind:
+        raise SystemExit(f"concord: {not_migrated(settings.db_url, behind)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
     settings = get_settings()
     _logging(settings)
+    try:
+        return _dispatch(settings, args)
+    except SQLAlchemyError:
+        # An operator command on a database never migrated (or not since an upgrade) fails on a missing
+        # table: say so, instead of the driver's traceback.
+        behind = _behind(settings)
+        if not behind:
+            raise
+        from migrations import not_migrated
+
+        print(f"error: {not_migrated(settings.db_url, behind)}", file=sys.stderr)
+        return 2
+
+
+def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "migrate":
         cmd_migrate(settings)
     elif args.command == "seed":
@@ -540,6 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     elif args.command == "worker":
         return cmd_worker(settings, args)
     elif args.command == "scheduler":
+        _require_migrated(settings)
         metrics_dir.configure(settings)
         asyncio.run(_serve(settings, apps=False, scheduler=True, metrics_port=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):

@@ -39,15 +39,18 @@ class RequestIdFilter(logging.Filter):
 
 
 class DemoteChatter(logging.Filter):
-    """Turns APScheduler's per-run INFO lines into DEBUG records (dropped unless DEBUG is on). A handler's
-    filter, since a logger's own filters miss the records of its children
-    (`apscheduler.executors.default`)."""
+    """Turns APScheduler's per-run INFO lines and Alembic's list of the plugins it sets up (at every import)
+    into DEBUG records (dropped unless DEBUG is on). A handler's filter, since a logger's own filters miss the
+    records of its children (`apscheduler.executors.default`)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.levelno != logging.INFO or not record.name.startswith("apscheduler."):
+        if record.levelno != logging.INFO:
             return True
-        message = str(record.msg)
-        if not (message.startswith(CHATTY) or message.endswith("executed successfully")):
+        if record.name.startswith("apscheduler."):
+            message = str(record.msg)
+            if not (message.startswith(CHATTY) or message.endswith("executed successfully")):
+                return True
+        elif record.name != "alembic.runtime.plugins":
             return True
         record.levelno, record.levelname = logging.DEBUG, "DEBUG"
         return logging.getLogger().isEnabledFor(logging.DEBUG)
