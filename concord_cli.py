@@ -118,24 +118,30 @@ async def _serve(
         await rt.stop()
 
 
+def _preload_served() -> None:
+    """What a served process runs, imported by the supervisor before it forks its children."""
+    import runtime.process  # noqa: F401
+    import web.app  # noqa: F401
+
+
 def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     """`serve` and `web`: one process, or a supervisor and its children (infra/supervisor.py)."""
     from infra.supervisor import process_count, supervise
 
     with_scheduler = args.command == "serve"
-    if args.supervised:
-        supervised = Supervised.from_json(args.supervised)
-        metrics_dir.configure(settings, supervised.directory)  # every child's samples, in one directory
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when its children stop
+
+    def supervised_child(supervised: Supervised) -> int:
+        """A child forked by the supervisor: a web process, or the background one."""
         web_role = supervised.role == "web"
         asyncio.run(
             _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised)
         )
         return 0
+
     _require_migrated(settings)  # by the supervisor, once, for all of its children
     processes = process_count(settings, args.processes)
     if processes > 1:
-        return supervise(settings, args.command, processes)
+        return supervise(settings, args.command, processes, supervised_child, _preload_served)
     metrics_dir.configure(settings)
     asyncio.run(_serve(settings, apps=True, scheduler=with_scheduler))
     return 0
@@ -155,7 +161,6 @@ def _add_serve_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
             help="web processes sharing the ports (default: CONCORD_WEB_PROCESSES, else one per core); "
             "above 1, a parent process supervises them",
         )
-        cmd.add_argument("--supervised", default=None, help=argparse.SUPPRESS)  # set by the supervisor
 
 
 def _add_worker_command(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -4,17 +4,20 @@ It serves nothing itself. Before starting anything it checks that the ports are 
 with SO_REUSEPORT, which would otherwise let them join another server's port) and makes the machine's
 shared directory (infra/machine.py). Then it starts:
 
-- N web processes (`concord <command> --supervised …`), each binding both ports with SO_REUSEPORT, so the
-  kernel spreads incoming connections over them;
+- N web processes, each binding both ports with SO_REUSEPORT, so the kernel spreads incoming connections
+  over them;
 - one background process, when there is work that must run exactly once on the machine: with the in-process
   broker (no Redis) the outbox relay and the worker (only it sends jobs, so only it requeues what a previous
   one had in memory, at its own start), and for `serve` the scheduler.
+
+The children are forked from the supervisor (infra/forked.py) once it has imported what they run (`preload`):
+they share its imported modules instead of each importing the application again.
 
 It restarts a child that dies (after a pause that grows while a child keeps dying young), and on SIGTERM or
 SIGINT sends SIGTERM to every child, waits for them to finish what they are doing (killing any that take
 longer than STOP_GRACE_SECONDS), removes the shared directory and exits. Children ignore SIGINT (a terminal's
 Ctrl-C reaches the whole process group; the parent decides) and stop by themselves if the parent disappears
-(they hold the read end of a pipe that only the parent can write to, so they see its end of file).
+(they hold the read end of a pipe whose write end only the parent keeps, so they see its end of file).
 
 `keep`, the loop that runs and restarts one child, also keeps `concord worker`'s processes (workers/group.py).
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -30,12 +34,14 @@ import signal
 import socket
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from domain.kernel.settings import Settings
-from infra import machine
+from infra import machine, metrics_dir
+from infra.forked import Forked, Forker
 from infra.machine import Role, Supervised
 
 log = logging.getLogger("concord.supervisor")
@@ -75,15 +81,28 @@ def _shared_directory() -> Path:
     return Path(tempfile.mkdtemp(prefix="concord-", dir=base))
 
 
+Entry = Callable[[Supervised], int]  # a forked child's work, on its place; its result is the exit status
+
+
 @dataclass
 class Kept:
-    """A child process a supervisor keeps running: `argv` is started again whenever it exits."""
+    """A child process a supervisor keeps running, started again whenever it exits: `argv` run as a new
+    process, or `entry` forked from the supervisor (by `forker`, closing `close_fds` in the child)."""
 
     name: str
-    argv: list[str]
+    argv: list[str] = field(default_factory=list)
     pass_fds: tuple[int, ...] = ()
-    proc: asyncio.subprocess.Process | None = field(default=None, repr=False)
+    entry: Callable[[], int] | None = None
+    forker: Forker | None = field(default=None, repr=False)
+    title: str = ""
+    close_fds: tuple[int, ...] = ()
+    proc: asyncio.subprocess.Process | Forked | None = field(default=None, repr=False)
     started: float = 0.0  # the event loop's time of its latest start
+
+    async def start(self) -> asyncio.subprocess.Process | Forked:
+        if self.entry is not None and self.forker is not None:
+            return self.forker.start(self.entry, title=self.title, close=self.close_fds)
+        return await asyncio.create_subprocess_exec(*self.argv, pass_fds=self.pass_fds)
 
 
 def concord_argv(*args: str) -> list[str]:
@@ -100,7 +119,7 @@ async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
     try:
         while True:
             child.started = loop.time()
-            proc = child.proc = await asyncio.create_subprocess_exec(*child.argv, pass_fds=child.pass_fds)
+            proc = child.proc = await child.start()
             log.info("%s started (pid %d)", child.name, proc.pid)
             exited = asyncio.ensure_future(proc.wait())
             await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -125,7 +144,7 @@ async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
 
 
 async def _terminate(
-    child: Kept, proc: asyncio.subprocess.Process, exited: asyncio.Future[int], grace: float
+    child: Kept, proc: asyncio.subprocess.Process | Forked, exited: asyncio.Future[int], grace: float
 ) -> int:
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGTERM)
@@ -145,20 +164,36 @@ async def _terminate(
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, command: Command, processes: int) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        command: Command,
+        processes: int,
+        entry: Entry,
+        preload: Callable[[], object],
+    ) -> None:
         self.settings = settings
         self.command = command
         self.processes = processes
+        self.entry = entry
+        self.preload = preload
         self.embedded = not settings.redis_url
         self.stop = asyncio.Event()
 
-    def _children(self, directory: Path, lifeline: int, doorbell: tuple[int, int] | None) -> list[Kept]:
+    def _children(
+        self, directory: Path, lifeline: tuple[int, int], doorbell: tuple[int, int] | None, forker: Forker
+    ) -> list[Kept]:
         def child(name: str, role: Role, slot: int, bell: int | None) -> Kept:
             supervised = Supervised(
-                role=role, slot=slot, directory=str(directory), lifeline=lifeline, doorbell=bell
+                role=role, slot=slot, directory=str(directory), lifeline=lifeline[0], doorbell=bell
             )
-            fds = (lifeline,) if bell is None else (lifeline, bell)
-            return Kept(name, concord_argv(self.command, "--supervised", supervised.to_json()), fds)
+            return Kept(
+                name,
+                entry=lambda: self.entry(supervised),
+                forker=forker,
+                title=f"concord {self.command}: {name}",
+                close_fds=(lifeline[1],),  # the write end stays the parent's alone
+            )
 
         reader, writer = doorbell if doorbell is not None else (None, None)
         children = [child(f"web process {n}", "web", n, writer) for n in range(self.processes)]
@@ -178,9 +213,16 @@ class Supervisor:
         if doorbell is not None:
             for fd in doorbell:
                 os.set_blocking(fd, False)
-        children = self._children(directory, lifeline, doorbell)
-        machine.create(directory, slots=len(children))
+        forker: Forker | None = None
         try:
+            # Every child's samples in one directory, chosen before prometheus_client is imported (preload).
+            metrics_dir.configure(self.settings, str(directory))
+            self.preload()
+            gc.collect()
+            gc.freeze()  # what the children share stays out of their collections: its pages stay shared
+            forker = Forker()
+            children = self._children(directory, (lifeline, lifeline_writer), doorbell, forker)
+            machine.create(directory, slots=len(children))
             keepers = [asyncio.create_task(keep(child, self.stop, STOP_GRACE_SECONDS)) for child in children]
             log.info(
                 "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
@@ -197,6 +239,8 @@ class Supervisor:
             )
             codes = await asyncio.gather(*keepers)
         finally:
+            if forker is not None:
+                forker.close()
             for fd in (lifeline, lifeline_writer, *(doorbell or ())):
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -210,5 +254,9 @@ def _describe(code: int | None) -> str:
     return f"code {code}"
 
 
-def supervise(settings: Settings, command: Command, processes: int) -> int:
-    return asyncio.run(Supervisor(settings, command, processes).run())
+def supervise(
+    settings: Settings, command: Command, processes: int, entry: Entry, preload: Callable[[], object]
+) -> int:
+    """Run `processes` web children (and the background one) of `command`, each forked to run `entry` on
+    its place, after `preload` imported what they run."""
+    return asyncio.run(Supervisor(settings, command, processes, entry, preload).run())

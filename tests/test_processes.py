@@ -6,7 +6,6 @@ processes (SO_REUSEPORT); /healthz names the process that answered."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import signal
@@ -21,6 +20,7 @@ from aiohttp import web
 from sqlalchemy import select
 
 from domain.kernel.models import OutboxJob, SweepRun
+from infra.machine import GENERATION_FILE
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key
 from tests.processes import command, free_port, ready, start, stop
@@ -226,8 +226,10 @@ def _stops_cleanly(server: Server) -> None:
 
 
 async def _shared_directory(child: int) -> Path:
-    argv = (await asyncio.to_thread(Path(f"/proc/{child}/cmdline").read_bytes)).split(b"\0")
-    return Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
+    """The supervisor's shared directory, as the child maps its generation file (infra/machine.py)."""
+    maps = await asyncio.to_thread(Path(f"/proc/{child}/maps").read_text)
+    (mapped,) = {line.split()[-1] for line in maps.splitlines() if line.endswith(f"/{GENERATION_FILE}")}
+    return Path(mapped).parent
 
 
 async def _outbox_done(runtime: Any) -> bool:
