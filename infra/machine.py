@@ -15,13 +15,12 @@ Processes that are not supervised (a single process, the tests) count their comm
 
 from __future__ import annotations
 
-import json
 import mmap
 import os
 import struct
 import threading
 from collections.abc import Hashable
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -92,20 +91,13 @@ def create(directory: Path, slots: int) -> None:
 
 @dataclass(frozen=True)
 class Supervised:
-    """A child's place under the supervisor, passed on its command line."""
+    """A child's place under the supervisor, handed to it when it is forked."""
 
     role: Role
     slot: int  # its counter in the generation file; a restarted child takes over the slot
     directory: str
     lifeline: int  # read end of a pipe only the supervisor writes to: end of file means it is gone
     doorbell: int | None = None  # embedded broker: web children write to it, the background child reads
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> Supervised:
-        return cls(**json.loads(text))
 
     @property
     def generation_path(self) -> Path:
