@@ -203,15 +203,10 @@ def _add_worker_command(sub: argparse._SubParsersAction) -> None:  # type: ignor
         help="touched every 5 s while the group runs (removed when it stops); a liveness probe runs "
         "`python -m workers.liveness PATH`",
     )
-    cmd.add_argument("--supervised", default=None, help=argparse.SUPPRESS)  # set by the group's parent
 
 
 def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
     """`worker`: the group's parent (workers/group.py), or one of its processes (workers/process.py)."""
-    if args.supervised:
-        from workers.process import Member, run
-
-        return run(settings, Member.from_json(args.supervised))
     if not settings.redis_url:
         raise SystemExit(
             "concord worker: CONCORD_REDIS_URL is not set; without Redis, `concord serve` runs the jobs in "

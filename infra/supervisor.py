@@ -32,7 +32,6 @@ import os
 import shutil
 import signal
 import socket
-import sys
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -86,28 +85,16 @@ Entry = Callable[[Supervised], int]  # a forked child's work, on its place; its 
 
 @dataclass
 class Kept:
-    """A child process a supervisor keeps running, started again whenever it exits: `argv` run as a new
-    process, or `entry` forked from the supervisor (by `forker`, closing `close_fds` in the child)."""
+    """A child process a supervisor keeps running: `entry` forked by `forker` (infra/forked.py), titled
+    `title`, with `close_fds` closed in the child; forked again whenever it exits."""
 
     name: str
-    argv: list[str] = field(default_factory=list)
-    pass_fds: tuple[int, ...] = ()
-    entry: Callable[[], int] | None = None
-    forker: Forker | None = field(default=None, repr=False)
-    title: str = ""
+    entry: Callable[[], int]
+    forker: Forker = field(repr=False)
+    title: str
     close_fds: tuple[int, ...] = ()
-    proc: asyncio.subprocess.Process | Forked | None = field(default=None, repr=False)
+    proc: Forked | None = field(default=None, repr=False)
     started: float = 0.0  # the event loop's time of its latest start
-
-    async def start(self) -> asyncio.subprocess.Process | Forked:
-        if self.entry is not None and self.forker is not None:
-            return self.forker.start(self.entry, title=self.title, close=self.close_fds)
-        return await asyncio.create_subprocess_exec(*self.argv, pass_fds=self.pass_fds)
-
-
-def concord_argv(*args: str) -> list[str]:
-    """`concord ARGS…` run by this interpreter (a supervisor's children run the code it runs)."""
-    return [sys.executable, "-m", "concord_cli", *args]
 
 
 async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
@@ -119,7 +106,7 @@ async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
     try:
         while True:
             child.started = loop.time()
-            proc = child.proc = await child.start()
+            proc = child.proc = child.forker.start(child.entry, title=child.title, close=child.close_fds)
             log.info("%s started (pid %d)", child.name, proc.pid)
             exited = asyncio.ensure_future(proc.wait())
             await asyncio.wait({exited, stopping}, return_when=asyncio.FIRST_COMPLETED)
@@ -143,9 +130,7 @@ async def keep(child: Kept, stop: asyncio.Event, grace: float) -> int:
         stopping.cancel()
 
 
-async def _terminate(
-    child: Kept, proc: asyncio.subprocess.Process | Forked, exited: asyncio.Future[int], grace: float
-) -> int:
+async def _terminate(child: Kept, proc: Forked, exited: asyncio.Future[int], grace: float) -> int:
     with contextlib.suppress(ProcessLookupError):
         proc.send_signal(signal.SIGTERM)
     try:

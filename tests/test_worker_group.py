@@ -7,7 +7,6 @@ and a document waited minutes until something started a new one."""
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import re
 import shutil
@@ -186,8 +185,9 @@ async def test_the_processes_stop_when_the_groups_parent_is_killed(group: Group)
     workers = await _ready(group, 1)
     processes = group.workers()  # the worker and the metrics process
     assert set(workers) < set(processes)
-    argv = (await asyncio.to_thread(Path(f"/proc/{workers[0]}/cmdline").read_bytes)).split(b"\0")
-    directory = Path(json.loads(argv[argv.index(b"--supervised") + 1])["directory"])
+    # The group's directory, where the worker maps its metric samples' files (`<directory>/metrics/…`).
+    maps = await asyncio.to_thread(Path(f"/proc/{workers[0]}/maps").read_text)
+    (directory,) = {Path(line.split()[-1]).parent.parent for line in maps.splitlines() if "/metrics/" in line}
     group.proc.kill()  # no chance to stop them: they see their parent change
     group.proc.wait()
 

@@ -2,7 +2,8 @@
 
 Dramatiq's own command (`dramatiq workers.main --processes N`) shuts its whole group down as soon as one of
 its processes dies (an out-of-memory kill, a `kill -9`), and the jobs wait until something starts a new group.
-This parent instead starts N worker processes (`concord worker --supervised …`, workers/process.py) and
+This parent instead starts N worker processes (workers/process.py), forked from itself once it has imported
+what they run (infra/forked.py: they share its imported modules instead of importing them again), and
 restarts one that exits, with infra/supervisor.py's `keep` (a growing pause while a process keeps dying
 young); with `--metrics`, one more process serves the group's samples on CONCORD_METRICS_PORT. The jobs a dead
 process had fetched go back on the queue once its Redis heartbeat is older than
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -33,8 +35,10 @@ from pathlib import Path
 
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from infra.supervisor import Kept, concord_argv, keep
-from workers.process import Member, beat_path
+from infra import metrics_dir
+from infra.forked import Forker
+from infra.supervisor import Kept, keep
+from workers.process import Member, beat_path, preload, run
 
 log = logging.getLogger("concord.workers")
 
@@ -64,7 +68,7 @@ class WorkerGroup:
         self.options = options
         self.stop = asyncio.Event()
 
-    def _members(self, directory: Path) -> list[tuple[Member, Kept]]:
+    def _members(self, directory: Path, forker: Forker) -> list[tuple[Member, Kept]]:
         options, parent = self.options, os.getpid()
         members = [
             Member("worker", n, str(directory), parent, options.threads, options.shutdown_seconds)
@@ -72,16 +76,15 @@ class WorkerGroup:
         ]
         if options.metrics:
             members.append(Member("metrics", options.processes, str(directory), parent))
-        return [
-            (
-                member,
-                Kept(
-                    f"{member.role} process {member.slot}",
-                    concord_argv("worker", "--supervised", member.to_json()),
-                ),
+        settings = self.settings
+
+        def kept(member: Member) -> Kept:
+            name = f"{member.role} process {member.slot}"
+            return Kept(
+                name, entry=lambda: run(settings, member), forker=forker, title=f"concord worker: {name}"
             )
-            for member in members
-        ]
+
+        return [(member, kept(member)) for member in members]
 
     async def run(self) -> int:
         alive = self.options.alive_file
@@ -96,9 +99,16 @@ class WorkerGroup:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.stop.set)
         directory = _directory()
-        members = self._members(directory)
         grace = self.options.shutdown_seconds + STOP_MARGIN_SECONDS
+        forker: Forker | None = None
         try:
+            # The members' samples in the group's directory, chosen before preload imports prometheus_client.
+            metrics_dir.configure(self.settings, str(directory))
+            preload()
+            gc.collect()
+            gc.freeze()  # what the members share stays out of their collections: its pages stay shared
+            forker = Forker()
+            members = self._members(directory, forker)
             keepers = [asyncio.create_task(keep(kept, self.stop, grace)) for _member, kept in members]
             log.info(
                 "Concord worker group: %d processes of %d threads on Redis (queue namespace %s)%s; "
@@ -115,6 +125,8 @@ class WorkerGroup:
             finally:
                 await cancel_and_wait(watcher)
         finally:
+            if forker is not None:
+                forker.close()
             shutil.rmtree(directory, ignore_errors=True)
             if alive is not None:
                 with contextlib.suppress(OSError):

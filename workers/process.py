@@ -14,13 +14,12 @@ changed), so that no member outlives its group."""
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
@@ -35,7 +34,7 @@ BEAT_SECONDS = 2.0
 
 @dataclass(frozen=True)
 class Member:
-    """A child's place in its group, passed on its command line (`concord worker --supervised JSON`)."""
+    """A child's place in its group, handed to it when the group's parent forks it."""
 
     role: Role
     slot: int
@@ -44,13 +43,6 @@ class Member:
     threads: int = 1
     shutdown_seconds: float = 600.0
 
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":"))
-
-    @classmethod
-    def from_json(cls, text: str) -> Member:
-        return cls(**json.loads(text))
-
     @property
     def beat_path(self) -> Path:
         return beat_path(Path(self.directory), self.slot)
@@ -58,6 +50,16 @@ class Member:
 
 def beat_path(directory: Path, slot: int) -> Path:
     return directory / f"worker-{slot}.beat"
+
+
+def preload() -> None:
+    """What a member runs, imported by the group's parent before it forks them (after it chose the metrics
+    directory: prometheus_client, which workers.broker imports, reads it at import)."""
+    import dramatiq  # noqa: F401
+
+    import infra.live.transport  # noqa: F401
+    import workers.broker  # noqa: F401
+    import workers.exposition  # noqa: F401
 
 
 def run(settings: Settings, member: Member) -> int:
