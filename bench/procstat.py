@@ -74,6 +74,21 @@ def rss_by_pid(pids: list[int]) -> dict[int, int]:
     return found
 
 
+def pss_by_pid(pids: list[int]) -> dict[int, int]:
+    """Proportional memory (KiB) of `pids` and every live descendant, by process: each shared page counted
+    once over its sharers (forked web processes share their parent's imported code, which RSS counts in
+    full in every one of them)."""
+    found: dict[int, int] = {}
+    for pid in cpu_by_pid(pids):
+        try:
+            rollup = Path(f"/proc/{pid}/smaps_rollup").read_text()
+        except OSError:
+            continue  # gone, or no smaps_rollup (Linux before 4.14)
+        pss = [int(line.split()[1]) for line in rollup.splitlines() if line.startswith("Pss:")]
+        found[pid] = pss[0] if pss else 0
+    return found
+
+
 class PeakRss:
     """The highest resident memory of each process of a tree while it runs (sampled every `every` s)."""
 

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import aiohttp
 
-from bench.procstat import PeakRss, cpu_by_pid, cpu_since, rss_by_pid
+from bench.procstat import PeakRss, cpu_by_pid, cpu_since, pss_by_pid, rss_by_pid
 from bench.write_path import admin_sql, backend_pids, median_round
 from tests.processes import command, free_port
 
@@ -288,6 +288,7 @@ async def main() -> None:
         web_pids = sorted(await wait_processes(f"{hub}/healthz", args.processes))
         topic_id = await seed(hub, args.topics)
         at_rest = rss_by_pid(web_pids)  # after the seeding's writes, before any load
+        at_rest_pss = pss_by_pid(web_pids)
         content_url, list_url = f"{hub}/api/pact/{topic_id}/content", f"{hub}/api/pact/topics?limit=20"
         body_files = []
         async with aiohttp.ClientSession() as http:
@@ -385,6 +386,8 @@ async def main() -> None:
             f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f}" for pid in web_pids
         )
         print(f"resident memory per web process, MiB at rest -> highest under load: {memory}")
+        shared = ", ".join(f"{at_rest_pss.get(pid, 0) / 1024:.0f}" for pid in web_pids)
+        print(f"proportional memory (PSS) per web process at rest, MiB (shared pages split): {shared}")
         client = f"wrk -t{args.wrk_threads}" if use_wrk else "aiohttp client in the benchmark process"
         cache = "off" if args.no_cache else f"{args.cache_seconds:g} s"
         rounds_note = f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
