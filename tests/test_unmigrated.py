@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -80,14 +81,16 @@ async def test_a_database_a_newer_concord_migrated_is_not_refused(empty: dict[st
     with sqlite3.connect(tmp_path / "concord.db") as db:  # a revision this code does not know yet
         db.execute("INSERT INTO alembic_version (version_num) VALUES ('9999_from_a_later_release')")
     log = tmp_path / "scheduler.log"
-    proc = start([*CONCORD, "scheduler"], empty, log)
+    proc = start([*CONCORD, "scheduler"], {**empty, "CONCORD_LOG_LEVEL": "INFO"}, log)
     try:
-        for _ in range(600):
+        for _ in range(1200):  # serving its metrics: past the check (a loaded machine takes long to start)
             if "scheduler metrics on" in log.read_text() or proc.poll() is not None:
                 break
             await asyncio.sleep(0.1)
+        assert "scheduler metrics on" in log.read_text(), log.read_text()[-3000:]
         assert proc.poll() is None, log.read_text()[-3000:]
     finally:
         code = stop(proc)
-    assert code == 0, log.read_text()[-3000:]
-    assert "migrate" not in log.read_text()
+    # 0, or the signal's code when it came just before the process's own SIGTERM handler was in place.
+    assert code in (0, -signal.SIGTERM), log.read_text()[-3000:]
+    assert "concord migrate" not in log.read_text()
