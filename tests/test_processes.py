@@ -271,8 +271,22 @@ async def test_serve_with_two_processes(
 async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Path):
     env = {"CONCORD_REDIS_URL": ""}
     server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+    first = server.children()
+    assert len(first) == 3  # two web processes and the background one (in-process broker)
+
+    # A child sent SIGTERM stops alone and is replaced: forked from the supervisor, it must not have passed
+    # the signal on to its parent's loop (which would stop everything).
+    victim = min(first)
+    os.kill(victim, signal.SIGTERM)
+
+    async def replaced() -> bool:
+        now = server.children()
+        return len(now) == 3 and victim not in now
+
+    await eventually(replaced, timeout=60, interval=0.2)
+    assert server.proc.poll() is None
+    assert first - {victim} <= server.children()  # the others went on
     children = server.children()
-    assert len(children) == 3  # two web processes and the background one (in-process broker)
     shared = {await _shared_directory(pid) for pid in children}
     server.proc.kill()  # no chance to stop them: the lifeline pipe closes with it
     server.proc.wait()
