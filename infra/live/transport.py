@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 import uuid
@@ -35,8 +36,10 @@ from domain.kernel.tasks import cancel_and_wait
 
 log = logging.getLogger("concord.live")
 
-# This process, as the sender of its messages.
-ORIGIN = uuid.uuid4().hex
+# This process, as the sender of its messages: drawn again in a forked child (web and worker processes are
+# forked from a parent that imported this module, infra/forked.py), or every sibling would take the others'
+# messages for its own and ignore them.
+ORIGIN = ""
 # Units of work waiting for the publishing thread; beyond this the oldest are dropped (Redis away): the
 # listeners' hubs read what they missed from the database.
 MAX_WAITING = 10_000
@@ -59,7 +62,17 @@ def encode(events: Sequence[event_feed.Committed]) -> bytes:
 
 
 # How every message this process sends begins (`encode`: the origin first, no spaces).
-_OWN = encode([])[: -len(',"events":[]}')]
+_OWN = b""
+
+
+def _new_origin() -> None:
+    global ORIGIN, _OWN
+    ORIGIN = uuid.uuid4().hex
+    _OWN = encode([])[: -len(',"events":[]}')]
+
+
+_new_origin()
+os.register_at_fork(after_in_child=_new_origin)
 
 
 def decode(message: bytes) -> list[event_feed.Committed] | None:
