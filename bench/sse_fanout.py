@@ -441,6 +441,17 @@ async def run_bare(redis_url: str, processes: int, n: int, clients: int, timelin
                 p.wait()
 
 
+async def _forget_namespace(redis_url: str, namespace: str) -> None:
+    """The run's keys in Redis gone (the rate limits' counters the registrations left)."""
+    client = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        keys = [key async for key in client.scan_iter(f"{namespace}*")]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -496,6 +507,7 @@ async def main() -> None:
         server.wait(timeout=90)
         if not args.sqlite:
             await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}"')
+            await _forget_namespace(args.redis_url, env["CONCORD_QUEUE_NAMESPACE"])
     bare_row = await run_bare(args.redis_url, args.processes, args.listeners, args.clients, timeline)
     events = len(timeline)
     mode = "SQLite, no Redis" if args.sqlite else "PostgreSQL + Redis"
