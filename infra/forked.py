@@ -17,6 +17,7 @@ The parent learns of a child's end from SIGCHLD, on its event loop (`Forked.wait
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import os
 import signal
@@ -113,6 +114,7 @@ def _child(entry: Callable[[], int], title: str, close: tuple[int, ...], mask: I
         traceback.print_exc()
     finally:
         with contextlib.suppress(Exception):
+            atexit._run_exitfuncs()  # what the child registered (a metrics directory's live gauges forgotten)
             sys.stdout.flush()
             sys.stderr.flush()
         os._exit(code)
