@@ -19,13 +19,18 @@ from __future__ import annotations
 import asyncio
 import atexit
 import contextlib
+import gc
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 
 from setproctitle import setproctitle
+
+from domain.kernel.settings import Settings
+from infra import metrics_dir
 
 # Blocked across the fork, so that none reaches the child before its handlers are reset.
 _BLOCKED = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGCHLD}
@@ -48,9 +53,6 @@ class Forked:
     def send_signal(self, sig: int) -> None:
         if self.returncode is None and not self._ended.done():  # a reaped pid may be another process's
             os.kill(self.pid, sig)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
 
     def kill(self) -> None:
         self.send_signal(signal.SIGKILL)
@@ -91,6 +93,22 @@ class Forker:
 
     def close(self) -> None:
         self._loop.remove_signal_handler(signal.SIGCHLD)
+
+
+@contextlib.contextmanager
+def forking(settings: Settings, directory: Path, preload: Callable[[], object]) -> Iterator[Forker]:
+    """A Forker for a parent whose children share `directory`: their metric samples chosen there first
+    (prometheus_client fixes its mode when `preload` imports it), what they run imported, and the collector's
+    view of it frozen, so that the pages the children share stay shared."""
+    metrics_dir.configure(settings, str(directory))
+    preload()
+    gc.collect()
+    gc.freeze()
+    forker = Forker()
+    try:
+        yield forker
+    finally:
+        forker.close()
 
 
 def _child(entry: Callable[[], int], title: str, close: tuple[int, ...], mask: Iterable[int]) -> None:

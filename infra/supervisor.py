@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import shutil
@@ -39,8 +38,8 @@ from pathlib import Path
 from typing import Literal
 
 from domain.kernel.settings import Settings
-from infra import machine, metrics_dir
-from infra.forked import Forked, Forker
+from infra import machine
+from infra.forked import Forked, Forker, forking
 from infra.machine import Role, Supervised
 
 log = logging.getLogger("concord.supervisor")
@@ -198,39 +197,37 @@ class Supervisor:
         if doorbell is not None:
             for fd in doorbell:
                 os.set_blocking(fd, False)
-        forker: Forker | None = None
         try:
-            # Every child's samples in one directory, chosen before prometheus_client is imported (preload).
-            metrics_dir.configure(self.settings, str(directory))
-            self.preload()
-            gc.collect()
-            gc.freeze()  # what the children share stays out of their collections: its pages stay shared
-            forker = Forker()
-            children = self._children(directory, (lifeline, lifeline_writer), doorbell, forker)
-            machine.create(directory, slots=len(children))
-            keepers = [asyncio.create_task(keep(child, self.stop, STOP_GRACE_SECONDS)) for child in children]
-            log.info(
-                "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
-                "supervisor pid %d",
-                self.settings.host,
-                self.settings.hub_port,
-                self.settings.host,
-                self.settings.docs_port,
-                self.processes,
-                " and a background process" if len(children) > self.processes else "",
-                "SQLite" if self.settings.is_sqlite else "PostgreSQL",
-                "in-process" if self.embedded else "Redis",
-                os.getpid(),
-            )
-            codes = await asyncio.gather(*keepers)
+            with forking(self.settings, directory, self.preload) as forker:
+                codes = await self._keep(directory, (lifeline, lifeline_writer), doorbell, forker)
         finally:
-            if forker is not None:
-                forker.close()
             for fd in (lifeline, lifeline_writer, *(doorbell or ())):
                 with contextlib.suppress(OSError):
                     os.close(fd)
             shutil.rmtree(directory, ignore_errors=True)
         return 0 if all(code == 0 for code in codes) else 1
+
+    async def _keep(
+        self, directory: Path, lifeline: tuple[int, int], doorbell: tuple[int, int] | None, forker: Forker
+    ) -> list[int]:
+        """Every child kept running until the supervisor stops; their last exit codes."""
+        children = self._children(directory, lifeline, doorbell, forker)
+        machine.create(directory, slots=len(children))
+        keepers = [asyncio.create_task(keep(child, self.stop, STOP_GRACE_SECONDS)) for child in children]
+        log.info(
+            "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
+            "supervisor pid %d",
+            self.settings.host,
+            self.settings.hub_port,
+            self.settings.host,
+            self.settings.docs_port,
+            self.processes,
+            " and a background process" if len(children) > self.processes else "",
+            "SQLite" if self.settings.is_sqlite else "PostgreSQL",
+            "in-process" if self.embedded else "Redis",
+            os.getpid(),
+        )
+        return list(await asyncio.gather(*keepers))
 
 
 def _describe(code: int | None) -> str:

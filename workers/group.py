@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import logging
 import os
 import shutil
@@ -35,8 +34,7 @@ from pathlib import Path
 
 from domain.kernel.settings import Settings
 from domain.kernel.tasks import cancel_and_wait
-from infra import metrics_dir
-from infra.forked import Forker
+from infra.forked import Forker, forking
 from infra.supervisor import Kept, keep
 from workers.process import Member, beat_path, preload, run
 
@@ -100,33 +98,25 @@ class WorkerGroup:
             loop.add_signal_handler(sig, self.stop.set)
         directory = _directory()
         grace = self.options.shutdown_seconds + STOP_MARGIN_SECONDS
-        forker: Forker | None = None
         try:
-            # The members' samples in the group's directory, chosen before preload imports prometheus_client.
-            metrics_dir.configure(self.settings, str(directory))
-            preload()
-            gc.collect()
-            gc.freeze()  # what the members share stays out of their collections: its pages stay shared
-            forker = Forker()
-            members = self._members(directory, forker)
-            keepers = [asyncio.create_task(keep(kept, self.stop, grace)) for _member, kept in members]
-            log.info(
-                "Concord worker group: %d processes of %d threads on Redis (queue namespace %s)%s; "
-                "parent pid %d",
-                self.options.processes,
-                self.options.threads,
-                self.settings.queue_namespace,
-                f", metrics on port {self.settings.metrics_port}" if self.options.metrics else "",
-                os.getpid(),
-            )
-            watcher = asyncio.create_task(self._watch(members, directory))
-            try:
-                codes = await asyncio.gather(*keepers)
-            finally:
-                await cancel_and_wait(watcher)
+            with forking(self.settings, directory, preload) as forker:
+                members = self._members(directory, forker)
+                keepers = [asyncio.create_task(keep(kept, self.stop, grace)) for _member, kept in members]
+                log.info(
+                    "Concord worker group: %d processes of %d threads on Redis (queue namespace %s)%s; "
+                    "parent pid %d",
+                    self.options.processes,
+                    self.options.threads,
+                    self.settings.queue_namespace,
+                    f", metrics on port {self.settings.metrics_port}" if self.options.metrics else "",
+                    os.getpid(),
+                )
+                watcher = asyncio.create_task(self._watch(members, directory))
+                try:
+                    codes = await asyncio.gather(*keepers)
+                finally:
+                    await cancel_and_wait(watcher)
         finally:
-            if forker is not None:
-                forker.close()
             shutil.rmtree(directory, ignore_errors=True)
             if alive is not None:
                 with contextlib.suppress(OSError):
