@@ -214,10 +214,12 @@ def database() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def broker(database: str) -> Iterator[Any]:
     """The process's real broker and a real Dramatiq worker consuming from it."""
+    from tests import suite_worker
     from workers.broker import setup_broker
     from workers.embedded import start_worker
 
     b = setup_broker(get_settings())
+    suite_worker.of(b)
     worker = start_worker(b, 4)
     yield b
     worker.stop()
@@ -297,15 +299,13 @@ async def shared_db(database: str) -> AsyncIterator[Any]:
 @pytest.fixture
 async def runtime(broker: Any, shared_db: Any) -> AsyncIterator[Any]:
     from runtime.process import Runtime
+    from tests import suite_worker
 
     settings = get_settings()
-    rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False, db=shared_db)
-    # Every commit that adds jobs wakes the relay at once; its poll only finds what another Database or
-    # process wrote. At the suite's 0.2 s (for the `concord` processes the tests start) the idle polls of a
-    # test's runtime were ~2% of a worker's CPU; at the default interval they are a tenth of that.
-    assert rt.relay is not None  # relay=True
-    rt.relay.interval = RUNTIME_RELAY_INTERVAL
-    await _wipe(rt.db)
+    # No job of an earlier test runs during the wipe or after it (tests/suite_worker.py); the wipe comes
+    # before the runtime's relay starts, which would send what an earlier test left unsent as this test's.
+    await asyncio.to_thread(suite_worker.of(broker).next_test)
+    await _wipe(shared_db)
     from workers.database import forget_cached
 
     forget_cached()  # the workers' Database outlives the tables it remembered ids from
@@ -318,6 +318,12 @@ async def runtime(broker: Any, shared_db: Any) -> AsyncIterator[Any]:
         # (stopped or killed with it) stays counted until the broker's maintenance puts it back, and a test
         # that waits for its queue to drain (`broker.join`) would wait for it.
         broker.flush_all()
+    rt = await Runtime.start(settings, relay=True, scheduler=False, worker=False, db=shared_db)
+    # Every commit that adds jobs wakes the relay at once; its poll only finds what another Database or
+    # process wrote. At the suite's 0.2 s (for the `concord` processes the tests start) the idle polls of a
+    # test's runtime were ~2% of a worker's CPU; at the default interval they are a tenth of that.
+    assert rt.relay is not None  # relay=True
+    rt.relay.interval = RUNTIME_RELAY_INTERVAL
     yield rt
     await rt.stop()
     pool = shared_db.engine.pool

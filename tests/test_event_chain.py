@@ -303,11 +303,15 @@ async def test_a_write_whose_counter_read_went_stale_reserves_and_chains_exactly
             reservations.append(statement)
 
     event.listen(engine, "before_cursor_execute", on_execute)
-    holder = await asyncpg.connect(runtime.settings.db_url.replace("postgresql+asyncpg://", "postgresql://"))
+    dsn = runtime.settings.db_url.replace("postgresql+asyncpg://", "postgresql://")
+    holder = await asyncpg.connect(dsn)
+    # Watched from a connection of its own: inside the holder's transaction, pg_stat_activity is the snapshot
+    # of its first read until the transaction ends.
+    watcher = await asyncpg.connect(dsn)
 
     def waiting(n: int) -> Any:
         async def check() -> bool:
-            found = await holder.fetchval(
+            found = await watcher.fetchval(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
                 " AND wait_event_type = 'Lock' AND application_name = 'concord'"
             )
@@ -329,6 +333,7 @@ async def test_a_write_whose_counter_read_went_stale_reserves_and_chains_exactly
         made, merged = await rival, await merge
     finally:
         await holder.close()
+        await watcher.close()
         event.remove(engine, "before_cursor_execute", on_execute)
     assert merged["status"] == "merged"
     assert len(reservations) == 1
