@@ -28,6 +28,8 @@ from typing import Any
 
 import asyncpg
 
+from bench.write_path import forget_namespace
+
 STARTS: dict[str, float] = {}
 _STARTED = threading.Condition()
 
@@ -154,9 +156,7 @@ async def main() -> None:
         admin = await asyncpg.connect(args.database_url)
         await admin.execute(f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
         await admin.close()
-        client = broker.client  # type: ignore[attr-defined]
-        for found in client.scan_iter(f"{settings.queue_namespace}*"):
-            client.delete(found)
+        forget_namespace(args.redis_url, settings.queue_namespace)
 
     print()
     print(f"enqueue-to-start latency, PostgreSQL + Redis, one Dramatiq worker ({args.threads} threads)")

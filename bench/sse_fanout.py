@@ -54,7 +54,7 @@ import redis.asyncio
 
 from bench.procstat import _children, cpu_by_pid, cpu_since
 from bench.read_path import wait_processes
-from bench.write_path import admin_sql, database_url, wait_ready
+from bench.write_path import admin_sql, database_url, forget_namespace, wait_ready
 from tests.processes import command, free_port
 
 BARE_SERVER = """
@@ -441,17 +441,6 @@ async def run_bare(redis_url: str, processes: int, n: int, clients: int, timelin
                 p.wait()
 
 
-async def _forget_namespace(redis_url: str, namespace: str) -> None:
-    """The run's keys in Redis gone (the rate limits' counters the registrations left)."""
-    client = redis.asyncio.Redis.from_url(redis_url)
-    try:
-        keys = [key async for key in client.scan_iter(f"{namespace}*")]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
-
-
 async def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -507,7 +496,7 @@ async def main() -> None:
         server.wait(timeout=90)
         if not args.sqlite:
             await admin_sql(args.database_url, f'DROP DATABASE IF EXISTS "{db_name}"')
-            await _forget_namespace(args.redis_url, env["CONCORD_QUEUE_NAMESPACE"])
+            forget_namespace(args.redis_url, env["CONCORD_QUEUE_NAMESPACE"])
     bare_row = await run_bare(args.redis_url, args.processes, args.listeners, args.clients, timeline)
     events = len(timeline)
     mode = "SQLite, no Redis" if args.sqlite else "PostgreSQL + Redis"

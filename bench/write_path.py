@@ -408,9 +408,14 @@ async def tear_down(admin: str, staged: Stage, procs: list[subprocess.Popen[byte
         except subprocess.TimeoutExpired:
             proc.kill()
     await admin_sql(admin, f'DROP DATABASE IF EXISTS "{staged.db_name}" WITH (FORCE)')
-    client = redis.Redis.from_url(staged.env["CONCORD_REDIS_URL"])
+    forget_namespace(staged.env["CONCORD_REDIS_URL"], staged.env["CONCORD_QUEUE_NAMESPACE"])
+
+
+def forget_namespace(redis_url: str, namespace: str) -> None:
+    """A run's keys in Redis gone: its queues, the heartbeats its workers left, its rate limits' counters."""
+    client = redis.Redis.from_url(redis_url)
     try:
-        keys = list(client.scan_iter(f"{staged.env['CONCORD_QUEUE_NAMESPACE']}*"))
+        keys = list(client.scan_iter(f"{namespace}*"))
         if keys:
             client.delete(*keys)
     finally:

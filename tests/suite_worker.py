@@ -27,7 +27,6 @@ STAMP = "concord_suite_test"
 class Tests(Middleware):
     def __init__(self) -> None:
         self.test = 0
-        self.skipped = 0
         self._running: dict[str, str] = {}  # message id → actor, of the jobs in progress
         self._lock = threading.Lock()
 
@@ -38,7 +37,6 @@ class Tests(Middleware):
     def before_process_message(self, broker: dramatiq.Broker, message: Any) -> None:
         with self._lock:
             if message.options.get(STAMP, self.test) != self.test:
-                self.skipped += 1
                 raise SkipMessage(f"sent by an earlier test ({message.actor_name})")
             self._running[message.message_id] = message.actor_name
 
