@@ -87,7 +87,13 @@ class SchedulerService:
         self._task = asyncio.create_task(self._run(), name="scheduler")
 
     async def stop(self) -> None:
-        self._stopping = True  # no new sweep starts; those in flight commit before the database goes away
+        self._stopping = True  # a sweep that starts from now on returns at once
+        if self.scheduler is not None and self.scheduler.running:
+            self.scheduler.pause()  # and none is submitted
+        # A sweep submitted in this instant has not taken its first step: let it, so that it returns instead
+        # of being cancelled by the shutdown below (APScheduler logs a cancelled job as an error). Those in
+        # flight commit before the database goes away.
+        await asyncio.sleep(0)
         if self._running:
             await asyncio.wait(set(self._running), timeout=30)
         if self.scheduler is not None and self.scheduler.running:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +15,7 @@ from sqlalchemy import func, select
 from domain.kernel.db import Database
 from domain.kernel.models import SweepRun
 from scheduler.leader import LeaderLock
+from scheduler.runner import SchedulerService
 from tests.conftest import eventually
 from tests.processes import command, start, stop
 
@@ -68,3 +71,37 @@ async def test_two_scheduler_processes_never_sweep_at_once(runtime: Any, tmp_pat
     logs = "".join((tmp_path / f"scheduler-{n}.log").read_text() for n in range(2))
     assert "is the leader" in logs
     assert "waiting for the leader lock" in logs
+
+
+async def test_a_sweep_submitted_as_the_scheduler_stops_ends_quietly(runtime: Any, caplog: Any):
+    """APScheduler cancels on shutdown what it has submitted and not yet finished; a sweep submitted in the
+    same instant as the stop (a job falling due at SIGTERM, nothing else in flight) must end without an
+    error in the log."""
+    caplog.set_level("INFO", logger="apscheduler")
+    settings = runtime.settings.model_copy(update={"sweep_interval_scale": 0.01})
+    service = SchedulerService(runtime.db, settings)
+    service.start()
+
+    def said(text: str) -> int:
+        return sum(text in r.getMessage() for r in caplog.records)
+
+    async def paused_and_idle() -> bool:
+        if service.scheduler is None or not service.scheduler.running:
+            return False
+        service.scheduler.pause()  # no more submissions; wait for the first sweeps to end
+        ended = said("executed successfully") + said("raised an exception")
+        return said("Running job") > 0 and said("Running job") == ended
+
+    await eventually(paused_and_idle, timeout=30)
+    scheduler = service.scheduler
+    assert scheduler is not None
+    caplog.clear()
+    now = datetime.now(UTC)
+    for job in scheduler.get_jobs():
+        job.modify(next_run_time=now)
+    scheduler.resume()  # processes the due jobs at once: every sweep is submitted, none has started
+    await service.stop()
+    await asyncio.sleep(0.5)  # a cancelled job is logged by a callback after the shutdown
+    errors = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not errors, errors
+    assert not scheduler.running
