@@ -10,6 +10,7 @@ import signal
 import sys
 from pathlib import Path
 
+from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from domain.axiom import commands as axiom_commands
@@ -17,7 +18,7 @@ from domain.axiom import import_commands as legislation_import
 from domain.kernel import event_commands
 from domain.kernel.settings import Settings, get_settings
 from domain.market import commands as market_commands
-from infra import collector, metrics_dir
+from infra import collector, loops, metrics_dir
 from infra.machine import Supervised
 
 log = logging.getLogger("concord")
@@ -89,13 +90,14 @@ async def _serve(
                 runners.append(runner)
             if supervised is None:
                 log.info(
-                    "Concord hub on http://%s:%d, documents on http://%s:%d (%s, %s broker)",
+                    "Concord hub on http://%s:%d, documents on http://%s:%d (%s, %s broker, %s)",
                     settings.host,
                     settings.hub_port,
                     settings.host,
                     settings.docs_port,
                     "SQLite" if settings.is_sqlite else "PostgreSQL",
                     "Redis" if settings.redis_url else "in-process",
+                    loops.name(),
                 )
         elif metrics_port:
             # `concord scheduler`: its sweep metrics on CONCORD_METRICS_PORT, as a worker pod's are.
@@ -133,8 +135,9 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     def supervised_child(supervised: Supervised) -> int:
         """A child forked by the supervisor: a web process, or the background one."""
         web_role = supervised.role == "web"
-        asyncio.run(
-            _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised)
+        loops.run(
+            settings,
+            _serve(settings, apps=web_role, scheduler=with_scheduler and not web_role, supervised=supervised),
         )
         return 0
 
@@ -143,7 +146,7 @@ def cmd_serve(settings: Settings, args: argparse.Namespace) -> int:
     if processes > 1:
         return supervise(settings, args.command, processes, supervised_child, _preload_served)
     metrics_dir.configure(settings)
-    asyncio.run(_serve(settings, apps=True, scheduler=with_scheduler))
+    loops.run(settings, _serve(settings, apps=True, scheduler=with_scheduler))
     return 0
 
 
@@ -539,9 +542,24 @@ def _require_migrated(settings: Settings) -> None:
         raise SystemExit(f"concord: {not_migrated(settings.db_url, behind)}")
 
 
+def _settings_or_refusal() -> Settings | str:
+    """The settings, or what is wrong with the environment's CONCORD_* values (one line per variable)."""
+    try:
+        return get_settings()
+    except ValidationError as exc:
+        lines = []
+        for error in exc.errors():
+            where = "_".join(str(part) for part in error["loc"][:1]).upper()
+            lines.append(f"error: CONCORD_{where}: {error['msg']}" if where else f"error: {error['msg']}")
+        return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
-    settings = get_settings()
+    settings = _settings_or_refusal()
+    if isinstance(settings, str):
+        print(settings, file=sys.stderr)
+        return 2
     _logging(settings)
     try:
         return _dispatch(settings, args)
@@ -583,7 +601,7 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     elif args.command == "scheduler":
         _require_migrated(settings)
         metrics_dir.configure(settings)
-        asyncio.run(_serve(settings, apps=False, scheduler=True, metrics_port=True))
+        loops.run(settings, _serve(settings, apps=False, scheduler=True, metrics_port=True))
     elif args.command == "keys" and args.keys_command in ("create", "list", "revoke"):
         return cmd_service_keys(settings, args)
     elif args.command == "pact" and args.pact_command == "lab":

@@ -31,8 +31,10 @@ from pathlib import Path
 
 import aiohttp
 
+from bench import loops
 from bench.procstat import PeakRss, cpu_by_pid, cpu_since, pss_by_pid, rss_by_pid
 from bench.write_path import admin_sql, backend_pids, median_round
+from domain.kernel.settings import get_settings
 from tests.processes import command, free_port
 
 # One body per file given, each at /bare/<n> (a literal path, as aiohttp matches them fastest).
@@ -259,6 +261,7 @@ async def main() -> None:
         help="run Concord on a scratch database of this PostgreSQL server (postgresql://…/postgres), "
         "and add a bare aiohttp + asyncpg handler reading the same row as a second baseline",
     )
+    loops.add_option(parser)
     args = parser.parse_args()
     use_wrk = shutil.which("wrk") is not None and not args.python_client
 
@@ -299,7 +302,15 @@ async def main() -> None:
                 body_files[-1].write_bytes(json.dumps({"content": "x" * max(0, len(sample) - 14)}).encode())
         sizes = [f.stat().st_size for f in body_files]
         bare = [
-            subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(bare_port), *map(str, body_files)])
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-c",
+                    loops.bare(BARE_SERVER, args.bare_loop),
+                    str(bare_port),
+                    *map(str, body_files),
+                ]
+            )
             for _ in range(args.processes)
         ]
         await wait_ready(f"http://127.0.0.1:{bare_port}/bare/0")
@@ -310,7 +321,15 @@ async def main() -> None:
         if pg_url:
             bare_db_port = free_port()
             bare += [
-                subprocess.Popen([sys.executable, "-c", BARE_DB_SERVER, str(bare_db_port), pg_url])
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-c",
+                        loops.bare(BARE_DB_SERVER, args.bare_loop),
+                        str(bare_db_port),
+                        pg_url,
+                    ]
+                )
                 for _ in range(args.processes)
             ]
             targets[BARE_DB] = f"http://127.0.0.1:{bare_db_port}/bare/{topic_id}"
@@ -396,7 +415,8 @@ async def main() -> None:
             f"handler answering as many bytes; {args.clients} connections from {client}; "
             f"{args.seconds:.0f} s per target{rounds_note}; {args.processes} web process(es) per server on "
             f"{os.cpu_count()} cores, shared with the client; read cache {cache}; "
-            f"{'PostgreSQL' if pg_url else 'SQLite'}, in-process broker)"
+            f"{'PostgreSQL' if pg_url else 'SQLite'}, in-process broker; bare on {args.bare_loop}, "
+            f"concord on {get_settings().event_loop})"
         )
     finally:
         serve.terminate()

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import aiohttp
 
+from bench import loops
 from bench.write_path import (
     BARE_SERVER,
     ClientLatency,
@@ -105,6 +106,7 @@ async def main() -> None:
     parser.add_argument("--warmup", type=int, default=10, help="cycles run first, uncounted (default 10)")
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    loops.add_option(parser)
     args = parser.parse_args()
     if args.cycles < 1 or args.warmup < 1:
         parser.error("--cycles and --warmup are at least 1")
@@ -126,7 +128,14 @@ async def main() -> None:
             stderr=subprocess.DEVNULL,
         )
         bare = subprocess.Popen(
-            [*callgrind(bare_out), sys.executable, "-c", BARE_SERVER, str(bare_port), url],
+            [
+                *callgrind(bare_out),
+                sys.executable,
+                "-c",
+                loops.bare(BARE_SERVER, args.bare_loop),
+                str(bare_port),
+                url,
+            ],
             stderr=subprocess.DEVNULL,
         )
         procs += [web, bare]

@@ -48,6 +48,7 @@ import aiohttp
 import asyncpg
 import redis
 
+from bench import loops
 from bench.procstat import PeakRss, cpu_by_pid, cpu_since, machine_idle, rss_by_pid
 from tests.processes import command, free_port
 
@@ -449,6 +450,7 @@ async def main() -> None:
         default=0.5,
         help="each wait is drawn uniformly within this fraction of --client-latency-ms (0: all equal)",
     )
+    loops.add_option(parser)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds is at least 1")
@@ -466,7 +468,9 @@ async def main() -> None:
         worker = subprocess.Popen(
             [command("dramatiq"), "workers.main", "-p", "1", "-t", "2"], env=env, stderr=subprocess.DEVNULL
         )
-        bare = subprocess.Popen([sys.executable, "-c", BARE_SERVER, str(bare_port), url])
+        bare = subprocess.Popen(
+            [sys.executable, "-c", loops.bare(BARE_SERVER, args.bare_loop), str(bare_port), url]
+        )
         procs += [web, worker, bare]
         hub = f"http://127.0.0.1:{hub_port}"
         await wait_ready(f"{hub}/readyz")

@@ -215,7 +215,7 @@ class Supervisor:
         machine.create(directory, slots=len(children))
         keepers = [asyncio.create_task(keep(child, self.stop, STOP_GRACE_SECONDS)) for child in children]
         log.info(
-            "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker); "
+            "Concord hub on http://%s:%d, documents on http://%s:%d: %d web processes%s (%s, %s broker, %s); "
             "supervisor pid %d",
             self.settings.host,
             self.settings.hub_port,
@@ -225,6 +225,7 @@ class Supervisor:
             " and a background process" if len(children) > self.processes else "",
             "SQLite" if self.settings.is_sqlite else "PostgreSQL",
             "in-process" if self.embedded else "Redis",
+            self.settings.event_loop.value,  # the children's (this parent's own is asyncio's)
             os.getpid(),
         )
         return list(await asyncio.gather(*keepers))

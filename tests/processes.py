@@ -101,15 +101,17 @@ async def served(app: Any) -> AsyncIterator[int]:
         await runner.cleanup()
 
 
-async def concord(*args: str, timeout: float = 120) -> tuple[int, str, str]:
+async def concord(
+    *args: str, timeout: float = 120, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """`concord ARGS…` in a child process (asynchronously: the app under test keeps running), with this
-    run's settings; answers its exit code, stdout and stderr."""
+    run's settings and `env` over them; answers its exit code, stdout and stderr."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
         "concord_cli",
         *args,
-        env=os.environ.copy(),
+        env={**os.environ, **(env or {})},
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )

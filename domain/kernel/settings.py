@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Literal
@@ -10,6 +11,13 @@ from pydantic import Field, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from domain.kernel.signing_keys import parse_private_key
+
+
+class EventLoop(StrEnum):
+    """The event loop a serving process (`concord serve`, `web`, `scheduler`) runs on."""
+
+    UVLOOP = "uvloop"  # libuv's, through uvloop: the default
+    ASYNCIO = "asyncio"  # the standard library's
 
 
 class Settings(BaseSettings):
@@ -377,6 +385,12 @@ class Settings(BaseSettings):
     )
     sweep_interval_scale: float = Field(
         default=1.0, gt=0, description="Multiplier on every sweep interval (tests use a small one)."
+    )
+    event_loop: EventLoop = Field(
+        default=EventLoop.UVLOOP,
+        description="Event loop of the serving processes (`concord serve`, `web`, `scheduler`): `uvloop` "
+        "(libuv's, the default: each request costs the web process less CPU) or `asyncio` (the standard "
+        "library's, for a debugger or a profiler that needs it). A supervising parent always runs asyncio's.",
     )
     log_level: str = Field(default="INFO", description="Python logging level.")
     log_format: Literal["text", "json"] = Field(
