@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from sqlalchemy import TextClause, bindparam, select, text, update
+from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
@@ -45,6 +45,7 @@ from domain.kernel.db import after_commit, before_commit, table_of, unit_state
 from domain.kernel.errors import PaymentRequired
 from domain.kernel.event_record import GENESIS, GENESIS_V202, link, served
 from domain.kernel.models import AuditEntry, Event, EventStream, LedgerEntry, Wallet
+from domain.kernel.sqlutil import DriverStatement
 
 _STREAMS = table_of(EventStream)
 _EVENTS = table_of(Event)
@@ -289,10 +290,12 @@ def _names(columns: tuple[tuple[str, str], ...]) -> str:
 
 
 @cache
-def _combined(events: bool, audit: bool, entries: bool, wallets: int, expected: bool = False) -> TextClause:
-    """The statement for one shape of unit of work (made once per shape). With `expected`, the stream's
-    counter is advanced only if it still holds :expected_seq, and nothing else is written unless it was:
-    its first answer says whether (1) or not (0)."""
+def _combined(
+    events: bool, audit: bool, entries: bool, wallets: int, expected: bool = False
+) -> DriverStatement:
+    """The statement for one shape of unit of work (made once per shape, sent as the driver's SQL). With
+    `expected`, the stream's counter is advanced only if it still holds :expected_seq, and nothing else is
+    written unless it was: its first answer says whether (1) or not (0)."""
     ctes: list[str] = []
     answers: list[str] = []
     before = ""  # a condition that makes the next locking CTE wait for the one before it
@@ -336,7 +339,7 @@ def _combined(events: bool, audit: bool, entries: bool, wallets: int, expected: 
         )
         answers.append(f"(SELECT count(*) FROM w{i})")
         before = f" AND (SELECT count(*) FROM w{i}) >= 0"
-    return text(f"WITH {', '.join(ctes)} SELECT {', '.join(answers) or '1'}")
+    return DriverStatement.of(text(f"WITH {', '.join(ctes)} SELECT {', '.join(answers) or '1'}"))
 
 
 def _columns(prefix: str, columns: tuple[tuple[str, str], ...], rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -378,7 +381,7 @@ def _write_combined(session: Session, journal: Journal) -> None:
             prev_hash = last_hash if last_hash is not None else GENESIS if first == 1 else GENESIS_V202
             mark = len(journal.written)
             params.update(expected_seq=last_seq, n=n, **_chained(session, journal.events, first, prev_hash))
-            answer = session.execute(_combined(*shape, expected=True), params).one()
+            answer = _combined(*shape, expected=True).one(session, params)
             if answer[0]:
                 answer = answer[1:]
             else:  # another writer moved the counter since: nothing was written, reserve as usual
@@ -388,7 +391,7 @@ def _write_combined(session: Session, journal: Journal) -> None:
             first, prev_hash = _reserved(session, stream, n)
             params.update(_chained(session, journal.events, first, prev_hash))
     if answer is None:
-        answer = session.execute(_combined(*shape), params).one()
+        answer = _combined(*shape).one(session, params)
     journal.events, journal.audit, journal.entries = [], [], []
     applied = answer[len(answer) - len(fused) :] if fused else ()
     for (wid, change), done in zip(fused, applied, strict=True):
