@@ -20,7 +20,7 @@ from domain.consensus import obligations
 from domain.consensus.models import Proposal, ProposalVote, VoteKind
 from domain.consensus.session_models import PendingObligation
 from domain.kernel.db import table_of
-from domain.kernel.sqlutil import on_postgresql
+from domain.kernel.sqlutil import DriverStatement, on_postgresql
 
 _VOTES = table_of(ProposalVote)
 _PROPOSALS = table_of(Proposal)
@@ -82,7 +82,9 @@ def _vote_and_count(kind: str) -> Any:
     )
 
 
-_VOTE_AND_COUNT: dict[str, Any] = {kind: _vote_and_count(kind) for kind in VoteKind}
+_VOTE_AND_COUNT: dict[str, DriverStatement] = {
+    kind: DriverStatement.of(_vote_and_count(kind)) for kind in VoteKind
+}
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ async def add_vote(
     column = _COUNTERS[kind]
     if on_postgresql(session):
         params = {"v_proposal": proposal.id, "v_agent": agent_id, "v_name": agent_name, "v_reason": reason}
-        rows = (await session.execute(_VOTE_AND_COUNT[kind], {**params, "v_at": at})).all()
+        rows = await _VOTE_AND_COUNT[kind].all(session, {**params, "v_at": at})
         if not rows:
             return None
         set_committed_value(proposal, column, rows[0].count)  # the row has it already: nothing to flush
@@ -140,7 +142,8 @@ _SETTLE = (
         _PROPOSALS.c.resource_type == bindparam("p_resource_type"),
         _PROPOSALS.c.resource_id == bindparam("p_resource_id"),
         _PROPOSALS.c.section_id == bindparam("p_section_id"),
-        or_(_IS_MERGED, _PROPOSALS.c.status.in_(("pending", "objected"))),
+        # Equalities rather than IN: an IN of a tuple is rendered per execution (sqlutil.DriverStatement).
+        or_(_IS_MERGED, _PROPOSALS.c.status == "pending", _PROPOSALS.c.status == "objected"),
     )
     .values(
         status=case((_IS_MERGED, bindparam("p_accepted")), else_="superseded"),
@@ -151,7 +154,7 @@ _SETTLE = (
 
 
 @cache
-def _settle_writing(table: Table) -> Any:
+def _settle_writing(table: Table) -> DriverStatement:
     """PostgreSQL: the settle with, in the same statement, the resource's content, version and updated_at
     written by one data-modifying CTE and the obligations still open on the settled proposals discharged
     (superseded) by another: one row per settled proposal and obligation it discharged (the obligation's
@@ -178,9 +181,11 @@ def _settle_writing(table: Table) -> Any:
         .returning(*obligations.RETURNED)
         .cte("discharged")
     )
-    return select(
-        settled.c.id.label("settled"), *(discharged.c[c.name] for c in obligations.RETURNED)
-    ).select_from(settled.outerjoin(discharged, discharged.c.proposal_id == settled.c.id))
+    return DriverStatement.of(
+        select(
+            settled.c.id.label("settled"), *(discharged.c[c.name] for c in obligations.RETURNED)
+        ).select_from(settled.outerjoin(discharged, discharged.c.proposal_id == settled.c.id))
+    )
 
 
 @dataclass(frozen=True)
@@ -217,7 +222,7 @@ async def settle_section(
     if on_postgresql(session):
         # The resource's new content and the discharges go in the same statement.
         params.update({"w_id": row.id, "w_content": content, "w_version": version})
-        rows = (await session.execute(_settle_writing(row.__table__), params)).all()
+        rows = await _settle_writing(row.__table__).all(session, params)
         for name, value in written.items():
             set_committed_value(row, name, value)
         ids = list(dict.fromkeys(r.settled for r in rows))

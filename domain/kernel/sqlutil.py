@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import CursorResult, Delete, Row, Select, TextClause, Update
+from sqlalchemy import ClauseElement, CursorResult, Delete, Row, Select, Update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.compiler import SQLCompiler
 
 
 async def execute_counted(session: AsyncSession, stmt: Update | Delete) -> int:
@@ -57,23 +58,40 @@ _ASYNCPG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]  # SQLAlchemy le
 
 @dataclass(frozen=True)
 class DriverStatement:
-    """A PostgreSQL statement compiled once for asyncpg ($n placeholders, its parameter names in their order)
-    and sent as the driver's SQL: no compile-cache lookup or parameter processing on each execution, which
-    for a statement of some thirty parameters run several times a request is a few percent of a write's CPU
-    (bench/README.md). SQLAlchemy still runs it (its connection, events, errors and invalidation); values go
-    to asyncpg as given, so a parameter needs no SQLAlchemy type processing, and the rows come back as the
-    driver decodes them."""
+    """A PostgreSQL statement compiled once for asyncpg ($n placeholders, its parameter names in their order,
+    the values it binds itself) and sent as the driver's SQL: no compile-cache lookup or parameter processing
+    on each execution, about a quarter of a million instructions a statement (bench/README.md, "Statements
+    compiled once"). SQLAlchemy still runs it (its connection, events, errors and invalidation); values go
+    to asyncpg as given and rows come back as it decodes them, so a statement whose columns need SQLAlchemy's
+    type processing (naive datetimes, JSON as text) does not belong here. Core statements only: an ORM one
+    would lose its autoflush, and an expanding IN (a POSTCOMPILE parameter) is refused, since it is rendered
+    per execution."""
 
     sql: str
     names: tuple[str, ...]
+    fixed: Mapping[str, Any]  # the values the statement binds itself (literals in its expressions)
 
     @classmethod
-    def of(cls, statement: TextClause) -> DriverStatement:
+    def of(cls, statement: ClauseElement) -> DriverStatement:
         compiled = statement.compile(dialect=_ASYNCPG)
-        return cls(compiled.string, tuple(compiled.positiontup or ()))
+        assert isinstance(compiled, SQLCompiler)
+        if "POSTCOMPILE" in compiled.string:
+            raise ValueError("an expanding IN is rendered per execution: write it as = ANY(:array)")
+        names = tuple(compiled.positiontup or ())
+        binds = compiled.binds
+        fixed = {name: binds[name].effective_value for name in names if not binds[name].required}
+        return cls(compiled.string, names, fixed)
+
+    def _values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
+        fixed = self.fixed
+        return tuple(fixed[name] if name in fixed else params[name] for name in self.names)
 
     def one(self, session: Session, params: Mapping[str, Any]) -> Row[Any]:
         """The statement's only row, run in the session's transaction (a sync session: a unit of work's
         finisher)."""
-        values = tuple(params[name] for name in self.names)
-        return session.connection().exec_driver_sql(self.sql, values).one()
+        return session.connection().exec_driver_sql(self.sql, self._values(params)).one()
+
+    async def all(self, session: AsyncSession, params: Mapping[str, Any]) -> Sequence[Row[Any]]:
+        """The statement's rows, run in the session's transaction."""
+        connection = await session.connection()
+        return (await connection.exec_driver_sql(self.sql, self._values(params))).all()
