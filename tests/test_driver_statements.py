@@ -8,8 +8,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from sqlalchemy import DateTime, Integer, String, bindparam, literal, select
+from sqlalchemy import DateTime, Integer, String, bindparam, func, literal, select
 
+from domain.kernel.db import table_of
+from domain.kernel.models import SweepRun
 from domain.kernel.sqlutil import DriverStatement
 from tests.conftest import PG_ADMIN_URL
 
@@ -37,3 +39,20 @@ async def test_it_answers_as_the_statement_does_through_sqlalchemy(runtime: Any)
         sent = await driver.all(session, params)
     assert [tuple(row) for row in sent] == [tuple(through_sqlalchemy)] == [(42, "fixed", now, 82)]
     assert sent[0].word == "fixed"
+
+
+async def test_it_flushes_the_unit_of_work_first_as_sqlalchemy_does(runtime: Any):
+    """What the session holds pending is flushed before the statement runs, as `Session.execute` does before
+    any statement, ORM or Core; inside `no_autoflush` it is not. Both databases (on SQLite the statement
+    itself runs through the session)."""
+    table = table_of(SweepRun)
+    counted = DriverStatement.of(
+        select(func.count()).select_from(table).where(table.c.holder == bindparam("h"))
+    )
+    started = datetime(2026, 11, 28, 23, 30, tzinfo=UTC)
+    async with runtime.db.transaction() as session:
+        with session.no_autoflush:
+            session.add(SweepRun(name="probe", holder="driver-test", started_at=started))
+            assert (await counted.all(session, {"h": "driver-test"}))[0][0] == 0
+        assert (await counted.all(session, {"h": "driver-test"}))[0][0] == 1
+        await session.rollback()

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ClauseElement, CursorResult, Delete, Row, Select, Update
+from sqlalchemy import ClauseElement, CursorResult, Delete, Executable, Row, Select, Update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql.asyncpg import PGDialect_asyncpg
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -58,21 +58,24 @@ _ASYNCPG = PGDialect_asyncpg()  # type: ignore[no-untyped-call]  # SQLAlchemy le
 
 @dataclass(frozen=True)
 class DriverStatement:
-    """A PostgreSQL statement compiled once for asyncpg ($n placeholders, its parameter names in their order,
+    """A statement compiled once for asyncpg ($n placeholders, its parameter names in their order,
     the values it binds itself) and sent as the driver's SQL: no compile-cache lookup or parameter processing
     on each execution, about a quarter of a million instructions a statement (bench/README.md, "Statements
     compiled once"). SQLAlchemy still runs it (its connection, events, errors and invalidation); values go
     to asyncpg as given and rows come back as it decodes them, so a statement whose columns need SQLAlchemy's
-    type processing (naive datetimes, JSON as text) does not belong here. Core statements only: an ORM one
-    would lose its autoflush, and an expanding IN (a POSTCOMPILE parameter) is refused, since it is rendered
-    per execution."""
+    type processing (naive datetimes, JSON as text) does not belong here. The session's pending changes are
+    flushed first, as `Session.execute` does (unless in `no_autoflush`); an expanding IN (a POSTCOMPILE
+    parameter) is refused, since it is rendered per execution. On SQLite the statement runs as it is,
+    through the session."""
 
+    statement: Executable  # run as it is where the database is SQLite
     sql: str
     names: tuple[str, ...]
     fixed: Mapping[str, Any]  # the values the statement binds itself (literals in its expressions)
 
     @classmethod
-    def of(cls, statement: ClauseElement) -> DriverStatement:
+    def of(cls, statement: Executable) -> DriverStatement:
+        assert isinstance(statement, ClauseElement)
         compiled = statement.compile(dialect=_ASYNCPG)
         assert isinstance(compiled, SQLCompiler)
         if "POSTCOMPILE" in compiled.string:
@@ -80,18 +83,26 @@ class DriverStatement:
         names = tuple(compiled.positiontup or ())
         binds = compiled.binds
         fixed = {name: binds[name].effective_value for name in names if not binds[name].required}
-        return cls(compiled.string, names, fixed)
+        return cls(statement, compiled.string, names, fixed)
 
     def _values(self, params: Mapping[str, Any]) -> tuple[Any, ...]:
         fixed = self.fixed
         return tuple(fixed[name] if name in fixed else params[name] for name in self.names)
 
-    def one(self, session: Session, params: Mapping[str, Any]) -> Row[Any]:
+    def one(self, session: Session, params: Mapping[str, Any]) -> Row[*tuple[Any, ...]]:
         """The statement's only row, run in the session's transaction (a sync session: a unit of work's
         finisher)."""
+        if not on_postgresql(session):
+            return session.execute(self.statement, params).one()
+        if session.autoflush:  # as Session.execute does before any statement
+            session.flush()
         return session.connection().exec_driver_sql(self.sql, self._values(params)).one()
 
-    async def all(self, session: AsyncSession, params: Mapping[str, Any]) -> Sequence[Row[Any]]:
+    async def all(self, session: AsyncSession, params: Mapping[str, Any]) -> Sequence[Row[*tuple[Any, ...]]]:
         """The statement's rows, run in the session's transaction."""
+        if not on_postgresql(session):
+            return (await session.execute(self.statement, params)).all()
+        if session.sync_session.autoflush:  # as Session.execute does before any statement
+            await session.flush()
         connection = await session.connection()
         return (await connection.exec_driver_sql(self.sql, self._values(params))).all()

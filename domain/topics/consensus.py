@@ -24,7 +24,7 @@ from domain.kernel.errors import Forbidden, NotFound
 from domain.kernel.ids import canonical_id, canonical_ref
 from domain.kernel.models import EventStream
 from domain.kernel.settings import get_settings
-from domain.kernel.sqlutil import for_update
+from domain.kernel.sqlutil import DriverStatement, for_update
 from domain.topics import economy, topic_events
 from domain.topics import lifecycle as topic_lifecycle
 from domain.topics import store as topics
@@ -117,7 +117,7 @@ LOCK_RULES = locks.Rules(
 
 # Who may vote on a proposal of the topic (its author aside), each with the principal it joined with: built
 # once, run with parameters.
-_VOTERS = (
+_VOTERS = DriverStatement.of(
     select(_TP.agent_id, SessionPresence.principal_id)
     .outerjoin(SessionPresence, profiles.joins_presence(SessionPresence, "topic", _TP.topic_id, _TP.agent_id))
     .where(_TP.topic_id == bindparam("p_topic"), _TP.left_at.is_(None), _TP.agent_id != bindparam("p_author"))
@@ -187,8 +187,8 @@ class TopicResource:
         return policies.of(self.topic)
 
     async def voters(self, session: AsyncSession, author_id: str) -> dict[str, str | None]:
-        rows = await session.execute(_VOTERS, {"p_topic": self.topic.id, "p_author": author_id})
-        return {agent_id: principal for agent_id, principal in rows.all()}
+        rows = await _VOTERS.all(session, {"p_topic": self.topic.id, "p_author": author_id})
+        return {row[0]: row[1] for row in rows}
 
 
 async def _on_created(session: AsyncSession, ctx: Context, proposal: Proposal) -> None:

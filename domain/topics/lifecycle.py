@@ -25,7 +25,7 @@ from domain.kernel.clock import utcnow
 from domain.kernel.context import SYSTEM, Context
 from domain.kernel.errors import BadRequest, Conflict, Forbidden
 from domain.kernel.settings import get_settings
-from domain.kernel.sqlutil import for_update
+from domain.kernel.sqlutil import DriverStatement, for_update
 from domain.topics import bounty, dependencies, economy, topic_events
 from domain.topics import store as topics
 from domain.topics.fabric import fabric_of
@@ -331,11 +331,12 @@ def _standing_statement() -> Any:
     return select(signals("aligned"), signals("dissenting"), pending, merged, _distinct_authors(topic_id))
 
 
-_STANDING = _standing_statement()  # built once: every merge and done signal runs it
+# Built once: every merge and done signal runs it.
+_STANDING = DriverStatement.of(_standing_statement())
 
 
 async def _standing(session: AsyncSession, topic_id: str) -> tuple[int, int, int, bool, int]:
-    row = (await session.execute(_STANDING, {"p_topic": topic_id})).one()
+    (row,) = await _STANDING.all(session, {"p_topic": topic_id})
     return (int(row[0]), int(row[1]), int(row[2]), bool(row[3]), int(row[4]))
 
 
