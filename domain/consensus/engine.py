@@ -161,8 +161,8 @@ async def propose(
         created_at=now,
         expires_at=now + timedelta(seconds=ttl_seconds),
     )
-    session.add(proposal)  # inserted with the commit's flush, with whatever on_created sets (the stake)
-    await policy.on_created(session, ctx, proposal)
+    await policy.on_created(session, ctx, proposal)  # the stake, before the row is written
+    await queries.insert_proposal(session, proposal)
     events.append(
         session,
         stream_of(resource),

@@ -11,9 +11,10 @@ from datetime import datetime
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Table, bindparam, case, exists, or_, select, true, update
+from sqlalchemy import Table, bindparam, case, exists, insert, inspect, or_, select, true, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 
 from domain.consensus import obligations
@@ -26,6 +27,23 @@ _VOTES = table_of(ProposalVote)
 _PROPOSALS = table_of(Proposal)
 _OBLIGATIONS = table_of(PendingObligation)
 _COUNTERS: dict[str, str] = {kind: f"{kind}_count" for kind in VoteKind}
+
+
+async def insert_proposal(session: AsyncSession, proposal: Proposal) -> None:
+    """A new proposal's row written by one INSERT of its attributes (not the unit of work's flush), and the
+    instance made persistent in the session as though it had been read back: later reads in the unit of work
+    find it in the identity map, and changes to it are flushed as updates."""
+    values = {attr.key: getattr(proposal, attr.key) for attr in _PROPOSAL_ATTRIBUTES}
+    row = {_PROPOSAL_COLUMNS[key]: value for key, value in values.items()}
+    await session.execute(insert(_PROPOSALS), row)
+    make_transient_to_detached(proposal)
+    session.add(proposal)
+    for key, value in values.items():  # every column loaded, those never set (None) too
+        set_committed_value(proposal, key, value)
+
+
+_PROPOSAL_ATTRIBUTES = tuple(inspect(Proposal).column_attrs)
+_PROPOSAL_COLUMNS = {attr.key: attr.columns[0].name for attr in _PROPOSAL_ATTRIBUTES}
 
 # SQLite: a vote is one statement, refused by the (proposal, agent) unique key, and its counter moves with the
 # commit's flush.
