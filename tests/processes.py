@@ -164,3 +164,38 @@ def conversion_children(pid: int) -> list[int]:
         if b"multiprocessing.forkserver" in cmdline:
             found += [child for child in children(process) if child not in found]
     return found
+
+
+class Server:
+    def __init__(self, proc: subprocess.Popen[bytes], log: Path, hub: str, docs: str) -> None:
+        self.proc, self.log, self.hub, self.docs = proc, log, hub, docs
+
+    def children(self) -> set[int]:
+        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
+        return {int(pid) for pid in path.read_text().split()}
+
+
+async def start_server(args: list[str], env: dict[str, str], tmp_path: Path, runtime: Any) -> Server:
+    """`concord serve` or `web` (`args`) with `env` on free ports, on the suite's database, once both apps
+    answer; its log in `tmp_path`. The read cache is kept long, so that a stale read would show."""
+    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
+    hub_port, docs_port = free_port(), free_port()
+    env = {
+        **env,
+        "CONCORD_HUB_PORT": str(hub_port),
+        "CONCORD_DOCS_PORT": str(docs_port),
+        "CONCORD_LOG_LEVEL": "INFO",
+        # Long enough that a stale entry would outlive the test: only shared invalidation keeps reads fresh.
+        "CONCORD_READ_CACHE_SECONDS": "300",
+    }
+    log = tmp_path / "server.log"
+    server = Server(
+        start(args, env, log), log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
+    )
+    try:
+        await ready(server.proc, log, server.hub, server.docs)
+    except BaseException:
+        # A server left running would hold the scheduler's leader lock and sweep the next tests' rows.
+        stop(server.proc)
+        raise
+    return server

@@ -11,38 +11,29 @@ import aiohttp
 import pytest
 
 from tests.conftest import RUN_ID
-from tests.processes import command, concord, free_port, ready, start, stop
+from tests.processes import command, concord, start_server, stop
 
 
 async def _serve_on(loop: str | None, runtime: Any, tmp_path: Path) -> str:
     """The log of `concord serve --processes 1` (with CONCORD_EVENT_LOOP=loop when given) once it answered a
     write and a read, and stopped cleanly."""
-    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
-    hub_port, docs_port = free_port(), free_port()
-    env = {
-        "CONCORD_HUB_PORT": str(hub_port),
-        "CONCORD_DOCS_PORT": str(docs_port),
-        "CONCORD_REDIS_URL": "",
-        "CONCORD_WEB_PROCESSES": "1",
-        "CONCORD_LOG_LEVEL": "INFO",
-        **({"CONCORD_EVENT_LOOP": loop} if loop is not None else {}),
-    }
-    log = tmp_path / "serve.log"
-    proc = start([command("concord"), "serve"], env, log)
+    env = {"CONCORD_REDIS_URL": "", "CONCORD_WEB_PROCESSES": "1"}
+    if loop is not None:
+        env["CONCORD_EVENT_LOOP"] = loop
+    server = await start_server([command("concord"), "serve"], env, tmp_path, runtime)
     try:
-        hub = f"http://127.0.0.1:{hub_port}"
-        await ready(proc, log, hub, f"http://127.0.0.1:{docs_port}")
         async with aiohttp.ClientSession() as http:
-            async with http.post(
-                f"{hub}/api/pact/register", json={"agentName": f"loop-{loop}-{RUN_ID}"}
-            ) as resp:
+            body = {"agentName": f"loop-{loop}-{RUN_ID}"}
+            async with http.post(f"{server.hub}/api/pact/register", json=body) as resp:
                 assert resp.status == 201, await resp.text()
                 key = (await resp.json())["apiKey"]
-            async with http.get(f"{hub}/api/audit/me", headers={"Authorization": f"Bearer {key}"}) as resp:
+            async with http.get(
+                f"{server.hub}/api/audit/me", headers={"Authorization": f"Bearer {key}"}
+            ) as resp:
                 assert resp.status == 200, await resp.text()
     finally:
-        code = stop(proc)
-    text = log.read_text()
+        code = stop(server.proc)
+    text = server.log.read_text()
     assert code == 0, text
     assert "Traceback" not in text, text[-4000:]
     return text

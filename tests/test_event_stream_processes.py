@@ -23,9 +23,9 @@ import pytest
 from tests.built_documents import docx_bytes
 from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key
-from tests.processes import command, start, stop
+from tests.processes import Server, command, start, start_server, stop
 from tests.sse_client import of_response
-from tests.test_processes import Server, _both_processes_serve, _start
+from tests.test_processes import _both_processes_serve
 
 # The periodic check of the counters, which would find any event at last, is left too slow to answer within
 # the reader's timeout: what arrives, the transport brought (tests/test_event_stream.py tests the check).
@@ -204,7 +204,7 @@ async def test_live_events_across_processes_of_serve_without_redis(
     runtime: Any, sessions: list[Pinned], tmp_path: Path
 ):
     env = {"CONCORD_REDIS_URL": "", "CONCORD_SSE_CHECK_SECONDS": CHECK_SECONDS}
-    server = await _start([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
+    server = await start_server([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
             await _both_processes_serve(server, fresh)
@@ -229,7 +229,7 @@ async def test_live_events_across_processes_and_a_worker_on_redis(
         [command("concord"), "worker", "--processes", "1", "--threads", "2"], env, tmp_path / "w.log"
     )
     try:  # the worker is stopped even when the server never starts
-        server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+        server = await start_server([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
                 await _both_processes_serve(server, fresh)

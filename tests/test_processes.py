@@ -9,7 +9,6 @@ import asyncio
 import os
 import shutil
 import signal
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -23,7 +22,7 @@ from domain.kernel.models import OutboxJob, SweepRun
 from infra.machine import GENERATION_FILE
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key
-from tests.processes import command, free_port, ready, start, stop
+from tests.processes import Server, command, start, start_server, stop
 
 FRESH = 24  # reads per check: each on its own connection, so both processes answer some
 INIT = {
@@ -37,15 +36,6 @@ INIT = {
     },
 }
 MCP_ACCEPT = {"Accept": "application/json, text/event-stream"}
-
-
-class Server:
-    def __init__(self, proc: subprocess.Popen[bytes], log: Path, hub: str, docs: str) -> None:
-        self.proc, self.log, self.hub, self.docs = proc, log, hub, docs
-
-    def children(self) -> set[int]:
-        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
-        return {int(pid) for pid in path.read_text().split()}
 
 
 @pytest.fixture
@@ -67,30 +57,6 @@ async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
     app.router.add_post("/hook", handle)
     server = await aiohttp_server(app)
     return str(server.make_url("/hook")), calls
-
-
-async def _start(args: list[str], env: dict[str, str], tmp_path: Path, runtime: Any) -> Server:
-    await runtime.relay.stop()  # the test process shares the database: its relay must not take the jobs
-    hub_port, docs_port = free_port(), free_port()
-    env = {
-        **env,
-        "CONCORD_HUB_PORT": str(hub_port),
-        "CONCORD_DOCS_PORT": str(docs_port),
-        "CONCORD_LOG_LEVEL": "INFO",
-        # Long enough that a stale entry would outlive the test: only shared invalidation keeps reads fresh.
-        "CONCORD_READ_CACHE_SECONDS": "300",
-    }
-    log = tmp_path / "server.log"
-    server = Server(
-        start(args, env, log), log, f"http://127.0.0.1:{hub_port}", f"http://127.0.0.1:{docs_port}"
-    )
-    try:
-        await ready(server.proc, log, server.hub, server.docs)
-    except BaseException:
-        # A server left running would hold the scheduler's leader lock and sweep the next tests' rows.
-        stop(server.proc)
-        raise
-    return server
 
 
 async def _pids(http: aiohttp.ClientSession, base: str, want: int = 2, tries: int = 400) -> set[int]:
@@ -247,7 +213,7 @@ async def test_serve_with_two_processes(
         "CONCORD_ESCALATION_WEBHOOK_URL": hook[0],
         "CONCORD_OUTBOUND_TRUSTED_HOSTS": "127.0.0.1",  # the operator's own webhook receiver, on loopback
     }
-    server = await _start([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
+    server = await start_server([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
     try:
         pids = await _both_processes_serve(server, fresh)
         assert len(server.children()) == 3  # and the background process: relay, worker, scheduler
@@ -270,7 +236,7 @@ async def test_serve_with_two_processes(
 @pytest.mark.slow
 async def test_children_stop_when_the_supervisor_dies(runtime: Any, tmp_path: Path):
     env = {"CONCORD_REDIS_URL": ""}
-    server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+    server = await start_server([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
     first = server.children()
     assert len(first) == 3  # two web processes and the background one (in-process broker)
 
@@ -321,7 +287,7 @@ async def test_web_with_two_processes_and_a_worker_process_on_redis(
     worker_log = tmp_path / "worker.log"
     worker = start([command("concord"), "worker", "--processes", "1", "--threads", "2"], env, worker_log)
     try:  # the worker is stopped even when the server never starts (it would heartbeat in Redis for good)
-        server = await _start([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
+        server = await start_server([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
         try:
             await _both_processes_serve(server, fresh)
             assert len(server.children()) == 2  # with Redis, `web` needs no background process
