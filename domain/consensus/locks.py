@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, select
+from sqlalchemy import ColumnElement, bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import record_events, sections
@@ -111,8 +111,17 @@ def live(row: SectionLock | None) -> SectionLock | None:
     return row if row is not None and row.expires_at > utcnow() else None
 
 
+# A section's lock row, built once (every proposal reads it): run with parameters.
+_LOCK_OF_SECTION = select(SectionLock).where(
+    SectionLock.resource_type == bindparam("l_type"),
+    SectionLock.resource_id == bindparam("l_resource"),
+    SectionLock.section_id == bindparam("l_section"),
+)
+
+
 async def live_lock(session: AsyncSession, scope: Scope, section_id: str) -> SectionLock | None:
-    return live(await session.scalar(select(SectionLock).where(*_key(scope, section_id))))
+    params = {"l_type": scope.resource_type, "l_resource": scope.resource_id, "l_section": section_id}
+    return live(await session.scalar(_LOCK_OF_SECTION, params))
 
 
 def _refuse_if_held(rules: Rules, row: SectionLock | None, agent_id: str) -> None:
