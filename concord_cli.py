@@ -542,23 +542,21 @@ def _require_migrated(settings: Settings) -> None:
         raise SystemExit(f"concord: {not_migrated(settings.db_url, behind)}")
 
 
-def _settings_or_refusal() -> Settings | str:
-    """The settings, or what is wrong with the environment's CONCORD_* values (one line per variable)."""
-    try:
-        return get_settings()
-    except ValidationError as exc:
-        lines = []
-        for error in exc.errors():
-            where = "_".join(str(part) for part in error["loc"][:1]).upper()
-            lines.append(f"error: CONCORD_{where}: {error['msg']}" if where else f"error: {error['msg']}")
-        return "\n".join(lines)
+def _refusal(exc: ValidationError) -> str:
+    """What is wrong with the environment's CONCORD_* values, one line per variable."""
+    lines = []
+    for error in exc.errors():
+        where = "_".join(str(part) for part in error["loc"][:1]).upper()
+        lines.append(f"error: CONCORD_{where}: {error['msg']}" if where else f"error: {error['msg']}")
+    return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = make_parser().parse_args(argv)
-    settings = _settings_or_refusal()
-    if isinstance(settings, str):
-        print(settings, file=sys.stderr)
+    try:
+        settings = get_settings()
+    except ValidationError as exc:
+        print(_refusal(exc), file=sys.stderr)
         return 2
     _logging(settings)
     try:

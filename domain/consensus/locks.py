@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, select
+from sqlalchemy import bindparam, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from domain.consensus import record_events, sections
@@ -98,12 +98,17 @@ class Ref:
 # ---- reads -----------------------------------------------------------------------------------------
 
 
-def _key(scope: Scope, section_id: str) -> tuple[ColumnElement[bool], ...]:
-    return (
-        SectionLock.resource_type == scope.resource_type,
-        SectionLock.resource_id == scope.resource_id,
-        SectionLock.section_id == section_id,
-    )
+# A section's lock row, found by the resource and the section (`_key`): built once, run with parameters.
+_LOCK_OF_SECTION = select(SectionLock).where(
+    SectionLock.resource_type == bindparam("l_type"),
+    SectionLock.resource_id == bindparam("l_resource"),
+    SectionLock.section_id == bindparam("l_section"),
+)
+_LOCK_OF_SECTION_FOR_UPDATE = for_update(_LOCK_OF_SECTION)
+
+
+def _key(scope: Scope, section_id: str) -> dict[str, str]:
+    return {"l_type": scope.resource_type, "l_resource": scope.resource_id, "l_section": section_id}
 
 
 def live(row: SectionLock | None) -> SectionLock | None:
@@ -111,17 +116,8 @@ def live(row: SectionLock | None) -> SectionLock | None:
     return row if row is not None and row.expires_at > utcnow() else None
 
 
-# A section's lock row, built once (every proposal reads it): run with parameters.
-_LOCK_OF_SECTION = select(SectionLock).where(
-    SectionLock.resource_type == bindparam("l_type"),
-    SectionLock.resource_id == bindparam("l_resource"),
-    SectionLock.section_id == bindparam("l_section"),
-)
-
-
 async def live_lock(session: AsyncSession, scope: Scope, section_id: str) -> SectionLock | None:
-    params = {"l_type": scope.resource_type, "l_resource": scope.resource_id, "l_section": section_id}
-    return live(await session.scalar(_LOCK_OF_SECTION, params))
+    return live(await session.scalar(_LOCK_OF_SECTION, _key(scope, section_id)))
 
 
 def _refuse_if_held(rules: Rules, row: SectionLock | None, agent_id: str) -> None:
@@ -170,7 +166,7 @@ async def lock_section(
             code=rules.section_not_found,
             field="sectionId",
         )
-    row = await session.scalar(for_update(select(SectionLock).where(*_key(target, section_id))))
+    row = await session.scalar(_LOCK_OF_SECTION_FOR_UPDATE, _key(target, section_id))
     _refuse_if_held(rules, row, actor.id)
     now = utcnow()
     if row is None:
@@ -199,7 +195,7 @@ async def unlock_section(
     """Release the acting agent's lock on the section."""
     actor = ctx.require_actor()
     await target.lock(session)
-    row = live(await session.scalar(for_update(select(SectionLock).where(*_key(target, section_id)))))
+    row = live(await session.scalar(_LOCK_OF_SECTION_FOR_UPDATE, _key(target, section_id)))
     if row is None:
         raise NotFound(f"section {section_id} is not locked", code=rules.not_locked)
     if row.agent_id != actor.id:
