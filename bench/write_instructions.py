@@ -16,7 +16,7 @@ the order in which the event loop finds things ready, collections); the ratio, a
 concord's count, are what to read. Under valgrind each process runs some 50 times slower: a run takes a few
 minutes.
 
-    python -m bench.write_instructions [--cycles 30] [--warmup 10]
+    python -m bench.write_instructions [--cycles 30] [--warmup 10] [--keep DIR]
         [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -81,8 +81,11 @@ def instructions(out: Path) -> int:
 Cycle = Callable[[aiohttp.ClientSession, int, list[float]], Awaitable[None]]  # as bench/write_path's
 
 
-async def count(pid: int, out_prefix: Path, cycle: Cycle, warmup: int, cycles: int) -> int:
-    """Instructions process `pid` executes over `cycles` cycles, after `warmup` uncounted ones."""
+async def count(
+    pid: int, out_prefix: Path, cycle: Cycle, warmup: int, cycles: int, keep: Path | None = None
+) -> int:
+    """Instructions process `pid` executes over `cycles` cycles, after `warmup` uncounted ones; the dump
+    copied into `keep` under the prefix's name when given."""
     async with aiohttp.ClientSession() as http:
         for _ in range(warmup):
             await cycle(http, 0, [])
@@ -95,7 +98,14 @@ async def count(pid: int, out_prefix: Path, cycle: Cycle, warmup: int, cycles: i
     dumps = sorted(out_prefix.parent.glob(out_prefix.name + "*"), key=lambda p: p.stat().st_mtime)
     if not dumps:
         raise SystemExit(f"no callgrind dump next to {out_prefix}")
+    if keep is not None:
+        keep_dump(dumps[-1], keep / out_prefix.name)
     return instructions(dumps[-1])
+
+
+def keep_dump(dump: Path, to: Path) -> None:
+    to.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(dump, to)
 
 
 async def main() -> None:
@@ -106,6 +116,12 @@ async def main() -> None:
     parser.add_argument("--warmup", type=int, default=10, help="cycles run first, uncounted (default 10)")
     parser.add_argument("--database-url", default="postgresql://postgres@127.0.0.1:5432/postgres")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        metavar="DIR",
+        help="copy the counted dumps there (concord.callgrind, bare.callgrind) for callgrind_annotate",
+    )
     loops.add_option(parser)
     args = parser.parse_args()
     if args.cycles < 1 or args.warmup < 1:
@@ -144,7 +160,7 @@ async def main() -> None:
         print(f"both servers started under valgrind in {time.perf_counter() - began:.0f} s", file=sys.stderr)
         topics = await seed_topics(hub, 1)
         concord = await count(
-            web.pid, concord_out, concord_cycle(hub, topics, NO_DELAY), args.warmup, args.cycles
+            web.pid, concord_out, concord_cycle(hub, topics, NO_DELAY), args.warmup, args.cycles, args.keep
         )
         bare_count = await count(
             bare.pid,
@@ -152,6 +168,7 @@ async def main() -> None:
             bare_cycle(f"http://127.0.0.1:{bare_port}", NO_DELAY),
             args.warmup,
             args.cycles,
+            args.keep,
         )
     finally:
         await tear_down(args.database_url, staged, procs, timeout=60)  # valgrind writes its last dump

@@ -22,8 +22,15 @@ lets unrelated writes overlap. Each wait is drawn uniformly within +-`--client-j
 default; 0 makes every wait equal): equal waits keep the clients in lockstep, so all N send each request
 in the same instant and the last one queues behind the others, which independent clients do not do.
 
+Where the disk flushes fast (tens of microseconds), both servers are bound by the machine's CPU. With
+`--fsync-ms N` every session of the bench database waits N ms before it flushes the WAL at a commit
+(PostgreSQL's `commit_delay`, with `commit_siblings = 0` so that it always applies): the flushes are serial
+and each takes with it every commit written while it waited, as group commit does on a disk whose fsync
+takes that long: the fsync-bound disk on which a bare handler's throughput is set by its commits. Each row
+also prints the transactions that wrote (given a transaction id) and the WAL written, per cycle.
+
     python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
-        [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
+        [--fsync-ms 0] [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
         [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -115,6 +122,8 @@ class Result:
         float  # share of the machine's CPU time not idle during the run (every process, any session)
     )
     lock_wait: float  # share of the server's in-transaction backend samples spent waiting for a lock
+    writes: int  # transactions given a transaction id (every one that wrote) in the whole cluster
+    wal_bytes: int  # WAL written by the whole cluster
 
     @property
     def rate(self) -> float:
@@ -129,17 +138,19 @@ class Result:
         p99 = lat[max(0, int(len(lat) * 0.99) - 1)] * 1000
         vs_bare = f"{self.rate / baseline.rate:6.0%}" if baseline else "  100%"
         scale = f"{self.rate / single.rate:5.2f}x" if single else "1.00x"
+        cycles = max(self.cycles, 1)
         return (
             f"{label:<30}{self.rate:8.1f}{p50:8.1f}{p99:8.1f}"
             f"{self.per_cycle(self.server_cpu):8.1f}{self.per_cycle(self.db_cpu):7.1f}"
             f"{self.per_cycle(self.client_cpu):8.1f}{self.machine_busy:7.0%}{self.lock_wait:7.0%}"
+            f"{self.writes / cycles:7.2f}{self.wal_bytes / cycles / 1024:7.1f}"
             f"  {vs_bare}  {scale:>6}"
         )
 
 
 HEADER = (
     f"{'target':<30}{'cyc/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'server':>8}{'db':>7}{'client':>8}"
-    f"{'busy':>7}{'locked':>7}  {'vs bare':>6}  {'scale':>6}"
+    f"{'busy':>7}{'locked':>7}{'writes':>7}{'WAL KiB':>8}  {'vs bare':>6}  {'scale':>6}"
 )
 
 
@@ -182,6 +193,22 @@ async def lock_waits(url: str, application: str, stop: asyncio.Event) -> float:
     return waiting / max(in_transaction, 1)
 
 
+async def wal_position(url: str) -> tuple[int, int]:
+    """The cluster's next transaction id (one is given to every transaction that writes, none to a read)
+    and its WAL insert position in bytes: read before and after a row, their differences are the write
+    transactions and the WAL of the row (the whole cluster's: measure on a quiet machine)."""
+    conn = await asyncpg.connect(url)
+    try:
+        row = await conn.fetchrow(
+            "SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xid,"
+            " pg_current_wal_insert_lsn() - '0/0'::pg_lsn AS wal"
+        )
+    finally:
+        await conn.close()
+    assert row is not None  # the statement has no FROM: always one row
+    return int(row["xid"]), int(row["wal"])
+
+
 async def drive(
     clients: int,
     seconds: float,
@@ -205,6 +232,7 @@ async def drive(
                 done += 1
 
         backends = await backend_pids(*db)
+        xid0, wal0 = await wal_position(db[0])
         cpu0, db0, own0, idle0 = cpu_by_pid(pids), cpu_by_pid(backends), time.process_time(), machine_idle()
         stop = asyncio.Event()
         sampler = asyncio.create_task(lock_waits(*db, stop))
@@ -215,8 +243,9 @@ async def drive(
         lock_wait = await sampler
         server, own, idle = cpu_since(cpu0, pids), time.process_time() - own0, machine_idle() - idle0
         db_cpu = cpu_since(db0, sorted(set(backends) | set(await backend_pids(*db))))
+        xid1, wal1 = await wal_position(db[0])
     busy = 1 - idle / (elapsed * (os.cpu_count() or 1))
-    return Result(done, elapsed, latencies, server, db_cpu, own, busy, lock_wait)
+    return Result(done, elapsed, latencies, server, db_cpu, own, busy, lock_wait, xid1 - xid0, wal1 - wal0)
 
 
 async def timed_post(
@@ -363,12 +392,21 @@ class Stage:
     env: dict[str, str]
 
 
-async def stage(admin: str, redis_url: str, bare_rows: int) -> Stage:
+async def stage(admin: str, redis_url: str, bare_rows: int, commit_delay_us: int = 0) -> Stage:
     """A fresh database beside `admin`'s with rows 0..bare_rows-1 for the bare server, and the settings of
-    `concord` processes on it and on its own Redis queue namespace."""
+    `concord` processes on it and on its own Redis queue namespace. With `commit_delay_us`, every session
+    of that database waits that long before it flushes the WAL at a commit (PostgreSQL's `commit_delay`,
+    with `commit_siblings = 0` so that it always applies; the flushes are serial and each takes the
+    commits written meanwhile with it, as on a disk whose fsync takes that long)."""
     run = uuid.uuid4().hex[:8]
     db_name = f"concord_bench_{run}"
     await admin_sql(admin, f'CREATE DATABASE "{db_name}"')
+    if commit_delay_us:
+        await admin_sql(
+            admin,
+            f'ALTER DATABASE "{db_name}" SET commit_delay = {int(commit_delay_us)};'
+            f'ALTER DATABASE "{db_name}" SET commit_siblings = 0',
+        )
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
     url = database_url(admin, db_name)
@@ -450,15 +488,24 @@ async def main() -> None:
         default=0.5,
         help="each wait is drawn uniformly within this fraction of --client-latency-ms (0: all equal)",
     )
+    parser.add_argument(
+        "--fsync-ms",
+        type=float,
+        default=0.0,
+        help="emulate a disk whose WAL flush takes this long (at most 100): PostgreSQL's commit_delay"
+        " on the bench database, for both servers",
+    )
     loops.add_option(parser)
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds is at least 1")
     if not 0 <= args.client_jitter <= 1:
         parser.error("--client-jitter is a fraction between 0 and 1")
+    if not 0 <= args.fsync_ms <= 100:
+        parser.error("--fsync-ms is between 0 and 100 (PostgreSQL's commit_delay allows 100,000 us)")
     delay = ClientLatency(args.client_latency_ms / 1000, args.client_jitter)
 
-    staged = await stage(args.database_url, args.redis_url, args.parallel)
+    staged = await stage(args.database_url, args.redis_url, args.parallel, round(args.fsync_ms * 1000))
     tmp, url, env = staged.tmp, staged.url, staged.env
     hub_port, bare_port = staged.hub_port, staged.bare_port
     procs: list[subprocess.Popen[bytes]] = []
@@ -539,9 +586,12 @@ async def main() -> None:
             f"each client waits {args.client_latency_ms:g} ms{spread} before every request"
             " (p50/p99 leave it out)"
         )
+    if args.fsync_ms:
+        print(f"an emulated disk: each WAL flush at a commit waits {args.fsync_ms:g} ms first (commit_delay)")
     print("CPU columns: ms per cycle of the server's processes, its PostgreSQL backends and the client;")
     print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
-    print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock")
+    print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock;")
+    print("writes, WAL KiB: transactions that wrote and WAL written, per cycle (the whole cluster's)")
     memory = ", ".join(
         f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f}"
         + (" (supervisor)" if pid == web.pid else "")
