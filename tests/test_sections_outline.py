@@ -5,6 +5,7 @@ body. Pure functions of the text, so they are called directly."""
 
 from __future__ import annotations
 
+import uuid
 from unittest.mock import patch
 
 import pytest
@@ -92,9 +93,23 @@ def test_a_replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead
         _replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick, end)
 
 
-def _replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick, end):
-    filler = FILLER_HERE
-    assert len(filler) > sections.LARGE
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    before=_pieces,
+    after=_pieces,
+    new=_pieces,
+    pick=st.integers(min_value=0, max_value=1000),
+    end=st.sampled_from(["\n", "", "\n\n", "\r\n"]),
+)
+def test_a_replaced_body_of_a_small_text_outlines_as_a_fresh_parse_does(before, after, new, pick, end):
+    """Small texts (a topic's few kilobytes) are spliced too, kept in the cache keyed by the text: run
+    with the splice's lower bound under every example, so that each one that can be spliced is."""
+    with patch.object(sections, "SPLICE_FROM", 0):
+        _replaced_body_outlines_as_a_fresh_parse_does(before, after, new, False, pick, end, filler="")
+
+
+def _replaced_body_outlines_as_a_fresh_parse_does(before, after, new, lead, pick, end, filler=FILLER_HERE):
+    assert not filler or len(filler) > sections.LARGE
     text = (filler if lead else "") + "\n".join(["# Doc", filler if not lead else "", *before, *after]) + end
     found = sections.parse(text)
     target = found[pick % len(found)]
@@ -133,3 +148,41 @@ def test_a_change_that_opens_a_code_fence_is_parsed_again():
     new_text = sections.replace_body(text, "sec:doc:part", "```\nopen fence")
     assert not sections.known(new_text)
     assert [s.id for s in sections.parse(new_text)] == ["sec:doc", "sec:doc:part"]
+
+
+def _topic(parts: int) -> str:
+    """A topic of a few kilobytes: a claim, its evidence and parts with details."""
+    details = " ".join(f"Detail {n}: what the evidence for this part says, in a sentence." for n in range(8))
+    body = "\n".join(f"## Part {n}\n\n{details}\n" for n in range(parts))
+    head = "# Answer\n\nThe claim.\n\n## Evidence\n\nSome evidence.\n\n# Discussion\n\nOpen points.\n\n"
+    return head + body
+
+
+def test_a_merge_into_a_topic_is_spliced_and_the_next_lookup_parses_nothing():
+    """A topic's next proposal looks its section up in the text the last merge wrote: that text's outline
+    was derived by the merge, from the old one and a parse of the new body alone."""
+    text = _topic(4) + f"\nWritten by {uuid.uuid4()}.\n"  # in no cache yet
+    assert sections.SPLICE_FROM <= len(text) <= sections.LARGE
+    assert sections.find(text, "sec:answer") is not None
+    with patch.object(sections, "outline", wraps=sections.outline) as parses:
+        new_text = sections.replace_body(
+            text, "sec:answer", "A sharper claim, with a [link](https://x.test)."
+        )
+        found = sections.find(new_text, "sec:discussion:part-3")
+    assert found is not None
+    assert sections.body(new_text, found).startswith("Detail 0:")
+    parsed = [call.args[0] for call in parses.call_args_list]
+    assert parsed, "the new body was parsed"
+    assert all(len(one) < 200 for one in parsed), "only the new body and the next heading"
+    assert sections._parsed(new_text)[0] == sections.outline(new_text)
+
+
+def test_a_short_text_is_parsed_when_read_not_spliced_when_written():
+    text = f"# Answer\n\nThe claim.\n\n# Discussion\n\nOpen points ({uuid.uuid4()}).\n"  # in no cache yet
+    assert len(text) < sections.SPLICE_FROM
+    assert sections.find(text, "sec:answer") is not None
+    with patch.object(sections, "outline", wraps=sections.outline) as parses:
+        new_text = sections.replace_body(text, "sec:answer", "Sharper.")
+        assert parses.call_count == 0
+        assert sections.find(new_text, "sec:discussion") is not None
+    assert [call.args[0] for call in parses.call_args_list] == [new_text]

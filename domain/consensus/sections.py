@@ -7,14 +7,16 @@ Lines are Markdown's: they end at a newline, a CR LF or a CR, as markdown-it cou
 are line numbers). `str.splitlines` also ends lines at U+000B, U+000C, U+001C-U+001E, U+0085, U+2028 and
 U+2029, which would put every section after such a character on the wrong lines.
 
-**Large texts.** Parsing costs about half a second per megabyte, so what a text's parse says (its
-`Outline`: headings, line count, the character offsets of the lines sections start and end at; never the
-text) is kept per text: small texts in an LRU keyed by the text, large ones (over `LARGE` characters) by
-their length and hash, so the text itself is not kept alive by the cache. `outline` is a pure function of
-the text, so a caller may compute it elsewhere (domain/documents/offload.py does, in a process pool, off
-the event loop) and `remember` it. `replace_body` derives the new text's outline from the old one when it
-can prove the parse of the rest is unchanged (`_splice`), so a merge into a 15 MB document does not
-parse 15 MB again.
+**Parsing once.** Parsing costs about half a second per megabyte (a millisecond for a topic of three
+or four kilobytes), so what a text's parse says (its `Outline`: headings, line count, the character
+offsets of the lines sections start and end at; never the text) is kept per text: small texts in an LRU
+keyed by the text, large ones (over `LARGE` characters) by their length and hash, so the text itself is
+not kept alive by the cache. `outline` is a pure function of the text, so a caller may compute it
+elsewhere (domain/documents/offload.py does, in a process pool, off the event loop) and `remember` it.
+`replace_body` derives the new text's outline from the old one when it can prove the parse of the rest is
+unchanged (`_splice`), for any text of `SPLICE_FROM` characters or more: a merge into a 15 MB document
+does not parse 15 MB again, and the next proposal on a topic just merged (its section looked up in the
+new text) parses only what the merge wrote, about a third of a full parse for a topic of 3 KB.
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -35,7 +36,12 @@ _md = MarkdownIt("commonmark")
 _blocks = MarkdownIt("commonmark").disable("inline")  # headings' own text is parsed inline on its own
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _LARGE_ENTRIES = 64
+_SMALL_ENTRIES = 128
 _SPLICE_LIMIT = 256 * 1024  # a replacement body longer than this is left to a full parse
+# A shorter text is parsed when it is read rather than spliced when it is written: the splice parses the
+# new body with the next heading and costs about as much as a full parse of a kilobyte or two, and the text
+# may next be read by another web process, which parses it anyway.
+SPLICE_FROM = 2 * 1024
 
 Heading = tuple[int, int, int, str]  # level (1-6), first line, line after, text
 
@@ -195,13 +201,9 @@ def _build(shape: Outline) -> Parsed:
     return shape, tuple(sections), {sec.id: sec for sec in reversed(sections)}
 
 
-@lru_cache(maxsize=128)
-def _parse_small(markdown: str) -> Parsed:
-    return _build(outline(markdown))
-
-
+_small: OrderedDict[str, Parsed] = OrderedDict()
 _large: OrderedDict[tuple[int, int], Parsed] = OrderedDict()
-_large_lock = threading.Lock()  # downloads read sections in threads
+_lock = threading.Lock()  # downloads read sections in threads
 
 
 def _key(markdown: str) -> tuple[int, int]:
@@ -210,32 +212,39 @@ def _key(markdown: str) -> tuple[int, int]:
 
 
 def known(markdown: str) -> bool:
-    """Whether the text's sections are at hand (reading them costs no parse)."""
+    """Whether the text's sections are at hand (reading them costs no parse), or cheap enough to parse
+    where the caller is (a small text)."""
     if len(markdown) <= LARGE:
-        return True  # cheap enough either way
-    with _large_lock:
+        return True
+    with _lock:
         return _key(markdown) in _large
+
+
+def _cache(markdown: str) -> tuple[OrderedDict[Any, Parsed], Any, int]:
+    """The LRU that keeps the text's outline, its key there and the LRU's size."""
+    if len(markdown) <= LARGE:
+        return _small, markdown, _SMALL_ENTRIES
+    return _large, _key(markdown), _LARGE_ENTRIES
 
 
 def remember(markdown: str, shape: Outline) -> Parsed:
     """Keep `shape` (computed elsewhere by `outline(markdown)`) as the text's outline."""
     parsed = _build(shape)
-    if len(markdown) > LARGE:
-        with _large_lock:
-            _large[_key(markdown)] = parsed
-            _large.move_to_end(_key(markdown))
-            while len(_large) > _LARGE_ENTRIES:
-                _large.popitem(last=False)
+    cache, key, size = _cache(markdown)
+    with _lock:
+        cache[key] = parsed
+        cache.move_to_end(key)
+        while len(cache) > size:
+            cache.popitem(last=False)
     return parsed
 
 
 def _parsed(markdown: str) -> Parsed:
-    if len(markdown) <= LARGE:
-        return _parse_small(markdown)
-    with _large_lock:
-        hit = _large.get(_key(markdown))
+    cache, key, _ = _cache(markdown)
+    with _lock:
+        hit = cache.get(key)
         if hit is not None:
-            _large.move_to_end(_key(markdown))
+            cache.move_to_end(key)
             return hit
     return remember(markdown, outline(markdown))
 
@@ -288,7 +297,7 @@ def replace_body(markdown: str, section_id: str, new_body: str) -> str:
         lines = lines_of(markdown)
         text = "\n".join(lines[: section.body_start] + new_lines + lines[section.body_end :]) + "\n"
     text = text.rstrip("\n") + "\n"
-    if len(text) > LARGE and plain and len(new_body) <= _SPLICE_LIMIT:
+    if len(text) >= SPLICE_FROM and plain and len(new_body) <= _SPLICE_LIMIT:
         spliced = _splice(markdown, shape, section, new_lines, text)
         if spliced is not None:
             remember(text, spliced)
