@@ -16,7 +16,7 @@ the order in which the event loop finds things ready, collections); the ratio, a
 concord's count, are what to read. Under valgrind each process runs some 50 times slower: a run takes a few
 minutes.
 
-    python -m bench.write_instructions [--cycles 30] [--warmup 10] [--keep DIR]
+    python -m bench.write_instructions [--cycles 30] [--warmup 10] [--topic small|realistic] [--keep DIR]
         [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -37,7 +37,9 @@ import aiohttp
 from bench import loops
 from bench.write_path import (
     BARE_SERVER,
+    TOPICS,
     ClientLatency,
+    add_topic_option,
     bare_cycle,
     concord_cycle,
     seed_topics,
@@ -122,6 +124,7 @@ async def main() -> None:
         metavar="DIR",
         help="copy the counted dumps there (concord.callgrind, bare.callgrind) for callgrind_annotate",
     )
+    add_topic_option(parser)
     loops.add_option(parser)
     args = parser.parse_args()
     if args.cycles < 1 or args.warmup < 1:
@@ -158,7 +161,7 @@ async def main() -> None:
         hub = f"http://127.0.0.1:{hub_port}"
         await wait_ready(f"{hub}/readyz")
         print(f"both servers started under valgrind in {time.perf_counter() - began:.0f} s", file=sys.stderr)
-        topics = await seed_topics(hub, 1)
+        topics = await seed_topics(hub, 1, TOPICS[args.topic])
         concord = await count(
             web.pid, concord_out, concord_cycle(hub, topics, NO_DELAY), args.warmup, args.cycles, args.keep
         )
@@ -175,7 +178,8 @@ async def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
 
     print(
-        f"write path in instructions: {args.cycles} cycles counted after {args.warmup} uncounted, one client"
+        f"write path in instructions: {args.cycles} cycles counted after {args.warmup} uncounted, one client,"
+        f" {args.topic} topic ({len(TOPICS[args.topic])} bytes)"
     )
     print(f"{'target':<32}{'M instr/cycle':>14}{'vs bare':>10}")
     for label, total in (("bare aiohttp+asyncpg, 1 row", bare_count), ("concord web, 1 topic", concord)):

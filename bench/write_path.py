@@ -30,7 +30,7 @@ takes that long: the fsync-bound disk on which a bare handler's throughput is se
 also prints the transactions that wrote (given a transaction id) and the WAL written, per cycle.
 
     python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
-        [--fsync-ms 0] [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
+        [--fsync-ms 0] [--topic small|realistic] [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
         [--redis-url redis://127.0.0.1:6379/0]
 """
 
@@ -94,6 +94,24 @@ web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), access_log=None, print
 """
 
 CONTENT = "# Answer\n\nThe first answer.\n\n## Evidence\n\nSome evidence.\n\n# Discussion\n\nOpen points.\n"
+_DETAILS = " ".join(
+    f"Detail {n}: what the evidence for this part shows, and where it stops showing it." for n in range(9)
+)
+# The topics a cycle writes to (`--topic`): the small one every figure before 2026-11-29 used, and one of a
+# realistic size (the small one with four parts of details: about 3 KB, as the cached reads' topic).
+TOPICS = {
+    "small": CONTENT,
+    "realistic": CONTENT + "".join(f"\n## Part {n}\n\n{_DETAILS}\n" for n in range(1, 5)),
+}
+
+
+def add_topic_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--topic",
+        choices=sorted(TOPICS),
+        default="small",
+        help="the topic each cycle writes to: small (85 bytes, as before) or realistic (about 3 KB)",
+    )
 
 
 class ClientLatency:
@@ -281,8 +299,8 @@ async def wait_ready(url: str) -> None:
     raise SystemExit(f"{url} never became ready")
 
 
-async def seed_topics(hub: str, n: int) -> list[tuple[str, list[dict[str, str]]]]:
-    """`n` open topics, each with its own author and two reviewers joined."""
+async def seed_topics(hub: str, n: int, content: str = CONTENT) -> list[tuple[str, list[dict[str, str]]]]:
+    """`n` open topics of `content`, each with its own author and two reviewers joined."""
     made = []
     async with aiohttp.ClientSession() as http:
 
@@ -302,7 +320,7 @@ async def seed_topics(hub: str, n: int) -> list[tuple[str, list[dict[str, str]]]
                 agents.append({"Authorization": f"Bearer {reg['apiKey']}"})
             topic = await post(
                 "/api/pact/topics",
-                {"title": f"Write bench {i} {uuid.uuid4().hex[:8]}", "content": CONTENT, "tier": "empirical"},
+                {"title": f"Write bench {i} {uuid.uuid4().hex[:8]}", "content": content, "tier": "empirical"},
                 agents[0],
             )
             for reviewer in agents[1:]:
@@ -495,6 +513,7 @@ async def main() -> None:
         help="emulate a disk whose WAL flush takes this long (at most 100): PostgreSQL's commit_delay"
         " on the bench database, for both servers",
     )
+    add_topic_option(parser)
     loops.add_option(parser)
     args = parser.parse_args()
     if args.rounds < 1:
@@ -521,7 +540,7 @@ async def main() -> None:
         procs += [web, worker, bare]
         hub = f"http://127.0.0.1:{hub_port}"
         await wait_ready(f"{hub}/readyz")
-        topics = await seed_topics(hub, args.parallel)
+        topics = await seed_topics(hub, args.parallel, TOPICS[args.topic])
         at_rest = rss_by_pid([web.pid])  # `concord web` and the web processes it supervises
         peak = PeakRss([web.pid])
         bare_base = f"http://127.0.0.1:{bare_port}"
@@ -579,7 +598,10 @@ async def main() -> None:
     seconds = f"{args.seconds:.0f} s a row" + (
         f", median of {args.rounds} alternating rounds" if args.rounds > 1 else ""
     )
-    print(f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds}")
+    print(
+        f"write path: 1 cycle = propose + 2 approvals (the second merges), 3 requests; {seconds};"
+        f" {args.topic} topics ({len(TOPICS[args.topic])} bytes)"
+    )
     if delay:
         spread = f" +-{args.client_jitter:.0%}" if args.client_jitter else " (all equal, in lockstep)"
         print(
