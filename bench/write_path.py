@@ -420,11 +420,15 @@ async def stage(admin: str, redis_url: str, bare_rows: int, commit_delay_us: int
     db_name = f"concord_bench_{run}"
     await admin_sql(admin, f'CREATE DATABASE "{db_name}"')
     if commit_delay_us:
-        await admin_sql(
-            admin,
-            f'ALTER DATABASE "{db_name}" SET commit_delay = {int(commit_delay_us)};'
-            f'ALTER DATABASE "{db_name}" SET commit_siblings = 0',
-        )
+        try:
+            await admin_sql(
+                admin,
+                f'ALTER DATABASE "{db_name}" SET commit_delay = {int(commit_delay_us)};'
+                f'ALTER DATABASE "{db_name}" SET commit_siblings = 0',
+            )
+        except asyncpg.InsufficientPrivilegeError as exc:
+            await admin_sql(admin, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+            raise SystemExit(f"--fsync-ms sets commit_delay, which takes a superuser: {exc}") from exc
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
     url = database_url(admin, db_name)
