@@ -26,7 +26,9 @@ Where the disk flushes fast (tens of microseconds), both servers are bound by th
 `--fsync-ms N` every session of the bench database waits N ms before it flushes the WAL at a commit
 (PostgreSQL's `commit_delay`, with `commit_siblings = 0` so that it always applies): the flushes are serial
 and each takes with it every commit written while it waited, as group commit does on a disk whose fsync
-takes that long: the fsync-bound disk on which a bare handler's throughput is set by its commits. Each row
+takes that long: the fsync-bound disk on which a bare handler's throughput is set by its commits (kinder
+than such a disk in one way: a commit written while a flush waits joins it, where a real fsync takes only
+what was written before it began). Each row
 also prints the transactions that wrote (given a transaction id) and the WAL written, per cycle.
 
     python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
