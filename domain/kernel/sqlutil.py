@@ -94,15 +94,17 @@ class DriverStatement:
         finisher)."""
         if not on_postgresql(session):
             return session.execute(self.statement, params).one()
-        if session.autoflush:  # as Session.execute does before any statement
-            session.flush()
-        return session.connection().exec_driver_sql(self.sql, self._values(params)).one()
+        return self._run(session, params).one()
 
     async def all(self, session: AsyncSession, params: Mapping[str, Any]) -> Sequence[Row[*tuple[Any, ...]]]:
         """The statement's rows, run in the session's transaction."""
         if not on_postgresql(session):
             return (await session.execute(self.statement, params)).all()
-        if session.sync_session.autoflush:  # as Session.execute does before any statement
-            await session.flush()
-        connection = await session.connection()
-        return (await connection.exec_driver_sql(self.sql, self._values(params))).all()
+        # One pass into the session's synchronous side (a greenlet) for the flush, the connection and the
+        # statement, where awaiting each of the three through the async session took one apiece.
+        return await session.run_sync(lambda sync: self._run(sync, params).all())
+
+    def _run(self, session: Session, params: Mapping[str, Any]) -> CursorResult[Any]:
+        if session.autoflush:  # as Session.execute does before any statement
+            session.flush()
+        return session.connection().exec_driver_sql(self.sql, self._values(params))
