@@ -210,6 +210,15 @@ class UnitOfWorkSession(Session):
     """The sessions of a Database: they run the finishers queued on them before committing."""
 
 
+def _commit_and_close(session: Session) -> None:
+    """A unit of work's end in one pass into the session's synchronous side (AsyncSession's commit, then its
+    exit's close, took a greenlet each and the close a task of its own). Once the COMMIT has answered, the
+    close does no I/O (the connection goes back to the pool with no transaction to roll back), so no
+    cancellation can stop it halfway."""
+    session.commit()
+    session.close()
+
+
 @event.listens_for(UnitOfWorkSession, "before_commit")
 def _run_finishers(session: Session) -> None:
     # Everything the ORM holds first, so that no row lock is taken after the finishers' ordered ones.
@@ -317,13 +326,13 @@ class Database:
             session = unit.session
         else:
             session = self._writer()
-        async with session:
-            try:
-                yield session
-                await session.commit()
-            except BaseException:
+        try:
+            yield session
+            await session.run_sync(_commit_and_close)
+        except BaseException:
+            async with session:  # closed on the way out, even if this task is cancelled meanwhile
                 await session.rollback()
-                raise
+            raise
         for callback in self._after_commit:
             callback(session)
 
