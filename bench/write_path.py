@@ -28,12 +28,12 @@ Where the disk flushes fast (tens of microseconds), both servers are bound by th
 and each takes with it every commit written while it waited, as group commit does on a disk whose fsync
 takes that long: the fsync-bound disk on which a bare handler's throughput is set by its commits (kinder
 than such a disk in one way: a commit written while a flush waits joins it, where a real fsync takes only
-what was written before it began). Each row
-also prints the transactions that wrote (given a transaction id) and the WAL written, per cycle.
+what was written before it began). Each row also prints the transactions that wrote (given a transaction
+id) and the WAL written, per cycle.
 
     python -m bench.write_path [--seconds 10] [--parallel 8] [--client-latency-ms 0] [--client-jitter 0.5]
-        [--fsync-ms 0] [--topic small|realistic] [--rounds 1] [--database-url postgresql://postgres@127.0.0.1:5432/postgres]
-        [--redis-url redis://127.0.0.1:6379/0]
+        [--fsync-ms 0] [--topic small|realistic] [--rounds 1]
+        [--database-url postgresql://postgres@127.0.0.1:5432/postgres] [--redis-url redis://127.0.0.1:6379/0]
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ import argparse
 import asyncio
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -421,16 +422,6 @@ async def stage(admin: str, redis_url: str, bare_rows: int, commit_delay_us: int
     run = uuid.uuid4().hex[:8]
     db_name = f"concord_bench_{run}"
     await admin_sql(admin, f'CREATE DATABASE "{db_name}"')
-    if commit_delay_us:
-        try:
-            await admin_sql(
-                admin,
-                f'ALTER DATABASE "{db_name}" SET commit_delay = {int(commit_delay_us)};'
-                f'ALTER DATABASE "{db_name}" SET commit_siblings = 0',
-            )
-        except asyncpg.InsufficientPrivilegeError as exc:
-            await admin_sql(admin, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
-            raise SystemExit(f"--fsync-ms sets commit_delay, which takes a superuser: {exc}") from exc
     tmp = Path(tempfile.mkdtemp(prefix="concord-bench-"))
     hub_port, docs_port, bare_port = free_port(), free_port(), free_port()
     url = database_url(admin, db_name)
@@ -446,6 +437,15 @@ async def stage(admin: str, redis_url: str, bare_rows: int, commit_delay_us: int
         "CONCORD_RATE_LIMIT_REGISTER": "100000",
     }
     try:
+        if commit_delay_us:
+            try:
+                await admin_sql(
+                    admin,
+                    f'ALTER DATABASE "{db_name}" SET commit_delay = {int(commit_delay_us)};'
+                    f'ALTER DATABASE "{db_name}" SET commit_siblings = 0',
+                )
+            except asyncpg.InsufficientPrivilegeError as exc:
+                raise SystemExit(f"--fsync-ms sets commit_delay, which takes a superuser: {exc}") from exc
         conn = await asyncpg.connect(url)
         await conn.execute(
             "CREATE TABLE bare_rows (id int PRIMARY KEY, version int NOT NULL DEFAULT 0);"
@@ -456,6 +456,7 @@ async def stage(admin: str, redis_url: str, bare_rows: int, commit_delay_us: int
         await conn.close()
     except BaseException:
         await admin_sql(admin, f'DROP DATABASE IF EXISTS "{db_name}" WITH (FORCE)')
+        shutil.rmtree(tmp, ignore_errors=True)
         raise
     return Stage(db_name, url, tmp, hub_port, bare_port, env)
 

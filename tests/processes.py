@@ -16,6 +16,8 @@ from typing import Any
 
 import aiohttp
 
+from tests.conftest import eventually
+
 BIN = Path(sys.executable).parent
 
 
@@ -199,3 +201,30 @@ async def start_server(args: list[str], env: dict[str, str], tmp_path: Path, run
         stop(server.proc)
         raise
     return server
+
+
+async def answering_pids(http: aiohttp.ClientSession, base: str, want: int = 2, tries: int = 400) -> set[int]:
+    """Web process ids answering /healthz on fresh connections, until `want` distinct ones answered."""
+    seen: set[int] = set()
+    for _ in range(tries):
+        try:
+            async with http.get(f"{base}/healthz") as resp:
+                seen.add((await resp.json())["pid"])
+        except aiohttp.ClientError:
+            continue  # a connection that reached a process as it was killed
+        if len(seen) >= want:
+            break
+    return seen
+
+
+async def both_processes_serve(server: Server, http: aiohttp.ClientSession) -> set[int]:
+    """Both web processes answer on both ports (the first to start answers alone for a while)."""
+
+    async def two(base: str) -> set[int]:
+        pids = await answering_pids(http, base, tries=50)
+        return pids if len(pids) == 2 else set()
+
+    pids: set[int] = await eventually(lambda: two(server.hub), timeout=120, interval=0.2)
+    assert pids <= server.children()
+    assert await eventually(lambda: two(server.docs), timeout=60, interval=0.2) == pids
+    return pids

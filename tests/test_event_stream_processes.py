@@ -23,9 +23,8 @@ import pytest
 from tests.built_documents import docx_bytes
 from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key
-from tests.processes import Server, command, start, start_server, stop
+from tests.processes import Server, both_processes_serve, command, start, start_server, stop
 from tests.sse_client import of_response
-from tests.test_processes import _both_processes_serve
 
 # The periodic check of the counters, which would find any event at last, is left too slow to answer within
 # the reader's timeout: what arrives, the transport brought (tests/test_event_stream.py tests the check).
@@ -207,7 +206,7 @@ async def test_live_events_across_processes_of_serve_without_redis(
     server = await start_server([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
     try:
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
-            await _both_processes_serve(server, fresh)
+            await both_processes_serve(server, fresh)
         await _live_across_processes(server, sessions, runtime)
         await _stop_ends_streams(server, sessions)
     finally:
@@ -232,7 +231,7 @@ async def test_live_events_across_processes_and_a_worker_on_redis(
         server = await start_server([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
         try:
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as fresh:
-                await _both_processes_serve(server, fresh)
+                await both_processes_serve(server, fresh)
             await _live_across_processes(server, sessions, runtime)
             await _stop_ends_streams(server, sessions)
         finally:

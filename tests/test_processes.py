@@ -22,7 +22,7 @@ from domain.kernel.models import OutboxJob, SweepRun
 from infra.machine import GENERATION_FILE
 from tests.conftest import REDIS_URL, RUN_ID, eventually
 from tests.documents_support import make_key
-from tests.processes import Server, command, start, start_server, stop
+from tests.processes import Server, answering_pids, both_processes_serve, command, start, start_server, stop
 
 FRESH = 24  # reads per check: each on its own connection, so both processes answer some
 INIT = {
@@ -57,33 +57,6 @@ async def hook(aiohttp_server: Any) -> tuple[str, list[dict[str, Any]]]:
     app.router.add_post("/hook", handle)
     server = await aiohttp_server(app)
     return str(server.make_url("/hook")), calls
-
-
-async def _pids(http: aiohttp.ClientSession, base: str, want: int = 2, tries: int = 400) -> set[int]:
-    """Web process ids answering /healthz on fresh connections, until `want` distinct ones answered."""
-    seen: set[int] = set()
-    for _ in range(tries):
-        try:
-            async with http.get(f"{base}/healthz") as resp:
-                seen.add((await resp.json())["pid"])
-        except aiohttp.ClientError:
-            continue  # a connection that reached a process as it was killed
-        if len(seen) >= want:
-            break
-    return seen
-
-
-async def _both_processes_serve(server: Server, http: aiohttp.ClientSession) -> set[int]:
-    """Both web processes answer on both ports (the first to start answers alone for a while)."""
-
-    async def two(base: str) -> set[int]:
-        pids = await _pids(http, base, tries=50)
-        return pids if len(pids) == 2 else set()
-
-    pids: set[int] = await eventually(lambda: two(server.hub), timeout=120, interval=0.2)
-    assert pids <= server.children()
-    assert await eventually(lambda: two(server.docs), timeout=60, interval=0.2) == pids
-    return pids
 
 
 async def _registrations_limited_across_processes(server: Server, http: aiohttp.ClientSession) -> dict:
@@ -174,7 +147,7 @@ async def _killed_child_is_replaced(server: Server, http: aiohttp.ClientSession,
     os.kill(victim, signal.SIGKILL)
 
     async def replaced() -> bool:
-        now = await _pids(http, server.hub, tries=50)
+        now = await answering_pids(http, server.hub, tries=50)
         return len(now) == 2 and victim not in now
 
     await eventually(replaced, timeout=120, interval=0.5)
@@ -215,7 +188,7 @@ async def test_serve_with_two_processes(
     }
     server = await start_server([command("concord"), "serve", "--processes", "2"], env, tmp_path, runtime)
     try:
-        pids = await _both_processes_serve(server, fresh)
+        pids = await both_processes_serve(server, fresh)
         assert len(server.children()) == 3  # and the background process: relay, worker, scheduler
         agent = await _registrations_limited_across_processes(server, fresh)
         topics = await _writes_are_read_on_every_process(server, fresh, agent)
@@ -289,7 +262,7 @@ async def test_web_with_two_processes_and_a_worker_process_on_redis(
     try:  # the worker is stopped even when the server never starts (it would heartbeat in Redis for good)
         server = await start_server([command("concord"), "web", "--processes", "2"], env, tmp_path, runtime)
         try:
-            await _both_processes_serve(server, fresh)
+            await both_processes_serve(server, fresh)
             assert len(server.children()) == 2  # with Redis, `web` needs no background process
             agent = await _registrations_limited_across_processes(server, fresh)  # counted in Redis
             topics = await _writes_are_read_on_every_process(server, fresh, agent)
