@@ -356,20 +356,6 @@ async def docs(aiohttp_client: Any, runtime: Any) -> Any:
     return await aiohttp_client(create_docs_app(runtime))
 
 
-async def eventually(
-    check: Callable[[], Awaitable[Any]], *, timeout: float = 15.0, interval: float = 0.05
-) -> Any:
-    """Poll `check` until it returns a truthy value; fail with the last value after `timeout`."""
-    deadline = asyncio.get_running_loop().time() + timeout
-    last: Any = None
-    while asyncio.get_running_loop().time() < deadline:
-        last = await check()
-        if last:
-            return last
-        await asyncio.sleep(interval)
-    raise AssertionError(f"condition not met within {timeout}s; last value: {last!r}")
-
-
 @pytest.fixture
 def register(hub: Any) -> Callable[..., Awaitable[dict[str, Any]]]:
     counter = iter(range(1, 10_000))

@@ -10,7 +10,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "documents"
 ALL_SCOPES = "documents:read,documents:write,comments:read,comments:write,tap:read,tap:write"

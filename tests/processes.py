@@ -16,7 +16,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 BIN = Path(sys.executable).parent
 

@@ -8,7 +8,7 @@ from domain.axiom import legislation
 from domain.axiom.seed import seed_legislation
 from domain.kernel.context import SYSTEM
 from tests.axiom_helpers import act, ingest, make_fact, staff_headers
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 
 @pytest.fixture

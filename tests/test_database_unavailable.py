@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from tests import conftest
-from tests.conftest import PG_ADMIN_URL, eventually
+from tests.conftest import PG_ADMIN_URL
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.skipif(
     not PG_ADMIN_URL,

@@ -6,8 +6,8 @@ from datetime import timedelta
 
 from sqlalchemy import func, select, update
 
-from tests.conftest import eventually
 from tests.documents_support import make_key, upload_ready
+from tests.waiting import eventually
 
 MD = b"Preamble.\n\n# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"
 

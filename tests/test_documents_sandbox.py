@@ -21,9 +21,10 @@ import aiohttp
 import docx
 import pytest
 
-from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key, upload, upload_ready, wait_status
 from tests.processes import command, conversion_children, free_port, ready, running, start, stop
+from tests.waiting import eventually
 
 _W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 

@@ -22,11 +22,12 @@ from sqlalchemy import delete, event, select, update
 from domain.kernel import ledger, log_roots
 from domain.kernel.event_record import canonical
 from domain.kernel.models import Event
-from tests.conftest import PG_ADMIN_URL, eventually
+from tests.conftest import PG_ADMIN_URL
 from tests.consensus_helpers import open_topic, propose, run_sweep, vote
 from tests.documents_support import make_key, upload_ready
 from tests.processes import concord
 from tests.test_event_fields import all_events
+from tests.waiting import eventually
 
 
 def client_hash(event: dict[str, Any]) -> str:

@@ -14,13 +14,13 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.conftest import eventually
 from tests.consensus_helpers import open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
 from tests.processes import concord, served
 from tests.sse_client import Message, Reader, of_response
 from tests.test_observability import scrape
 from tests.test_observability import value as metric
+from tests.waiting import eventually
 from web.kernel.sse import realtime_endpoint
 
 ACCEPT = {"Accept": "text/event-stream"}

@@ -13,7 +13,8 @@ import redis.asyncio
 from domain.kernel.settings import get_settings
 from infra.live import transport
 from infra.live.transport import RedisPublisher, RedisSubscription
-from tests.conftest import REDIS_URL, eventually
+from tests.conftest import REDIS_URL
+from tests.waiting import eventually
 
 pytestmark = pytest.mark.skipif(not REDIS_URL, reason="needs Redis (CONCORD_TEST_REDIS_URL)")
 

@@ -13,7 +13,7 @@ from domain.kernel import sweeps
 from domain.kernel.clock import utcnow
 from domain.kernel.ids import new_id
 from domain.kernel.models import OutboxJob, SweepRun
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 
 async def _count(runtime: Any, model: Any, *where: Any) -> int:

@@ -26,9 +26,9 @@ from domain.axiom.models import LegislationBulkImport, LegislationDoc
 from domain.kernel import sweeps
 from domain.kernel.models import OutboxJob
 from tests.axiom_helpers import axiom_key, ingest, staff_headers
-from tests.conftest import eventually
 from tests.legislation_files import write_corpus
 from tests.processes import concord
+from tests.waiting import eventually
 
 RECORDS = 2400  # "dry" twice each: 4,800 sections, under the search's 5,000 candidates
 

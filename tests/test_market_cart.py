@@ -11,8 +11,8 @@ from domain.kernel.models import AuditEntry
 from domain.market.cart_solver import Terms, best_single, evaluate, solve
 from domain.market.models import CartOptimisation
 from domain.market.settings import get_market_settings
-from tests.conftest import eventually
 from tests.market_fixtures import add_product, add_retailer
+from tests.waiting import eventually
 
 
 def brute_force(costs, terms):

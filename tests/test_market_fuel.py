@@ -19,9 +19,9 @@ from domain.kernel.clock import utcnow
 from domain.kernel.models import OutboxJob
 from domain.market import fuel
 from domain.market.settings import get_market_settings
-from tests.conftest import eventually
 from tests.lock_probe import write_now
 from tests.market_fixtures import seeded  # noqa: F401 - fixture
+from tests.waiting import eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 PERTH = ZoneInfo("Australia/Perth")

@@ -16,9 +16,9 @@ from domain.kernel.models import OutboxJob
 from domain.market import scrape
 from domain.market.models import Product
 from domain.market.settings import get_market_settings
-from tests.conftest import eventually
 from tests.lock_probe import write_now
 from tests.market_fixtures import add_product, add_retailer
+from tests.waiting import eventually
 
 
 def page(head: str = "", body: str = "") -> web.Response:

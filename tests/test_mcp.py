@@ -18,8 +18,8 @@ from mcp import Client, MCPDeprecationWarning, MCPError
 from mcp.client.streamable_http import streamable_http_client
 
 from tests import built_documents
-from tests.conftest import eventually
 from tests.documents_support import make_key, upload_ready
+from tests.waiting import eventually
 
 LEGACY = "2025-11-25"
 MODERN = "2026-07-28"

@@ -38,9 +38,10 @@ from domain.kernel import outbox
 from domain.kernel.models import OutboxJob
 from infra import logs
 from infra.metrics import FLUSH_SECONDS, Metrics, queue_depths
-from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key, upload, upload_ready
 from tests.processes import command, free_port, ready, served, start, stop
+from tests.waiting import eventually
 from workers.metrics import JobMetrics
 
 TOPIC_ROUTE = "/api/pact/{topicId}"

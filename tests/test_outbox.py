@@ -15,7 +15,8 @@ from domain.consensus import escalations
 from domain.consensus.models import Escalation
 from domain.kernel.context import Actor, Context
 from domain.kernel.models import OutboxJob
-from tests.conftest import REDIS_URL, eventually
+from tests.conftest import REDIS_URL
+from tests.waiting import eventually
 
 
 class Webhook:

@@ -12,7 +12,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from tests.axiom_helpers import staff_headers
-from tests.conftest import eventually
 from tests.consensus_helpers import content, open_topic, propose, run_sweep
 from tests.documents_support import make_key
 from tests.pages.support import csrf_of, sign_in
@@ -21,6 +20,7 @@ from tests.review import fixtures
 from tests.review.support import audit_ops, doc_escalate, doc_events, doc_object, doc_propose
 from tests.test_mcp import call, connect
 from tests.test_query_plans import assert_index_served
+from tests.waiting import eventually
 
 # The review suite's fixtures: a reviewer's staff key, a document with a team of agents, the webhook.
 reviewer, team, webhook = fixtures.reviewer, fixtures.team, fixtures.webhook

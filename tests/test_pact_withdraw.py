@@ -17,12 +17,12 @@ import pytest
 from aiohttp import web
 
 from tests.axiom_helpers import staff_headers
-from tests.conftest import eventually
 from tests.consensus_helpers import balance, content, open_topic, propose, vote
 from tests.documents_support import make_key, upload_ready
 from tests.pages.support import sign_in, staff_key
 from tests.review.support import asked_about_a_human_only_proposal
 from tests.test_mcp import call, connect, text_of
+from tests.waiting import eventually
 
 MISSING = "00000000-0000-4000-8000-000000000000"
 MD = b"# Plan\n\nIntro.\n\n## Budget\n\nMoney.\n\n## Risks\n\nMany.\n"

@@ -20,9 +20,10 @@ from sqlalchemy import select
 
 from domain.kernel.models import OutboxJob, SweepRun
 from infra.machine import GENERATION_FILE
-from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key
 from tests.processes import Server, answering_pids, both_processes_serve, command, start, start_server, stop
+from tests.waiting import eventually
 
 FRESH = 24  # reads per check: each on its own connection, so both processes answer some
 INIT = {

@@ -8,7 +8,7 @@ from sqlalchemy import update
 
 from domain.kernel.db import Database
 from domain.topics.models import Topic
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 
 async def test_other_processes_writes_show_within_the_bound(hub: Any, register: Any, runtime: Any):

@@ -25,8 +25,9 @@ from domain.kernel.clock import utcnow
 from domain.kernel.db import Database
 from domain.kernel.ids import new_id
 from domain.kernel.models import OutboxJob
-from tests.conftest import PG_ADMIN_URL, REDIS_URL, RUN_ID, eventually
+from tests.conftest import PG_ADMIN_URL, REDIS_URL, RUN_ID
 from tests.processes import command, descendants, running, start, stop
+from tests.waiting import eventually
 
 
 class Gate:

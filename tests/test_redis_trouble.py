@@ -16,9 +16,10 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import RUN_ID, eventually
+from tests.conftest import RUN_ID
 from tests.processes import command, free_port, start, stop
 from tests.redis_server import RedisServer, needs_redis_server
+from tests.waiting import eventually
 
 pytestmark = needs_redis_server
 

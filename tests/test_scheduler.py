@@ -16,8 +16,8 @@ from domain.kernel.db import Database
 from domain.kernel.models import SweepRun
 from scheduler.leader import LeaderLock
 from scheduler.runner import SchedulerService
-from tests.conftest import eventually
 from tests.processes import command, start, stop
+from tests.waiting import eventually
 
 
 async def test_a_second_lock_waits_until_the_first_is_released(runtime: Any):

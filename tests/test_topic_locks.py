@@ -17,9 +17,10 @@ from domain.consensus.models import SectionLock
 from domain.kernel.clock import utcnow
 from domain.kernel.context import Actor, Context
 from domain.topics import locks as topic_locks
-from tests.conftest import PG_ADMIN_URL, eventually
+from tests.conftest import PG_ADMIN_URL
 from tests.consensus_helpers import open_topic, propose, run_sweep
 from tests.documents_support import make_key, upload_ready
+from tests.waiting import eventually
 
 
 def _lock_url(topic_id: str, section_id: str = "sec:answer") -> str:

@@ -22,9 +22,10 @@ import aiohttp
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.conftest import REDIS_URL, RUN_ID, eventually
+from tests.conftest import REDIS_URL, RUN_ID
 from tests.documents_support import make_key, upload
 from tests.processes import children, command, free_port, running, start, stop
+from tests.waiting import eventually
 
 # From the kill until the next job's effect is seen: the parent's restart pause (0.5-1 s), a new process's
 # start (imports, broker) and the job. A bound on the restart happening at all, not a speed check.

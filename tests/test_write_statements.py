@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 from sqlalchemy import event
 
-from tests.conftest import PG_ADMIN_URL, eventually
+from tests.conftest import PG_ADMIN_URL
 from tests.consensus_helpers import open_topic, propose
 from tests.documents_support import make_key, upload_ready
+from tests.waiting import eventually
 
 # Statements per request, BEGIN/COMMIT/ROLLBACK not counted (one connection checkout per request is).
 # Measured when written. SQLite: register 5, propose 8, approve 9, merging approve 13 (its two rewarded

@@ -14,8 +14,8 @@ from aiohttp import web
 
 from domain.kernel import outbound
 from domain.market import outbound as market_outbound
-from tests.conftest import eventually
 from tests.market_fixtures import add_product, add_retailer
+from tests.waiting import eventually
 
 LIMITS = outbound.Limits(timeout_seconds=10, max_bytes=100_000, max_redirects=3, user_agent="test")
 

@@ -18,7 +18,7 @@ from domain.consensus.models import Escalation
 from domain.kernel import mail
 from domain.kernel.models import OutboxJob
 from tests.axiom_helpers import staff_headers
-from tests.conftest import eventually
+from tests.waiting import eventually
 
 
 class Receiver:

@@ -9,9 +9,9 @@ import asyncio
 from datetime import datetime
 
 from tests.axiom_helpers import staff_headers
-from tests.conftest import eventually
 from tests.consensus_helpers import content, event_types, open_topic, propose
 from tests.review.support import audit_ops, doc_escalate, doc_events, doc_object, doc_propose
+from tests.waiting import eventually
 
 MISSING = "00000000-0000-4000-8000-000000000000"
 

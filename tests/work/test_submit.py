@@ -15,8 +15,8 @@ from domain.market.models import PriceObservation
 from domain.work import validator
 from domain.work.models import WorkSubmission
 from domain.work.settings import get_work_settings
-from tests.conftest import eventually
 from tests.lock_probe import write_now
+from tests.waiting import eventually
 from tests.work.support import ITEM, balance, claim, observation, submit
 
 RULES: list[tuple[dict[str, object], str]] = [
