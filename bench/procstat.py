@@ -61,6 +61,15 @@ def machine_idle() -> float:
     return (int(fields[4]) + int(fields[5])) / _TICKS  # idle + iowait
 
 
+def title(pid: int) -> str:
+    """A process's command line as it shows in ps (a serving process sets its own title: "concord web: web
+    process 0"); empty once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return ""
+
+
 def rss_by_pid(pids: list[int]) -> dict[int, int]:
     """Resident memory (KiB) of `pids` and every live descendant, by process."""
     found: dict[int, int] = {}

@@ -59,7 +59,7 @@ import asyncpg
 import redis
 
 from bench import loops
-from bench.procstat import PeakRss, cpu_by_pid, cpu_since, machine_idle, rss_by_pid
+from bench.procstat import PeakRss, cpu_by_pid, cpu_since, machine_idle, rss_by_pid, title
 from tests.processes import command, free_port
 
 T = TypeVar("T")
@@ -377,6 +377,17 @@ def bare_cycle(base: str, delay: ClientLatency) -> Any:
     return cycle
 
 
+def process_names(pids: list[int]) -> dict[int, str]:
+    """The processes of `concord web` as they name themselves ("web process 0", "background process"); the
+    parent is "supervisor" when it has web processes under it, else "web process" (it serves alone)."""
+    titles = {pid: title(pid) for pid in pids}
+    supervised = any(": web process" in name for name in titles.values())
+    return {
+        pid: name.split(": ", 1)[1] if ": " in name else "supervisor" if supervised else "web process"
+        for pid, name in titles.items()
+    }
+
+
 def database_url(admin: str, name: str) -> str:
     return admin.rsplit("/", 1)[0] + "/" + name
 
@@ -549,6 +560,7 @@ async def main() -> None:
         await wait_ready(f"{hub}/readyz")
         topics = await seed_topics(hub, args.parallel, TOPICS[args.topic])
         at_rest = rss_by_pid([web.pid])  # `concord web` and the web processes it supervises
+        names = process_names(list(at_rest))
         peak = PeakRss([web.pid])
         bare_base = f"http://127.0.0.1:{bare_port}"
         await asyncio.sleep(0.5)
@@ -621,9 +633,12 @@ async def main() -> None:
     print("busy: share of the whole machine's CPU in use during the row (other sessions' work included);")
     print("locked: share of the server's in-transaction PostgreSQL backends seen waiting for a lock;")
     print("writes, WAL KiB: transactions that wrote and WAL written, per cycle (the whole cluster's)")
+    # What served, as the processes name themselves: a run whose environment asked for fewer web processes
+    # than cores (CONCORD_WEB_PROCESSES) says so here.
+    serving = sum(1 for name in names.values() if name.startswith("web process"))
+    print(f"concord web: {serving} web process(es) on {os.cpu_count()} cores")
     memory = ", ".join(
-        f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f}"
-        + (" (supervisor)" if pid == web.pid else "")
+        f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f} ({names.get(pid) or pid})"
         for pid in sorted(set(at_rest) | set(peak.peak))
     )
     print(f"resident memory of `concord web`'s processes, MiB at rest -> highest under load: {memory}")
