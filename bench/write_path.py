@@ -636,7 +636,7 @@ async def main() -> None:
     # What served, as the processes name themselves: a run whose environment asked for fewer web processes
     # than cores (CONCORD_WEB_PROCESSES) says so here.
     serving = sum(1 for name in names.values() if name.startswith("web process"))
-    print(f"concord web: {serving} web process(es) on {os.cpu_count()} cores")
+    print(f"concord web: {serving} web process(es) on {len(os.sched_getaffinity(0))} cores")
     memory = ", ".join(
         f"{at_rest.get(pid, 0) / 1024:.0f} -> {peak.peak.get(pid, 0) / 1024:.0f} ({names.get(pid) or pid})"
         for pid in sorted(set(at_rest) | set(peak.peak))
