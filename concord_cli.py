@@ -161,7 +161,8 @@ def _add_serve_commands(sub: argparse._SubParsersAction) -> None:  # type: ignor
             type=_positive,
             default=None,
             metavar="N",
-            help="web processes sharing the ports (default: CONCORD_WEB_PROCESSES, else one per core); "
+            help="web processes sharing the ports (default: CONCORD_WEB_PROCESSES, else one per CPU this "
+            "process may use: its affinity's cores, capped by its cgroups' CPU quota); "
             "above 1, a parent process supervises them",
         )
 
@@ -176,7 +177,8 @@ def _add_worker_command(sub: argparse._SubParsersAction) -> None:  # type: ignor
         type=_positive,
         default=None,
         metavar="N",
-        help="worker processes (default: one per core this process may use)",
+        help="worker processes (default: one per CPU this process may use: its affinity's cores, capped by "
+        "its cgroups' CPU quota)",
     )
     cmd.add_argument(
         "--threads",
@@ -216,7 +218,7 @@ def cmd_worker(settings: Settings, args: argparse.Namespace) -> int:
             "its own process"
         )
     _require_migrated(settings)
-    from infra.supervisor import cores
+    from infra.cpus import cores
     from workers.group import Options, run_group
 
     options = Options(

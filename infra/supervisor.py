@@ -39,6 +39,7 @@ from typing import Literal
 
 from domain.kernel.settings import Settings
 from infra import machine
+from infra.cpus import cores
 from infra.forked import Forked, Forker, forking
 from infra.machine import Role, Supervised
 
@@ -48,14 +49,6 @@ Command = Literal["serve", "web"]
 STOP_GRACE_SECONDS = 45.0  # a sweep in flight gets 30 s to commit (scheduler/runner.py)
 YOUNG_SECONDS = 10.0  # a child that dies sooner is restarted after a growing pause
 FIRST_PAUSE, LONGEST_PAUSE = 0.5, 30.0
-
-
-def cores() -> int:
-    """The cores this process may run on (its CPU affinity, which containers and taskset narrow)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:  # not on Linux
-        return max(1, os.cpu_count() or 1)
 
 
 def process_count(settings: Settings, option: int | None) -> int:

@@ -66,7 +66,8 @@ class Settings(BaseSettings):
         default=0,
         ge=0,
         description="Web processes that `concord serve` and `concord web` start, sharing both ports "
-        "(SO_REUSEPORT) under one supervising parent; 0: one per core (`--processes` overrides).",
+        "(SO_REUSEPORT) under one supervising parent; 0: one per usable CPU, the cores of the process's CPU "
+        "affinity capped by its cgroup CPU quota, rounded up (`--processes` overrides).",
     )
     hub_port: int = Field(default=8080, description="Port of the knowledge-graph hub.")
     docs_port: int = Field(default=8081, description="Port of the document API.")
