@@ -107,15 +107,9 @@ def _quotas(mount: _Mount, path: str) -> list[float]:
     read at the mount point: the container's own cgroup."""
     cgroup, root = PurePosixPath(path), PurePosixPath(mount.root)
     inside = cgroup.relative_to(root) if cgroup.is_relative_to(root) else PurePosixPath()
-    found: list[float] = []
     here = mount.point / inside
-    while True:
-        quota = _quota(here, mount.version)
-        if quota is not None:
-            found.append(quota)
-        if here == mount.point or mount.point not in here.parents:
-            return found
-        here = here.parent
+    levels = [here, *here.parents[: len(inside.parts)]]  # up to the mount point, not above it
+    return [quota for level in levels if (quota := _quota(level, mount.version)) is not None]
 
 
 def _quota(directory: Path, version: int) -> float | None:

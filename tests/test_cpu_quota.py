@@ -17,7 +17,7 @@ import pytest
 
 from infra import cpus
 from tests.conftest import RUN_ID
-from tests.processes import command, start_server, stop
+from tests.processes import answering_pids, command, start_server, stop
 
 HOST_MOUNTS = """\
 24 30 0:22 / /sys rw,nosuid,nodev,noexec,relatime shared:7 - sysfs sysfs rw
@@ -164,10 +164,7 @@ async def test_serve_under_a_quota_of_one_cpu_runs_one_process(runtime: Any, tmp
         try:
             assert server.proc.pid in {int(p) for p in (group / "cgroup.procs").read_text().split()}
             async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(force_close=True)) as http:
-                answered = set()
-                for _ in range(8):
-                    async with http.get(f"{server.hub}/healthz") as resp:
-                        answered.add((await resp.json())["pid"])
+                answered = await answering_pids(http, server.hub, want=2, tries=8)
             # One process serves, itself: no supervisor and no web processes under it.
             assert answered == {server.proc.pid}
             assert not server.children()
